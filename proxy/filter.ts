@@ -1,0 +1,111 @@
+/**
+ * The proxy's public filter API. A request runs through user filters (in `--filter` order), then actor-cache
+ * (when on), then ext-proc, then the router. The chain (`chain.ts`) is the single owner of the same-request
+ * re-run loop: filters decide, they never loop themselves.
+ *
+ * A filter module is an ES module whose default export is a `FilterFactory`.
+ */
+import type { Logger } from 'pino';
+
+/** Request headers as forwarded upstream: lower-case names; a filter may read and change them. */
+export interface HeaderMap {
+  get(name: string): string | undefined;
+  /** All values of a header (e.g. several `x-forwarded-for` lines). */
+  getAll(name: string): readonly string[];
+  has(name: string): boolean;
+  /** Replaces every value of `name`. */
+  set(name: string, value: string): void;
+  /** Adds one more value of `name`. */
+  append(name: string, value: string): void;
+  delete(name: string): void;
+  entries(): IterableIterator<[string, string]>;
+}
+
+/** Where the router sends the request: always a literal `ip:port` that came from ext_proc metadata or the cache. */
+export interface Route {
+  /** Literal `ip:port` (IPv6 in brackets). */
+  readonly address: string;
+  /** Who chose it. */
+  readonly source: 'cache' | 'extproc' | 'apiserver';
+  /** The cache generation of the binding used (for generation-guarded eviction); absent when not from the cache. */
+  readonly generation?: number;
+}
+
+/** A response produced by the proxy itself instead of the upstream (Envoy's sendLocalReply). */
+export interface LocalReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  /** Why: goes to the access log, never to the client. */
+  readonly details?: string;
+}
+
+export type FilterResult =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'reply'; readonly reply: LocalReply };
+
+/** Why the chain re-runs a request from the top. */
+export type RerunReason = 'stale' | 'connect' | 'reset';
+
+/** What the router saw from the upstream; filters observe it in `onUpstreamResponse`. */
+export type UpstreamOutcome =
+  /** The upstream answered and the answer is (being) relayed to the client. */
+  | { readonly kind: 'response'; readonly status: number; readonly headers: Readonly<Record<string, string | string[]>> }
+  /** The worker said the actor is not there: 421 with `x-ate-assignment-stale: true`. Never relayed. */
+  | { readonly kind: 'stale'; readonly status: 421 }
+  /** Nothing was sent: refused, connect timeout, unreachable. */
+  | { readonly kind: 'connect-failed'; readonly code: string }
+  /** The connection broke before any response headers. `requestWritten`: the request may have reached the actor. */
+  | { readonly kind: 'reset'; readonly requestWritten: boolean; readonly code: string }
+  /** No response headers within the route timeout. */
+  | { readonly kind: 'timeout' };
+
+/** Per-request state a filter sees. One context lives for the whole client request, across re-runs. */
+export interface RequestContext {
+  /** `x-request-id` (the client's, or generated). */
+  readonly requestId: string;
+  readonly method: string;
+  /** Path and query as received. */
+  readonly path: string;
+  /** The Host / :authority as received. */
+  readonly authority: string;
+  readonly scheme: 'http' | 'https';
+  readonly remoteAddress: string;
+  /** Headers to forward upstream (hop-by-hop and forgeable internal headers already removed). */
+  readonly headers: HeaderMap;
+  /** 0 for the first pass, then 1, 2, ... for each re-run. */
+  readonly attempt: number;
+  /** Set by actor-cache or ext-proc; the router refuses to forward without one. Cleared before a re-run. */
+  route: Route | undefined;
+  /** Per-filter scratch space that survives re-runs (key by your filter's name or a symbol). */
+  readonly locals: Map<string | symbol, unknown>;
+  readonly log: Logger;
+}
+
+export interface Filter {
+  readonly name: string;
+  /** Request phase: read/change headers, set a route, or answer locally. */
+  onRequest?(ctx: RequestContext): FilterResult | Promise<FilterResult>;
+  /** Upstream phase (observe only), in reverse filter order, once per attempt that reached the router. */
+  onUpstreamResponse?(ctx: RequestContext, outcome: UpstreamOutcome): void;
+  /** Called on every filter before the chain re-runs the request (actor-cache evicts here). */
+  onRerun?(ctx: RequestContext, reason: RerunReason): void;
+  /** Always called once when the client request is finished. */
+  onDone?(ctx: RequestContext, result: { readonly status: number; readonly error?: Error }): void;
+}
+
+/** What a filter factory receives when the proxy loads it. */
+export interface FilterContext {
+  readonly log: Logger;
+  /** The proxy's configured actor DNS suffix, for filters that parse actor hosts. */
+  readonly actorSuffix: string;
+}
+
+/** The default export of a `--filter` module. */
+export type FilterFactory = (context: FilterContext) => Filter | Promise<Filter>;
+
+export const CONTINUE: FilterResult = Object.freeze({ kind: 'continue' });
+
+export function reply(reply: LocalReply): FilterResult {
+  return { kind: 'reply', reply };
+}
