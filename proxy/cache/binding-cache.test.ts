@@ -1,0 +1,125 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BindingCache, isLiteralAddress } from './binding-cache.js';
+
+function clock(start = 1000): { now(): number; advance(ms: number): void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+test('a learned binding is a hit until its TTL passes, then a miss counted as a ttl eviction', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 5000, maxEntries: 10, clock: c });
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
+  const b = cache.learn('demo/a', '127.0.1.1:8443');
+  assert.ok(b);
+  c.advance(4999);
+  const hit = cache.lookup('demo/a');
+  assert.equal(hit.kind, 'hit');
+  assert.equal(hit.kind === 'hit' && hit.binding.address, '127.0.1.1:8443');
+  c.advance(1);
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
+  const s = cache.stats();
+  assert.equal(s.hits, 1);
+  assert.equal(s.misses, 2);
+  assert.equal(s.entries, 0);
+  assert.equal(s.evictions.ttl, 1);
+});
+
+test('hits do not extend the TTL', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 100, maxEntries: 10, clock: c });
+  cache.learn('demo/a', '127.0.1.1:8443');
+  for (let i = 0; i < 9; i++) {
+    c.advance(10);
+    assert.equal(cache.lookup('demo/a').kind, 'hit');
+  }
+  c.advance(10);
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
+});
+
+test('the LRU bound evicts the least recently used binding and counts it as lru', () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 2, clock: clock() });
+  cache.learn('demo/a', '127.0.1.1:8443');
+  cache.learn('demo/b', '127.0.1.2:8443');
+  assert.equal(cache.lookup('demo/a').kind, 'hit'); // a is now more recent than b
+  cache.learn('demo/c', '127.0.1.3:8443');
+  assert.equal(cache.lookup('demo/b').kind, 'miss');
+  assert.equal(cache.lookup('demo/a').kind, 'hit');
+  assert.equal(cache.lookup('demo/c').kind, 'hit');
+  assert.equal(cache.stats().evictions.lru, 1);
+  assert.equal(cache.stats().entries, 2);
+});
+
+test('eviction is generation-guarded: a late eviction of an old binding leaves the newer one', () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 10, clock: clock() });
+  const old = cache.learn('demo/a', '127.0.1.1:8443')!;
+  const newer = cache.learn('demo/a', '127.0.1.2:8443')!;
+  assert.ok(newer.generation > old.generation);
+  assert.equal(cache.evict('demo/a', old.generation, 'stale'), false);
+  const hit = cache.lookup('demo/a');
+  assert.equal(hit.kind === 'hit' && hit.binding.address, '127.0.1.2:8443');
+  assert.equal(cache.stats().evictions.stale, 0);
+  assert.equal(cache.evict('demo/a', newer.generation, 'stale'), true);
+  assert.equal(cache.evict('demo/a', newer.generation, 'stale'), false, 'evicting twice counts once');
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
+  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 });
+});
+
+test('evictions are counted by the reason given', () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 10, clock: clock() });
+  const a = cache.learn('demo/a', '127.0.1.1:8443')!;
+  const b = cache.learn('demo/b', '127.0.1.1:8443')!;
+  cache.learn('demo/c', '127.0.1.1:8443');
+  cache.learn('demo/d', '127.0.1.1:8443');
+  cache.evict('demo/a', a.generation, 'connect');
+  cache.evict('demo/b', b.generation, 'reset');
+  assert.equal(cache.remove('demo/c'), true);
+  assert.equal(cache.remove('demo/c'), false);
+  assert.equal(cache.clear(), 1);
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 1, ttl: 0, lru: 0, admin: 2 });
+  assert.equal(cache.size, 0);
+});
+
+test('only literal ip:port addresses are learned', () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 10, clock: clock() });
+  for (const bad of ['worker-1:8443', 'localhost:80', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000', '::1:80', '[::1]', '', '1.2.3:80']) {
+    assert.equal(cache.learn('demo/a', bad), undefined, bad);
+  }
+  assert.equal(cache.size, 0);
+  assert.ok(cache.learn('demo/a', '[::1]:8443'));
+  assert.ok(isLiteralAddress('10.0.0.7:443'));
+  assert.ok(!isLiteralAddress('[fe80::1%eth0]:443'));
+});
+
+test('a TTL of 0 stores nothing', () => {
+  const cache = new BindingCache({ ttlMs: 0, maxEntries: 10, clock: clock() });
+  assert.equal(cache.learn('demo/a', '127.0.1.1:8443'), undefined);
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
+});
+
+test('dump is bounded and lists live bindings most recent first', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: c });
+  for (let i = 0; i < 10; i++) cache.learn(`demo/a${i}`, `127.0.1.${i + 1}:8443`);
+  c.advance(250);
+  const d = cache.dump(3);
+  assert.equal(d.entries, 10);
+  assert.equal(d.truncated, true);
+  assert.deepEqual(
+    d.bindings.map((b) => b.key),
+    ['demo/a9', 'demo/a8', 'demo/a7'],
+  );
+  assert.equal(d.bindings[0]?.expiresInMs, 750);
+  c.advance(1000);
+  assert.deepEqual(cache.dump(3), { entries: 0, truncated: false, bindings: [] });
+});
+
+test('resetStats zeros the counters but keeps the bindings', () => {
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: clock() });
+  cache.learn('demo/a', '127.0.1.1:8443');
+  cache.lookup('demo/a');
+  cache.lookup('demo/b');
+  cache.resetStats();
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } });
+});
