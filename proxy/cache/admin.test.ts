@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { Registry } from 'prom-client';
+import { BindingCache } from './binding-cache.js';
+import { cacheAdminPlugin } from './admin.js';
+import { registerCacheMetrics } from './metrics.js';
+import { cacheStatsBlock } from './stats.js';
+
+async function adminWith(cache: BindingCache | undefined) {
+  const app = Fastify();
+  await app.register(cacheAdminPlugin({ cache }));
+  await app.ready();
+  return app;
+}
+
+test('GET /cache dumps at most `limit` live bindings', async () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 100 });
+  for (let i = 1; i <= 5; i++) cache.learn(`demo/a${i}`, `127.0.1.${i}:8443`);
+  const app = await adminWith(cache);
+  try {
+    const res = await app.inject({ method: 'GET', url: '/cache?limit=2' });
+    assert.equal(res.statusCode, 200);
+    const body = res.json() as { entries: number; truncated: boolean; bindings: { key: string; address: string }[]; ttlMs: number };
+    assert.equal(body.entries, 5);
+    assert.equal(body.truncated, true);
+    assert.equal(body.ttlMs, 60_000);
+    assert.deepEqual(body.bindings.map((b) => [b.key, b.address]), [['demo/a5', '127.0.1.5:8443'], ['demo/a4', '127.0.1.4:8443']]);
+    assert.equal((await app.inject({ method: 'GET', url: '/cache' })).json().bindings.length, 5);
+    assert.equal((await app.inject({ method: 'GET', url: '/cache?limit=x' })).statusCode, 400);
+  } finally {
+    await app.close();
+  }
+});
+
+test('DELETE /cache/:atespace/:name evicts one binding; DELETE /cache evicts all; both count as admin', async () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 100 });
+  cache.learn('demo/a', '127.0.1.1:8443');
+  cache.learn('demo/b', '127.0.1.2:8443');
+  cache.learn('demo/c', '127.0.1.3:8443');
+  const app = await adminWith(cache);
+  try {
+    const one = await app.inject({ method: 'DELETE', url: '/cache/demo/a' });
+    assert.equal(one.statusCode, 200);
+    assert.deepEqual(one.json(), { evicted: 1, key: 'demo/a' });
+    assert.equal((await app.inject({ method: 'DELETE', url: '/cache/demo/a' })).statusCode, 404);
+    assert.equal((await app.inject({ method: 'DELETE', url: '/cache/Demo/a_' })).statusCode, 400);
+    const all = await app.inject({ method: 'DELETE', url: '/cache' });
+    assert.deepEqual(all.json(), { evicted: 2 });
+    assert.equal(cache.size, 0);
+    assert.equal(cache.stats().evictions.admin, 3);
+  } finally {
+    await app.close();
+  }
+});
+
+test('with the cache off the endpoints answer 404 and /stats says disabled', async () => {
+  const app = await adminWith(undefined);
+  try {
+    assert.equal((await app.inject({ method: 'GET', url: '/cache' })).statusCode, 404);
+    assert.equal((await app.inject({ method: 'DELETE', url: '/cache' })).statusCode, 404);
+  } finally {
+    await app.close();
+  }
+  assert.deepEqual(cacheStatsBlock(undefined), {
+    enabled: false,
+    hits: 0,
+    misses: 0,
+    entries: 0,
+    evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 },
+  });
+});
+
+test('metrics read the cache counters when scraped', async () => {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 1 });
+  const registry = new Registry();
+  registerCacheMetrics(registry, cache);
+  cache.lookup('demo/a');
+  cache.learn('demo/a', '127.0.1.1:8443');
+  cache.lookup('demo/a');
+  cache.learn('demo/b', '127.0.1.2:8443'); // pushes a out (lru)
+  const text = await registry.metrics();
+  assert.match(text, /^actor_cache_hits_total 1$/m);
+  assert.match(text, /^actor_cache_misses_total 1$/m);
+  assert.match(text, /^actor_cache_evictions_total\{reason="lru"\} 1$/m);
+  assert.match(text, /^actor_cache_evictions_total\{reason="stale"\} 0$/m);
+  assert.match(text, /^actor_cache_entries 1$/m);
+  cache.resetStats();
+  assert.match(await registry.metrics(), /^actor_cache_hits_total 0$/m);
+  const block = cacheStatsBlock(cache);
+  assert.equal(block.enabled, true);
+  assert.equal(block.entries, 1);
+});
