@@ -1,0 +1,28 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compactJsonLog, formatLine } from './log-format.js';
+
+const plain = { width: 14, raw: false, color: false };
+
+test('pino lines become LEVEL msg key=value, without time, pid or component', () => {
+  const line = JSON.stringify({ level: 30, time: 1, pid: 7, component: 'proxy', msg: 'ready', addresses: { ingress: '127.0.0.1:8080' } });
+  assert.equal(formatLine('proxy', line, plain), 'proxy          | INFO  ready addresses={"ingress":"127.0.0.1:8080"}');
+});
+
+test('strings with spaces are quoted, errors show their stack', () => {
+  const line = JSON.stringify({ level: 50, msg: 'failed', reason: 'no route', err: { type: 'Error', stack: 'Error: boom' } });
+  assert.equal(compactJsonLog(line), 'ERROR failed reason="no route" err="Error: boom"');
+});
+
+test('non-JSON lines, JSON without a numeric level, and raw mode pass through unchanged', () => {
+  assert.equal(formatLine('extproc', 'Usage: x', plain), 'extproc        | Usage: x');
+  assert.equal(formatLine('extproc', '{"a":1}', plain), 'extproc        | {"a":1}');
+  assert.equal(formatLine('extproc', '{not json', plain), 'extproc        | {not json');
+  const line = JSON.stringify({ level: 30, msg: 'x' });
+  assert.equal(formatLine('proxy', line, { ...plain, raw: true }), `proxy          | ${line}`);
+});
+
+test('colour wraps only the name column', () => {
+  const out = formatLine('proxy', 'hello', { ...plain, color: true });
+  assert.match(out, /^\u001b\[\d+mproxy +\|\u001b\[0m hello$/);
+});

@@ -1,0 +1,59 @@
+/**
+ * One output line of a stack component, prefixed with the component's name. pino JSON lines are shown compactly
+ * (`LEVEL msg key=value ...`) unless raw JSON is asked for; anything else is passed through as it is.
+ */
+export interface LineFormat {
+  /** Width the name column is padded to. */
+  readonly width: number;
+  /** Keep each component's JSON lines unchanged. */
+  readonly raw: boolean;
+  /** ANSI colour for the name column (terminals only). */
+  readonly color: boolean;
+}
+
+const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'component', 'msg', 'v']);
+const COLORS = [36, 33, 35, 32, 34, 31];
+
+function colorOf(name: string): number {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return COLORS[h % COLORS.length] ?? 36;
+}
+
+function renderValue(v: unknown): string {
+  if (typeof v === 'string') return /[\s"=]/.test(v) || v === '' ? JSON.stringify(v) : v;
+  return JSON.stringify(v) ?? String(v);
+}
+
+/** `LEVEL msg k=v ...` for a pino record, or undefined when the line is not one. */
+export function compactJsonLog(line: string): string | undefined {
+  if (!line.startsWith('{')) return undefined;
+  let rec: unknown;
+  try {
+    rec = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return undefined;
+  const r = rec as Record<string, unknown>;
+  if (typeof r.level !== 'number') return undefined;
+  const level = (LEVELS[r.level] ?? String(r.level)).padEnd(5);
+  const parts = [level, typeof r.msg === 'string' ? r.msg : ''];
+  for (const [k, v] of Object.entries(r)) {
+    if (HIDDEN.has(k) || v === undefined) continue;
+    if (k === 'err' && typeof v === 'object' && v !== null && 'stack' in v) {
+      parts.push(`err=${renderValue((v as { stack: unknown }).stack)}`);
+      continue;
+    }
+    parts.push(`${k}=${renderValue(v)}`);
+  }
+  return parts.filter((p) => p !== '').join(' ');
+}
+
+export function formatLine(name: string, line: string, fmt: LineFormat): string {
+  const label = name.padEnd(fmt.width);
+  const prefix = fmt.color ? `\u001b[${colorOf(name)}m${label} |\u001b[0m` : `${label} |`;
+  const body = fmt.raw ? line : (compactJsonLog(line) ?? line);
+  return `${prefix} ${body}`;
+}

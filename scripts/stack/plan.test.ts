@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { STEPS, banner, dialable } from './plan.js';
+
+const ready = {
+  'apiserver-stub': { grpc: '0.0.0.0:50052', admin: '127.0.0.1:9903' },
+  extproc: { grpc: '127.0.0.1:50051', admin: '127.0.0.1:9902' },
+  proxy: { ingress: '127.0.0.1:8080', admin: '127.0.0.1:9901' },
+};
+
+test('components start in dependency order and are wired to the addresses their predecessors bound', () => {
+  assert.deepEqual(
+    STEPS.map((s) => s.name),
+    ['apiserver-stub', 'extproc', 'proxy'],
+  );
+  const [stub, extproc, proxy] = STEPS;
+  assert.deepEqual(stub?.args(ready), []);
+  assert.deepEqual(extproc?.args(ready), ['--apiserver', '127.0.0.1:50052']);
+  assert.deepEqual(proxy?.args(ready), ['--extproc', '127.0.0.1:50051', '--apiserver', '127.0.0.1:50052']);
+  assert.throws(() => proxy?.args({ 'apiserver-stub': ready['apiserver-stub'] }), /extproc reported no "grpc"/);
+});
+
+test('wildcard binds are dialled on loopback', () => {
+  assert.equal(dialable('0.0.0.0:1'), '127.0.0.1:1');
+  assert.equal(dialable('[::]:2'), '[::1]:2');
+  assert.equal(dialable('127.0.0.5:3'), '127.0.0.5:3');
+});
+
+test('the banner shows the ingress URL and the curl example for the default atespace and suffix', () => {
+  const b = banner(ready, {});
+  assert.equal(b.ingress, 'http://127.0.0.1:8080');
+  assert.equal(b.curl, "curl -H 'Host: actor-000.demo.actors.resources.substrate.ate.dev' http://127.0.0.1:8080/");
+  assert.match(b.lines[0] ?? '', /actor cache: on/);
+  const off = banner(ready, { ACTOR_CACHE: 'off', ACTOR_SUFFIX: 'a.example', APISERVER_ATESPACE: 'team' });
+  assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
+  assert.match(off.lines[0] ?? '', /actor cache: off/);
+});

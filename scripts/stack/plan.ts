@@ -1,0 +1,68 @@
+/**
+ * What `npm start` runs: the three components in start order, each wired to the addresses its predecessors
+ * actually bound (read from their ready lines, so any listen address, port 0 included, works). Everything else
+ * comes from each component's own defaults and environment variables, which the launcher passes through.
+ */
+import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import { formatHostPort, parseHostPort } from '../../lib/address.js';
+import type { Addresses } from './child.js';
+
+export type ComponentName = 'apiserver-stub' | 'extproc' | 'proxy';
+
+export type ReadyMap = Partial<Record<ComponentName, Addresses>>;
+
+export interface Step {
+  readonly name: ComponentName;
+  /** Flags derived from the components already running. */
+  readonly args: (ready: ReadyMap) => string[];
+}
+
+/** A listener's address as something to dial: a wildcard bind is reached on loopback. */
+export function dialable(address: string): string {
+  const { host, port } = parseHostPort(address);
+  if (host === '0.0.0.0') return formatHostPort('127.0.0.1', port);
+  if (host === '::') return formatHostPort('::1', port);
+  return formatHostPort(host, port);
+}
+
+function need(ready: ReadyMap, name: ComponentName, listener: string): string {
+  const address = ready[name]?.[listener];
+  if (address === undefined) throw new Error(`${name} reported no "${listener}" address in its ready line`);
+  return dialable(address);
+}
+
+export const STEPS: readonly Step[] = Object.freeze([
+  { name: 'apiserver-stub', args: () => [] },
+  { name: 'extproc', args: (r) => ['--apiserver', need(r, 'apiserver-stub', 'grpc')] },
+  {
+    name: 'proxy',
+    args: (r) => ['--extproc', need(r, 'extproc', 'grpc'), '--apiserver', need(r, 'apiserver-stub', 'grpc')],
+  },
+]);
+
+export interface Banner {
+  readonly ingress: string;
+  readonly curl: string;
+  readonly lines: readonly string[];
+}
+
+/** What the launcher prints once every component is ready. */
+export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
+  const ingress = `http://${need(ready, 'proxy', 'ingress')}`;
+  const suffix = env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
+  const atespace = env.APISERVER_ATESPACE || 'demo';
+  const curl = `curl -H 'Host: actor-000.${atespace}.${suffix}' ${ingress}/`;
+  const cache = (env.ACTOR_CACHE || 'on').toLowerCase();
+  const stats = (name: ComponentName): string => {
+    const admin = ready[name]?.admin;
+    return admin === undefined ? '' : `http://${dialable(admin)}/stats (${name})`;
+  };
+  const lines = [
+    `actor-edge is ready (actor cache: ${cache})`,
+    `  ingress  ${ingress}`,
+    `  try      ${curl}`,
+    `  stats    ${[stats('proxy'), stats('extproc'), stats('apiserver-stub')].filter((s) => s !== '').join('  ')}`,
+    `  stop     Ctrl-C`,
+  ];
+  return { ingress, curl, lines };
+}

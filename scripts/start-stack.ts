@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: the whole local stack (apiserver-stub with 64 workers on 127.0.1.x, extproc, proxy), each as its
+ * own process with its defaults. Every component reads its usual environment variables, e.g.
+ * `ACTOR_CACHE=off npm start`. Launcher settings: STACK_READY_TIMEOUT_MS (30000), STACK_STOP_GRACE_MS (10000),
+ * STACK_LOG_FORMAT=pretty|json (pretty).
+ */
+import { runStack } from './stack/launcher.js';
+
+function numberFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    process.stderr.write(`start-stack: ${name} must be a positive number of milliseconds, got "${raw}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+process.stdout.on('error', () => undefined);
+
+const code = await runStack({
+  env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+  write: (line) => process.stdout.write(`${line}\n`),
+  readyTimeoutMs: numberFromEnv('STACK_READY_TIMEOUT_MS', 30000),
+  graceMs: numberFromEnv('STACK_STOP_GRACE_MS', 10000),
+  format: { raw: process.env.STACK_LOG_FORMAT === 'json', color: process.stdout.isTTY === true && !process.env.NO_COLOR },
+});
+process.exit(code);
