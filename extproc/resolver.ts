@@ -1,0 +1,56 @@
+/**
+ * Answers one `request_headers` message: parse the actor from the authority, resolve it through the per-actor
+ * flight, and turn the outcome into a route (header mutation + original_dst metadata) or a local reply.
+ */
+import type { Logger } from 'pino';
+import { parseActorHost } from '../lib/actor-ref.js';
+import type { ResumeFlights } from '../lib/resume/flight.js';
+import { httpErrorFor, invalidHostError, type HttpError } from '../lib/resume/http-errors.js';
+import { authorityOf } from './authority.js';
+import type { ExtprocMetrics, ResumeRole } from './metrics.js';
+import type { HttpHeaders, ProcessingResponse } from './protocol.js';
+import { immediateResponse, routeResponse } from './responses.js';
+
+export interface ResolverDeps {
+  readonly flights: ResumeFlights;
+  readonly metrics: ExtprocMetrics;
+  readonly log: Logger;
+  readonly actorSuffix: string;
+  readonly workerPort: number;
+}
+
+export class Resolver {
+  constructor(private readonly deps: ResolverDeps) {}
+
+  async requestHeaders(headers: HttpHeaders | undefined, signal: AbortSignal): Promise<ProcessingResponse> {
+    const started = performance.now();
+    const authority = authorityOf(headers);
+    const parsed = parseActorHost(authority, this.deps.actorSuffix);
+    if (parsed.kind === 'invalid') {
+      this.deps.log.debug({ reason: parsed.reason }, 'invalid host');
+      return this.reply(invalidHostError(authority), started);
+    }
+    const { ref, key, port } = parsed.actor;
+    const outcome = await this.deps.flights.resolve(ref, key, signal);
+    if (outcome.kind === 'ok') {
+      this.record('ok', outcome.resume, started);
+      return routeResponse(outcome.ip, this.deps.workerPort, port);
+    }
+    const error = httpErrorFor(outcome, key);
+    if (error.outcome === 'resume_error' || error.outcome === 'routing_failed') {
+      this.deps.log.warn({ actor: key, outcome }, 'resume failed');
+    } else {
+      this.deps.log.debug({ actor: key, outcome: error.outcome }, 'resume failed');
+    }
+    return this.reply(error, started);
+  }
+
+  private reply(error: HttpError, started: number): ProcessingResponse {
+    this.record(error.outcome, 'unknown', started);
+    return immediateResponse(error.status, error.body, `actor_edge_${error.outcome}`);
+  }
+
+  private record(outcome: Parameters<ExtprocMetrics['request']>[0], resume: ResumeRole, started: number): void {
+    this.deps.metrics.request(outcome, resume, (performance.now() - started) / 1000);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * ProcessingResponse builders. Header values go only in `raw_value`, as Buffers (Envoy >= 1.32 reads only
+ * raw_value and rejects a mutation that sets both); `append: false` means overwrite. Dynamic metadata is a Struct
+ * whose top-level keys are Envoy metadata namespaces.
+ */
+import { formatHostPort } from '../lib/address.js';
+import { structValueFields, type ProcessingResponse, type RequestKind } from './protocol.js';
+
+/** The namespace Envoy's ORIGINAL_DST cluster reads (`local` = the worker address to connect to). */
+export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
+export const TARGET_PORT_HEADER = 'x-ate-target-port';
+
+const VALUE = structValueFields();
+const TEXT_PLAIN = Buffer.from('text/plain');
+const OVERWRITE = Object.freeze({ value: false });
+
+function setHeader(key: string, value: Buffer): Record<string, unknown> {
+  return { header: { key, raw_value: value }, append: OVERWRITE, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' };
+}
+
+function stringValue(value: string): Record<string, unknown> {
+  return { [VALUE.string]: value };
+}
+
+/** Answers the request headers with a local reply (Envoy sends it and stops processing the request). */
+export function immediateResponse(status: number, body: string, details: string): ProcessingResponse {
+  return {
+    immediate_response: {
+      status: { code: status },
+      headers: { set_headers: [setHeader('content-type', TEXT_PLAIN)] },
+      body: Buffer.from(body, 'utf8'),
+      details,
+    },
+  };
+}
+
+/**
+ * Continues the request to the actor: `x-ate-target-port` overwritten with the port the Host named, and the worker
+ * address (`<ip>:<worker-port>`, IPv6 in brackets) published for the ORIGINAL_DST cluster.
+ */
+export function routeResponse(ip: string, workerPort: number, targetPort: number): ProcessingResponse {
+  const port = String(targetPort);
+  return {
+    request_headers: {
+      response: {
+        status: 'CONTINUE',
+        header_mutation: { set_headers: [setHeader(TARGET_PORT_HEADER, Buffer.from(port, 'latin1'))] },
+      },
+    },
+    dynamic_metadata: {
+      fields: {
+        [ORIGINAL_DST_NAMESPACE]: {
+          [VALUE.struct]: { fields: { local: stringValue(formatHostPort(ip, workerPort)), port: stringValue(port) } },
+        },
+      },
+    },
+  };
+}
+
+const EMPTY_COMMON = Object.freeze({ response: Object.freeze({ status: 'CONTINUE' }) });
+
+/** The plain CONTINUE answer for each message kind (trailers answer with an empty TrailersResponse). */
+export const CONTINUE: Readonly<Record<RequestKind, ProcessingResponse>> = Object.freeze({
+  request_headers: Object.freeze({ request_headers: EMPTY_COMMON }),
+  response_headers: Object.freeze({ response_headers: EMPTY_COMMON }),
+  request_body: Object.freeze({ request_body: EMPTY_COMMON }),
+  response_body: Object.freeze({ response_body: EMPTY_COMMON }),
+  request_trailers: Object.freeze({ request_trailers: Object.freeze({}) }),
+  response_trailers: Object.freeze({ response_trailers: Object.freeze({}) }),
+});

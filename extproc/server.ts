@@ -1,0 +1,98 @@
+/**
+ * Starts extproc in this process: the ExternalProcessor gRPC server, the admin server, one control-plane client
+ * (one channel, reused by every request) and the per-actor resume flights.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { boundAddress, formatHostPort } from '../lib/address.js';
+import { createControlClient, grpcCodeName, resumeActorOnce, type ControlClient } from '../lib/resume/control-client.js';
+import { ResumeFlights } from '../lib/resume/flight.js';
+import { buildAdmin } from './admin.js';
+import type { ExtprocConfig } from './config.js';
+import { ExtprocMetrics } from './metrics.js';
+import { externalProcessorService, type ProcessCall } from './protocol.js';
+import { Resolver } from './resolver.js';
+import { serveStream } from './stream.js';
+
+export interface RunningExtproc {
+  /** The bound gRPC address, `host:port`. */
+  readonly grpcAddress: string;
+  /** The bound admin address, `host:port`. */
+  readonly adminAddress: string;
+  readonly metrics: ExtprocMetrics;
+  readonly flights: ResumeFlights;
+  /** Stops accepting streams, lets open ones finish (up to `graceMs`), closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A ResumeActor call's own deadline: only a backstop against a control plane that never answers. */
+export function attemptBackstopMs(budgetMs: number): number {
+  return Math.max(60_000, 2 * budgetMs);
+}
+
+export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<RunningExtproc> {
+  const control: ControlClient = createControlClient(config.apiserver);
+  const backstop = attemptBackstopMs(config.resumeBudgetMs);
+  let metrics: ExtprocMetrics | undefined;
+  const flights = new ResumeFlights({
+    attempt: (ref) => resumeActorOnce(control, ref, backstop),
+    budgetMs: config.resumeBudgetMs,
+    parking: config.parking,
+    observer: {
+      attempt: (result) => metrics?.resumeCall(result.kind === 'ok' ? 'OK' : grpcCodeName(result.code)),
+      join: () => metrics?.flightJoin(),
+    },
+  });
+  metrics = new ExtprocMetrics(() => flights.lot);
+  const m = metrics;
+  const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
+
+  const server = new grpc.Server();
+  server.addService(externalProcessorService().service, {
+    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log }),
+  });
+  const grpcPort = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(formatHostPort(config.listen.host, config.listen.port), grpc.ServerCredentials.createInsecure(), (err, port) =>
+      err ? reject(err) : resolve(port),
+    );
+  });
+  const grpcAddress = formatHostPort(config.listen.host, grpcPort);
+
+  let ready = false;
+  const admin = buildAdmin(m, () => ready);
+  try {
+    await admin.listen({ host: config.admin.host, port: config.admin.port });
+  } catch (err) {
+    server.forceShutdown();
+    control.close();
+    throw err;
+  }
+  ready = true;
+  const adminAddress = boundAddress(admin.server);
+
+  let closing: Promise<void> | undefined;
+  return {
+    grpcAddress,
+    adminAddress,
+    metrics: m,
+    flights,
+    close(graceMs = 5000) {
+      closing ??= (async () => {
+        ready = false;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, graceMs);
+          server.tryShutdown(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        await admin.close();
+        control.close();
+      })();
+      return closing;
+    },
+  };
+}

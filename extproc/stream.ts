@@ -1,0 +1,93 @@
+/**
+ * One ext_proc Process stream (one HTTP request). Messages are answered strictly in order, one response each:
+ * request headers are resolved (asynchronously); response headers, bodies and trailers get a plain CONTINUE.
+ * When the data plane half-closes, the server finishes what is pending and ends the RPC with OK. Envoy then
+ * usually resets the stream (CANCELLED): that is its normal way to end a stream, not an error.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { ExtprocMetrics } from './metrics.js';
+import type { ProcessCall, ProcessingRequest, ProcessingResponse } from './protocol.js';
+import type { Resolver } from './resolver.js';
+import { CONTINUE } from './responses.js';
+
+export interface StreamDeps {
+  readonly resolver: Resolver;
+  readonly metrics: ExtprocMetrics;
+  readonly log: Logger;
+}
+
+export function serveStream(call: ProcessCall, deps: StreamDeps): void {
+  const { resolver, metrics, log } = deps;
+  metrics.streamOpened();
+  const abort = new AbortController();
+  let busy = false;
+  let halfClosed = false;
+  let ended = false;
+  let closed = false;
+  let queue: ProcessingRequest[] | undefined;
+
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    metrics.streamClosed();
+    abort.abort();
+  };
+  const write = (response: ProcessingResponse): void => {
+    if (!ended && !call.cancelled) call.write(response);
+  };
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    if (!call.cancelled) call.end();
+  };
+  const drain = (): void => {
+    while (!busy && queue && queue.length > 0) handle(queue.shift()!);
+    if (!busy && halfClosed) end();
+  };
+  const handle = (message: ProcessingRequest): void => {
+    const kind = message.request;
+    if (kind === 'request_headers') {
+      busy = true;
+      resolver.requestHeaders(message.request_headers, abort.signal).then(
+        (response) => {
+          busy = false;
+          write(response);
+          drain();
+        },
+        (err: unknown) => {
+          log.error({ err }, 'request headers failed');
+          busy = false;
+          fail(grpc.status.INTERNAL, 'internal error');
+        },
+      );
+    } else if (kind !== undefined && CONTINUE[kind]) {
+      write(CONTINUE[kind]);
+    } else {
+      fail(grpc.status.INVALID_ARGUMENT, 'ProcessingRequest has no request set');
+    }
+  };
+  const fail = (code: grpc.status, details: string): void => {
+    if (ended) return;
+    ended = true;
+    queue = undefined;
+    if (!call.cancelled) call.emit('error', { code, details, metadata: new grpc.Metadata() });
+  };
+
+  call.on('data', (message: ProcessingRequest) => {
+    if (ended) return;
+    if (busy) (queue ??= []).push(message);
+    else handle(message);
+  });
+  call.on('end', () => {
+    halfClosed = true;
+    if (!busy) end();
+  });
+  call.on('cancelled', close);
+  call.on('close', close);
+  call.on('finish', close);
+  call.on('error', (err: grpc.ServiceError) => {
+    if (err.code !== grpc.status.CANCELLED) log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
+    close();
+  });
+}
