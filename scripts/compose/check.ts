@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+/**
+ * The assertions of `npm run test:compose`, run from the host against the deployment's loopback-published ports.
+ *
+ *   node dist/scripts/compose/check.js requests   (hit, miss, forced move; resets counters first)
+ *   node dist/scripts/compose/check.js stats      (after the load: proxy and extproc /stats agree with the flag)
+ *
+ * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
+ * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
+ * CHECK_STUB_ADMIN (http://127.0.0.1:9903), CHECK_WORKERS (4), ACTOR_SUFFIX.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+
+const env = process.env;
+const cacheOn = (env.ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
+const ingress = env.CHECK_INGRESS ?? 'http://127.0.0.1:8080';
+const proxyAdmin = env.CHECK_PROXY_ADMIN ?? 'http://127.0.0.1:9901';
+const extprocAdmin = env.CHECK_EXTPROC_ADMIN ?? 'http://127.0.0.1:9902';
+const stubAdmin = env.CHECK_STUB_ADMIN ?? 'http://127.0.0.1:9903';
+const workers = Number(env.CHECK_WORKERS ?? 4);
+const suffix = env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+async function call(method: 'GET' | 'POST', url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await request(url, { method, headers, headersTimeout: 15000, bodyTimeout: 15000 });
+  return { status: res.statusCode, body: await res.body.text() };
+}
+
+async function json<T>(method: 'GET' | 'POST', url: string): Promise<T> {
+  const a = await call(method, url);
+  assert.equal(a.status, 200, `${method} ${url} → ${a.status} ${a.body}`);
+  return JSON.parse(a.body) as T;
+}
+
+interface DemoAnswer {
+  atespace: string;
+  actor: string;
+  worker: string;
+  seq: number;
+}
+
+async function actor(name: string): Promise<DemoAnswer> {
+  const host = `${name}.demo.${suffix}`;
+  const a = await call('GET', `${ingress}/check`, { host });
+  assert.equal(a.status, 200, `GET ${host} through the proxy → ${a.status} ${a.body}`);
+  const body = JSON.parse(a.body) as DemoAnswer;
+  assert.equal(body.actor, name);
+  assert.equal(body.atespace, 'demo');
+  return body;
+}
+
+interface ProxyStats {
+  requests: { total: number; byStatus: Record<string, number> };
+  cache: { enabled: boolean; hits: number; misses: number };
+  reruns: { stale: number; connect: number; reset: number };
+  extproc: { streams: number; errors: number; timeouts: number };
+}
+interface ExtprocStats {
+  streams: { total: number; active: number };
+  requests: Record<string, number>;
+  resumeCalls: Record<string, number>;
+}
+interface StubStats {
+  workers: Record<string, { alive: boolean }>;
+  deliveries: { total: number; duplicates: number };
+}
+
+function log(text: string): void {
+  process.stdout.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}): ${text}\n`);
+}
+
+async function waitForWorkers(): Promise<void> {
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const alive = Object.values((await json<StubStats>('GET', `${stubAdmin}/stats`)).workers).filter((w) => w.alive).length;
+    if (alive >= workers) return log(`${alive} workers attached`);
+    if (Date.now() > deadline) assert.fail(`only ${alive} of ${workers} workers attached to the apiserver`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function requests(): Promise<void> {
+  await waitForWorkers();
+  for (const admin of [proxyAdmin, extprocAdmin, stubAdmin]) await json('POST', `${admin}/stats/reset`);
+
+  const first = await actor('actor-000');
+  const second = await actor('actor-000');
+  assert.equal(second.worker, first.worker, 'the same actor answered from another worker without a move');
+  assert.ok(second.seq > first.seq, 'the actor sequence number did not advance');
+  let p = await json<ProxyStats>('GET', `${proxyAdmin}/stats`);
+  assert.equal(p.cache.enabled, cacheOn);
+  if (cacheOn) {
+    assert.equal(p.cache.misses, 1, 'first request should miss the actor cache');
+    assert.equal(p.cache.hits, 1, 'second request should hit the actor cache');
+  } else {
+    assert.equal(p.cache.hits, 0);
+  }
+  log(`miss then ${cacheOn ? 'hit' : 'slow path again'}: actor-000 on ${first.worker}`);
+
+  const moved = await json<{ workerIp: string | null }>('POST', `${stubAdmin}/actors/demo/actor-000/move`);
+  const third = await actor('actor-000');
+  if (moved.workerIp !== null) assert.equal(third.worker, moved.workerIp, 'after the move the answer came from a worker other than the new one');
+  p = await json<ProxyStats>('GET', `${proxyAdmin}/stats`);
+  if (cacheOn && moved.workerIp !== first.worker) assert.ok(p.reruns.stale >= 1, 'the stale cached binding was not re-run');
+  log(`forced move ${first.worker} → ${moved.workerIp ?? '(pending)'}: 200 from ${third.worker}, stale re-runs ${p.reruns.stale}`);
+
+  const other = await actor('actor-001');
+  log(`second actor: actor-001 on ${other.worker}`);
+
+  const e = await json<ExtprocStats>('GET', `${extprocAdmin}/stats`);
+  // With the cache the slow path runs for the two misses and the re-run; without it, for every request.
+  if (cacheOn) assert.ok(e.streams.total >= 3 && e.streams.total <= 4, `extproc streams ${e.streams.total}, expected 3 (+1 if the move raced)`);
+  else assert.equal(e.streams.total, 4, 'with the cache off every request must take one ext_proc stream');
+  log(`extproc streams ${e.streams.total}`);
+}
+
+async function stats(): Promise<void> {
+  const p = await json<ProxyStats>('GET', `${proxyAdmin}/stats`);
+  const e = await json<ExtprocStats>('GET', `${extprocAdmin}/stats`);
+  const s = await json<StubStats>('GET', `${stubAdmin}/stats`);
+  log(`proxy requests ${p.requests.total} ${JSON.stringify(p.requests.byStatus)}, cache hits ${p.cache.hits} misses ${p.cache.misses}, extproc streams ${e.streams.total}`);
+  assert.ok(p.requests.total > 100, `the load reached the proxy only ${p.requests.total} times`);
+  assert.equal(p.requests.byStatus['5xx'] ?? 0, 0, `5xx answers: ${JSON.stringify(p.requests.byStatus)}`);
+  assert.equal(p.extproc.errors, 0, 'ext_proc stream errors');
+  assert.equal(p.extproc.timeouts, 0, 'ext_proc timeouts');
+  assert.equal(e.streams.active, 0, 'ext_proc streams left open');
+  assert.equal(s.deliveries.duplicates, 0, 'an actor received the same request twice');
+  if (cacheOn) {
+    assert.ok(p.cache.hits > p.cache.misses, 'with the cache on, hits should dominate a steady load');
+    assert.ok(e.streams.total < p.requests.total / 2, 'with the cache on, most requests must skip ext_proc');
+  } else {
+    assert.equal(p.cache.hits, 0);
+    assert.ok(e.streams.total >= p.requests.total, 'with the cache off, every request must take an ext_proc stream');
+  }
+}
+
+const phase = process.argv[2];
+try {
+  if (phase === 'requests') await requests();
+  else if (phase === 'stats') await stats();
+  else throw new Error(`usage: check.js requests|stats (got "${phase ?? ''}")`);
+  log(`${phase}: ok`);
+} catch (err) {
+  process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# `npm run test:compose`: builds the image, then for ACTOR_CACHE=on and off brings the compose deployment up,
+# waits for every service to be healthy, sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move),
+# runs a 3-second load from the bench service inside the network, checks the proxy's and extproc's /stats, and
+# tears everything down (`down -v`), also when a step fails.
+#
+# Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
+# ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902), ACTOR_EDGE_STUB_ADMIN_PORT (9903).
+# COMPOSE_TEST_MODES="on off" picks the flag values to test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if docker compose version >/dev/null 2>&1; then DC=(docker compose); else DC=(docker-compose); fi
+PROJECT=${COMPOSE_TEST_PROJECT:-actor-edge-test}
+FILES=(-f compose.yaml -f scripts/compose/admin-ports.yaml)
+export ACTOR_EDGE_IMAGE=${ACTOR_EDGE_IMAGE:-actor-edge:local}
+export ACTOR_EDGE_HTTP_PORT=${ACTOR_EDGE_HTTP_PORT:-8080}
+export ACTOR_EDGE_ADMIN_PORT=${ACTOR_EDGE_ADMIN_PORT:-9901}
+export ACTOR_EDGE_EXTPROC_ADMIN_PORT=${ACTOR_EDGE_EXTPROC_ADMIN_PORT:-9902}
+export ACTOR_EDGE_STUB_ADMIN_PORT=${ACTOR_EDGE_STUB_ADMIN_PORT:-9903}
+export CHECK_INGRESS="http://127.0.0.1:$ACTOR_EDGE_HTTP_PORT"
+export CHECK_PROXY_ADMIN="http://127.0.0.1:$ACTOR_EDGE_ADMIN_PORT"
+export CHECK_EXTPROC_ADMIN="http://127.0.0.1:$ACTOR_EDGE_EXTPROC_ADMIN_PORT"
+export CHECK_STUB_ADMIN="http://127.0.0.1:$ACTOR_EDGE_STUB_ADMIN_PORT"
+
+dc() { "${DC[@]}" -p "$PROJECT" "${FILES[@]}" "$@"; }
+say() { printf 'test-compose: %s\n' "$*"; }
+
+teardown() {
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then
+    say "FAILED (exit $rc); last logs:"
+    dc logs --no-color --tail=40 2>&1 | tail -n 200 || true
+  fi
+  say "tearing down"
+  dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || dc down -v --remove-orphans || true
+  exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+say "compose files validate ($("${DC[@]}" version --short 2>/dev/null || "${DC[@]}" version | head -n 1))"
+dc config -q
+if command -v docker-compose >/dev/null 2>&1; then docker-compose -p "$PROJECT" "${FILES[@]}" config -q; fi
+
+for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT"; do
+  if node -e "const s=require('net').connect($port,'127.0.0.1');s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1))"; then
+    say "port 127.0.0.1:$port is already in use (stop what listens there, or set ACTOR_EDGE_*_PORT)"; exit 1
+  fi
+done
+
+say "building $ACTOR_EDGE_IMAGE"
+# The host network lets `npm ci` reach the registry even where containers have no outbound NAT.
+docker build --network host -t "$ACTOR_EDGE_IMAGE" . >/tmp/actor-edge-build.$$.log 2>&1 || { tail -n 40 /tmp/actor-edge-build.$$.log; rm -f /tmp/actor-edge-build.$$.log; exit 1; }
+rm -f /tmp/actor-edge-build.$$.log
+if [[ ! -f dist/scripts/compose/check.js ]]; then npx tsc -p .; fi
+
+wait_healthy() {
+  local deadline=$((SECONDS + 120)) ids status unhealthy
+  while :; do
+    ids=$(dc ps -q)
+    unhealthy=""
+    for id in $ids; do
+      status=$(docker inspect --format '{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}} {{.RestartCount}}' "$id")
+      case "$status" in
+        *" running healthy 0") ;;
+        *" exited "* | *" dead "* | *" restarting "*) say "container not running: $status"; return 1 ;;
+        *" running "*" "[1-9]*) say "container restarted: $status"; return 1 ;;
+        *) unhealthy="$unhealthy ${status%% *}" ;;
+      esac
+    done
+    if [[ -n "$ids" && -z "$unhealthy" ]]; then return 0; fi
+    if ((SECONDS > deadline)); then say "not healthy within 120 s:$unhealthy"; return 1; fi
+    sleep 1
+  done
+}
+
+no_restarts() {
+  local id status
+  for id in $(dc ps -q); do
+    status=$(docker inspect --format '{{.Name}} {{.State.Status}} {{.RestartCount}}' "$id")
+    case "$status" in
+      *" running 0") ;;
+      *) say "a container stopped or restarted during the test: $status"; return 1 ;;
+    esac
+  done
+}
+
+for mode in ${COMPOSE_TEST_MODES:-on off}; do
+  export ACTOR_CACHE=$mode
+  say "ACTOR_CACHE=$mode: up"
+  started=$SECONDS
+  dc up -d --no-build
+  wait_healthy
+  say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
+  node dist/scripts/compose/check.js requests
+  say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
+  dc --profile bench run --rm --no-deps bench \
+    --duration 3 --warmup 0 --connections 8 \
+    --target-admin http://proxy:9901 --extproc-admin http://extproc:9902 --stub-admin http://apiserver:9903
+  node dist/scripts/compose/check.js stats
+  no_restarts
+  say "ACTOR_CACHE=$mode: ok"
+  dc --profile bench down -v --remove-orphans
+done
+say "passed"
