@@ -45,7 +45,7 @@ export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptio
       const parsed = parseActorHost(ctx.authority, suffix);
       if (parsed.kind === 'invalid') return errorReply(invalidHostError(ctx.authority));
       const { ref, key, port } = parsed.actor;
-      const outcome = await opts.flights.resolve(ref, key);
+      const outcome = await opts.flights.resolve(ref, key, ctx.signal);
       if (outcome.kind !== 'ok') {
         const error = httpErrorFor(outcome, key);
         ctx.log.debug({ actor: key, outcome: error.outcome }, 'resume failed');
