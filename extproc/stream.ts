@@ -67,10 +67,13 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
       fail(grpc.status.INVALID_ARGUMENT, 'ProcessingRequest has no request set');
     }
   };
+  let failed = false;
   const fail = (code: grpc.status, details: string): void => {
     if (ended) return;
     ended = true;
+    failed = true;
     queue = undefined;
+    log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
     if (!call.cancelled) call.emit('error', { code, details, metadata: new grpc.Metadata() });
   };
 
@@ -87,7 +90,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   call.on('close', close);
   call.on('finish', close);
   call.on('error', (err: grpc.ServiceError) => {
-    if (err.code !== grpc.status.CANCELLED) log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
+    if (!failed && err.code !== grpc.status.CANCELLED) log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
     close();
   });
 }

@@ -1,0 +1,372 @@
+/**
+ * extproc driven the way Envoy drives it (values only in raw_value, protocol_config first, response_headers after a
+ * CONTINUE, then half-close and cancel), against a scripted ateapi.Control double started in this test.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
+import { pino } from 'pino';
+import { readFlags } from '../lib/flags.js';
+import { freePort } from '../lib/testing/component.js';
+import { startScriptedControl, type ScriptAnswer, type ScriptedControl } from '../lib/resume/testing/scripted-control.js';
+import { buildConfig, EXTPROC_FLAGS } from './config.js';
+import { startExtproc, type RunningExtproc } from './server.js';
+import { EnvoyLikeClient, verdictOf, type ExtProcVerdict } from './testing/envoy-like-client.js';
+
+const SUFFIX = 'actors.resources.substrate.ate.dev';
+const host = (name: string, atespace = 'team-a', port?: number): string => `${name}.${atespace}.${SUFFIX}${port ? `:${port}` : ''}`;
+
+const logLines: Record<string, unknown>[] = [];
+const sink = new Writable({
+  write(chunk: Buffer, _enc, cb) {
+    for (const line of chunk.toString('utf8').split('\n')) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+    cb();
+  },
+});
+const log = pino({ level: 'debug' }, sink);
+
+let control: ScriptedControl;
+const started: { extproc: RunningExtproc; client: EnvoyLikeClient }[] = [];
+
+/** Per-actor-name answers; names not listed are RUNNING on 10.0.0.1. Gates let a test hold a call open. */
+function script(byName: Record<string, (index: number) => ScriptAnswer | Promise<ScriptAnswer>>): void {
+  const perName = new Map<string, number>();
+  control.script = (req) => {
+    const name = req.actor_ref.name;
+    const n = perName.get(name) ?? 0;
+    perName.set(name, n + 1);
+    const f = byName[name];
+    return f ? f(n) : { kind: 'ok', ip: '10.0.0.1' };
+  };
+}
+
+function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function start(args: string[] = []): Promise<{ extproc: RunningExtproc; client: EnvoyLikeClient }> {
+  const { values } = readFlags(EXTPROC_FLAGS, ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', control.address, ...args], {});
+  const extproc = await startExtproc(buildConfig(values), log);
+  const s = { extproc, client: new EnvoyLikeClient(extproc.grpcAddress) };
+  started.push(s);
+  return s;
+}
+
+let plain: { extproc: RunningExtproc; client: EnvoyLikeClient };
+
+before(async () => {
+  control = await startScriptedControl();
+  plain = await start();
+});
+
+after(async () => {
+  for (const s of started) {
+    s.client.close();
+    await s.extproc.close(1000);
+  }
+  await control.close();
+});
+
+function callsFor(name: string): number {
+  return control.calls.filter((c) => c.request.actor_ref.name === name).length;
+}
+
+function assertImmediate(v: ExtProcVerdict, status: number, body: string): void {
+  assert.equal(v.kind, 'immediate', JSON.stringify(v));
+  if (v.kind !== 'immediate') return;
+  assert.equal(v.status, status, v.body);
+  assert.equal(v.body, body);
+  assert.deepEqual(v.headers['content-type'], { rawValue: 'text/plain', value: '', append: false });
+}
+
+test('success: x-ate-target-port overwritten via raw_value, original_dst metadata with string values', async () => {
+  script({ 'counter-7': () => ({ kind: 'ok', ip: '10.1.2.3' }) });
+  const { verdict, responses } = await plain.client.process({ authority: host('counter-7', 'team-a', 9090) });
+  assert.deepEqual(verdict, {
+    kind: 'continue',
+    setHeaders: { 'x-ate-target-port': { rawValue: '9090', value: '', append: false } },
+    removeHeaders: [],
+    metadata: { 'envoy.filters.listener.original_dst': { local: '10.1.2.3:8443', port: '9090' } },
+    clearRouteCache: false,
+  });
+  assert.equal(responses.length, 2);
+  assert.equal(responses[1]!.response, 'response_headers');
+  const last = control.calls.at(-1)!;
+  assert.deepEqual(last.request.actor_ref, { atespace: 'team-a', name: 'counter-7' });
+  // Struct values are really strings on the wire (not numbers), under the namespace key.
+  const md = (responses[0] as { dynamic_metadata: { fields: Record<string, { structValue: { fields: Record<string, { kind: string }> } }> } }).dynamic_metadata;
+  const ns = md.fields['envoy.filters.listener.original_dst']!.structValue.fields;
+  assert.equal(ns.local!.kind, 'stringValue');
+  assert.equal(ns.port!.kind, 'stringValue');
+});
+
+test('default port 80, IPv6 workers in brackets, --worker-port honoured', async () => {
+  const other = await start(['--worker-port', '9443']);
+  script({ v6: () => ({ kind: 'ok', ip: 'fd00::17' }) });
+  const a = await plain.client.process({ authority: host('v6') });
+  assert.equal(a.verdict.kind === 'continue' && a.verdict.metadata['envoy.filters.listener.original_dst']?.local, '[fd00::17]:8443');
+  assert.equal(a.verdict.kind === 'continue' && a.verdict.setHeaders['x-ate-target-port']?.rawValue, '80');
+  const b = await other.client.process({ authority: host('v6', 'team-a', 8080) });
+  assert.deepEqual(b.verdict.kind === 'continue' && b.verdict.metadata['envoy.filters.listener.original_dst'], { local: '[fd00::17]:9443', port: '8080' });
+});
+
+test('authority from host when :authority is absent; values from value when raw_value is empty', async () => {
+  script({});
+  const viaHost = await plain.client.process({ headers: { host: host('via-host') } });
+  assert.equal(viaHost.verdict.kind, 'continue');
+  const legacy = await plain.client.process({ authority: host('legacy'), legacyValues: true });
+  assert.equal(legacy.verdict.kind, 'continue');
+  assert.equal(callsFor('via-host'), 1);
+  assert.equal(callsFor('legacy'), 1);
+});
+
+test('invalid hosts are answered 404 without calling the control plane; ASCII upper case is folded', async () => {
+  script({});
+  const before = control.calls.length;
+  const invalid = [
+    '',
+    'counter-7.team-a.example.com',
+    `x.counter-7.team-a.${SUFFIX}`,
+    `cöunter.team-a.${SUFFIX}`,
+    `${'a'.repeat(64)}.team-a.${SUFFIX}`,
+    `counter-7.team-a.${SUFFIX}:0`,
+    `counter-7.team-a.${SUFFIX}:65536`,
+    `counter-7.team-a.${SUFFIX}:http`,
+    `-bad.team-a.${SUFFIX}`,
+    SUFFIX,
+  ];
+  for (const authority of invalid) {
+    const { verdict } = await plain.client.process({ authority });
+    assertImmediate(verdict, 404, `invalid host ${JSON.stringify(authority)}`);
+  }
+  const none = await plain.client.process({});
+  assertImmediate(none.verdict, 404, 'invalid host ""');
+  assert.equal(control.calls.length, before, 'no ResumeActor for an invalid host');
+
+  const upper = await plain.client.process({ authority: `Counter-7.TEAM-A.Actors.Resources.Substrate.ATE.dev.:8080` });
+  assert.equal(upper.verdict.kind, 'continue');
+  assert.deepEqual(control.calls.at(-1)!.request.actor_ref, { atespace: 'team-a', name: 'counter-7' });
+  const ok63 = await plain.client.process({ authority: `${'a'.repeat(63)}.team-a.${SUFFIX}` });
+  assert.equal(ok63.verdict.kind, 'continue');
+});
+
+test('every resume error maps to its HTTP answer, unknown errors without details', async () => {
+  const cases: [string, ScriptAnswer, number, string][] = [
+    ['e-notfound', { kind: 'error', code: grpc.status.NOT_FOUND, details: 'actor not found' }, 404, 'actor team-a/e-notfound not found'],
+    ['e-precond', { kind: 'error', code: grpc.status.FAILED_PRECONDITION, details: 'actor is deleting' }, 503, 'actor team-a/e-precond unavailable: actor is deleting'],
+    ['e-unavail', { kind: 'error', code: grpc.status.UNAVAILABLE, details: 'db down' }, 503, 'actor team-a/e-unavail unavailable'],
+    ['e-deadline', { kind: 'error', code: grpc.status.DEADLINE_EXCEEDED, details: 'slow' }, 504, 'actor team-a/e-deadline request timed out'],
+    ['e-denied', { kind: 'error', code: grpc.status.PERMISSION_DENIED, details: 'policy p-1' }, 403, 'actor team-a/e-denied access denied'],
+    ['e-unauth', { kind: 'error', code: grpc.status.UNAUTHENTICATED, details: 'no token' }, 401, 'actor team-a/e-unauth authentication required'],
+    ['e-exhausted', { kind: 'error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available' }, 503, 'actor team-a/e-exhausted unavailable: no free workers available'],
+    ['e-internal', { kind: 'error', code: grpc.status.INTERNAL, details: 'pq: secret-dsn refused' }, 500, 'error resuming actor team-a/e-internal'],
+    ['e-unknown', { kind: 'error', code: grpc.status.UNKNOWN, details: 'panic secret' }, 500, 'error resuming actor team-a/e-unknown'],
+    ['e-suspended', { kind: 'ok', ip: '10.0.0.1', status: 'STATUS_SUSPENDED' }, 500, 'actor team-a/e-suspended routing failed'],
+    ['e-badip', { kind: 'ok', ip: 'not-an-ip' }, 500, 'actor team-a/e-badip routing failed'],
+    ['e-noip', { kind: 'ok', ip: '' }, 500, 'actor team-a/e-noip routing failed'],
+  ];
+  script(Object.fromEntries(cases.map(([name, answer]) => [name, () => answer])));
+  for (const [name, , status, body] of cases) {
+    const { verdict } = await plain.client.process({ authority: host(name) });
+    assertImmediate(verdict, status, body);
+    assert.equal(callsFor(name), 1, `${name}: not retried without parking`);
+  }
+});
+
+test('ABORTED is retried to success', async () => {
+  script({ aborted: (n) => (n < 2 ? { kind: 'error', code: grpc.status.ABORTED, details: 'another operation is in progress for this actor' } : { kind: 'ok', ip: '10.0.0.5' }) });
+  const { verdict } = await plain.client.process({ authority: host('aborted') });
+  assert.equal(verdict.kind === 'continue' && verdict.metadata['envoy.filters.listener.original_dst']?.local, '10.0.0.5:8443');
+  assert.equal(callsFor('aborted'), 3);
+});
+
+test('budget exhausted while ABORTED: 503 with the real description', async () => {
+  const short = await start(['--resume-budget-ms', '350']);
+  script({ locked: () => ({ kind: 'error', code: grpc.status.ABORTED, details: 'another operation is in progress for this actor' }) });
+  const { verdict } = await short.client.process({ authority: host('locked') });
+  assertImmediate(verdict, 503, 'actor team-a/locked unavailable: another operation is in progress for this actor');
+  assert.ok(callsFor('locked') >= 2);
+});
+
+test('budget exhausted with no answer: 504, and the ResumeActor call is not cancelled', async () => {
+  const short = await start(['--resume-budget-ms', '200']);
+  const g = gate();
+  script({ hung: async () => (await g.promise, { kind: 'ok', ip: '10.0.0.1' }) });
+  const { verdict } = await short.client.process({ authority: host('hung') });
+  assertImmediate(verdict, 504, 'actor team-a/hung request timed out');
+  const call = control.calls.find((c) => c.request.actor_ref.name === 'hung')!;
+  assert.equal(call.cancelled, false);
+  g.open();
+  await until(() => call.answered, 'the call to be answered');
+  assert.equal(call.cancelled, false);
+});
+
+test('a caller that goes away does not cancel the resume; others are served; the next request calls again', async () => {
+  const g = gate();
+  script({ slow: async (n) => (n === 0 ? await g.promise : undefined, { kind: 'ok', ip: '10.0.0.8' }) });
+  const abort = new AbortController();
+  const leaving = plain.client.process({ authority: host('slow'), signal: abort.signal }).catch((e: Error) => e);
+  await until(() => callsFor('slow') === 1, 'the ResumeActor call');
+  const staying = plain.client.process({ authority: host('slow') });
+  await until(() => plain.extproc.metrics.stats().flightJoins >= 1, 'the second request to join');
+  const cancelledBefore = plain.extproc.metrics.stats().requests.cancelled ?? 0;
+  abort.abort();
+  assert.ok((await leaving) instanceof Error);
+  await until(() => (plain.extproc.metrics.stats().requests.cancelled ?? 0) === cancelledBefore + 1, 'the cancelled request to be counted');
+  g.open();
+  const served = await staying;
+  assert.equal(served.verdict.kind === 'continue' && served.verdict.metadata['envoy.filters.listener.original_dst']?.local, '10.0.0.8:8443');
+  const first = control.calls.find((c) => c.request.actor_ref.name === 'slow')!;
+  assert.equal(first.cancelled, false);
+  await plain.client.process({ authority: host('slow') });
+  assert.equal(callsFor('slow'), 2, 'forgotten on completion');
+});
+
+test('100 concurrent requests for one actor: one ResumeActor, 100 successes', async () => {
+  const g = gate();
+  script({ popular: async () => (await g.promise, { kind: 'ok', ip: '10.0.0.100' }) });
+  const joinsBefore = plain.extproc.metrics.stats().flightJoins;
+  const all = Array.from({ length: 100 }, () => plain.client.process({ authority: host('popular') }));
+  await until(() => plain.extproc.metrics.stats().flightJoins - joinsBefore === 99, '99 joins');
+  g.open();
+  const results = await Promise.all(all);
+  assert.equal(results.filter((r) => r.verdict.kind === 'continue' && r.verdict.metadata['envoy.filters.listener.original_dst']?.local === '10.0.0.100:8443').length, 100);
+  assert.equal(callsFor('popular'), 1);
+});
+
+test('parking off: no free workers fails fast; parking on: retried to success', async () => {
+  const parking = await start(['--parking', 'on', '--park-budget-ms', '3000']);
+  const busy = (n: number): ScriptAnswer => (n < 2 ? { kind: 'error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available' } : { kind: 'ok', ip: '10.0.0.9' });
+  script({ 'busy-off': busy, 'busy-on': busy, 'down-on': (n) => (n < 1 ? { kind: 'error', code: grpc.status.UNAVAILABLE, details: 'x' } : { kind: 'ok', ip: '10.0.0.9' }) });
+  assertImmediate((await plain.client.process({ authority: host('busy-off') })).verdict, 503, 'actor team-a/busy-off unavailable: no free workers available');
+  assert.equal(callsFor('busy-off'), 1);
+  assert.equal((await parking.client.process({ authority: host('busy-on') })).verdict.kind, 'continue');
+  assert.equal(callsFor('busy-on'), 3);
+  assert.equal((await parking.client.process({ authority: host('down-on') })).verdict.kind, 'continue');
+  assert.equal(parking.extproc.metrics.stats().parked.active, 0);
+});
+
+test('parking on, budget exhausted: the real status (503 no free workers available)', async () => {
+  const parking = await start(['--parking', 'on', '--park-budget-ms', '300']);
+  script({ full: () => ({ kind: 'error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available' }) });
+  assertImmediate((await parking.client.process({ authority: host('full') })).verdict, 503, 'actor team-a/full unavailable: no free workers available');
+  assert.ok(callsFor('full') >= 2);
+});
+
+test('parking on, a full lot answers 503 at once; running actors are still served', async () => {
+  const parking = await start(['--parking', 'on', '--parked-max', '1', '--park-budget-ms', '5000']);
+  let capacity = false;
+  const exhausted: ScriptAnswer = { kind: 'error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available' };
+  script({ 'lot-a': () => (capacity ? { kind: 'ok', ip: '10.0.0.10' } : exhausted), 'lot-b': () => (capacity ? { kind: 'ok', ip: '10.0.0.11' } : exhausted) });
+  const a = parking.client.process({ authority: host('lot-a', 'ns') });
+  await until(() => parking.extproc.metrics.stats().parked.active === 1, 'the first request to park');
+  const b = await parking.client.process({ authority: host('lot-b', 'ns') });
+  assertImmediate(b.verdict, 503, 'actor "ns/lot-b" unavailable: router at capacity');
+  assert.equal(parking.extproc.metrics.stats().parked.rejected, 1);
+  assert.equal((await parking.client.process({ authority: host('lot-c', 'ns') })).verdict.kind, 'continue');
+  capacity = true;
+  assert.equal((await a).verdict.kind, 'continue');
+  await until(() => parking.extproc.flights.inFlight === 0, 'the detached flight for lot-b to finish');
+  assert.equal(parking.extproc.metrics.stats().parked.active, 0);
+});
+
+test('control plane down: 503 well within the budget, with and without parking', async () => {
+  const port = await freePort();
+  const make = async (args: string[]) => {
+    const { values } = readFlags(EXTPROC_FLAGS, ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', `127.0.0.1:${port}`, ...args], {});
+    const extproc = await startExtproc(buildConfig(values), log);
+    const s = { extproc, client: new EnvoyLikeClient(extproc.grpcAddress) };
+    started.push(s);
+    return s;
+  };
+  const off = await make([]);
+  const t0 = Date.now();
+  assertImmediate((await off.client.process({ authority: host('down') })).verdict, 503, 'actor team-a/down unavailable');
+  assert.ok(Date.now() - t0 < 10_000, 'answered long before the 15 s resume budget');
+  const on = await make(['--parking', 'on', '--park-budget-ms', '300']);
+  assertImmediate((await on.client.process({ authority: host('down') })).verdict, 503, 'actor team-a/down unavailable');
+  assert.ok((on.extproc.metrics.stats().resumeCalls.UNAVAILABLE ?? 0) >= 2, 'retried while parked');
+});
+
+test('a stream carries several messages, each answered in order; half-close ends the RPC with OK', async () => {
+  const g = gate();
+  script({ multi: async () => (await g.promise, { kind: 'ok', ip: '10.0.0.12' }) });
+  const { call, reader } = plain.client.open();
+  const status = new Promise<grpc.StatusObject>((r) => call.on('status', r));
+  const hv = (key: string, value: string) => ({ key, raw_value: Buffer.from(value) });
+  call.write(EnvoyLikeClient.requestHeadersMessage({ authority: host('multi'), method: 'POST' }));
+  // Pipelined before the headers are answered: must be answered after them, in order.
+  call.write({ request_body: { body: Buffer.from('hello'), end_of_stream: false } });
+  call.write({ request_body: { body: Buffer.from(' world'), end_of_stream: true } });
+  call.write({ request_trailers: { trailers: { headers: [hv('x-checksum', 'abc')] } } });
+  g.open();
+  const first = await reader.next();
+  assert.equal(verdictOf(first).kind, 'continue');
+  assert.equal((await reader.next()).response, 'request_body');
+  assert.equal((await reader.next()).response, 'request_body');
+  assert.equal((await reader.next()).response, 'request_trailers');
+  call.write({ response_headers: { headers: { headers: [hv(':status', '200')] } } });
+  assert.equal((await reader.next()).response, 'response_headers');
+  call.write({ response_body: { body: Buffer.from('ok'), end_of_stream: true } });
+  const rb = await reader.next();
+  assert.equal(rb.response, 'response_body');
+  assert.equal(rb.response_body.response.status, 'CONTINUE');
+  call.write({ response_trailers: { trailers: { headers: [] } } });
+  assert.equal((await reader.next()).response, 'response_trailers');
+  call.end();
+  assert.equal((await status).code, grpc.status.OK);
+});
+
+test('a message with no request set ends the stream with INVALID_ARGUMENT', async () => {
+  const { call } = plain.client.open();
+  const status = new Promise<grpc.StatusObject>((r) => call.on('status', r));
+  call.write({ metadata_context: {} });
+  assert.equal((await status).code, grpc.status.INVALID_ARGUMENT);
+});
+
+test('admin: /ready, /stats shape and reset, /metrics without actor names', async () => {
+  const base = `http://${plain.extproc.adminAddress}`;
+  assert.equal((await fetch(`${base}/ready`)).status, 200);
+  await until(() => plain.extproc.metrics.stats().streams.active === 0, 'streams to close');
+  const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
+  assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'parked', 'process', 'requests', 'resumeCalls', 'streams']);
+  assert.ok(stats.streams.total > 0);
+  assert.equal(stats.streams.active, 0);
+  assert.ok(stats.requests.ok > 0 && stats.requests.invalid_host > 0 && stats.requests.not_found > 0);
+  assert.ok(stats.resumeCalls.OK > 0 && stats.resumeCalls.ABORTED > 0);
+  assert.deepEqual(Object.keys(stats.parked).sort(), ['active', 'rejected']);
+  assert.ok(stats.process.cpuUserUs > 0 && stats.process.rssBytes > 0);
+
+  const metrics = await (await fetch(`${base}/metrics`)).text();
+  for (const name of ['extproc_streams_total', 'extproc_streams_active', 'extproc_requests_total', 'extproc_route_duration_seconds_bucket',
+    'extproc_resume_calls_total', 'extproc_flight_joins_total', 'extproc_parked_requests', 'extproc_parking_rejected_total']) {
+    assert.ok(metrics.includes(name), name);
+  }
+  assert.ok(metrics.includes('le="0.0025"') && metrics.includes('le="30"'), 'route-duration buckets');
+  assert.ok(!metrics.includes('counter-7') && !metrics.includes('team-a'), 'no client-supplied names in labels');
+
+  const reset = await fetch(`${base}/stats/reset`, { method: 'POST' });
+  assert.equal(reset.status, 200);
+  const zero = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
+  assert.equal(zero.streams.total, 0);
+  assert.equal(zero.requests.ok, 0);
+  assert.equal(zero.flightJoins, 0);
+  assert.equal(zero.resumeCalls.OK, 0);
+  assert.ok(metrics.includes('extproc_requests_total{outcome="ok"}'), 'Prometheus keeps lifetime counters');
+});
+
+test('Envoy\'s half-close + cancel is not logged as an error', () => {
+  const bad = logLines.filter((l) => (l.level as number) >= 50 || l.msg === 'ext_proc stream error');
+  assert.deepEqual(bad, []);
+});
