@@ -1,4 +1,20 @@
-/** Placeholder entry point until this component lands. */
-export async function main(_argv: string[]): Promise<void> {
-  throw new Error('this component is not built yet');
+/** `actor-edge apiserver-stub`: the simulated control plane with its in-process workers. */
+import { createLogger, logReady } from '../lib/logger.js';
+import { onShutdownSignal } from '../lib/shutdown.js';
+import { readStubConfig, stubHelp } from './config.js';
+import { startApiserverStub } from './stub.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const parsed = readStubConfig(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(stubHelp());
+    return;
+  }
+  const config = parsed.config;
+  const log = createLogger('apiserver-stub');
+  const stub = await startApiserverStub(config, log);
+  onShutdownSignal(log, () => stub.close());
+  log.info({ workers: stub.workerAddresses, capacity: config.workerCapacity }, 'in-process workers listening');
+  log.info({ atespace: config.atespace, actors: config.actors, resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs }, 'actors seeded');
+  logReady(log, stub.addresses);
 }

@@ -1,4 +1,28 @@
-/** Placeholder entry point until this component lands. */
-export async function main(_argv: string[]): Promise<void> {
-  throw new Error('this component is not built yet');
+/** `actor-edge worker`: one simulated worker process attached to apiserver-stub. */
+import { createLogger, logReady } from '../lib/logger.js';
+import { onShutdownSignal } from '../lib/shutdown.js';
+import { WorkerAgent } from './worker/agent.js';
+import { readWorkerConfig, workerHelp } from './worker/config.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const parsed = readWorkerConfig(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(workerHelp());
+    return;
+  }
+  const config = parsed.config;
+  const log = createLogger('worker');
+  const agent = new WorkerAgent({
+    apiserver: config.apiserver,
+    advertiseIp: config.advertiseIp,
+    listenIp: config.listenIp,
+    port: config.port,
+    capacity: config.capacity,
+    actorSuffix: config.actorSuffix,
+    log,
+  });
+  await agent.start();
+  onShutdownSignal(log, () => agent.close());
+  void agent.whenAttached().then(() => log.info({ apiserver: config.apiserver, advertiseIp: config.advertiseIp }, 'attached to control plane'));
+  logReady(log, { http: agent.listener.address });
 }

@@ -1,0 +1,102 @@
+/**
+ * The admin HTTP API (fastify): health, /stats and its reset, actors (list, inspect with delivered request ids,
+ * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config) and
+ * churn. Bad input → 400 with a JSON error; unknown actor or worker → 404.
+ */
+import net from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { validRef, type ControlPlane } from './control-plane.js';
+import { asStubError, codeName, errors, httpStatusOf } from './errors.js';
+import { actorView, workerView } from './messages.js';
+import type { RpcCounters } from './rpc-counters.js';
+import { applySettings } from './settings.js';
+import { Churn, parseChurnRates } from './churn.js';
+import { resetStats, statsDocument } from './stats.js';
+
+export interface AdminDeps {
+  readonly cp: ControlPlane;
+  readonly counters: RpcCounters;
+  readonly churn: Churn;
+}
+
+interface ActorParams {
+  atespace: string;
+  name: string;
+}
+interface WorkerParams {
+  ip: string;
+}
+
+function sendError(reply: FastifyReply, err: unknown): FastifyReply {
+  const e = asStubError(err);
+  return reply.code(httpStatusOf(e.code)).send({ error: e.message, code: codeName(e.code) });
+}
+
+function workerIp(params: WorkerParams): string {
+  if (!net.isIP(params.ip)) throw errors.invalidArgument(`"${params.ip}" is not an IP address`);
+  return params.ip;
+}
+
+export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance {
+  const app = Fastify({ logger: false });
+  const store = cp.store;
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ error: err.message, code: 'BAD_REQUEST' });
+    }
+    return sendError(reply, err);
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
+
+  app.get('/healthz', async () => ({ ok: true }));
+
+  app.get('/stats', async () => {
+    await cp.flushWorkers();
+    return statsDocument(cp, counters, churn);
+  });
+  app.post('/stats/reset', async () => {
+    await cp.flushWorkers();
+    resetStats(cp, counters, churn);
+    return { ok: true };
+  });
+
+  app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => ({
+    actors: store.listActors(req.query.atespace || undefined).map(actorView),
+  }));
+  app.get<{ Params: ActorParams }>('/actors/:atespace/:name', async (req) => {
+    const actor = cp.get(validRef(req.params));
+    await cp.flushWorkers();
+    return { ...actorView(actor), requestIds: [...actor.requestIds] };
+  });
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name', async (req, reply) => {
+    const actor = cp.create(validRef(req.params));
+    return reply.code(201).send(actorView(actor));
+  });
+  app.delete<{ Params: ActorParams }>('/actors/:atespace/:name', async (req) => {
+    await cp.delete(validRef(req.params));
+    return { ok: true };
+  });
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/resume', async (req) => actorView((await cp.resume(validRef(req.params))).actor));
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/suspend', async (req) => actorView(await cp.suspend(validRef(req.params))));
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/move', async (req) => actorView(await cp.move(validRef(req.params))));
+
+  app.get('/workers', async () => ({ workers: [...store.workers.values()].map(workerView) }));
+  app.post<{ Params: WorkerParams }>('/workers/:ip/stop', async (req) => workerView(await cp.stopWorker(workerIp(req.params))));
+  app.post<{ Params: WorkerParams }>('/workers/:ip/start', async (req) => workerView(await cp.startWorker(workerIp(req.params))));
+
+  app.get('/config', async () => ({ ...cp.settings }));
+  app.put('/config', async (req) => ({ ...applySettings(cp.settings, req.body) }));
+
+  app.get('/churn', async () => churn.status());
+  app.post('/churn', async (req) => {
+    churn.start(parseChurnRates(req.body));
+    return churn.status();
+  });
+  app.delete('/churn', async () => {
+    churn.stop();
+    return churn.status();
+  });
+
+  return app;
+}

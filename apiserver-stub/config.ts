@@ -1,0 +1,74 @@
+/**
+ * apiserver-stub flags and the frozen Config built from them: the only place this component reads the environment.
+ */
+import net from 'node:net';
+import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../lib/flags.js';
+import { parseHostPort, type HostPort } from '../lib/address.js';
+import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
+import { ipv4Add } from './ip.js';
+
+export const STUB_FLAGS = {
+  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control and atestub.Workers)' },
+  admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
+  workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
+  'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },
+  'worker-capacity': { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors each in-process worker can host' },
+  actors: { type: 'number', env: 'APISERVER_ACTORS', default: 100, max: 1_000_000, help: 'actors created SUSPENDED at start (actor-000, actor-001, ...)' },
+  atespace: { type: 'string', env: 'APISERVER_ATESPACE', default: 'demo', help: 'atespace of the seeded actors' },
+  'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, help: 'delay before ResumeActor answers for a RUNNING actor' },
+  'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
+  'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
+} as const satisfies FlagSpecs;
+
+export const STUB_SUMMARY =
+  'A simulated ateapi control plane (gRPC ateapi.Control) with simulated workers that behave like the worker tunnel: ' +
+  'each serves only the actors placed on it and answers 421 + X-Ate-Assignment-Stale: true otherwise.';
+
+export interface StubConfig {
+  readonly listen: HostPort;
+  readonly admin: HostPort;
+  readonly workers: number;
+  readonly workerIpBase: string;
+  readonly workerPort: number;
+  readonly workerCapacity: number;
+  readonly actors: number;
+  readonly atespace: string;
+  readonly resolveLatencyMs: number;
+  readonly coldResumeMs: number;
+  readonly autoCreate: boolean;
+  readonly actorSuffix: string;
+}
+
+export function stubHelp(): string {
+  return formatHelp('apiserver-stub', STUB_SUMMARY, STUB_FLAGS);
+}
+
+/** Parses argv + env into a frozen StubConfig, or `help` when --help was given. Throws UsageError on bad input. */
+export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { kind: 'help' } | { kind: 'config'; config: StubConfig } {
+  const { help, values: v } = readFlags(STUB_FLAGS, argv, env);
+  if (help) return { kind: 'help' };
+  if (!net.isIPv4(v['worker-ip-base'])) throw new UsageError(`--worker-ip-base: expected an IPv4 address, got "${v['worker-ip-base']}"`);
+  if (v.workers > 0) ipv4Add(v['worker-ip-base'], v.workers - 1); // throws past 255.255.255.255
+  if (!isResourceName(v.atespace)) throw new UsageError(`--atespace: "${v.atespace}" is not a DNS-1123 label`);
+  const suffix = normaliseSuffix(v['actor-suffix']);
+  if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
+  return {
+    kind: 'config',
+    config: Object.freeze({
+      listen: parseHostPort(v.listen, '--listen'),
+      admin: parseHostPort(v.admin, '--admin'),
+      workers: v.workers,
+      workerIpBase: v['worker-ip-base'],
+      workerPort: v['worker-port'],
+      workerCapacity: v['worker-capacity'],
+      actors: v.actors,
+      atespace: v.atespace,
+      resolveLatencyMs: v['resolve-latency-ms'],
+      coldResumeMs: v['cold-resume-ms'],
+      autoCreate: v['auto-create'],
+      actorSuffix: suffix,
+    }),
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * gRPC handlers of ateapi.Control: decode, validate, call the control plane, encode; every call is counted by
+ * method and status code. Errors leave as the StubError's code and message.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../lib/proto.js';
+import { isResourceName } from '../lib/actor-ref.js';
+import type * as api from './ateapi-types.js';
+import { asStubError, errors } from './errors.js';
+import { validRef, type ControlPlane } from './control-plane.js';
+import { actorMessage, workerMessage } from './messages.js';
+import type { RpcCounters } from './rpc-counters.js';
+
+export function controlServiceDefinition(): grpc.ServiceDefinition {
+  return lookup<grpc.ServiceClientConstructor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control').service;
+}
+
+type Handler<Req, Res> = (request: Req) => Promise<Res> | Res;
+
+function unary<Req, Res>(method: string, counters: RpcCounters, handler: Handler<Req, Res>): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    let result: Promise<Res>;
+    try {
+      result = Promise.resolve(handler(call.request));
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result.then(
+      (response) => {
+        counters.count(method, grpc.status.OK);
+        callback(null, response);
+      },
+      (err: unknown) => {
+        const e = asStubError(err);
+        counters.count(method, e.code);
+        callback({ code: e.code, details: e.message });
+      },
+    );
+  };
+}
+
+export function controlHandlers(cp: ControlPlane, counters: RpcCounters): grpc.UntypedServiceImplementation {
+  const store = cp.store;
+  return {
+    GetActor: unary<api.GetActorRequest, api.ActorResponse>('GetActor', counters, (req) => ({
+      actor: actorMessage(store, cp.get(validRef(req.actor_ref))),
+    })),
+    CreateActor: unary<api.CreateActorRequest, api.ActorResponse>('CreateActor', counters, (req) => ({
+      actor: actorMessage(store, cp.create(validRef(req.actor_ref), req.actor_template_namespace, req.actor_template_name)),
+    })),
+    SuspendActor: unary<api.SuspendActorRequest, api.ActorResponse>('SuspendActor', counters, async (req) => ({
+      actor: actorMessage(store, await cp.suspend(validRef(req.actor_ref))),
+    })),
+    ResumeActor: unary<api.ResumeActorRequest, api.ActorResponse>('ResumeActor', counters, async (req) => ({
+      actor: actorMessage(store, (await cp.resume(validRef(req.actor_ref))).actor),
+    })),
+    DeleteActor: unary<api.DeleteActorRequest, Record<string, never>>('DeleteActor', counters, async (req) => {
+      await cp.delete(validRef(req.actor_ref));
+      return {};
+    }),
+    ListWorkers: unary<Record<string, never>, api.ListWorkersResponse>('ListWorkers', counters, () => ({
+      workers: [...store.workers.values()].filter((w) => w.attached).map((w) => workerMessage(store, w)),
+    })),
+    ListActors: unary<api.ListActorsRequest, api.ListActorsResponse>('ListActors', counters, (req) => {
+      if (req.atespace !== '' && !isResourceName(req.atespace)) throw errors.invalidArgument(`atespace "${req.atespace}" is not a valid resource name`);
+      if (req.page_size < 0) throw errors.invalidArgument('page_size must not be negative');
+      let start = 0;
+      if (req.page_token !== '') {
+        start = /^[0-9]{1,9}$/.test(req.page_token) ? Number(req.page_token) : NaN;
+        if (!Number.isInteger(start)) throw errors.invalidArgument(`invalid page_token "${req.page_token}"`);
+      }
+      const all = store.listActors(req.atespace || undefined);
+      const end = req.page_size === 0 ? all.length : Math.min(all.length, start + req.page_size);
+      return {
+        actors: all.slice(start, end).map((a) => actorMessage(store, a)),
+        next_page_token: end < all.length ? String(end) : '',
+      };
+    }),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Starts the whole apiserver-stub: the control plane (gRPC ateapi.Control + atestub.Workers on one port), the
+ * admin API, and the in-process workers, which attach over the stub's own gRPC port exactly like separate worker
+ * processes do. Returns the bound addresses and a close() that stops everything in order.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { formatHostPort, boundAddress } from '../lib/address.js';
+import type { Logger } from '../lib/logger.js';
+import { buildAdmin } from './admin.js';
+import { workersServiceDefinition } from './atestub-types.js';
+import { Churn } from './churn.js';
+import type { StubConfig } from './config.js';
+import { ControlPlane } from './control-plane.js';
+import { controlHandlers, controlServiceDefinition } from './control-service.js';
+import { ipv4Add } from './ip.js';
+import { RpcCounters } from './rpc-counters.js';
+import { seedActors } from './seed.js';
+import { Store } from './store.js';
+import { WorkerAgent } from './worker/agent.js';
+import { attachHandler } from './workers-service.js';
+
+export interface RunningStub {
+  readonly addresses: { readonly grpc: string; readonly admin: string; readonly workers: string };
+  readonly workerAddresses: readonly string[];
+  readonly cp: ControlPlane;
+  readonly agents: readonly WorkerAgent[];
+  close(): Promise<void>;
+}
+
+/** Where in-process workers dial the stub's own gRPC listener. */
+function dialAddress(host: string, port: number): string {
+  if (host === '0.0.0.0') return formatHostPort('127.0.0.1', port);
+  if (host === '::') return formatHostPort('::1', port);
+  return formatHostPort(host, port);
+}
+
+function bind(server: grpc.Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+  });
+}
+
+export async function startApiserverStub(config: StubConfig, log: Logger): Promise<RunningStub> {
+  const store = new Store();
+  const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
+  seedActors(store, config.atespace, config.actors);
+  const counters = new RpcCounters();
+  const churn = new Churn(cp, log);
+
+  const server = new grpc.Server({ 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 });
+  server.addService(controlServiceDefinition(), controlHandlers(cp, counters));
+  server.addService(workersServiceDefinition(), { Attach: attachHandler(cp, counters, log) });
+  const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port));
+  const grpcAddress = formatHostPort(config.listen.host, grpcPort);
+
+  const admin = buildAdmin({ cp, counters, churn });
+  const agents: WorkerAgent[] = [];
+  const closeAll = async (): Promise<void> => {
+    churn.stop();
+    await Promise.all(agents.map((a) => a.close()));
+    await admin.close();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 2000);
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  };
+
+  try {
+    await admin.listen({ host: config.admin.host, port: config.admin.port });
+    const adminAddress = boundAddress(admin.server);
+    const apiserver = dialAddress(config.listen.host, grpcPort);
+    for (let i = 0; i < config.workers; i++) {
+      agents.push(
+        new WorkerAgent({
+          apiserver,
+          advertiseIp: ipv4Add(config.workerIpBase, i),
+          port: config.workerPort,
+          capacity: config.workerCapacity,
+          actorSuffix: config.actorSuffix,
+          log,
+        }),
+      );
+    }
+    await Promise.all(agents.map((a) => a.start()));
+    await Promise.all(agents.map((a) => a.whenAttached()));
+    const workerAddresses = agents.map((a) => a.listener.address);
+    const workers =
+      config.workers === 0
+        ? 'none'
+        : config.workers === 1
+          ? workerAddresses[0]!
+          : `${agents[0]!.ip}-${agents[agents.length - 1]!.ip}:${config.workerPort}`;
+    return { addresses: { grpc: grpcAddress, admin: adminAddress, workers }, workerAddresses, cp, agents, close: closeAll };
+  } catch (err) {
+    await closeAll().catch(() => undefined);
+    throw err;
+  }
+}

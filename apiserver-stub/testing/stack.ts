@@ -1,0 +1,50 @@
+/** An in-process apiserver-stub on OS-chosen ports and a private worker network, for tests. */
+import { createLogger } from '../../lib/logger.js';
+import { workerNet } from '../../lib/testing/component.js';
+import type { StubConfig } from '../config.js';
+import { startApiserverStub, type RunningStub } from '../stub.js';
+import { controlClient, SUFFIX, type ControlTestClient } from './clients.js';
+
+export interface TestStack {
+  readonly stub: RunningStub;
+  readonly config: StubConfig;
+  readonly client: ControlTestClient;
+  readonly admin: string;
+  readonly port: number;
+  /** In-process worker IPs. */
+  readonly workers: readonly string[];
+  close(): Promise<void>;
+}
+
+export async function startStack(overrides: Partial<StubConfig> = {}): Promise<TestStack> {
+  const net = await workerNet();
+  const config: StubConfig = Object.freeze({
+    listen: { host: '127.0.0.1', port: 0 },
+    admin: { host: '127.0.0.1', port: 0 },
+    workers: 4,
+    workerIpBase: net.ipBase,
+    workerPort: net.port,
+    workerCapacity: 1,
+    actors: 10,
+    atespace: 'demo',
+    resolveLatencyMs: 0,
+    coldResumeMs: 10,
+    autoCreate: false,
+    actorSuffix: SUFFIX,
+    ...overrides,
+  });
+  const stub = await startApiserverStub(config, createLogger('apiserver-stub', process.env.TEST_LOG_LEVEL ?? 'silent'));
+  const client = controlClient(stub.addresses.grpc);
+  return {
+    stub,
+    config,
+    client,
+    admin: stub.addresses.admin,
+    port: config.workerPort,
+    workers: stub.agents.map((a) => a.ip),
+    async close() {
+      client.close();
+      await stub.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/** `actor-edge worker` flags and its frozen config: the only place the worker process reads the environment. */
+import net from 'node:net';
+import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../../lib/flags.js';
+import { parseHostPort, formatHostPort } from '../../lib/address.js';
+import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
+
+export const WORKER_FLAGS = {
+  apiserver: { type: 'string', env: 'WORKER_APISERVER', default: '127.0.0.1:50052', help: 'apiserver-stub gRPC address to attach to' },
+  'advertise-ip': { type: 'string?', env: 'WORKER_ADVERTISE_IP', help: 'the IP the control plane hands out for this worker (required)' },
+  'listen-ip': { type: 'string?', env: 'WORKER_LISTEN_IP', help: 'the IP the HTTP listener binds (default: the advertise IP; 0.0.0.0 in containers)' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port (0: the OS chooses and the bound port is registered)' },
+  capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors this worker can host' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
+} as const satisfies FlagSpecs;
+
+export const WORKER_SUMMARY =
+  'One simulated worker (the worker tunnel) as its own process: attaches to apiserver-stub over atestub.Workers/Attach, ' +
+  'serves the actors the control plane activates on it, and answers 421 + X-Ate-Assignment-Stale: true for any other.';
+
+export interface WorkerConfig {
+  readonly apiserver: string;
+  readonly advertiseIp: string;
+  readonly listenIp: string;
+  readonly port: number;
+  readonly capacity: number;
+  readonly actorSuffix: string;
+}
+
+export function workerHelp(): string {
+  return formatHelp('worker', WORKER_SUMMARY, WORKER_FLAGS);
+}
+
+export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { kind: 'help' } | { kind: 'config'; config: WorkerConfig } {
+  const { help, values: v } = readFlags(WORKER_FLAGS, argv, env);
+  if (help) return { kind: 'help' };
+  const advertiseIp = v['advertise-ip'];
+  if (advertiseIp === undefined) throw new UsageError('--advertise-ip (WORKER_ADVERTISE_IP) is required');
+  if (!net.isIP(advertiseIp)) throw new UsageError(`--advertise-ip: expected an IP address, got "${advertiseIp}"`);
+  const listenIp = v['listen-ip'] ?? advertiseIp;
+  if (!net.isIP(listenIp)) throw new UsageError(`--listen-ip: expected an IP address, got "${listenIp}"`);
+  const apiserver = parseHostPort(v.apiserver, '--apiserver');
+  const suffix = normaliseSuffix(v['actor-suffix']);
+  if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
+  return {
+    kind: 'config',
+    config: Object.freeze({
+      apiserver: formatHostPort(apiserver.host, apiserver.port),
+      advertiseIp,
+      listenIp,
+      port: v['worker-port'],
+      capacity: v.capacity,
+      actorSuffix: suffix,
+    }),
+  };
+}

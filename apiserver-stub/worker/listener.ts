@@ -1,0 +1,69 @@
+/**
+ * The worker's HTTP/1.1 listener, which can be closed (new connections refused, open keep-alive sockets
+ * destroyed) and opened again on the same address.
+ */
+import http from 'node:http';
+import { once } from 'node:events';
+import { formatHostPort } from '../../lib/address.js';
+
+/** Longer than any client's idle keep-alive, so the client (not the worker) closes idle sockets. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+export class WorkerListener {
+  private server: http.Server | null = null;
+  private transition: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly handler: http.RequestListener,
+    private readonly host: string,
+    private port: number,
+  ) {}
+
+  get listening(): boolean {
+    return this.server !== null;
+  }
+
+  /** host:port (the OS-chosen port once bound). */
+  get address(): string {
+    return formatHostPort(this.host, this.port);
+  }
+
+  get boundPort(): number {
+    return this.port;
+  }
+
+  open(): Promise<void> {
+    return this.serialise(async () => {
+      if (this.server) return;
+      const server = http.createServer({ noDelay: true }, this.handler);
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
+      server.listen(this.port, this.host);
+      await once(server, 'listening');
+      const a = server.address();
+      if (a && typeof a === 'object') this.port = a.port;
+      this.server = server;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.serialise(async () => {
+      const server = this.server;
+      if (!server) return;
+      this.server = null;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    });
+  }
+
+  setListening(listening: boolean): Promise<void> {
+    return listening ? this.open() : this.close();
+  }
+
+  private serialise(step: () => Promise<void>): Promise<void> {
+    const next = this.transition.then(step);
+    this.transition = next.catch(() => undefined);
+    return next;
+  }
+}
