@@ -1,0 +1,43 @@
+/**
+ * The arms of the comparison, each one way of getting a request from the client to the actor's worker, all
+ * measured against the same apiserver-stub and workers in one run:
+ * - direct: load straight at the workers (the ceiling: no proxy at all);
+ * - floor: bench/floor.ts, a bare node:http + undici dispatch forwarder to one fixed worker (the cost of any Node proxy);
+ * - A: proxy --actor-cache off (one ext_proc stream and one ResumeActor per request: today's path);
+ * - B1: proxy --resolver apiserver --actor-cache off (the proxy calls ResumeActor itself, no ext_proc hop);
+ * - B2: proxy --resolver apiserver --actor-cache on (cache, misses resolved by the proxy itself);
+ * - C: proxy --actor-cache on (the product: cache in front of the unchanged ext_proc slow path).
+ */
+import type { ArmName } from './types.js';
+
+export type ArmKind = 'direct' | 'floor' | 'proxy' | 'target';
+
+export interface ArmSpec {
+  readonly name: ArmName;
+  readonly kind: ArmKind;
+  readonly description: string;
+  /** Proxy flags that define the arm (proxy arms only). */
+  readonly proxyFlags: readonly string[];
+  /** Whether the arm needs an extproc process. */
+  readonly extproc: boolean;
+  /** Whether the arm has the actor-binding cache. */
+  readonly cache: boolean;
+}
+
+export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
+  direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false },
+  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false },
+  A: { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false },
+  B1: { name: 'B1', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache off', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'off'], extproc: false, cache: false },
+  B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true },
+  C: { name: 'C', kind: 'proxy', description: 'proxy, cache on, misses through ext_proc (the product)', proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true },
+});
+
+export const TARGET_ARM: ArmSpec = Object.freeze({
+  name: 'target',
+  kind: 'target',
+  description: 'an already running proxy (--target)',
+  proxyFlags: [],
+  extproc: false,
+  cache: true,
+});

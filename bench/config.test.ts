@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UsageError } from '../lib/flags.js';
+import { buildConfig, helpText } from './config.js';
+
+test('defaults: the reference comparison', () => {
+  const { config } = buildConfig([], {});
+  assert.equal(config.scenario, 'steady');
+  assert.equal(config.actors, 50);
+  assert.equal(config.connections, 8);
+  assert.equal(config.durationS, 20);
+  assert.equal(config.warmupS, 5);
+  assert.equal(config.resolveLatencyMs, 1);
+  assert.equal(config.cacheTtlMs, 5000);
+  assert.deepEqual(config.arms, []);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('--quick shortens the run unless --duration/--warmup are given', () => {
+  assert.equal(buildConfig(['--quick'], {}).config.durationS, 2);
+  assert.equal(buildConfig(['--quick'], {}).config.warmupS, 1);
+  const explicit = buildConfig(['--quick', '--duration', '0.5', '--warmup=0'], {}).config;
+  assert.equal(explicit.durationS, 0.5);
+  assert.equal(explicit.warmupS, 0);
+  assert.equal(buildConfig(['--quick'], { BENCH_DURATION: '3' }).config.durationS, 3);
+});
+
+test('many-actors sizes the workers and the cache; --arms is case-insensitive and checked', () => {
+  const m = buildConfig(['--scenario', 'many-actors'], {}).config;
+  assert.equal(m.actors, 10_000);
+  assert.equal(m.workerCapacity, 160);
+  assert.ok(m.workers * m.workerCapacity >= m.actors);
+  assert.ok(m.cacheMaxEntries < m.actors);
+  assert.deepEqual(buildConfig(['--arms', 'c,a', '--arms', 'FLOOR'], {}).config.arms, ['C', 'A', 'floor']);
+  assert.throws(() => buildConfig(['--arms', 'D'], {}), UsageError);
+  assert.throws(() => buildConfig(['--actors', '100', '--workers', '10', '--worker-capacity', '2'], {}), UsageError);
+  assert.throws(() => buildConfig(['--scenario', 'spiky'], {}), UsageError);
+});
+
+test('help names every flag', () => {
+  const help = helpText();
+  for (const flag of ['--quick', '--arms', '--actors', '--connections', '--duration', '--warmup', '--target', '--scenario', '--churn-rate']) {
+    assert.ok(help.includes(flag), flag);
+  }
+});

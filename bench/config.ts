@@ -1,0 +1,127 @@
+/**
+ * `npm run bench` flags, declared once (help text and env vars come from the same table) and turned into one
+ * frozen BenchConfig. Scenario defaults (actor count, workers, cache size) are applied here, nowhere else.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../lib/flags.js';
+import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.js';
+
+export const BENCH_FLAGS = {
+  scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
+  arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000)' },
+  connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
+  duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm' },
+  warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
+  quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (an explicit --duration/--warmup wins)' },
+  target: { type: 'string?', env: 'BENCH_TARGET', help: 'URL of an already running proxy (e.g. docker compose); runs only the arm "target"' },
+  'target-admin': { type: 'string?', env: 'BENCH_TARGET_ADMIN', help: 'with --target: the proxy admin URL, for its /stats' },
+  'stub-admin': { type: 'string?', env: 'BENCH_STUB_ADMIN', help: 'with --target: the apiserver-stub admin URL, for ResumeActor counts and churn' },
+  'extproc-admin': { type: 'string?', env: 'BENCH_EXTPROC_ADMIN', help: 'with --target: the extproc admin URL, for stream counts' },
+  'churn-rate': { type: 'number', float: true, default: 10, env: 'BENCH_CHURN_RATE', help: 'churn: actor suspends plus moves per second (half each)' },
+  'cache-ttl-ms': { type: 'number', default: 5000, min: 1, env: 'BENCH_CACHE_TTL_MS', help: 'proxy --cache-ttl-ms for the cache arms' },
+  'cache-max-entries': { type: 'number', default: 0, env: 'BENCH_CACHE_MAX_ENTRIES', help: 'proxy --cache-max-entries; 0 = default (100000; many-actors 2000)' },
+  'resolve-latency-ms': { type: 'number', default: 1, env: 'BENCH_RESOLVE_LATENCY_MS', help: 'stub --resolve-latency-ms (cost of one resolve)' },
+  'cold-resume-ms': { type: 'number', default: 50, env: 'BENCH_COLD_RESUME_MS', help: 'stub --cold-resume-ms (cost of waking a suspended actor)' },
+  'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
+  workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160)' },
+  atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
+  'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
+  seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
+  'out-dir': { type: 'string?', env: 'BENCH_OUT_DIR', help: 'where results go (default bench/results)' },
+  'chart-out': { type: 'string?', env: 'BENCH_CHART_OUT', help: 'also write the SVG chart to this path' },
+  echo: { type: 'boolean', default: false, env: 'BENCH_ECHO', help: "copy the components' logs to stderr" },
+} as const satisfies FlagSpecs;
+
+export interface BenchConfig {
+  readonly scenario: ScenarioName;
+  /** Arms asked for explicitly (empty = the scenario's defaults). */
+  readonly arms: readonly ArmName[];
+  readonly actors: number;
+  readonly connections: number;
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly quick: boolean;
+  readonly target: string | undefined;
+  readonly targetAdmin: string | undefined;
+  readonly stubAdmin: string | undefined;
+  readonly extprocAdmin: string | undefined;
+  readonly churnRate: number;
+  readonly cacheTtlMs: number;
+  readonly cacheMaxEntries: number;
+  readonly resolveLatencyMs: number;
+  readonly coldResumeMs: number;
+  readonly zipfS: number;
+  readonly workers: number;
+  readonly workerCapacity: number;
+  readonly atespace: string;
+  readonly actorSuffix: string;
+  readonly seed: number;
+  readonly outDir: string;
+  readonly chartOut: string | undefined;
+  readonly echo: boolean;
+}
+
+export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
+
+function given(argv: readonly string[], env: NodeJS.ProcessEnv, flag: string, envName: string): boolean {
+  return argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`)) || (env[envName] ?? '') !== '';
+}
+
+export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: BenchConfig } {
+  const { help, values: v } = readFlags(BENCH_FLAGS, argv, env);
+  const arms: ArmName[] = [];
+  for (const a of v.arms) {
+    const found = [...ARM_NAMES, 'target'].find((n) => n.toLowerCase() === a.toLowerCase());
+    if (!found) throw new UsageError(`--arms: unknown arm "${a}" (known: ${ARM_NAMES.join(', ')})`);
+    arms.push(found as ArmName);
+  }
+  const many = v.scenario === 'many-actors';
+  const actors = v.actors > 0 ? v.actors : many ? 10_000 : 50;
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : 1;
+  // Room for every actor plus spare workers for moves (churn) and cold placement.
+  const workers = v.workers > 0 ? v.workers : Math.max(64, Math.ceil((actors * 1.25) / capacity));
+  if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
+  const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
+  const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
+  const config: BenchConfig = {
+    scenario: v.scenario,
+    arms,
+    actors,
+    connections: v.connections,
+    durationS: quickDuration ? 2 : v.duration,
+    warmupS: quickWarmup ? 1 : v.warmup,
+    quick: v.quick,
+    target: v.target,
+    targetAdmin: v['target-admin'],
+    stubAdmin: v['stub-admin'],
+    extprocAdmin: v['extproc-admin'],
+    churnRate: v['churn-rate'],
+    cacheTtlMs: v['cache-ttl-ms'],
+    cacheMaxEntries: v['cache-max-entries'] > 0 ? v['cache-max-entries'] : many ? 2000 : 100_000,
+    resolveLatencyMs: v['resolve-latency-ms'],
+    coldResumeMs: v['cold-resume-ms'],
+    zipfS: v['zipf-s'],
+    workers,
+    workerCapacity: capacity,
+    atespace: v.atespace,
+    actorSuffix: v['actor-suffix'],
+    seed: v.seed,
+    outDir: v['out-dir'] ? path.resolve(v['out-dir']) : DEFAULT_OUT_DIR,
+    chartOut: v['chart-out'],
+    echo: v.echo,
+  };
+  return { help, config: Object.freeze(config) };
+}
+
+export function helpText(): string {
+  return formatHelp('bench', 'Benchmarks the ingress arms (direct, floor, A, B1, B2, C) against one stub and its workers.', BENCH_FLAGS)
+    .replace('Usage: actor-edge bench [flags]', 'Usage: npm run bench -- [flags]');
+}
+
+export function machineCpus(): number {
+  return os.cpus().length;
+}

@@ -1,0 +1,52 @@
+/**
+ * The benchmark's own ateapi.Control client, used only to prepare the stage (wake every actor before a hot run)
+ * and never during a measured window.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../lib/proto.js';
+
+interface ResumeClient extends grpc.Client {
+  ResumeActor(
+    req: { actor_ref: { atespace: string; name: string } },
+    opts: grpc.CallOptions,
+    cb: (err: grpc.ServiceError | null, res?: { actor?: { ateom_pod_ip?: string } }) => void,
+  ): grpc.ClientUnaryCall;
+}
+
+type ClientCtor = new (address: string, creds: grpc.ChannelCredentials) => ResumeClient;
+
+function resumeOnce(client: ResumeClient, atespace: string, name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    client.ResumeActor({ actor_ref: { atespace, name } }, { deadline: Date.now() + 30_000 }, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/**
+ * Resumes every actor (a no-op for running ones), `concurrency` at a time. ABORTED (another operation in
+ * progress) is retried; any other error is thrown.
+ */
+export async function resumeAll(address: string, atespace: string, names: readonly string[], concurrency = 64): Promise<void> {
+  const Control = lookup<ClientCtor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control');
+  const client = new Control(address, grpc.credentials.createInsecure());
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < names.length) {
+      const name = names[next++] as string;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await resumeOnce(client, atespace, name);
+          break;
+        } catch (err) {
+          const code = (err as grpc.ServiceError).code;
+          if (code !== grpc.status.ABORTED || attempt > 50) throw new Error(`ResumeActor ${atespace}/${name}: ${(err as Error).message}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,80 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { request } from 'undici';
+import { boundAddress } from '../lib/address.js';
+import { freePort } from '../lib/testing/component.js';
+import { startFloor, type Floor } from './floor.js';
+
+let upstream: http.Server;
+let floor: Floor;
+const seen: { method?: string; url?: string; host?: string; connection?: string; body: string }[] = [];
+
+before(async () => {
+  upstream = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, host: req.headers.host, connection: req.headers['x-hop'] as string | undefined, body });
+      if (req.url === '/big') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(Buffer.alloc(3 * 1024 * 1024, 7));
+        return;
+      }
+      res.writeHead(req.url === '/missing' ? 404 : 200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+      res.end(JSON.stringify({ method: req.method, length: body.length }));
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  floor = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(upstream) });
+});
+
+after(async () => {
+  await floor.close();
+  upstream.closeAllConnections();
+  await new Promise((r) => upstream.close(r));
+});
+
+test('forwards method, path, Host and body, and streams status, headers and body back', async () => {
+  const get = await request(`http://${floor.http}/a/b?c=1`, { headers: { host: 'actor-001.demo.example' } });
+  assert.equal(get.statusCode, 200);
+  assert.equal(get.headers['x-upstream'], 'yes');
+  assert.deepEqual(await get.body.json(), { method: 'GET', length: 0 });
+  assert.deepEqual(seen.at(-1), { method: 'GET', url: '/a/b?c=1', host: 'actor-001.demo.example', connection: undefined, body: '' });
+
+  const post = await request(`http://${floor.http}/orders`, { method: 'POST', body: 'x'.repeat(5000), headers: { host: 'h' } });
+  assert.equal(post.statusCode, 200);
+  assert.deepEqual(await post.body.json(), { method: 'POST', length: 5000 });
+
+  const missing = await request(`http://${floor.http}/missing`);
+  assert.equal(missing.statusCode, 404);
+  await missing.body.dump();
+
+  const big = await request(`http://${floor.http}/big`);
+  const buf = Buffer.from(await big.body.arrayBuffer());
+  assert.equal(buf.length, 3 * 1024 * 1024);
+  assert.equal(buf[buf.length - 1], 7);
+});
+
+test('the admin counts requests and CPU and resets them', async () => {
+  const before = (await (await request(`http://${floor.admin}/stats`)).body.json()) as { requests: { total: number }; process: { cpuUserUs: number } };
+  assert.ok(before.requests.total >= 4);
+  assert.ok(before.process.cpuUserUs > 0);
+  const reset = await request(`http://${floor.admin}/stats/reset`, { method: 'POST' });
+  assert.equal(reset.statusCode, 200);
+  await reset.body.dump();
+  const after = (await (await request(`http://${floor.admin}/stats`)).body.json()) as { requests: { total: number } };
+  assert.equal(after.requests.total, 0);
+});
+
+test('an upstream that refuses connections gives 502', async () => {
+  const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}` });
+  try {
+    const res = await request(`http://${dead.http}/`);
+    assert.equal(res.statusCode, 502);
+    assert.match(await res.body.text(), /upstream failed/);
+  } finally {
+    await dead.close();
+  }
+});

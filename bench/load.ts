@@ -1,0 +1,102 @@
+/**
+ * The load generator: autocannon's programmatic API in this process. Each connection gets its own request list
+ * (pre-built, so autocannon encodes each request once and the generator spends its CPU on sending, not on
+ * building), and every response time is recorded at microsecond resolution by the benchmark itself.
+ */
+import autocannon from 'autocannon';
+import { LatencyRecorder, type LatencySummary } from './latency.js';
+
+export type LoadRequest = autocannon.Request;
+
+export interface LoadPlan {
+  /** Client i connects to urls[i % urls.length]. */
+  readonly urls: readonly string[];
+  readonly connections: number;
+  /** The requests client `index` loops over; `url` is the one it connects to. */
+  requestsFor(index: number, url: string): LoadRequest[];
+}
+
+export interface LoadResult {
+  /** Responses of any status. */
+  readonly requests: number;
+  readonly durationS: number;
+  readonly rps: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly statusCounts: Readonly<Record<string, number>>;
+  readonly latency: LatencySummary;
+  /** CPU this process spent while the load ran (the load generator's own cost). */
+  readonly loadgenCpuMs: number;
+  readonly loadgenPeakRssBytes: number;
+}
+
+export interface LoadHooks {
+  /** Called once the load is running (churn starts here). */
+  readonly onStart?: () => void | Promise<void>;
+}
+
+/** Runs one load phase for `durationS` seconds and returns what the client saw. */
+export async function runLoad(plan: LoadPlan, durationS: number, hooks: LoadHooks = {}): Promise<LoadResult> {
+  if (plan.urls.length === 0) throw new Error('load: no target URL');
+  const recorder = new LatencyRecorder();
+  let clientIndex = 0;
+  const urls = [...plan.urls];
+  const first = plan.requestsFor(0, urls[0] as string);
+  const opts = {
+    url: urls.length === 1 ? (urls[0] as string) : (urls as unknown as string),
+    connections: plan.connections,
+    pipelining: 1,
+    duration: durationS,
+    timeout: 30,
+    requests: first.slice(0, 1),
+    setupClient: (client: autocannon.Client) => {
+      const i = clientIndex++;
+      const url = urls[i % urls.length] as string;
+      client.setRequests(i === 0 ? first : plan.requestsFor(i, url));
+    },
+  } satisfies autocannon.Options;
+  const cpu0 = process.cpuUsage();
+  let started: Promise<void> = Promise.resolve();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(opts, (err, res) => (err ? reject(err as Error) : resolve(res)));
+    instance.on('response', (_client: autocannon.Client, _status: number, _bytes: number, responseTime: number) => {
+      recorder.record(responseTime);
+    });
+    if (hooks.onStart) started = Promise.resolve().then(hooks.onStart);
+  });
+  await started;
+  const cpu = process.cpuUsage(cpu0);
+  const statusCounts: Record<string, number> = {};
+  let total = 0;
+  for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) {
+    const n = (v as { count?: number }).count ?? 0;
+    statusCounts[code] = n;
+    total += n;
+  }
+  const duration = result.duration > 0 ? result.duration : durationS;
+  return {
+    requests: total,
+    durationS: duration,
+    rps: total / duration,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCounts,
+    latency: recorder.summary(),
+    loadgenCpuMs: (cpu.user + cpu.system) / 1000,
+    loadgenPeakRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
+}
+
+/** The Host header of an actor. */
+export function actorHost(name: string, atespace: string, suffix: string): string {
+  return `${name}.${atespace}.${suffix}`;
+}
+
+/** Pre-built GETs, one per sampled index. */
+export function getRequests(hosts: readonly string[], count: number, sample: () => number, path = '/'): LoadRequest[] {
+  const out: LoadRequest[] = [];
+  for (let i = 0; i < count; i++) out.push({ method: 'GET', path, headers: { host: hosts[sample()] as string } });
+  return out;
+}

@@ -1,0 +1,129 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  computeRatios,
+  correctnessFailed,
+  evaluateTargets,
+  fileStem,
+  mainTable,
+  per1k,
+  ratio,
+  renderMarkdown,
+  resumeCallBound,
+} from './report.js';
+import type { ArmName, ArmResult, BenchReport } from './types.js';
+
+function arm(name: ArmName, rps: number, extra: Partial<ArmResult> = {}): ArmResult {
+  const requests = rps * 20;
+  return {
+    name,
+    description: `arm ${name}`,
+    requests,
+    durationS: 20,
+    rps,
+    p50Ms: 0.4,
+    p90Ms: 0.6,
+    p99Ms: 1.2,
+    maxMs: 9,
+    meanMs: 0.45,
+    non2xx: 0,
+    errors: 0,
+    statusCounts: { '200': requests },
+    resumeCalls: null,
+    extprocStreams: null,
+    resumeCallsPer1k: null,
+    extprocStreamsPer1k: null,
+    cpuMsPerRequest: 0.1,
+    components: [{ component: 'proxy', cpuMs: 100, cpuMsPerRequest: 0.05, peakRssBytes: 80 * 2 ** 20 }],
+    loadgen: { component: 'loadgen', cpuMs: 50, cpuMsPerRequest: 0.02, peakRssBytes: 100 * 2 ** 20 },
+    notes: [],
+    ...extra,
+  };
+}
+
+test('ratio and per1k handle missing and zero denominators', () => {
+  assert.equal(ratio(10, 4), 2.5);
+  assert.equal(ratio(10, 0), null);
+  assert.equal(ratio(undefined, 4), null);
+  assert.equal(ratio(null, 4), null);
+  assert.equal(per1k(262, 855_320), (262 * 1000) / 855_320);
+  assert.equal(per1k(null, 10), null);
+  assert.equal(per1k(5, 0), null);
+});
+
+test('computeRatios divides throughput of the named arms, null when one is missing', () => {
+  const r = computeRatios([arm('A', 1000), arm('B2', 9000), arm('C', 8000), arm('floor', 10_000)]);
+  assert.equal(r['C/A'], 8);
+  assert.equal(r['B2/A'], 9);
+  assert.ok(Math.abs((r['C/B2'] as number) - 8 / 9) < 1e-12);
+  assert.equal(r['C/floor'], 0.8);
+  assert.equal(r['C/direct'], null);
+  assert.equal(r['B1/A'], null);
+});
+
+test('resumeCallBound: one call per actor per TTL window touched, plus cold calls', () => {
+  assert.equal(resumeCallBound(50, 20, 5000, 0), 200);
+  assert.equal(resumeCallBound(50, 20.04, 5000, 0), 250);
+  assert.equal(resumeCallBound(50, 2, 5000, 3), 53);
+});
+
+test('steady targets: C against the floor, C/A reported, the ResumeActor bound', () => {
+  const a = arm('A', 1000, { resumeCallsPer1k: 1000 });
+  const met = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9600, { resumeCalls: 180, resumeCallsPer1k: 0.9 })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(met.map((t) => t.status), ['met', 'reported', 'met']);
+  assert.match(met[0]!.detail, /96%/);
+  assert.match(met[1]!.detail, /9\.60x/);
+  const missed = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9000, { resumeCalls: 201 })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(missed.map((t) => t.status), ['not-met', 'reported', 'not-met']);
+  const lonely = evaluateTargets('steady', [arm('C', 9000)], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(lonely.map((t) => t.status), ['n/a', 'n/a', 'n/a']);
+});
+
+test('churn targets: non-2xx and duplicates per arm; duplicates are a correctness failure', () => {
+  const t = evaluateTargets('churn', [arm('C', 5000, { duplicates: 0, non2xx: 2 }), arm('A', 900, { duplicates: 1 })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(
+    t.map((x) => [x.name, x.status]),
+    [
+      ['C: client-visible non-2xx = 0', 'not-met'],
+      ['C: duplicate deliveries = 0', 'met'],
+      ['A: client-visible non-2xx = 0', 'met'],
+      ['A: duplicate deliveries = 0', 'not-met'],
+    ],
+  );
+  assert.equal(correctnessFailed(t), true);
+  assert.equal(correctnessFailed(t.slice(0, 3)), false);
+});
+
+test('cold target: one ResumeActor per actor and every actor answered', () => {
+  const cold = { actors: 50, actorsAnswered: 50, firstSuccessP50Ms: 60, firstSuccessP99Ms: 80, firstSuccessMaxMs: 90, resumeCallsPerActor: 1, resumeOkPerActor: 1, concurrentPerActor: 8 };
+  const t = evaluateTargets('cold', [arm('C', 100, { resumeCalls: 50, cold }), arm('A', 100, { resumeCalls: 75, cold: { ...cold, resumeCallsPerActor: 1.5 } })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(t.map((x) => x.status), ['met', 'not-met']);
+});
+
+test('the markdown carries the machine, every arm, the ratios and the targets', () => {
+  const arms = [arm('A', 1000, { resumeCalls: 20_000, resumeCallsPer1k: 1000 }), arm('C', 8000, { resumeCalls: 200, resumeCallsPer1k: 1.25 })];
+  const report: BenchReport = {
+    scenario: 'steady',
+    startedAt: '2025-03-04T05:06:07.891Z',
+    machine: { cpus: 2, cpuModel: 'Test CPU', totalMemBytes: 8 * 2 ** 30, platform: 'Linux', node: 'v20.0.0', loadAvg: [0.5, 0.4, 0.3] },
+    settings: { connections: 8, arms: ['A', 'C'] },
+    arms,
+    ratios: computeRatios(arms),
+    targets: evaluateTargets('steady', arms, { actors: 50, cacheTtlMs: 5000 }),
+  };
+  const md = renderMarkdown(report);
+  assert.match(md, /2 × Test CPU, 8\.0 GiB/);
+  assert.match(md, /\| A \| 1,000 \| 0\.40 \|/);
+  assert.match(md, /\| C \| 8,000 \|/);
+  assert.match(md, /C\/A 8\.00/);
+  assert.match(md, /\[n\/a\] C >= 95% of floor/);
+  assert.match(md, /\[met\] C ResumeActor calls/);
+  const lines = mainTable(arms).split('\n');
+  assert.equal(lines.length, 4);
+  const cols = (l: string): number => l.split('|').length;
+  assert.ok(lines.every((l) => cols(l) === cols(lines[0]!)), 'every table row has the header\'s column count');
+});
+
+test('fileStem is sortable and has no colons', () => {
+  assert.equal(fileStem('2025-03-04T05:06:07.891Z', 'steady'), '2025-03-04T05-06-07Z-steady');
+});

@@ -1,0 +1,288 @@
+/**
+ * Pure report math and rendering: throughput ratios between arms, the performance targets (reported, never
+ * asserted by timing), and the markdown that goes to stdout and to bench/results/<stamp>-<scenario>.md.
+ */
+import type { ArmName, ArmResult, BenchReport, ScenarioName, TargetResult } from './types.js';
+
+/** The ratios the report always prints: numerator arm / denominator arm, by throughput. */
+export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
+  ['C', 'A'],
+  ['B1', 'A'],
+  ['B2', 'A'],
+  ['C', 'B2'],
+  ['C', 'floor'],
+  ['C', 'direct'],
+];
+
+/** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */
+export const FLOOR_TARGET = 0.95;
+
+export function findArm(arms: readonly ArmResult[], name: ArmName): ArmResult | undefined {
+  return arms.find((a) => a.name === name);
+}
+
+/** a / b, or null when either is missing or b is not positive. */
+export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (a === null || a === undefined || b === null || b === undefined || !(b > 0) || !Number.isFinite(a)) return null;
+  return a / b;
+}
+
+export function computeRatios(arms: readonly ArmResult[]): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [n, d] of RATIO_PAIRS) out[`${n}/${d}`] = ratio(findArm(arms, n)?.rps, findArm(arms, d)?.rps);
+  return out;
+}
+
+/** Calls per 1,000 requests (null when the count is unknown or there were no requests). */
+export function per1k(calls: number | null, requests: number): number | null {
+  if (calls === null || requests <= 0) return null;
+  return (calls * 1000) / requests;
+}
+
+export interface TargetContext {
+  /** Actors the load spreads over. */
+  readonly actors: number;
+  readonly cacheTtlMs: number;
+}
+
+/**
+ * The most ResumeActor calls a cache-on arm may make in a window: one per actor per TTL window the measurement
+ * touches (ceil(duration / TTL)), plus one cold call per actor that was suspended when the window opened.
+ */
+export function resumeCallBound(actors: number, durationS: number, cacheTtlMs: number, suspendedAtStart: number): number {
+  const windows = Math.max(1, Math.ceil((durationS * 1000) / cacheTtlMs - 1e-9));
+  return actors * windows + suspendedAtStart;
+}
+
+export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult[], ctx: TargetContext): TargetResult[] {
+  const out: TargetResult[] = [];
+  const c = findArm(arms, 'C');
+  const a = findArm(arms, 'A');
+  const floor = findArm(arms, 'floor');
+  if (scenario === 'steady' || scenario === 'many-actors') {
+    const share = ratio(c?.rps, floor?.rps);
+    out.push(
+      share === null
+        ? { name: `C >= ${pct(FLOOR_TARGET)} of floor`, status: 'n/a', detail: 'needs arms C and floor in the same run' }
+        : {
+            name: `C >= ${pct(FLOOR_TARGET)} of floor`,
+            status: share >= FLOOR_TARGET ? 'met' : 'not-met',
+            detail: `C ${fmtInt(c!.rps)} req/s = ${pct(share)} of floor ${fmtInt(floor!.rps)} req/s`,
+          },
+    );
+    const ca = ratio(c?.rps, a?.rps);
+    out.push(
+      ca === null
+        ? { name: 'C/A throughput', status: 'n/a', detail: 'needs arms C and A' }
+        : {
+            name: 'C/A throughput',
+            status: 'reported',
+            detail: `${ca.toFixed(2)}x; ResumeActor per 1k requests ${fmt(a!.resumeCallsPer1k, 1)} (A) -> ${fmt(c!.resumeCallsPer1k, 2)} (C)`,
+          },
+    );
+  }
+  if (scenario === 'steady' || scenario === 'many-actors') {
+    if (c && c.resumeCalls !== null) {
+      const bound = resumeCallBound(ctx.actors, c.durationS, ctx.cacheTtlMs, c.suspendedAtStart ?? 0);
+      out.push({
+        name: 'C ResumeActor calls <= 1 per actor per TTL + cold calls',
+        status: c.resumeCalls <= bound ? 'met' : 'not-met',
+        detail: `${c.resumeCalls} calls in ${c.durationS.toFixed(1)} s; bound ${bound} (${ctx.actors} actors, TTL ${ctx.cacheTtlMs} ms, ${c.suspendedAtStart ?? 0} cold)`,
+      });
+    } else {
+      out.push({ name: 'C ResumeActor calls <= 1 per actor per TTL + cold calls', status: 'n/a', detail: 'needs arm C with control-plane stats' });
+    }
+  }
+  if (scenario === 'churn') {
+    for (const arm of arms) {
+      out.push({
+        name: `${arm.name}: client-visible non-2xx = 0`,
+        status: arm.non2xx + arm.errors === 0 ? 'met' : 'not-met',
+        detail: `${arm.non2xx} non-2xx, ${arm.errors} errors of ${arm.requests} requests`,
+      });
+      out.push(
+        arm.duplicates === undefined
+          ? { name: `${arm.name}: duplicate deliveries = 0`, status: 'n/a', detail: 'stub stats unavailable' }
+          : {
+              name: `${arm.name}: duplicate deliveries = 0`,
+              status: arm.duplicates === 0 ? 'met' : 'not-met',
+              detail: `${arm.duplicates} duplicates`,
+            },
+      );
+    }
+  }
+  if (scenario === 'cold') {
+    for (const arm of arms) {
+      const cold = arm.cold;
+      out.push(
+        !cold || arm.resumeCalls === null
+          ? { name: `${arm.name}: 1 ResumeActor per cold actor`, status: 'n/a', detail: 'no control-plane stats' }
+          : {
+              name: `${arm.name}: 1 ResumeActor per cold actor`,
+              status: cold.resumeCallsPerActor <= 1 && cold.actorsAnswered === cold.actors ? 'met' : 'not-met',
+              detail: `${cold.resumeCallsPerActor.toFixed(2)} calls per actor (${cold.resumeOkPerActor.toFixed(2)} OK), ${cold.actorsAnswered}/${cold.actors} actors answered`,
+            },
+      );
+    }
+  }
+  return out;
+}
+
+/** True when a target that must hold for correctness (not speed) failed: duplicate deliveries. */
+export function correctnessFailed(targets: readonly TargetResult[]): boolean {
+  return targets.some((t) => t.status === 'not-met' && t.name.includes('duplicate'));
+}
+
+// ---- formatting ---------------------------------------------------------------------------------------------
+
+export function fmt(n: number | null | undefined, digits = 2): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '–';
+  return n.toFixed(digits);
+}
+
+export function fmtInt(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '–';
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export function pct(x: number): string {
+  return `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
+}
+
+function mb(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(0);
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+function table(head: readonly string[], align: readonly ('l' | 'r')[], rows: readonly (readonly string[])[]): string {
+  const sep = align.map((a) => (a === 'r' ? '---:' : '---'));
+  return [row(head), row(sep), ...rows.map(row)].join('\n');
+}
+
+/** Short CPU breakdown, e.g. `proxy 0.031 · stub 0.012`. */
+function cpuBreakdown(arm: ArmResult): string {
+  return arm.components.map((c) => `${shortName(c.component)} ${fmt(c.cpuMsPerRequest, 3)}`).join(' · ') || '–';
+}
+
+function shortName(component: string): string {
+  return component === 'apiserver-stub' ? 'stub' : component;
+}
+
+export function mainTable(arms: readonly ArmResult[]): string {
+  return table(
+    ['arm', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'ResumeActor', 'per 1k', 'ext_proc streams', 'per 1k', 'CPU ms/req', 'CPU ms/req by process', 'loadgen CPU ms/req', 'peak RSS MB'],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],
+    arms.map((a) => [
+      a.name,
+      fmtInt(a.rps),
+      fmt(a.p50Ms),
+      fmt(a.p90Ms),
+      fmt(a.p99Ms),
+      fmt(a.maxMs, 1),
+      fmtInt(a.non2xx),
+      fmtInt(a.errors),
+      fmtInt(a.resumeCalls),
+      fmt(a.resumeCallsPer1k, 2),
+      fmtInt(a.extprocStreams),
+      fmt(a.extprocStreamsPer1k, 2),
+      fmt(a.cpuMsPerRequest, 3),
+      cpuBreakdown(a),
+      fmt(a.loadgen.cpuMsPerRequest, 3),
+      a.components.map((c) => `${shortName(c.component)} ${mb(c.peakRssBytes)}`).join(' · ') || '–',
+    ]),
+  );
+}
+
+function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): string | null {
+  if (scenario === 'churn') {
+    return table(
+      ['arm', 'requests', 'non-2xx', 'errors', 'evictions', 're-runs', 'duplicates', 'status codes'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      arms.map((a) => [a.name, fmtInt(a.requests), fmtInt(a.non2xx), fmtInt(a.errors), fmtInt(a.evictions), fmtInt(a.reruns), fmtInt(a.duplicates), statusText(a)]),
+    );
+  }
+  if (scenario === 'cold') {
+    return table(
+      ['arm', 'actors answered', 'concurrent per actor', 'first success p50 ms', 'p99 ms', 'max ms', 'ResumeActor per actor', 'OK per actor'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      arms.map((a) => [
+        a.name,
+        a.cold ? `${a.cold.actorsAnswered}/${a.cold.actors}` : '–',
+        fmtInt(a.cold?.concurrentPerActor),
+        fmt(a.cold?.firstSuccessP50Ms, 1),
+        fmt(a.cold?.firstSuccessP99Ms, 1),
+        fmt(a.cold?.firstSuccessMaxMs, 1),
+        fmt(a.cold?.resumeCallsPerActor, 2),
+        fmt(a.cold?.resumeOkPerActor, 2),
+      ]),
+    );
+  }
+  if (scenario === 'many-actors') {
+    return table(
+      ['arm', 'cache hits', 'misses', 'hit ratio', 'entries', 'LRU evictions', 'TTL evictions', 'ResumeActor'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      arms.map((a) => [
+        a.name,
+        fmtInt(a.cache?.hits),
+        fmtInt(a.cache?.misses),
+        a.cache ? pct(a.cache.hitRatio) : '–',
+        fmtInt(a.cache?.entries),
+        fmtInt(a.cache?.evictions['lru']),
+        fmtInt(a.cache?.evictions['ttl']),
+        fmtInt(a.resumeCalls),
+      ]),
+    );
+  }
+  return null;
+}
+
+function statusText(a: ArmResult): string {
+  return Object.entries(a.statusCounts)
+    .map(([code, n]) => `${code}×${n}`)
+    .join(' ');
+}
+
+export function renderMarkdown(report: BenchReport): string {
+  const m = report.machine;
+  const s = report.settings;
+  const lines: string[] = [];
+  lines.push(`## actor-edge bench: ${report.scenario} (${report.startedAt})`, '');
+  lines.push(
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${(m.totalMemBytes / 2 ** 30).toFixed(1)} GiB, ${m.platform}, Node ${m.node}, load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}.`,
+  );
+  lines.push(`Settings: ${Object.entries(s).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`).join(', ')}.`, '');
+  lines.push(mainTable(report.arms), '');
+  const extra = scenarioTable(report.scenario, report.arms);
+  if (extra) lines.push(extra, '');
+  const ratios = Object.entries(report.ratios).filter(([, v]) => v !== null);
+  if (ratios.length) lines.push(`Throughput ratios: ${ratios.map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}.`, '');
+  if (report.targets.length) {
+    lines.push('Targets (judged from this run, reported, never asserted by timing):', '');
+    for (const t of report.targets) lines.push(`- ${targetMark(t)} ${t.name}: ${t.detail}`);
+    lines.push('');
+  }
+  const notes = report.arms.flatMap((a) => a.notes.map((n) => `- ${a.name}: ${n}`));
+  if (notes.length) lines.push('Notes:', '', ...notes, '');
+  return lines.join('\n');
+}
+
+function targetMark(t: TargetResult): string {
+  switch (t.status) {
+    case 'met':
+      return '[met]';
+    case 'not-met':
+      return '[NOT MET]';
+    case 'reported':
+      return '[reported]';
+    case 'n/a':
+      return '[n/a]';
+  }
+}
+
+/** `2025-01-02T03-04-05Z-steady`: the file stem of one run's outputs (sortable, no colons). */
+export function fileStem(startedAt: string, scenario: string): string {
+  return `${startedAt.replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${scenario}`;
+}

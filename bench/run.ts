@@ -1,0 +1,208 @@
+/**
+ * `npm run bench -- [flags]`: starts one apiserver-stub (with its workers) for the whole run, then for each arm
+ * its own front processes, measures, stops them, and finally prints a markdown table and writes
+ * bench/results/<stamp>-<scenario>.{json,md,svg}. Exit status: 0 when every arm answered (and, under churn,
+ * nothing was delivered twice); 1 otherwise; 2 for bad flags.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { UsageError } from '../lib/flags.js';
+import { ARMS, TARGET_ARM, type ArmSpec } from './arms.js';
+import { renderChart } from './chart.js';
+import { buildConfig, helpText, type BenchConfig } from './config.js';
+import { computeRatios, correctnessFailed, evaluateTargets, fileStem, fmt, fmtInt, renderMarkdown } from './report.js';
+import { churn } from './scenarios/churn.js';
+import { cold } from './scenarios/cold.js';
+import { manyActors } from './scenarios/many-actors.js';
+import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
+import { steady } from './scenarios/steady.js';
+import { Admin, readActors } from './admin.js';
+import { Stack, targetProbes, type ArmRuntime } from './stack.js';
+import { floorWorker } from './scenarios/plans.js';
+import type { ArmName, ArmResult, BenchReport, MachineInfo, ScenarioName } from './types.js';
+
+export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
+  steady,
+  churn,
+  cold,
+  'many-actors': manyActors,
+});
+
+function log(message: string): void {
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+export function machineInfo(): MachineInfo {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: (cpus[0]?.model ?? 'unknown').replace(/\s+/g, ' ').trim(),
+    totalMemBytes: os.totalmem(),
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAvg: os.loadavg(),
+  };
+}
+
+/** Actor names `actor-000` … as the stub seeds them (used with --target when no stub admin is given). */
+export function seededNames(n: number): string[] {
+  const width = Math.max(3, String(Math.max(0, n - 1)).length);
+  return Array.from({ length: n }, (_, i) => `actor-${String(i).padStart(width, '0')}`);
+}
+
+/** The arms this invocation runs, in the canonical order, and the ones skipped with why. */
+export function selectArms(config: BenchConfig, scenario: Scenario): { run: ArmName[]; skipped: string[] } {
+  if (config.target) return { run: ['target'], skipped: config.arms.filter((a) => a !== 'target').map((a) => `${a}: needs restarts, skipped with --target`) };
+  const wanted = config.arms.length ? config.arms : scenario.defaultArms;
+  const order: ArmName[] = ['direct', 'floor', 'A', 'B1', 'B2', 'C'];
+  const run = order.filter((a) => wanted.includes(a) && scenario.supportedArms.includes(a));
+  const skipped = wanted.filter((a) => !run.includes(a)).map((a) => `${a}: not meaningful for ${scenario.name}`);
+  return { run, skipped };
+}
+
+function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<string, unknown> {
+  return {
+    arms,
+    actors: config.actors,
+    connections: config.connections,
+    warmupS: config.warmupS,
+    durationS: config.durationS,
+    cacheTtlMs: config.cacheTtlMs,
+    cacheMaxEntries: config.cacheMaxEntries,
+    resolveLatencyMs: config.resolveLatencyMs,
+    coldResumeMs: config.coldResumeMs,
+    workers: config.workers,
+    workerCapacity: config.workerCapacity,
+    accessLog: 'off',
+    ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
+    ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
+    ...(config.target ? { target: config.target } : {}),
+    seed: config.seed,
+  };
+}
+
+async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly ArmName[], failures: string[]): Promise<ArmResult[]> {
+  const results: ArmResult[] = [];
+  let stack: Stack | undefined;
+  try {
+    let actors: string[];
+    if (config.target) {
+      actors = config.stubAdmin
+        ? readActors(await new Admin(config.stubAdmin).get('/actors'))
+            .filter((a) => a.atespace === config.atespace)
+            .map((a) => a.name)
+            .sort()
+            .slice(0, config.actors)
+        : seededNames(config.actors);
+    } else {
+      log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)`);
+      stack = await Stack.start(config);
+      actors = (await stack.placements()).map((p) => p.name);
+      if (actors.length < config.actors) throw new Error(`the stub seeded ${actors.length} actors, wanted ${config.actors}`);
+    }
+    const ctx: ScenarioContext = { config, ...(stack ? { stack } : {}), actors, placements: [], log };
+    await scenario.prepare(ctx);
+    for (const name of arms) {
+      const spec: ArmSpec = name === 'target' ? TARGET_ARM : ARMS[name];
+      let runtime: ArmRuntime | undefined;
+      try {
+        if (stack) ctx.placements = await stack.placements();
+        if (name === 'target') {
+          runtime = { spec, url: config.target as string, probes: targetProbes(config), stop: async () => {} };
+        } else {
+          if (!stack) throw new Error(`arm ${name} needs the bench's own stack`);
+          runtime = await stack.startArm(spec, spec.kind === 'floor' ? floorWorker(ctx.placements).ip : undefined);
+        }
+        log(`arm ${name}: ${spec.description} (${config.warmupS} s warm-up, ${config.durationS} s measured)`);
+        const r = await scenario.runArm(ctx, runtime);
+        results.push(r);
+        log(`arm ${name}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ResumeActor ${fmtInt(r.resumeCalls)}`);
+        const ok = Object.entries(r.statusCounts).reduce((n, [code, c]) => n + (code.startsWith('2') ? c : 0), 0);
+        if (ok === 0) failures.push(`arm ${name}: no 2xx answer`);
+      } catch (err) {
+        failures.push(`arm ${name}: ${(err as Error).message}`);
+        log(`arm ${name} failed: ${(err as Error).stack ?? String(err)}`);
+      } finally {
+        await runtime?.stop();
+      }
+    }
+  } finally {
+    await stack?.stop();
+  }
+  return results;
+}
+
+export interface Outputs {
+  readonly report: BenchReport;
+  readonly markdown: string;
+  readonly files: readonly string[];
+}
+
+export async function writeOutputs(config: BenchConfig, report: BenchReport): Promise<Outputs> {
+  const markdown = renderMarkdown(report);
+  const stem = fileStem(report.startedAt, report.scenario);
+  await mkdir(config.outDir, { recursive: true });
+  const svg = renderChart(report.arms, {
+    title: `actor-edge bench: ${report.scenario}`,
+    subtitle: `${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; ${config.actors} actors, ${config.connections} connections, ${config.durationS} s per arm; ${report.startedAt}`,
+  });
+  const files = [path.join(config.outDir, `${stem}.json`), path.join(config.outDir, `${stem}.md`), path.join(config.outDir, `${stem}.svg`)];
+  await writeFile(files[0] as string, JSON.stringify(report, null, 2) + '\n');
+  await writeFile(files[1] as string, markdown + `\n![chart](./${stem}.svg)\n`);
+  await writeFile(files[2] as string, svg);
+  if (config.chartOut) {
+    await mkdir(path.dirname(path.resolve(config.chartOut)), { recursive: true });
+    await writeFile(config.chartOut, svg);
+    files.push(path.resolve(config.chartOut));
+  }
+  return { report, markdown, files };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { help, config } = buildConfig(argv);
+  if (help) {
+    process.stdout.write(helpText());
+    return 0;
+  }
+  const scenario = SCENARIO_TABLE[config.scenario];
+  const { run, skipped } = selectArms(config, scenario);
+  for (const s of skipped) log(`skipping ${s}`);
+  if (run.length === 0) throw new UsageError('no arm to run');
+  const startedAt = new Date().toISOString();
+  const machine = machineInfo();
+  const failures: string[] = [];
+  const arms = await runArms(config, scenario, run, failures);
+  const targets = evaluateTargets(config.scenario, arms, { actors: config.actors, cacheTtlMs: config.cacheTtlMs });
+  const report: BenchReport = {
+    scenario: config.scenario,
+    startedAt,
+    machine,
+    settings: settingsOf(config, run),
+    arms,
+    ratios: computeRatios(arms),
+    targets,
+    ...(failures.length ? { failures } : {}),
+  };
+  const out = await writeOutputs(config, report);
+  process.stdout.write(out.markdown + '\n');
+  for (const f of out.files) log(`wrote ${path.relative(process.cwd(), f) || f}`);
+  for (const f of failures) log(`FAILED ${f}`);
+  if (correctnessFailed(targets)) log('FAILED: a request was delivered twice');
+  return failures.length || correctnessFailed(targets) ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n\n${helpText()}`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`bench: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

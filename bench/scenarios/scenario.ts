@@ -1,0 +1,28 @@
+/** What every scenario provides to the runner, and what the runner gives it. */
+import type { ActorPlacement } from '../admin.js';
+import type { BenchConfig } from '../config.js';
+import type { ArmRuntime, Stack } from '../stack.js';
+import type { ArmName, ArmResult, ScenarioName } from '../types.js';
+
+export interface ScenarioContext {
+  readonly config: BenchConfig;
+  /** The stub and its workers (absent with --target: someone else runs them). */
+  readonly stack?: Stack;
+  /** The actors the load spreads over, in name order. */
+  readonly actors: readonly string[];
+  /** Current placements (re-read by the runner before every arm). */
+  placements: readonly ActorPlacement[];
+  log(message: string): void;
+}
+
+export interface Scenario {
+  readonly name: ScenarioName;
+  /** Arms run when --arms is not given. */
+  readonly defaultArms: readonly ArmName[];
+  /** Arms that make sense for this scenario (others are skipped with a note). */
+  readonly supportedArms: readonly ArmName[];
+  /** One-time preparation after the stub is up (e.g. wake every actor). */
+  prepare(ctx: ScenarioContext): Promise<void>;
+  /** Measures one arm whose processes are running. */
+  runArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmResult>;
+}

@@ -1,0 +1,177 @@
+/**
+ * The processes under test. One apiserver-stub (control plane plus its in-process workers) lives for the whole
+ * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
+ * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
+ */
+import { workerNet } from '../lib/testing/component.js';
+import { Admin, readActors, type ActorPlacement } from './admin.js';
+import type { ArmSpec } from './arms.js';
+import type { BenchConfig } from './config.js';
+import { resumeAll } from './control.js';
+import { launchComponent, launchFloor, type Launched } from './launcher.js';
+
+export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
+
+/** A process whose /stats the benchmark reads. */
+export interface Probe {
+  readonly component: string;
+  readonly kind: ProbeKind;
+  readonly admin: Admin;
+}
+
+export interface ArmRuntime {
+  readonly spec: ArmSpec;
+  /** Where the load goes (the proxy's or floor's ingress; for direct, unused: see workerUrl). */
+  readonly url: string;
+  readonly probes: readonly Probe[];
+  /** For floor: the worker it forwards to. */
+  readonly fixedWorkerIp?: string;
+  stop(): Promise<void>;
+}
+
+/** No process listens here: arms without extproc still need the flag to be an address. */
+const UNUSED_EXTPROC = '127.0.0.1:9';
+
+export class Stack {
+  private constructor(
+    readonly config: BenchConfig,
+    private readonly stub: Launched,
+    readonly stubAdmin: Admin,
+    readonly grpc: string,
+    readonly workerPort: number,
+  ) {}
+
+  static async start(config: BenchConfig): Promise<Stack> {
+    const net = await workerNet();
+    const stub = await launchComponent(
+      'apiserver-stub',
+      [
+        '--listen', '127.0.0.1:0',
+        '--admin', '127.0.0.1:0',
+        '--workers', String(config.workers),
+        '--worker-ip-base', net.ipBase,
+        '--worker-port', String(net.port),
+        '--worker-capacity', String(config.workerCapacity),
+        '--actors', String(config.actors),
+        '--atespace', config.atespace,
+        '--resolve-latency-ms', String(config.resolveLatencyMs),
+        '--cold-resume-ms', String(config.coldResumeMs),
+        '--actor-suffix', config.actorSuffix,
+      ],
+      { echo: config.echo, readyTimeoutMs: 120_000 },
+    );
+    const grpc = stub.addresses['grpc'];
+    const admin = stub.addresses['admin'];
+    if (!grpc || !admin) {
+      await stub.stop();
+      throw new Error(`apiserver-stub ready line lacks grpc/admin: ${JSON.stringify(stub.addresses)}`);
+    }
+    return new Stack(config, stub, new Admin(admin), grpc, net.port);
+  }
+
+  /** Every actor of the bench's atespace, with its placement, in name order. */
+  async placements(): Promise<ActorPlacement[]> {
+    const all = readActors(await this.stubAdmin.get('/actors'));
+    return all.filter((a) => a.atespace === this.config.atespace).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Wakes every actor through ResumeActor (before hot arms; not measured). */
+  async wakeAll(names: readonly string[]): Promise<void> {
+    await resumeAll(this.grpc, this.config.atespace, names);
+  }
+
+  /** Suspends every actor through the stub admin (the cold scenario's starting line). */
+  async suspendAll(names: readonly string[], concurrency = 32): Promise<void> {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < names.length) {
+        const name = names[next++] as string;
+        await this.stubAdmin.post(`/actors/${encodeURIComponent(this.config.atespace)}/${encodeURIComponent(name)}/suspend`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    return { WORKER_PORT: String(this.workerPort) };
+  }
+
+  /** Starts the front processes of one arm. */
+  async startArm(spec: ArmSpec, fixedWorkerIp?: string): Promise<ArmRuntime> {
+    const cfg = this.config;
+    const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
+    const opts = { echo: cfg.echo, env: this.env() };
+    if (spec.kind === 'direct') {
+      return { spec, url: '', probes: [stubProbe], stop: async () => {} };
+    }
+    if (spec.kind === 'floor') {
+      if (!fixedWorkerIp) throw new Error('floor: no worker to forward to');
+      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--upstream', `${fixedWorkerIp}:${this.workerPort}`], opts);
+      return {
+        spec,
+        url: `http://${floor.addresses['http']}`,
+        probes: [{ component: 'floor', kind: 'floor', admin: new Admin(floor.addresses['admin'] as string) }, stubProbe],
+        fixedWorkerIp,
+        stop: () => floor.stop(),
+      };
+    }
+    if (spec.kind !== 'proxy') throw new Error(`arm ${spec.name} cannot be started here`);
+    const started: Launched[] = [];
+    try {
+      let extprocGrpc = UNUSED_EXTPROC;
+      const probes: Probe[] = [];
+      if (spec.extproc) {
+        const extproc = await launchComponent(
+          'extproc',
+          ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', this.grpc, '--worker-port', String(this.workerPort), '--actor-suffix', cfg.actorSuffix],
+          opts,
+        );
+        started.push(extproc);
+        extprocGrpc = extproc.addresses['grpc'] as string;
+        probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
+      }
+      const proxy = await launchComponent(
+        'proxy',
+        [
+          '--listen', '127.0.0.1:0',
+          '--admin', '127.0.0.1:0',
+          '--extproc', extprocGrpc,
+          '--apiserver', this.grpc,
+          '--access-log', 'off',
+          '--cache-ttl-ms', String(cfg.cacheTtlMs),
+          '--cache-max-entries', String(cfg.cacheMaxEntries),
+          '--actor-suffix', cfg.actorSuffix,
+          ...spec.proxyFlags,
+        ],
+        opts,
+      );
+      started.push(proxy);
+      probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
+      probes.push(stubProbe);
+      return {
+        spec,
+        url: `http://${proxy.addresses['ingress']}`,
+        probes,
+        stop: async () => {
+          for (const p of started.reverse()) await p.stop();
+        },
+      };
+    } catch (err) {
+      for (const p of started.reverse()) await p.stop();
+      throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.stub.stop();
+  }
+}
+
+/** Probes for --target mode: whatever admin URLs were given. */
+export function targetProbes(config: BenchConfig): Probe[] {
+  const probes: Probe[] = [];
+  if (config.targetAdmin) probes.push({ component: 'proxy', kind: 'proxy', admin: new Admin(config.targetAdmin) });
+  if (config.extprocAdmin) probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(config.extprocAdmin) });
+  if (config.stubAdmin) probes.push({ component: 'apiserver-stub', kind: 'stub', admin: new Admin(config.stubAdmin) });
+  return probes;
+}

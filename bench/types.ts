@@ -1,0 +1,106 @@
+/** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
+
+export const ARM_NAMES = ['direct', 'floor', 'A', 'B1', 'B2', 'C'] as const;
+export type ArmName = (typeof ARM_NAMES)[number] | 'target';
+
+export const SCENARIOS = ['steady', 'churn', 'cold', 'many-actors'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** CPU and memory of one process over an arm's measured window. */
+export interface ComponentUsage {
+  /** proxy, extproc, apiserver-stub (control plane and its workers), floor, or loadgen (this process). */
+  readonly component: string;
+  readonly cpuMs: number;
+  readonly cpuMsPerRequest: number;
+  readonly peakRssBytes: number;
+}
+
+/** Cache counters of the proxy over the measured window (absent when the arm has no proxy cache). */
+export interface CacheUsage {
+  readonly hits: number;
+  readonly misses: number;
+  readonly hitRatio: number;
+  readonly entries: number;
+  readonly evictions: Readonly<Record<string, number>>;
+}
+
+/** The cold scenario's per-actor view: how long each actor took to answer its first success. */
+export interface ColdUsage {
+  readonly actors: number;
+  readonly actorsAnswered: number;
+  readonly firstSuccessP50Ms: number;
+  readonly firstSuccessP99Ms: number;
+  readonly firstSuccessMaxMs: number;
+  readonly resumeCallsPerActor: number;
+  readonly resumeOkPerActor: number;
+  readonly concurrentPerActor: number;
+}
+
+export interface ArmResult {
+  readonly name: ArmName;
+  readonly description: string;
+  /** Responses received in the measured window (any status). */
+  readonly requests: number;
+  readonly durationS: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly meanMs: number;
+  readonly non2xx: number;
+  /** Connection errors and timeouts seen by the load generator. */
+  readonly errors: number;
+  readonly statusCounts: Readonly<Record<string, number>>;
+  /** ResumeActor calls the control plane received (null when its stats were not reachable). */
+  readonly resumeCalls: number | null;
+  /** ext_proc streams opened (null when unknown). */
+  readonly extprocStreams: number | null;
+  readonly resumeCallsPer1k: number | null;
+  readonly extprocStreamsPer1k: number | null;
+  /** CPU ms per request summed over the server-side processes (load generator excluded). */
+  readonly cpuMsPerRequest: number | null;
+  readonly components: readonly ComponentUsage[];
+  readonly loadgen: ComponentUsage;
+  readonly cache?: CacheUsage;
+  /** Proxy cache evictions (all reasons) and re-runs (all reasons); churn and many-actors. */
+  readonly evictions?: number;
+  readonly reruns?: number;
+  /** Requests an actor served more than once (stub deliveries.duplicates); must be 0. */
+  readonly duplicates?: number;
+  /** ResumeActor calls made during the warm-up (the cold calls of a hot run). */
+  readonly warmupResumeCalls?: number;
+  /** Actors SUSPENDED when the measured window started (each may cost one cold call). */
+  readonly suspendedAtStart?: number;
+  readonly cold?: ColdUsage;
+  readonly notes: readonly string[];
+}
+
+export interface TargetResult {
+  readonly name: string;
+  /** met / not-met, or `reported` for numbers with no pass line, `n/a` when an arm is missing. */
+  readonly status: 'met' | 'not-met' | 'reported' | 'n/a';
+  readonly detail: string;
+}
+
+export interface MachineInfo {
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly totalMemBytes: number;
+  readonly platform: string;
+  readonly node: string;
+  readonly loadAvg: readonly number[];
+}
+
+export interface BenchReport {
+  readonly scenario: ScenarioName;
+  readonly startedAt: string;
+  readonly machine: MachineInfo;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly arms: readonly ArmResult[];
+  /** Throughput ratios (rps of the first arm ÷ rps of the second); null when an arm did not run. */
+  readonly ratios: Readonly<Record<string, number | null>>;
+  readonly targets: readonly TargetResult[];
+  /** Arms that failed to start or answered nothing. */
+  readonly failures?: readonly string[];
+}
