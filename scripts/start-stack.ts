@@ -3,9 +3,11 @@
  * `npm start`: the whole local stack (apiserver-stub with 64 workers on 127.0.1.x, extproc, proxy), each as its
  * own process with its defaults. Every component reads its usual environment variables, e.g.
  * `ACTOR_CACHE=off npm start`. Launcher settings: STACK_READY_TIMEOUT_MS (30000), STACK_STOP_GRACE_MS (10000),
- * STACK_LOG_FORMAT=pretty|json (pretty).
+ * STACK_LOG_FORMAT=pretty|json (pretty). LOG_LEVEL filters what is shown; the components always log at least at
+ * info, because the launcher reads their "ready" lines.
  */
 import { runStack } from './stack/launcher.js';
+import { levelValue } from './stack/log-format.js';
 
 function numberFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -19,8 +21,16 @@ function numberFromEnv(name: string, fallback: number): number {
 
 process.stdout.on('error', () => undefined);
 
+const requestedLevel = process.env.LOG_LEVEL || 'info';
+const minLevel = levelValue(requestedLevel);
+if (minLevel === undefined) {
+  process.stderr.write(`start-stack: LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "${requestedLevel}"\n`);
+  process.exit(2);
+}
+
 const code = await runStack({
-  env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+  env: { ...process.env, LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel },
+  minLevel,
   write: (line) => process.stdout.write(`${line}\n`),
   readyTimeoutMs: numberFromEnv('STACK_READY_TIMEOUT_MS', 30000),
   graceMs: numberFromEnv('STACK_STOP_GRACE_MS', 10000),

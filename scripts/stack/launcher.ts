@@ -5,7 +5,7 @@
  * does not become ready in time, is reported and stops the stack with exit code 1.
  */
 import { StackChild, describeExit, type Exit } from './child.js';
-import { formatLine, type LineFormat } from './log-format.js';
+import { formatLine, levelOf, type LineFormat } from './log-format.js';
 import { STEPS, banner, type ReadyMap } from './plan.js';
 
 export interface LauncherOptions {
@@ -16,6 +16,8 @@ export interface LauncherOptions {
   /** How long each component may take to stop after SIGTERM before its process group is killed. */
   readonly graceMs: number;
   readonly format: Omit<LineFormat, 'width'>;
+  /** Component log lines below this pino level are not shown (the components themselves log at info or lower). */
+  readonly minLevel: number;
 }
 
 type Outcome =
@@ -76,7 +78,9 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
         name: step.name,
         args,
         env: opts.env,
-        onLine: (line) => opts.write(formatLine(step.name, line, fmt)),
+        onLine: (line) => {
+          if ((levelOf(line) ?? Infinity) >= opts.minLevel) opts.write(formatLine(step.name, line, fmt));
+        },
       });
       children.push(child);
       say(`started ${step.name} (pid ${child.pid})`);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactJsonLog, formatLine } from './log-format.js';
+import { compactJsonLog, formatLine, levelOf, levelValue } from './log-format.js';
 
 const plain = { width: 14, raw: false, color: false };
 
@@ -25,4 +25,14 @@ test('non-JSON lines, JSON without a numeric level, and raw mode pass through un
 test('colour wraps only the name column', () => {
   const out = formatLine('proxy', 'hello', { ...plain, color: true });
   assert.match(out, /^\u001b\[\d+mproxy +\|\u001b\[0m hello$/);
+});
+
+test('levels: names to pino values, and the level of a pino line', () => {
+  assert.equal(levelValue('warn'), 40);
+  assert.equal(levelValue(' Info '), 30);
+  assert.equal(levelValue('silent'), Infinity);
+  assert.equal(levelValue('loud'), undefined);
+  assert.equal(levelOf('{"level":20,"time":1,"msg":"x"}'), 20);
+  assert.equal(levelOf('{"msg":"x","level":20}'), undefined);
+  assert.equal(levelOf('plain text'), undefined);
 });

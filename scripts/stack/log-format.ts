@@ -12,6 +12,19 @@ export interface LineFormat {
 }
 
 const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/** pino's numeric value of a level name (`info` → 30), or undefined for an unknown name. */
+export function levelValue(name: string): number | undefined {
+  return LEVEL_VALUES[name.trim().toLowerCase()];
+}
+
+/** The numeric level of a pino JSON line, or undefined when the line is not one. */
+export function levelOf(line: string): number | undefined {
+  if (!line.startsWith('{"level":')) return undefined;
+  const m = /^\{"level":(\d+)[,}]/.exec(line);
+  return m ? Number(m[1]) : undefined;
+}
 const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'component', 'msg', 'v']);
 const COLORS = [36, 33, 35, 32, 34, 31];
 
