@@ -95,9 +95,7 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
   node dist/scripts/compose/check.js requests
   say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
-  dc --profile bench run --rm --no-deps bench \
-    --duration 3 --warmup 0 --connections 8 \
-    --target-admin http://proxy:9901 --extproc-admin http://extproc:9902 --stub-admin http://apiserver:9903
+  dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8
   node dist/scripts/compose/check.js stats
   no_restarts
   say "ACTOR_CACHE=$mode: ok"
