@@ -39,6 +39,8 @@ function isRunning(actor: ActorRecord): boolean {
 
 export class ControlPlane {
   moves = 0;
+  /** Set while the stub shuts down: workers detaching then is expected, not news. */
+  closing = false;
 
   constructor(
     readonly store: Store,
@@ -187,7 +189,8 @@ export class ControlPlane {
         suspended++;
       }
     }
-    this.log.warn({ worker: worker.ip, why, suspended }, 'worker detached: marked dead');
+    if (this.closing) this.log.debug({ worker: worker.ip, why }, 'worker detached during shutdown');
+    else this.log.warn({ worker: worker.ip, why, suspended }, 'worker detached: marked dead');
   }
 
   /** Closes the worker's listener (connections refused, open ones destroyed) and suspends its actors. */

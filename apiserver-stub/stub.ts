@@ -17,7 +17,7 @@ import { RpcCounters } from './rpc-counters.js';
 import { seedActors } from './seed.js';
 import { Store } from './store.js';
 import { WorkerAgent } from './worker/agent.js';
-import { attachHandler } from './workers-service.js';
+import { WorkersService } from './workers-service.js';
 
 export interface RunningStub {
   readonly addresses: { readonly grpc: string; readonly admin: string; readonly workers: string };
@@ -49,16 +49,19 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
 
   const server = new grpc.Server({ 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 });
   server.addService(controlServiceDefinition(), controlHandlers(cp, counters));
-  server.addService(workersServiceDefinition(), { Attach: attachHandler(cp, counters, log) });
+  const workersService = new WorkersService(cp, counters, log);
+  server.addService(workersServiceDefinition(), { Attach: workersService.attach });
   const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port));
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
 
   const admin = buildAdmin({ cp, counters, churn });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
+    cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));
     await admin.close();
+    workersService.endAll();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         server.forceShutdown();

@@ -91,7 +91,32 @@ function validRegistration(reg: Register): void {
   if (!(reg.capacity >= 1)) throw errors.protocol('register: capacity must be at least 1');
 }
 
-export function attachHandler(cp: ControlPlane, counters: RpcCounters, log: Logger): grpc.handleBidiStreamingCall<WorkerToControl, ControlToWorker> {
+/** The Attach handler plus the set of open streams, so shutdown can end them instead of waiting on them. */
+export class WorkersService {
+  private readonly calls = new Set<AttachCall>();
+  readonly attach: grpc.handleBidiStreamingCall<WorkerToControl, ControlToWorker>;
+
+  constructor(cp: ControlPlane, counters: RpcCounters, log: Logger) {
+    const handler = attachHandler(cp, counters, log, (call) => this.calls.delete(call));
+    this.attach = (call) => {
+      this.calls.add(call);
+      handler(call);
+    };
+  }
+
+  /** Ends every open Attach stream (status OK); workers see the control plane go away. */
+  endAll(): void {
+    for (const call of this.calls) if (call.writable) call.end();
+    this.calls.clear();
+  }
+}
+
+function attachHandler(
+  cp: ControlPlane,
+  counters: RpcCounters,
+  log: Logger,
+  onFinished: (call: AttachCall) => void,
+): grpc.handleBidiStreamingCall<WorkerToControl, ControlToWorker> {
   return (call) => {
     let link: StreamLink | null = null;
     let worker: WorkerRecord | null = null;
@@ -100,6 +125,7 @@ export function attachHandler(cp: ControlPlane, counters: RpcCounters, log: Logg
     const finish = (why: string, status?: { code: grpc.status; details: string }): void => {
       if (finished) return;
       finished = true;
+      onFinished(call);
       counters.count('Attach', status?.code ?? grpc.status.OK);
       if (link) {
         link.fail(why);

@@ -115,7 +115,13 @@ export class WorkerAgent {
       this.reconnectDelay = Math.min(this.reconnectDelay * 2, RECONNECT_MAX_MS);
     };
     stream.on('data', (message: ControlToWorker) => this.onMessage(stream, message));
-    stream.on('error', (err: grpc.ServiceError) => onBroken(err.details || err.message));
+    stream.on('error', (err: grpc.ServiceError) => {
+      // UNAVAILABLE: the control plane is not (yet) reachable, which a retry fixes; anything else is worth a word.
+      if (!this.closing && err.code !== grpc.status.UNAVAILABLE && err.code !== grpc.status.CANCELLED) {
+        this.opts.log.warn({ worker: this.ip, code: grpc.status[err.code], err: err.details }, 'control plane refused the attach stream');
+      }
+      onBroken(err.details || err.message);
+    });
     stream.on('end', () => onBroken('control plane ended the stream'));
     stream.on('close', () => onBroken('stream closed'));
     stream.write({ register: { ip: this.opts.advertiseIp, port: this.listener.boundPort, capacity: this.opts.capacity } });
