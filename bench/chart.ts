@@ -41,8 +41,8 @@ const WIDTH = 960;
 const HEIGHT = 420;
 const FONT = 'font-family="Helvetica, Arial, sans-serif"';
 const THROUGHPUT: Series = { label: 'requests per second', color: '#2b6cb0' };
-const RESUME: Series = { label: 'ResumeActor calls per 1k requests', color: '#c05621' };
-const STREAMS: Series = { label: 'ext_proc streams per 1k requests', color: '#6b46c1' };
+const RESUME: Series = { label: 'ResumeActor calls / 1k requests', color: '#c05621' };
+const STREAMS: Series = { label: 'ext_proc streams / 1k requests', color: '#6b46c1' };
 
 export function escapeXml(text: string): string {
   return text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c] as string);
@@ -72,6 +72,7 @@ export function compactNumber(v: number): string {
   if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
   if (v >= 1e4) return `${(v / 1e3).toFixed(1)}k`;
   if (v >= 100) return Math.round(v).toLocaleString('en-US');
+  if (Number.isInteger(v)) return String(v);
   if (v >= 1) return v.toFixed(1);
   if (v === 0) return '0';
   return v.toPrecision(2);
@@ -131,7 +132,7 @@ function panel(p: Panel): string {
     out.push(text(left + gi * groupW + groupW / 2, plotBottom + 16, g.label, 'font-size="12" text-anchor="middle"'));
   });
   p.series.forEach((s, si) => {
-    const lx = left + si * 230;
+    const lx = left + si * 200;
     const ly = plotBottom + 34;
     out.push(`<rect x="${lx}" y="${ly - 9}" width="10" height="10" fill="${s.color}"/>`);
     out.push(text(lx + 14, ly, s.label, 'font-size="11" fill="#2d3748"'));
