@@ -80,6 +80,11 @@ export interface RequestContext {
   /** Per-filter scratch space that survives re-runs (key by your filter's name or a symbol). */
   readonly locals: Map<string | symbol, unknown>;
   readonly log: Logger;
+  /**
+   * Aborted when the client goes away before the response is complete: pass it to any asynchronous work a
+   * filter does (optional: absent in contexts that cannot be aborted, e.g. unit-test fakes).
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface Filter {

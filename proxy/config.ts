@@ -1,0 +1,161 @@
+/**
+ * The proxy's flags and its frozen configuration: the only place in the proxy that reads the environment.
+ * Flag names and environment variables are a contract shared with compose, `npm start` and the benchmark.
+ */
+import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { parseHostPort, type HostPort } from '../lib/address.js';
+import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+
+export const PROXY_FLAGS = {
+  listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
+  admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
+  extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  'actor-cache': {
+    type: 'choice',
+    env: 'ACTOR_CACHE',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'Cache actor-to-worker bindings learned from ext_proc (off: every request goes through ext_proc).',
+  },
+  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, help: 'How long a learned binding is served.' },
+  'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
+  'max-reruns': { type: 'number', env: 'PROXY_MAX_RERUNS', default: 1, max: 10, help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.' },
+  'max-replay-body-bytes': {
+    type: 'number',
+    env: 'PROXY_MAX_REPLAY_BODY_BYTES',
+    default: 1048576,
+    help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
+  },
+  resolver: {
+    type: 'choice',
+    env: 'PROXY_RESOLVER',
+    choices: ['extproc', 'apiserver'],
+    default: 'extproc',
+    help: 'Who resolves a cache miss: the ext_proc server (production), or the proxy calling ResumeActor itself (benchmark comparison).',
+  },
+  apiserver: { type: 'string', env: 'PROXY_APISERVER', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
+  filter: { type: 'list', env: 'PROXY_FILTERS', help: 'An ES module whose default export is a filter factory; user filters run first, in the order given.' },
+  'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
+  workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
+  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
+  'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
+  'extproc-message-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_MESSAGE_TIMEOUT_MS',
+    default: 10000,
+    min: 1,
+    help: 'How long to wait for each ext_proc answer (504 otherwise).',
+  },
+  'extproc-response-headers': {
+    type: 'choice',
+    env: 'PROXY_EXTPROC_RESPONSE_HEADERS',
+    choices: ['skip', 'send'],
+    default: 'skip',
+    help: 'Also send upstream response headers on the ext_proc stream (Envoy default mode; observe only).',
+  },
+  'failure-mode-allow': {
+    type: 'boolean',
+    env: 'PROXY_FAILURE_MODE_ALLOW',
+    default: false,
+    help: 'On an ext_proc error or timeout continue unprocessed (the request then has no route: 503).',
+  },
+  'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
+  'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
+  'request-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_REQUEST_TIMEOUT_MS',
+    default: 300000,
+    help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
+  },
+  'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+} as const satisfies FlagSpecs;
+
+export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
+
+/** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
+export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
+  'ate-endpoint-cached',
+  'x-ate-target-port',
+  'ate-target-actor',
+  'x-ate-original-host',
+  'x-ate-original-dst',
+  'x-ate-assignment-stale',
+  'x-envoy-original-dst-host',
+]);
+
+/** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
+export const MAX_HEADER_BYTES = 60 * 1024;
+
+export interface ProxyConfig {
+  readonly listen: HostPort;
+  readonly admin: HostPort;
+  readonly extproc: HostPort;
+  readonly actorCache: boolean;
+  readonly cacheTtlMs: number;
+  readonly cacheMaxEntries: number;
+  readonly maxReruns: number;
+  readonly maxReplayBodyBytes: number;
+  readonly resolver: 'extproc' | 'apiserver';
+  readonly apiserver: HostPort;
+  readonly filters: readonly string[];
+  readonly accessLog: boolean;
+  readonly workers: number;
+  readonly routeTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly extprocMessageTimeoutMs: number;
+  readonly extprocResponseHeaders: 'skip' | 'send';
+  readonly failureModeAllow: boolean;
+  readonly drainTimeoutMs: number;
+  /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
+  readonly stripHeaders: readonly string[];
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** Normalised (no dots at the ends, lower case). */
+  readonly actorSuffix: string;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+
+export function buildConfig(flags: ProxyFlags): ProxyConfig {
+  const extra = flags['strip-headers'].map((h) => h.toLowerCase());
+  for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
+  const requestTimeoutMs = flags['request-timeout-ms'];
+  if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
+    throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
+  }
+  return Object.freeze({
+    listen: parseHostPort(flags.listen, '--listen'),
+    admin: parseHostPort(flags.admin, '--admin'),
+    extproc: parseHostPort(flags.extproc, '--extproc'),
+    actorCache: flags['actor-cache'] === 'on',
+    cacheTtlMs: flags['cache-ttl-ms'],
+    cacheMaxEntries: flags['cache-max-entries'],
+    maxReruns: flags['max-reruns'],
+    maxReplayBodyBytes: flags['max-replay-body-bytes'],
+    resolver: flags.resolver,
+    apiserver: parseHostPort(flags.apiserver, '--apiserver'),
+    filters: flags.filter,
+    accessLog: flags['access-log'] === 'on',
+    workers: flags.workers,
+    routeTimeoutMs: flags['route-timeout-ms'],
+    connectTimeoutMs: flags['connect-timeout-ms'],
+    extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
+    extprocResponseHeaders: flags['extproc-response-headers'],
+    failureModeAllow: flags['failure-mode-allow'],
+    drainTimeoutMs: flags['drain-timeout-ms'],
+    stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+    headersTimeoutMs: flags['headers-timeout-ms'],
+    requestTimeoutMs,
+    keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
+    actorSuffix: normaliseSuffix(flags['actor-suffix']),
+  });
+}
+
+/** Reads flags (argv over environment over defaults) into a frozen config; `help` is true for `--help`. */
+export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ProxyConfig | undefined } {
+  const { help, values } = readFlags(PROXY_FLAGS, argv, env);
+  return { help, config: help ? undefined : buildConfig(values) };
+}

@@ -1,0 +1,144 @@
+/**
+ * The ext_proc gRPC client, as Envoy's ext_proc filter uses it: one `ExternalProcessor.Process` stream per HTTP
+ * request, multiplexed on one HTTP/2 channel; each message waits for its answer within the message timeout; the
+ * stream is closed as Envoy does (half-close, then cancel) as soon as nothing more will be sent.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../../lib/proto.js';
+import type { Counters } from '../stats.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
+
+/** What one message exchange ended with. */
+export type ExchangeResult =
+  | { readonly kind: 'response'; readonly response: ProcessingResponse }
+  /** The processor ended the stream with OK: continue without it. */
+  | { readonly kind: 'closed' }
+  | { readonly kind: 'error'; readonly code: string; readonly details: string }
+  | { readonly kind: 'timeout' }
+  /** The client request went away while waiting. */
+  | { readonly kind: 'aborted' };
+
+export interface ExtProcClientOptions {
+  /** `host:port` of the processor. */
+  readonly address: string;
+  readonly messageTimeoutMs: number;
+  readonly counters: Counters;
+}
+
+type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
+type ServiceClient = grpc.Client & { Process(): ProcessCall };
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // Come back quickly when the processor restarts (the default backoff grows to two minutes).
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+};
+
+export class ExtProcClient {
+  readonly #client: ServiceClient;
+  readonly #opts: ExtProcClientOptions;
+
+  constructor(opts: ExtProcClientOptions) {
+    this.#opts = opts;
+    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
+    this.#client = new Ctor(opts.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS) as unknown as ServiceClient;
+  }
+
+  /** Opens a new Process stream (one per HTTP request). */
+  open(): ExtProcStream {
+    return new ExtProcStream(this.#client.Process(), this.#opts);
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}
+
+interface Pending {
+  readonly resolve: (r: ExchangeResult) => void;
+  readonly timer: NodeJS.Timeout;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: (() => void) | undefined;
+}
+
+export class ExtProcStream {
+  readonly #call: ProcessCall;
+  readonly #opts: ExtProcClientOptions;
+  #pending: Pending | undefined;
+  /** Set once the stream ended from the server side (or by error). */
+  #ended: ExchangeResult | undefined;
+  #closed = false;
+
+  constructor(call: ProcessCall, opts: ExtProcClientOptions) {
+    this.#call = call;
+    this.#opts = opts;
+    opts.counters.extprocStreams++;
+    opts.counters.extprocActive++;
+    call.on('data', (m: ProcessingResponse) => this.#finish({ kind: 'response', response: m }));
+    call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
+    call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends `message` and waits for the processor's answer (or the stream's end, the timeout, or `signal`). */
+  exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult> {
+    if (this.#ended !== undefined) return Promise.resolve(this.#ended);
+    if (this.#closed) return Promise.resolve({ kind: 'aborted' });
+    if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    return new Promise<ExchangeResult>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#opts.counters.extprocTimeouts++;
+        this.#finish({ kind: 'timeout' });
+      }, this.#opts.messageTimeoutMs);
+      const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
+      if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+      this.#pending = { resolve, timer, signal, onAbort };
+      this.#call.write(message);
+    });
+  }
+
+  /** Sends without waiting (the answer, if any, is read and dropped). */
+  send(message: ProcessingRequest): void {
+    if (this.#ended === undefined && !this.#closed) this.#call.write(message);
+  }
+
+  #finish(result: ExchangeResult): void {
+    const p = this.#pending;
+    if (p === undefined) return; // nothing waiting: a late or unsolicited message
+    this.#pending = undefined;
+    clearTimeout(p.timer);
+    if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
+    p.resolve(result);
+  }
+
+  #onEnd(code: number, details: string): void {
+    if (this.#ended !== undefined) return;
+    if (code === grpc.status.OK) {
+      this.#ended = { kind: 'closed' };
+    } else {
+      if (this.#closed && code === grpc.status.CANCELLED) {
+        this.#ended = { kind: 'aborted' }; // our own close
+      } else {
+        this.#opts.counters.extprocErrors++;
+        this.#ended = { kind: 'error', code: grpc.status[code] ?? String(code), details };
+      }
+    }
+    this.#finish(this.#ended);
+  }
+
+  /** Half-close, then cancel: Envoy's way to end a stream it no longer needs. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#opts.counters.extprocActive--;
+    this.#finish({ kind: 'aborted' });
+    if (this.#ended !== undefined) return;
+    this.#call.end();
+    this.#call.cancel();
+  }
+}
