@@ -69,6 +69,7 @@ export const PROXY_FLAGS = {
     help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
   },
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
 } as const satisfies FlagSpecs;
 
@@ -113,6 +114,7 @@ export interface ProxyConfig {
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
+  readonly workerPort: number;
   /** Normalised (no dots at the ends, lower case). */
   readonly actorSuffix: string;
 }
@@ -150,6 +152,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs,
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
+    workerPort: flags['worker-port'],
     actorSuffix: normaliseSuffix(flags['actor-suffix']),
   });
 }

@@ -48,7 +48,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   });
   const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
   const chain = new Chain(
-    stages.map((s) => s.filter),
+    stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
     { maxReruns: config.maxReruns },

@@ -21,7 +21,8 @@ export interface StageDeps {
 }
 
 export interface ProxyStage {
-  readonly filter: Filter;
+  /** The stage's filter; absent for a stage that only contributes its operational surface (e.g. `/cache` answering 404 when the cache is off). */
+  readonly filter?: Filter;
   /** Top-level blocks merged into `/stats`, e.g. `{ cache: {...} }` or `{ resolver: {...} }`. */
   stats?(): Readonly<Record<string, unknown>>;
   /** `POST /stats/reset`. */
