@@ -166,7 +166,17 @@ export class ControlPlane {
 
   // ---- workers ----
 
+  /**
+   * A worker registered. One IP is one worker: a registration for an IP whose previous stream still looks alive
+   * (a restarted container whose old connection has not timed out yet) replaces it, and the old one is dead.
+   */
   workerAttached(ip: string, port: number, capacity: number, link: WorkerLink): WorkerRecord {
+    const previous = this.store.workers.get(ip);
+    if (previous?.attached && previous.link) {
+      const old = previous.link;
+      this.workerDetached(previous, old, 'replaced by a new registration for the same IP');
+      old.disconnect('replaced by a new registration for the same IP');
+    }
     const worker = this.store.attachWorker(ip, port, capacity, link);
     this.log.info({ worker: ip, port, capacity }, 'worker attached');
     return worker;

@@ -43,6 +43,8 @@ export interface WorkerLink {
   /** Resolves once every request the worker delivered so far has been reported. */
   flush(): Promise<void>;
   setListening(listening: boolean): Promise<void>;
+  /** Ends the link (the worker sees its stream end with an error). */
+  disconnect(why: string): void;
 }
 
 export interface WorkerRecord {

@@ -34,14 +34,17 @@ class StreamLink implements WorkerLink {
   constructor(
     private readonly call: AttachCall,
     readonly ip: string,
-    private readonly onTimeout: (why: string) => void,
+    private readonly kill: (why: string, code: grpc.status) => void,
   ) {}
 
   private send(op: ControlOp): Promise<Ack> {
     if (this.deadReason !== null) return Promise.reject(errors.workerLost(this.ip, this.deadReason));
     const opId = this.nextOpId++;
     return new Promise<Ack>((resolve, reject) => {
-      const timer = setTimeout(() => this.onTimeout(`operation ${opId} not acknowledged within ${OPERATION_TIMEOUT_MS} ms`), OPERATION_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => this.kill(`operation ${opId} not acknowledged within ${OPERATION_TIMEOUT_MS} ms`, grpc.status.DEADLINE_EXCEEDED),
+        OPERATION_TIMEOUT_MS,
+      );
       this.pending.set(opId, { resolve, reject, timer });
       this.call.write({ op_id: opId, ...op });
     });
@@ -82,6 +85,10 @@ class StreamLink implements WorkerLink {
 
   async setListening(listening: boolean): Promise<void> {
     await this.send({ set_listening: { listening } });
+  }
+
+  disconnect(why: string): void {
+    this.kill(why, grpc.status.ABORTED);
   }
 }
 
@@ -142,7 +149,7 @@ function attachHandler(
           if (!('register' in message) || message.msg !== 'register') throw errors.protocol('the first message must be register');
           const reg = message.register;
           validRegistration(reg);
-          const candidate = new StreamLink(call, reg.ip, (why) => finish(why, { code: grpc.status.DEADLINE_EXCEEDED, details: why }));
+          const candidate = new StreamLink(call, reg.ip, (why, code) => finish(why, { code, details: why }));
           worker = cp.workerAttached(reg.ip, reg.port, reg.capacity, candidate);
           link = candidate;
           call.write({ op_id: 0, registered: { worker: worker.pod } });

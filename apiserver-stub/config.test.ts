@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UsageError } from '../lib/flags.js';
+import { readStubConfig } from './config.js';
+import { ipv4Add } from './ip.js';
+import { seedActorNames } from './seed.js';
+import { readWorkerConfig } from './worker/config.js';
+
+test('stub defaults match the documented contract', () => {
+  const parsed = readStubConfig([], {});
+  assert.equal(parsed.kind, 'config');
+  if (parsed.kind !== 'config') return;
+  const c = parsed.config;
+  assert.deepEqual({ ...c.listen }, { host: '127.0.0.1', port: 50052 });
+  assert.deepEqual({ ...c.admin }, { host: '127.0.0.1', port: 9903 });
+  assert.equal(c.workers, 64);
+  assert.equal(c.workerIpBase, '127.0.1.1');
+  assert.equal(c.workerPort, 8443);
+  assert.equal(c.workerCapacity, 1);
+  assert.equal(c.actors, 100);
+  assert.equal(c.atespace, 'demo');
+  assert.equal(c.resolveLatencyMs, 1);
+  assert.equal(c.coldResumeMs, 50);
+  assert.equal(c.autoCreate, false);
+  assert.equal(c.actorSuffix, 'actors.resources.substrate.ate.dev');
+  assert.ok(Object.isFrozen(c));
+});
+
+test('stub flags come from argv over the environment, and bad values are usage errors', () => {
+  const parsed = readStubConfig(['--workers', '3'], { APISERVER_WORKERS: '9', WORKER_IP_BASE: '127.5.0.1', APISERVER_AUTO_CREATE: 'on', ACTOR_SUFFIX: '.Example.TEST.' });
+  assert.ok(parsed.kind === 'config');
+  assert.equal(parsed.config.workers, 3);
+  assert.equal(parsed.config.workerIpBase, '127.5.0.1');
+  assert.equal(parsed.config.autoCreate, true);
+  assert.equal(parsed.config.actorSuffix, 'example.test');
+  assert.equal(readStubConfig(['--help'], {}).kind, 'help');
+  assert.throws(() => readStubConfig(['--worker-ip-base', 'nope'], {}), UsageError);
+  assert.throws(() => readStubConfig(['--worker-ip-base', '255.255.255.250', '--workers', '10'], {}), UsageError);
+  assert.throws(() => readStubConfig(['--atespace', 'Not_A_Label'], {}), UsageError);
+  assert.throws(() => readStubConfig(['--listen', 'nowhere'], {}), UsageError);
+});
+
+test('worker flags: advertise ip required, listen ip defaults to it', () => {
+  assert.throws(() => readWorkerConfig([], {}), (e: unknown) => e instanceof UsageError && /--advertise-ip/.test(e.message));
+  const parsed = readWorkerConfig(['--advertise-ip', '127.0.2.1'], { WORKER_PORT: '9000', WORKER_APISERVER: 'apiserver:50052' });
+  assert.ok(parsed.kind === 'config');
+  assert.equal(parsed.config.listenIp, '127.0.2.1');
+  assert.equal(parsed.config.port, 9000);
+  assert.equal(parsed.config.apiserver, 'apiserver:50052');
+  assert.throws(() => readWorkerConfig(['--advertise-ip', 'auto'], {}), UsageError);
+});
+
+test('worker addresses carry into the next octet', () => {
+  assert.equal(ipv4Add('127.0.1.1', 63), '127.0.1.64');
+  assert.equal(ipv4Add('127.0.1.250', 10), '127.0.2.4');
+  assert.throws(() => ipv4Add('255.255.255.255', 1), UsageError);
+});
+
+test('seeded names are zero-padded to 3 digits, wider when needed', () => {
+  assert.deepEqual(seedActorNames(3), ['actor-000', 'actor-001', 'actor-002']);
+  assert.equal(seedActorNames(1000).at(-1), 'actor-999');
+  const wide = seedActorNames(1001);
+  assert.equal(wide[0], 'actor-0000');
+  assert.equal(wide.at(-1), 'actor-1000');
+  assert.deepEqual(seedActorNames(0), []);
+});
