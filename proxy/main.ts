@@ -14,6 +14,8 @@ import { startProxyProcess } from './proxy-process.js';
 import { runClusterPrimary, runClusterWorker } from './cluster.js';
 import type { ProxyStage, StageDeps } from './stage.js';
 import { createExtProcStage } from './stages/ext-proc-stage.js';
+import { createActorCacheStage, createCacheOffStage } from './cache/stage.js';
+import { createApiserverResolverStage } from './resolvers/stage.js';
 
 const SUMMARY =
   'The ingress proxy: user filters, then actor-cache (cache-first actor bindings), then ext_proc (one stream per miss), then the router.';
@@ -27,11 +29,10 @@ export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
   for (const filter of await loadUserFilters(config.filters, deps.log, config.actorSuffix)) stages.push({ filter });
 
   // 2. actor-cache: only when --actor-cache on; with it off the filter is not in the chain at all.
-  // (hook: actor-cache stage goes here)
+  stages.push(config.actorCache ? createActorCacheStage(deps) : createCacheOffStage());
 
   // 3. The resolver of whatever is not routed yet: ext-proc (production) or the apiserver comparison resolver.
-  // (hook: --resolver apiserver stage goes here)
-  stages.push(createExtProcStage(deps));
+  stages.push(config.resolver === 'apiserver' ? createApiserverResolverStage(deps) : createExtProcStage(deps));
 
   return stages;
 }
