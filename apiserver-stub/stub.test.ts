@@ -251,8 +251,9 @@ describe('apiserver-stub control plane and workers', () => {
       req.on('error', reject);
       req.end();
     });
-    // 50 events take 4.9 s in total; the first arrives on its own.
+    // 50 events take 4.9 s in total; the first arrives on its own, before the next is written.
     assert.match(firstEvent, /^id: 0\n/);
+    assert.equal(firstEvent.match(/^id: /gm)?.length, 1);
   });
 
   test('stopping a worker refuses connections, drops open ones and suspends its actors; start reopens it', async () => {

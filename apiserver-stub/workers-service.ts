@@ -39,6 +39,7 @@ class StreamLink implements WorkerLink {
 
   private send(op: ControlOp): Promise<Ack> {
     if (this.deadReason !== null) return Promise.reject(errors.workerLost(this.ip, this.deadReason));
+    if (!this.call.writable) return Promise.reject(errors.workerLost(this.ip, 'stream closed'));
     const opId = this.nextOpId++;
     return new Promise<Ack>((resolve, reject) => {
       const timer = setTimeout(

@@ -139,7 +139,7 @@ export class WorkerAgent {
   }
 
   private send(stream: AttachStream, message: WorkerToControl): void {
-    stream.write(message);
+    if (stream.writable) stream.write(message);
   }
 
   /** Sends pending deliveries on `stream` (default: the current stream). */
