@@ -115,11 +115,15 @@ test('dump is bounded and lists live bindings most recent first', () => {
   assert.deepEqual(cache.dump(3), { entries: 0, truncated: false, bindings: [] });
 });
 
-test('resetStats zeros the counters but keeps the bindings', () => {
+test('resetStats zeros the /stats counters but keeps the bindings and the lifetime counters', () => {
   const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: clock() });
-  cache.learn('demo/a', '127.0.1.1:8443');
+  const b = cache.learn('demo/a', '127.0.1.1:8443')!;
   cache.lookup('demo/a');
   cache.lookup('demo/b');
   cache.resetStats();
   assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } });
+  cache.evict('demo/a', b.generation, 'stale');
+  cache.lookup('demo/a');
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 1, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.lifetimeStats(), { hits: 1, misses: 2, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } });
 });

@@ -69,6 +69,7 @@ export class BindingCache {
   #hits = 0;
   #misses = 0;
   #evictions = zeroEvictions();
+  #baseline: Omit<CacheStats, 'entries'> = { hits: 0, misses: 0, evictions: zeroEvictions() };
 
   constructor(opts: BindingCacheOptions) {
     if (!Number.isInteger(opts.maxEntries) || opts.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
@@ -182,14 +183,21 @@ export class BindingCache {
     return this.#lru.size;
   }
 
+  /** Counters since the last `resetStats()` (the `/stats` view). */
   stats(): CacheStats {
+    const b = this.#baseline;
+    const evictions = zeroEvictions();
+    for (const r of EVICTION_REASONS) evictions[r] = this.#evictions[r] - b.evictions[r];
+    return { hits: this.#hits - b.hits, misses: this.#misses - b.misses, entries: this.size, evictions };
+  }
+
+  /** Counters since the cache was made; they never go down (the Prometheus view). */
+  lifetimeStats(): CacheStats {
     return { hits: this.#hits, misses: this.#misses, entries: this.size, evictions: { ...this.#evictions } };
   }
 
-  /** Zeros the counters (the bindings stay). */
+  /** Starts the `/stats` counters from zero again (lifetime counters and bindings are kept). */
   resetStats(): void {
-    this.#hits = 0;
-    this.#misses = 0;
-    this.#evictions = zeroEvictions();
+    this.#baseline = { hits: this.#hits, misses: this.#misses, evictions: { ...this.#evictions } };
   }
 }

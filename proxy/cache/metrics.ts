@@ -1,6 +1,6 @@
 /**
- * The cache's Prometheus metrics. They read the cache's own counters when scraped, so `/stats`, `/metrics` and
- * `POST /stats/reset` always agree. Labels are fixed sets (eviction reasons), never actor names.
+ * The cache's Prometheus metrics. They read the cache's lifetime counters when scraped (so they never go down,
+ * whatever `POST /stats/reset` does to `/stats`). Labels are fixed sets (eviction reasons), never actor names.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { EVICTION_REASONS, type BindingCache } from './binding-cache.js';
@@ -12,7 +12,7 @@ export function registerCacheMetrics(registry: Registry, cache: BindingCache): v
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(cache.stats().hits);
+      this.inc(cache.lifetimeStats().hits);
     },
   });
   new Counter({
@@ -21,7 +21,7 @@ export function registerCacheMetrics(registry: Registry, cache: BindingCache): v
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(cache.stats().misses);
+      this.inc(cache.lifetimeStats().misses);
     },
   });
   new Counter({
@@ -30,7 +30,7 @@ export function registerCacheMetrics(registry: Registry, cache: BindingCache): v
     labelNames: ['reason'],
     registers: [registry],
     collect() {
-      const { evictions } = cache.stats();
+      const { evictions } = cache.lifetimeStats();
       this.reset();
       for (const reason of EVICTION_REASONS) this.inc({ reason }, evictions[reason]);
     },
