@@ -42,8 +42,11 @@ export interface ProcessingRequest {
   readonly [field: string]: unknown;
 }
 
-/** A ProcessingResponse in the object form proto-loader serializes (bytes as Buffers, Struct values camelCase). */
-export type ProcessingResponse = Readonly<Record<string, unknown>>;
+/**
+ * A ProcessingResponse: either the object form proto-loader serializes (bytes as Buffers, Struct values camelCase),
+ * or the same message already encoded (responses that repeat are encoded once, see `encodeResponse`).
+ */
+export type ProcessingResponse = Readonly<Record<string, unknown>> | Buffer;
 
 export type ProcessCall = grpc.ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
 
@@ -54,6 +57,22 @@ export function extProcRoot(): grpc.GrpcObject {
 /** The ExternalProcessor service constructor (`.service` is the definition a server adds). */
 export function externalProcessorService(): grpc.ServiceClientConstructor {
   return lookup<grpc.ServiceClientConstructor>(extProcRoot(), EXT_PROC_SERVICE);
+}
+
+/** Encodes a response once, for answers that repeat (the server's serializer passes Buffers through). */
+export function encodeResponse(response: Readonly<Record<string, unknown>>): Buffer {
+  return externalProcessorService().service.Process!.responseSerialize(response);
+}
+
+/** The service definition the server adds: as loaded, except that pre-encoded responses are written as they are. */
+export function externalProcessorServerDefinition(): grpc.ServiceDefinition {
+  const loaded = externalProcessorService().service;
+  const process = loaded.Process!;
+  const serialize = process.responseSerialize;
+  return {
+    ...loaded,
+    Process: { ...process, responseSerialize: (value: ProcessingResponse) => (Buffer.isBuffer(value) ? value : serialize(value)) },
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import { httpErrorFor, invalidHostError, type HttpError } from '../lib/resume/ht
 import { authorityOf } from './authority.js';
 import type { ExtprocMetrics, ResumeRole } from './metrics.js';
 import type { HttpHeaders, ProcessingResponse } from './protocol.js';
-import { immediateResponse, routeResponse } from './responses.js';
+import { immediateResponse, RouteResponses } from './responses.js';
 
 export interface ResolverDeps {
   readonly flights: ResumeFlights;
@@ -20,7 +20,11 @@ export interface ResolverDeps {
 }
 
 export class Resolver {
-  constructor(private readonly deps: ResolverDeps) {}
+  private readonly routes: RouteResponses;
+
+  constructor(private readonly deps: ResolverDeps) {
+    this.routes = new RouteResponses(deps.workerPort);
+  }
 
   async requestHeaders(headers: HttpHeaders | undefined, signal: AbortSignal): Promise<ProcessingResponse> {
     const started = performance.now();
@@ -34,7 +38,7 @@ export class Resolver {
     const outcome = await this.deps.flights.resolve(ref, key, signal);
     if (outcome.kind === 'ok') {
       this.record('ok', outcome.resume, started);
-      return routeResponse(outcome.ip, this.deps.workerPort, port);
+      return this.routes.get(outcome.ip, port);
     }
     const error = httpErrorFor(outcome, key);
     if (error.outcome === 'resume_error' || error.outcome === 'routing_failed') {

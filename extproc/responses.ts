@@ -4,7 +4,7 @@
  * whose top-level keys are Envoy metadata namespaces.
  */
 import { formatHostPort } from '../lib/address.js';
-import { structValueFields, type ProcessingResponse, type RequestKind } from './protocol.js';
+import { encodeResponse, structValueFields, type ProcessingResponse, type RequestKind } from './protocol.js';
 
 /** The namespace Envoy's ORIGINAL_DST cluster reads (`local` = the worker address to connect to). */
 export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
@@ -38,7 +38,7 @@ export function immediateResponse(status: number, body: string, details: string)
  * Continues the request to the actor: `x-ate-target-port` overwritten with the port the Host named, and the worker
  * address (`<ip>:<worker-port>`, IPv6 in brackets) published for the ORIGINAL_DST cluster.
  */
-export function routeResponse(ip: string, workerPort: number, targetPort: number): ProcessingResponse {
+export function routeResponse(ip: string, workerPort: number, targetPort: number): Readonly<Record<string, unknown>> {
   const port = String(targetPort);
   return {
     request_headers: {
@@ -57,14 +57,38 @@ export function routeResponse(ip: string, workerPort: number, targetPort: number
   };
 }
 
-const EMPTY_COMMON = Object.freeze({ response: Object.freeze({ status: 'CONTINUE' }) });
+/**
+ * Encoded route answers, keyed by worker IP and target port: a busy processor answers the same few combinations
+ * over and over, so each is built and encoded once. Bounded; it simply starts over when full.
+ */
+export class RouteResponses {
+  private readonly encoded = new Map<string, Buffer>();
 
-/** The plain CONTINUE answer for each message kind (trailers answer with an empty TrailersResponse). */
+  constructor(
+    private readonly workerPort: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(ip: string, targetPort: number): Buffer {
+    const key = `${ip} ${targetPort}`;
+    let hit = this.encoded.get(key);
+    if (hit === undefined) {
+      if (this.encoded.size >= this.maxEntries) this.encoded.clear();
+      hit = encodeResponse(routeResponse(ip, this.workerPort, targetPort));
+      this.encoded.set(key, hit);
+    }
+    return hit;
+  }
+}
+
+const EMPTY_COMMON = { response: { status: 'CONTINUE' } };
+
+/** The plain CONTINUE answer for each message kind, encoded once (trailers get an empty TrailersResponse). */
 export const CONTINUE: Readonly<Record<RequestKind, ProcessingResponse>> = Object.freeze({
-  request_headers: Object.freeze({ request_headers: EMPTY_COMMON }),
-  response_headers: Object.freeze({ response_headers: EMPTY_COMMON }),
-  request_body: Object.freeze({ request_body: EMPTY_COMMON }),
-  response_body: Object.freeze({ response_body: EMPTY_COMMON }),
-  request_trailers: Object.freeze({ request_trailers: Object.freeze({}) }),
-  response_trailers: Object.freeze({ response_trailers: Object.freeze({}) }),
+  request_headers: encodeResponse({ request_headers: EMPTY_COMMON }),
+  response_headers: encodeResponse({ response_headers: EMPTY_COMMON }),
+  request_body: encodeResponse({ request_body: EMPTY_COMMON }),
+  response_body: encodeResponse({ response_body: EMPTY_COMMON }),
+  request_trailers: encodeResponse({ request_trailers: {} }),
+  response_trailers: encodeResponse({ response_trailers: {} }),
 });

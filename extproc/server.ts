@@ -10,7 +10,7 @@ import { ResumeFlights } from '../lib/resume/flight.js';
 import { buildAdmin } from './admin.js';
 import type { ExtprocConfig } from './config.js';
 import { ExtprocMetrics } from './metrics.js';
-import { externalProcessorService, type ProcessCall } from './protocol.js';
+import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
 import { Resolver } from './resolver.js';
 import { serveStream } from './stream.js';
 
@@ -48,7 +48,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
 
   const server = new grpc.Server();
-  server.addService(externalProcessorService().service, {
+  server.addService(externalProcessorServerDefinition(), {
     Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log }),
   });
   const grpcPort = await new Promise<number>((resolve, reject) => {

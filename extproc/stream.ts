@@ -20,7 +20,8 @@ export interface StreamDeps {
 export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   const { resolver, metrics, log } = deps;
   metrics.streamOpened();
-  const abort = new AbortController();
+  // Created only when a resolution is pending, so streams that end normally never pay for it.
+  let abort: AbortController | undefined;
   let busy = false;
   let halfClosed = false;
   let ended = false;
@@ -31,7 +32,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
     if (closed) return;
     closed = true;
     metrics.streamClosed();
-    abort.abort();
+    if (busy) abort?.abort();
   };
   const write = (response: ProcessingResponse): void => {
     if (!ended && !call.cancelled) call.write(response);
@@ -49,6 +50,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
     const kind = message.request;
     if (kind === 'request_headers') {
       busy = true;
+      abort ??= new AbortController();
       resolver.requestHeaders(message.request_headers, abort.signal).then(
         (response) => {
           busy = false;

@@ -5,7 +5,7 @@
  * `response_headers` message (`:status`); then a half-close followed at once by a cancel (Envoy's legacy close).
  */
 import * as grpc from '@grpc/grpc-js';
-import { externalProcessorService, type ProcessingResponse } from '../protocol.js';
+import { externalProcessorService } from '../protocol.js';
 
 export interface EnvoyLikeRequest {
   /** The `:authority` value; undefined leaves `:authority` out (then `host` may be given in `headers`). */
@@ -22,6 +22,12 @@ export interface EnvoyLikeRequest {
   readonly sendResponseHeaders?: boolean;
   /** Aborting cancels the stream at once (a client that goes away). */
   readonly signal?: AbortSignal;
+  /**
+   * How the stream ends once the answers are in. `legacy` (default): half-close, then cancel at once, as Envoy does
+   * unless configured otherwise. `graceful`: half-close and wait for the server to end the RPC (Envoy's
+   * `ext_proc_graceful_grpc_close`); no RST_STREAM is sent.
+   */
+  readonly close?: 'legacy' | 'graceful';
 }
 
 export interface SetHeader {
@@ -53,10 +59,13 @@ export type ExtProcVerdict =
 export interface EnvoyLikeResult {
   readonly verdict: ExtProcVerdict;
   /** Every ProcessingResponse received, in order (decoded). */
-  readonly responses: readonly ProcessingResponse[];
+  readonly responses: readonly DecodedResponse[];
 }
 
-type Decoded = Record<string, any>;
+/** A ProcessingResponse as decoded by proto-loader (snake_case fields, `response` names the oneof member). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type DecodedResponse = Record<string, any>;
+type Decoded = DecodedResponse;
 
 /** Reads one stream's responses in order, one `next()` at a time. */
 export class ResponseReader {
@@ -163,12 +172,13 @@ export class EnvoyLikeClient {
     this.client = new Ctor(address, grpc.credentials.createInsecure()) as unknown as EnvoyLikeClient['client'];
   }
 
-  /** Opens a raw Process stream (for tests that script messages themselves). */
-  open(): { call: grpc.ClientDuplexStream<unknown, Decoded>; reader: ResponseReader } {
+  /** Opens a raw Process stream (for tests that script messages themselves). `status` settles when the RPC ends. */
+  open(): { call: grpc.ClientDuplexStream<unknown, Decoded>; reader: ResponseReader; status: Promise<grpc.StatusObject> } {
     const call = this.client.Process();
     const reader = new ResponseReader(call);
+    const status = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
     call.on('error', () => {}); // CANCELLED after our own cancel is expected
-    return { call, reader };
+    return { call, reader, status };
   }
 
   /** The request-headers message Envoy would send first on a stream. */
@@ -188,11 +198,11 @@ export class EnvoyLikeClient {
 
   /** One HTTP request's worth of ext_proc traffic, as Envoy sends it. */
   async process(req: EnvoyLikeRequest): Promise<EnvoyLikeResult> {
-    const { call, reader } = this.open();
+    const { call, reader, status } = this.open();
     const onAbort = (): void => call.cancel();
     if (req.signal?.aborted) call.cancel();
     req.signal?.addEventListener('abort', onAbort, { once: true });
-    const responses: ProcessingResponse[] = [];
+    const responses: DecodedResponse[] = [];
     try {
       call.write(EnvoyLikeClient.requestHeadersMessage(req));
       const first = await reader.next();
@@ -212,7 +222,8 @@ export class EnvoyLikeClient {
     } finally {
       req.signal?.removeEventListener('abort', onAbort);
       call.end();
-      call.cancel();
+      if (req.close === 'graceful' && !req.signal?.aborted) await status;
+      else call.cancel();
     }
   }
 
