@@ -39,14 +39,18 @@ export class Chain {
     this.#reversed = [...filters].reverse();
   }
 
-  /** Runs one client request to its end (a relayed response, a local reply, or an error). Never throws. */
-  async handle(ctx: ProxyRequest): Promise<void> {
+  /**
+   * Runs one client request through the chain: resolves (with `ctx`) once the response is decided — being
+   * relayed, or answered locally. Never rejects.
+   */
+  async handle(ctx: ProxyRequest): Promise<ProxyRequest> {
     try {
       await this.#run(ctx);
     } catch (err) {
       ctx.log.error({ err }, 'request failed inside the proxy');
       sendError(ctx, ERRORS.INTERNAL, (err as Error)?.message);
     }
+    return ctx;
   }
 
   async #run(ctx: ProxyRequest): Promise<void> {

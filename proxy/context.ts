@@ -33,6 +33,11 @@ export class ProxyRequest implements RequestContext {
   reruns = 0;
   /** The response is being relayed from upstream (or a local reply was written). */
   responding = false;
+  /** The chain has returned (all request and upstream phases ran). */
+  chainDone = false;
+  /** The client response closed (finished, or abandoned by either side). */
+  closed = false;
+  /** onDone, counters and the access log ran. */
   finished = false;
 
   constructor(

@@ -62,11 +62,16 @@ export class Ingress {
     // One listener per server, not per request: node calls it with `this` = the closed response.
     const ingress = this;
     this.#onClose = function (this: TaggedResponse) {
-      ingress.#finish(this);
+      ingress.#closed(this);
+    };
+    this.#onChainDone = (ctx: ProxyRequest) => {
+      ctx.chainDone = true;
+      if (ctx.closed) this.#finish(ctx);
     };
   }
 
   readonly #onClose: (this: TaggedResponse) => void;
+  readonly #onChainDone: (ctx: ProxyRequest) => void;
 
   get inflight(): number {
     return this.#inflight;
@@ -102,17 +107,33 @@ export class Ingress {
     if (this.#draining) res.shouldKeepAlive = false;
     if (head.host === undefined || head.host === '' || head.duplicateHost) {
       sendError(ctx, ERRORS.NO_HOST, head.duplicateHost ? 'more than one Host header' : 'no Host header');
+      ctx.chainDone = true;
       return;
     }
-    void chain.handle(ctx);
+    void chain.handle(ctx).then(this.#onChainDone);
   }
 
-  /** Finishes one request when its response closes (finished, or abandoned by either side). */
-  #finish(res: TaggedResponse): void {
+  /** The response closed: stop whatever still works for it, and finish once the chain is done too. */
+  #closed(res: TaggedResponse): void {
     const ctx = res[CTX];
-    if (ctx === undefined || ctx.finished) return;
-    ctx.finished = true;
+    if (ctx === undefined || ctx.closed) return;
+    ctx.closed = true;
     res[CTX] = undefined;
+    if (!res.writableFinished) {
+      ctx.abortFilters();
+      ctx.upstream?.cancel();
+    }
+    if (ctx.chainDone) this.#finish(ctx);
+  }
+
+  /**
+   * Finishes one request — counters, duration, access log, every filter's onDone — when both its response has
+   * closed and the chain has returned (a small response can close before the chain observed its headers).
+   */
+  #finish(ctx: ProxyRequest): void {
+    if (ctx.finished) return;
+    ctx.finished = true;
+    const res = ctx.res;
     const { counters, chain, log, config } = this.#deps;
     let status: number;
     let error: Error | undefined;
@@ -125,10 +146,6 @@ export class Ingress {
     } else {
       status = ctx.error?.status ?? ERRORS.DOWNSTREAM_CLOSED.status;
       error = new Error(ctx.details ?? ERRORS.DOWNSTREAM_CLOSED.text);
-    }
-    if (!res.writableFinished) {
-      ctx.abortFilters();
-      ctx.upstream?.cancel();
     }
     // A request body the upstream did not read completely: the connection cannot carry another request.
     if (ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.req.socket?.destroy();

@@ -3,6 +3,8 @@
  * an in-process proxy (the real chain, router, ingress and admin) built from flags.
  */
 import http from 'node:http';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -136,7 +138,7 @@ export async function startUpstream(
   opts: { readBody?: boolean } = {},
 ): Promise<Upstream> {
   const requests: Upstream['requests'] = [];
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ maxHeaderSize: 128 * 1024 }, (req, res) => {
     if (opts.readBody === false) {
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.alloc(0) });
       handler(req, res, Buffer.alloc(0));
@@ -187,4 +189,42 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 
 export function actorHost(name: string, atespace = 'demo', port?: number): string {
   return `${name}.${atespace}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
+}
+
+/** A loopback port with nothing listening on it (connections are refused). */
+export async function freeClosedPort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Sends raw bytes on a new connection and returns everything the server wrote until it closed (or `waitMs`). */
+export async function rawExchange(address: string, data: string, waitMs = 3000): Promise<string> {
+  const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+  const socket = net.connect(port, host);
+  let out = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d: string) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.write(data);
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, waitMs);
+    socket.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    socket.once('error', () => undefined);
+  });
+  socket.destroy();
+  return out;
+}
+
+/** The path of a compiled test fixture (proxy/test/fixtures/<name>.js). */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
 }
