@@ -121,6 +121,23 @@ test('default port 80, IPv6 workers in brackets, --worker-port honoured', async 
   assert.deepEqual(b.verdict.kind === 'continue' && b.verdict.metadata['envoy.filters.listener.original_dst'], { local: '[fd00::17]:9443', port: '8080' });
 });
 
+test('answers for one worker but different target ports stay distinct', async () => {
+  script({ ports: () => ({ kind: 'ok', ip: '10.0.0.44' }) });
+  for (const port of [8080, 9090, 8080, 80]) {
+    const { verdict } = await plain.client.process({ authority: host('ports', 'team-a', port === 80 ? undefined : port) });
+    assert.deepEqual(verdict.kind === 'continue' && verdict.metadata['envoy.filters.listener.original_dst'], { local: '10.0.0.44:8443', port: String(port) });
+    assert.equal(verdict.kind === 'continue' && verdict.setHeaders['x-ate-target-port']?.rawValue, String(port));
+  }
+});
+
+test('graceful close: the server ends the RPC with OK as soon as the data plane half-closes', async () => {
+  script({});
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => plain.client.process({ authority: host(`graceful-${i % 4}`), close: 'graceful' })));
+  assert.equal(results.filter((r) => r.verdict.kind === 'continue').length, 20);
+  const skipResponse = await plain.client.process({ authority: host('graceful-0'), close: 'graceful', sendResponseHeaders: false });
+  assert.equal(skipResponse.responses.length, 1);
+});
+
 test('authority from host when :authority is absent; values from value when raw_value is empty', async () => {
   script({});
   const viaHost = await plain.client.process({ headers: { host: host('via-host') } });
