@@ -7,8 +7,10 @@
  * request learned meanwhile. The cache counts hits, misses and evictions by reason; it knows nothing about HTTP,
  * filters or metrics libraries.
  */
-import net from 'node:net';
 import { LRUCache } from 'lru-cache';
+import { isLiteralAddress } from '../route-address.js';
+
+export { isLiteralAddress };
 
 /** Why a binding left the cache. `stale|connect|reset` come from requests, `ttl|lru` from the cache itself. */
 export type EvictionReason = 'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin';
@@ -45,15 +47,6 @@ export interface CacheDump {
   readonly entries: number;
   readonly truncated: boolean;
   readonly bindings: readonly { readonly key: string; readonly address: string; readonly generation: number; readonly expiresInMs: number }[];
-}
-
-/** True for a literal `ip:port` with a port in 1-65535: the only kind of address the cache will hold. */
-export function isLiteralAddress(address: string): boolean {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):([0-9]{1,5})$/.exec(address);
-  if (!m) return false;
-  const port = Number(m[3]);
-  if (port < 1 || port > 65535) return false;
-  return m[1] !== undefined ? net.isIPv6(m[1]) : net.isIPv4(m[2] as string);
 }
 
 function zeroEvictions(): Record<EvictionReason, number> {

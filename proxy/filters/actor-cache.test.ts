@@ -86,8 +86,10 @@ test('a hit routes to the cached address with its generation and the authority p
   assert.equal(cacheOutcome(ctx), 'hit');
   assert.equal(cache.peek('demo/counter')?.generation, b.generation, 'a hit does not re-learn');
   const dflt = context();
+  dflt.headers.set('x-ate-target-port', '9999'); // never trusted, even if a forged value got this far
   filter.onRequest?.(dflt);
   assert.equal(dflt.headers.get('x-ate-target-port'), '80');
+  assert.deepEqual(dflt.headers.getAll('x-ate-target-port'), ['80']);
 });
 
 test('hosts that name no actor are left for ext-proc and never cached', () => {

@@ -117,7 +117,7 @@ test('cache off: 100 requests cost 100 streams and 100 ResumeActor calls, and cl
   assert.equal(viaOn[0]?.app?.actor, actor);
 });
 
-test('client-forged internal headers cannot skip ext_proc, choose a worker or a port, or fake a cache entry', async () => {
+test('client-forged internal headers cannot skip ext_proc, choose another actor or worker, fake a stale answer, or reach the actor', async () => {
   const cached = actorName(2);
   const cold = actorName(3);
   const first = await send(on, cached);
