@@ -1,0 +1,137 @@
+/**
+ * `npm start` end to end: the real launcher and real components, every listener on an OS-chosen port and the
+ * workers on a random loopback network, so this runs beside any other stack.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { request } from 'undici';
+import { workerNet } from '../lib/testing/component.js';
+
+const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
+const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
+
+interface Stack {
+  readonly launcher: ChildProcess;
+  readonly output: string[];
+  readonly pids: Readonly<Record<string, number>>;
+  readonly ingress: string;
+  readonly exited: Promise<number | null>;
+}
+
+const launched: ChildProcess[] = [];
+after(() => {
+  for (const c of launched) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+async function until(what: string, ok: () => boolean, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** True once `pid` no longer runs (gone, or a zombie nobody has reaped yet). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function launch(): Promise<Stack> {
+  const net = await workerNet();
+  const launcher = spawn(process.execPath, [LAUNCHER], {
+    env: {
+      ...process.env,
+      ACTOR_CACHE: 'on',
+      LOG_LEVEL: 'info',
+      STACK_LOG_FORMAT: 'pretty',
+      STACK_READY_TIMEOUT_MS: '20000',
+      STACK_STOP_GRACE_MS: '5000',
+      APISERVER_LISTEN: '127.0.0.1:0',
+      APISERVER_ADMIN: '127.0.0.1:0',
+      APISERVER_WORKERS: '4',
+      WORKER_IP_BASE: net.ipBase,
+      WORKER_PORT: String(net.port),
+      EXTPROC_LISTEN: '127.0.0.1:0',
+      EXTPROC_ADMIN: '127.0.0.1:0',
+      PROXY_LISTEN: '127.0.0.1:0',
+      PROXY_ADMIN: '127.0.0.1:0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  launched.push(launcher);
+  const output: string[] = [];
+  let buf = '';
+  const collect = (chunk: Buffer): void => {
+    buf += chunk.toString('utf8');
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    output.push(...lines);
+  };
+  launcher.stdout!.on('data', collect);
+  launcher.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+  let ingress: string | undefined;
+  await until('the launcher banner', () => {
+    if (launcher.exitCode !== null) throw new Error(`launcher exited ${launcher.exitCode}:\n${output.join('\n')}`);
+    ingress = output.map((l) => /^stack +\| +ingress +(http:\/\/\S+)$/.exec(l)?.[1]).find((u) => u !== undefined);
+    return ingress !== undefined;
+  }, 30000);
+  const pids: Record<string, number> = {};
+  for (const line of output) {
+    const m = /^stack +\| started (\S+) \(pid (\d+)\)$/.exec(line);
+    if (m?.[1] && m[2]) pids[m[1]] = Number(m[2]);
+  }
+  assert.deepEqual(Object.keys(pids), ['apiserver-stub', 'extproc', 'proxy']);
+  return { launcher, output, pids, ingress: ingress!, exited };
+}
+
+test('npm start serves the curl example through the proxy and stops cleanly on SIGTERM', async () => {
+  const stack = await launch();
+  const curl = stack.output.find((l) => l.includes('curl -H'));
+  assert.ok(curl?.includes(`curl -H 'Host: ${HOST}' ${stack.ingress}/`), `banner has the curl example: ${curl}`);
+
+  const res = await request(`${stack.ingress}/`, { headers: { host: HOST } });
+  const body = (await res.body.json()) as { actor: string; atespace: string };
+  assert.equal(res.statusCode, 200);
+  assert.equal(body.actor, 'actor-000');
+  assert.equal(body.atespace, 'demo');
+  for (const name of ['apiserver-stub', 'extproc', 'proxy']) {
+    assert.ok(stack.output.some((l) => l.startsWith(`${name.padEnd(14)} | `)), `${name}'s lines are prefixed with its name`);
+  }
+
+  stack.launcher.kill('SIGTERM');
+  assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
+  for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
+  assert.ok(stack.output.some((l) => /^stack +\| stopped$/.test(l)));
+});
+
+test('a component that dies is reported and stops the whole stack with a non-zero exit', async () => {
+  const stack = await launch();
+  process.kill(stack.pids.extproc!, 'SIGKILL');
+  assert.equal(await stack.exited, 1);
+  assert.ok(
+    stack.output.some((l) => l.includes('extproc exited unexpectedly (signal SIGKILL)')),
+    stack.output.slice(-10).join('\n'),
+  );
+  for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
+});
+
+test('components stop by themselves when the launcher is killed outright', async () => {
+  const stack = await launch();
+  stack.launcher.kill('SIGKILL');
+  await stack.exited;
+  await until('every component to exit', () => Object.values(stack.pids).every(gone));
+});
