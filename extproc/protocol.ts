@@ -1,24 +1,14 @@
 /**
- * The Envoy ext_proc v3 wire types as this project decodes them (lib/proto.ts options: snake_case fields, enums as
- * names, oneof name in `request`/`response`), and the ExternalProcessor service definition. Only the fields the
- * server reads are typed; everything else decodes too and is ignored.
+ * The Envoy ext_proc v3 service as the server uses it: the ExternalProcessor definition loaded from proto/envoy/...
+ * (lib/proto.ts options), with requests summarised from the wire and responses in proto-loader's object form
+ * (snake_case fields, bytes as Buffers) or pre-encoded.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../lib/proto.js';
+import { summariseProcessingRequest, type RequestSummary } from './wire.js';
 
 export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';
 export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
-
-export interface HeaderValue {
-  readonly key: string;
-  readonly value: string;
-  readonly raw_value: Buffer | Uint8Array;
-}
-
-export interface HttpHeaders {
-  readonly headers: { readonly headers: readonly HeaderValue[] } | null;
-  readonly end_of_stream: boolean;
-}
 
 export type RequestKind =
   | 'request_headers'
@@ -28,27 +18,14 @@ export type RequestKind =
   | 'request_trailers'
   | 'response_trailers';
 
-export interface ProcessingRequest {
-  /** Which oneof member is set (undefined if none: a malformed message). */
-  readonly request?: RequestKind;
-  readonly request_headers?: HttpHeaders;
-  readonly response_headers?: HttpHeaders;
-  readonly observability_mode: boolean;
-  readonly protocol_config: {
-    readonly request_body_mode: string;
-    readonly response_body_mode: string;
-    readonly send_body_without_waiting_for_header_response: boolean;
-  } | null;
-  readonly [field: string]: unknown;
-}
-
 /**
  * A ProcessingResponse: either the object form proto-loader serializes (bytes as Buffers, Struct values camelCase),
  * or the same message already encoded (responses that repeat are encoded once, see `encodeResponse`).
  */
 export type ProcessingResponse = Readonly<Record<string, unknown>> | Buffer;
 
-export type ProcessCall = grpc.ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
+/** Requests arrive summarised straight from the wire (see wire.ts). */
+export type ProcessCall = grpc.ServerDuplexStream<RequestSummary, ProcessingResponse>;
 
 export function extProcRoot(): grpc.GrpcObject {
   return loadProto(EXT_PROC_PROTO);
@@ -64,14 +41,21 @@ export function encodeResponse(response: Readonly<Record<string, unknown>>): Buf
   return externalProcessorService().service.Process!.responseSerialize(response);
 }
 
-/** The service definition the server adds: as loaded, except that pre-encoded responses are written as they are. */
+/**
+ * The service definition the server adds: the loaded one, except that requests are read by `summariseProcessingRequest`
+ * (only what the server uses) and pre-encoded responses are written as they are.
+ */
 export function externalProcessorServerDefinition(): grpc.ServiceDefinition {
   const loaded = externalProcessorService().service;
   const process = loaded.Process!;
   const serialize = process.responseSerialize;
   return {
     ...loaded,
-    Process: { ...process, responseSerialize: (value: ProcessingResponse) => (Buffer.isBuffer(value) ? value : serialize(value)) },
+    Process: {
+      ...process,
+      requestDeserialize: summariseProcessingRequest,
+      responseSerialize: (value: ProcessingResponse) => (Buffer.isBuffer(value) ? value : serialize(value)),
+    },
   };
 }
 

@@ -6,9 +6,8 @@ import type { Logger } from 'pino';
 import { parseActorHost } from '../lib/actor-ref.js';
 import type { ResumeFlights } from '../lib/resume/flight.js';
 import { httpErrorFor, invalidHostError, type HttpError } from '../lib/resume/http-errors.js';
-import { authorityOf } from './authority.js';
 import type { ExtprocMetrics, ResumeRole } from './metrics.js';
-import type { HttpHeaders, ProcessingResponse } from './protocol.js';
+import type { ProcessingResponse } from './protocol.js';
 import { immediateResponse, RouteResponses } from './responses.js';
 
 export interface ResolverDeps {
@@ -26,9 +25,9 @@ export class Resolver {
     this.routes = new RouteResponses(deps.workerPort);
   }
 
-  async requestHeaders(headers: HttpHeaders | undefined, signal: AbortSignal): Promise<ProcessingResponse> {
+  /** `authority` is the request's `:authority` (else `host`) value, '' when it has neither. */
+  async requestHeaders(authority: string, signal: AbortSignal): Promise<ProcessingResponse> {
     const started = performance.now();
-    const authority = authorityOf(headers);
     const parsed = parseActorHost(authority, this.deps.actorSuffix);
     if (parsed.kind === 'invalid') {
       this.deps.log.debug({ reason: parsed.reason }, 'invalid host');

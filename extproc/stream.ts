@@ -7,7 +7,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { ExtprocMetrics } from './metrics.js';
-import type { ProcessCall, ProcessingRequest, ProcessingResponse } from './protocol.js';
+import type { ProcessCall, ProcessingResponse } from './protocol.js';
+import type { RequestSummary } from './wire.js';
 import type { Resolver } from './resolver.js';
 import { CONTINUE } from './responses.js';
 
@@ -26,7 +27,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   let halfClosed = false;
   let ended = false;
   let closed = false;
-  let queue: ProcessingRequest[] | undefined;
+  let queue: RequestSummary[] | undefined;
 
   const close = (): void => {
     if (closed) return;
@@ -46,12 +47,12 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
     while (!busy && queue && queue.length > 0) handle(queue.shift()!);
     if (!busy && halfClosed) end();
   };
-  const handle = (message: ProcessingRequest): void => {
+  const handle = (message: RequestSummary): void => {
     const kind = message.request;
     if (kind === 'request_headers') {
       busy = true;
       abort ??= new AbortController();
-      resolver.requestHeaders(message.request_headers, abort.signal).then(
+      resolver.requestHeaders(message.authority, abort.signal).then(
         (response) => {
           busy = false;
           write(response);
@@ -79,7 +80,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
     if (!call.cancelled) call.emit('error', { code, details, metadata: new grpc.Metadata() });
   };
 
-  call.on('data', (message: ProcessingRequest) => {
+  call.on('data', (message: RequestSummary) => {
     if (ended) return;
     if (busy) (queue ??= []).push(message);
     else handle(message);
