@@ -1,0 +1,220 @@
+/**
+ * End to end, cache off (today's path): real apiserver-stub, extproc and proxy processes on loopback. Every
+ * request goes through one ext_proc stream and one ResumeActor; immediate responses, header hygiene, limits,
+ * streamed bodies, server-sent events and user filters are checked on the real wire.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { request } from 'undici';
+import {
+  actorName,
+  adminJson,
+  client,
+  extprocStats,
+  hostOf,
+  proxyStats,
+  resetStats,
+  resumeCalls,
+  send,
+  startExtproc,
+  startProxy,
+  startStub,
+  stubActor,
+  until,
+  type Extproc,
+  type Proxy,
+  type Stub,
+} from '../cache/e2e/stack.js';
+import { fixture, rawExchange } from '../test/helpers.js';
+import { fileURLToPath } from 'node:url';
+
+let stub: Stub;
+let extproc: Extproc;
+let proxy: Proxy;
+let filtered: Proxy;
+
+const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}.js`, import.meta.url));
+
+before(async () => {
+  stub = await startStub({ workers: 6, capacity: 4, actors: 20 });
+  extproc = await startExtproc(stub);
+  process.env.BEARER_TOKENS = 'e2e-token'; // read by the bearer-token example filter in the spawned proxy
+  [proxy, filtered] = await Promise.all([
+    startProxy(extproc.grpc, ['--actor-cache', 'off', '--headers-timeout-ms', '500', '--extproc-message-timeout-ms', '1000']),
+    startProxy(extproc.grpc, [
+      '--actor-cache', 'off',
+      '--filter', fixture('rewrite-header'),
+      '--filter', fixture('local-answer'),
+      '--filter', fixture('thrower'),
+      '--filter', example('bearer-token'),
+    ]),
+  ]);
+});
+
+after(async () => {
+  await Promise.all([proxy, filtered].map((p) => p?.component.stop()));
+  await extproc?.component.stop();
+  await stub?.component.stop();
+  await client.close();
+});
+
+test('a suspended actor answers 200 after 1 ext_proc stream and 1 ResumeActor; 100 more cost 100 of each', async () => {
+  const actor = actorName(0);
+  assert.equal((await stubActor(stub, actor)).status, 'SUSPENDED');
+  await resetStats(stub.admin, extproc.admin, proxy.admin);
+  const first = await send(proxy, actor, { requestId: 'first-request' });
+  assert.equal(first.status, 200);
+  assert.equal(first.app?.actor, actor);
+  assert.equal(first.app?.atespace, 'demo');
+  assert.equal(first.app?.requestId, 'first-request');
+  assert.equal((await proxyStats(proxy)).extproc.streams, 1);
+  assert.equal(await resumeCalls(stub), 1);
+  assert.equal((await stubActor(stub, actor)).status, 'RUNNING');
+
+  // One after another: concurrent requests for one actor would share one ResumeActor flight in extproc.
+  const more = [];
+  for (let i = 0; i < 100; i++) more.push(await send(proxy, actor));
+  for (const a of more) {
+    assert.equal(a.status, 200);
+    assert.equal(a.app?.actor, actor);
+  }
+  const s = await proxyStats(proxy);
+  assert.equal(s.extproc.streams, 101);
+  assert.equal(s.cache.enabled, false);
+  assert.equal(await resumeCalls(stub), 101);
+  assert.equal(s.extproc.active, 0);
+  await until(async () => (await extprocStats(extproc)).streams.active === 0, 3000, 'extproc active streams back to 0');
+});
+
+test('immediate responses from ext_proc reach the client as sent: 404 for an unknown or invalid host', async () => {
+  const unknown = await send(proxy, '', { host: hostOf('no-such-actor') });
+  assert.equal(unknown.status, 404);
+  const invalid = await send(proxy, '', { host: 'example.com' });
+  assert.equal(invalid.status, 404);
+  assert.match(invalid.text, /invalid host "example.com"/);
+  assert.match(String(invalid.headers['content-type']), /^text\/plain/);
+});
+
+test('client-forged internal headers change nothing: the request reaches the actor its Host names, and only it', async () => {
+  const target = actorName(1);
+  const other = actorName(2);
+  const otherAnswer = await send(proxy, other);
+  assert.equal(otherAnswer.status, 200);
+  const forged = {
+    'x-ate-target-port': '1',
+    'ate-target-actor': `demo/${other}`,
+    'x-ate-original-host': hostOf(other),
+    'x-ate-original-dst': `${otherAnswer.app?.worker}:${stub.workerPort}`,
+    'x-envoy-original-dst-host': `${otherAnswer.app?.worker}:${stub.workerPort}`,
+    'ate-endpoint-cached': `${otherAnswer.app?.worker}:${stub.workerPort}`,
+    'x-ate-assignment-stale': 'true',
+  };
+  const a = await send(proxy, target, { headers: forged, requestId: 'forged-1', path: '/?echo_headers=1' });
+  assert.equal(a.status, 200);
+  assert.equal(a.app?.actor, target);
+  assert.ok((await stubActor(stub, target)).requestIds.includes('forged-1'));
+  assert.ok(!(await stubActor(stub, other)).requestIds.includes('forged-1'));
+  const seen = a.app?.headers ?? {};
+  for (const h of Object.keys(forged)) assert.equal(seen[h], undefined, `${h} reached the actor`);
+});
+
+test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request-id are set', async () => {
+  const text = await rawExchange(
+    proxy.ingress.replace('http://', ''),
+    [
+      'GET /?echo_headers=1 HTTP/1.1',
+      `Host: ${hostOf(actorName(1))}`,
+      'Connection: close, X-Named-Hop',
+      'X-Named-Hop: 1',
+      'Keep-Alive: timeout=1',
+      'TE: trailers',
+      'Upgrade: websocket',
+      'Proxy-Connection: keep-alive',
+      'X-Forwarded-For: 198.51.100.1',
+      'X-Forwarded-Proto: https',
+      '',
+      '',
+    ].join('\r\n'),
+  );
+  assert.match(text, /^HTTP\/1.1 200/);
+  const app = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string>; requestId: string };
+  for (const h of ['x-named-hop', 'keep-alive', 'te', 'upgrade', 'proxy-connection']) assert.equal(app.headers[h], undefined, h);
+  assert.equal(app.headers['x-forwarded-for'], '198.51.100.1, 127.0.0.1');
+  assert.equal(app.headers['x-forwarded-proto'], 'http');
+  assert.match(app.requestId, /^[0-9a-f-]{36}$/);
+  assert.equal(app.headers['x-request-id'], app.requestId);
+});
+
+test('request heads over 60 KiB → 431, no Host → 400, headers not received in time → 408', async () => {
+  const addr = proxy.ingress.replace('http://', '');
+  assert.match(await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\nX-Big: ${'x'.repeat(61 * 1024)}\r\n\r\n`), /^HTTP\/1.1 431/);
+  assert.match(await rawExchange(addr, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1.1 400/);
+  assert.match(await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\n`, 5000), /^HTTP\/1.1 408/);
+});
+
+test('a 10 MB POST and a 10 MB response pass intact through the proxy', async () => {
+  const size = 10 * 1024 * 1024;
+  const body = Buffer.alloc(size, 7);
+  const up = await send(proxy, actorName(3), { method: 'POST', body });
+  assert.equal(up.status, 200);
+  assert.equal(up.app?.bodyLength, size);
+  assert.equal(up.app?.bodySha256, createHash('sha256').update(body).digest('hex'));
+  const down = await request(`${proxy.ingress}/?bytes=${size}`, { headers: { host: hostOf(actorName(3)) }, dispatcher: client });
+  assert.equal(down.statusCode, 200);
+  let received = 0;
+  for await (const chunk of down.body) received += (chunk as Buffer).length;
+  assert.equal(received, size);
+  const rss = (await proxyStats(proxy)) as unknown as { process: { maxRssBytes: number } };
+  assert.ok(rss.process.maxRssBytes < 400 * 1024 * 1024, `proxy peak RSS ${rss.process.maxRssBytes}`);
+});
+
+test('server-sent events arrive one by one', async () => {
+  const res = await request(`${proxy.ingress}/?sse=3`, { headers: { host: hostOf(actorName(3)) }, dispatcher: client });
+  assert.equal(res.statusCode, 200);
+  const events: string[] = [];
+  let buffered = '';
+  for await (const chunk of res.body) {
+    buffered += String(chunk);
+    let end: number;
+    while ((end = buffered.indexOf('\n\n')) !== -1) {
+      events.push(buffered.slice(0, end));
+      buffered = buffered.slice(end + 2);
+    }
+    // Each read carries at most one whole event: they were flushed separately, 100 ms apart.
+    assert.ok(events.length <= 3);
+  }
+  assert.equal(events.length, 3);
+});
+
+test('user filters: one rewrites a header the actor sees, one answers locally, one that throws fails only its request', async () => {
+  const token = { authorization: 'Bearer e2e-token' };
+  const denied = await send(filtered, actorName(4));
+  assert.equal(denied.status, 401, 'the bearer-token example filter guards the proxy');
+  const rewritten = await send(filtered, actorName(4), { path: '/?echo_headers=1', headers: { ...token, 'x-user': 'bob' } });
+  assert.equal(rewritten.status, 200);
+  assert.equal(rewritten.app?.headers?.['x-user'], 'BOB');
+  assert.equal(rewritten.app?.headers?.['x-filtered-by'], 'rewrite-header');
+  assert.equal(rewritten.app?.headers?.authorization, undefined, 'the credential is not forwarded');
+  const teapot = await send(filtered, actorName(4), { path: '/teapot', headers: token });
+  assert.equal(teapot.status, 418);
+  const boom = await send(filtered, actorName(4), { path: '/boom', headers: token });
+  assert.equal(boom.status, 500);
+  const next = await send(filtered, actorName(4), { headers: token });
+  assert.equal(next.status, 200);
+  await until(() => filtered.component.logs().some((l) => l.filter === 'thrower' && l.msg === 'filter failed'), 3000, 'the failure logged with the filter name');
+});
+
+test('an ext_proc message timeout → 504 (the control plane answers too slowly)', async () => {
+  await adminJson(stub.admin, '/config', 'PUT', { resolveLatencyMs: 3000, coldResumeMs: 3000 });
+  try {
+    const before = await proxyStats(proxy);
+    const slow = await send(proxy, actorName(0));
+    assert.equal(slow.status, 504);
+    const after = await proxyStats(proxy);
+    assert.equal(after.extproc.timeouts - before.extproc.timeouts, 1);
+    assert.equal(after.extproc.active, 0);
+  } finally {
+    await adminJson(stub.admin, '/config', 'PUT', { resolveLatencyMs: 0, coldResumeMs: 5 });
+  }
+});
