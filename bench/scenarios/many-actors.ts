@@ -28,9 +28,9 @@ export function zipfPlan(ctx: ScenarioContext, url: string): LoadPlan {
 async function manyArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmResult> {
   const { config } = ctx;
   const bound = zipfTopShare(ctx.actors.length, config.zipfS, config.cacheMaxEntries);
-  const notes = [
-    `${ctx.actors.length} actors, Zipf s=${config.zipfS}; cache max ${config.cacheMaxEntries} entries, which the hottest keys fill: at most ${(bound * 100).toFixed(1)}% of requests can hit`,
-  ];
+  const notes = runtime.spec.cache
+    ? [`${ctx.actors.length} actors, Zipf s=${config.zipfS}; cache of ${config.cacheMaxEntries} entries: the hottest ${config.cacheMaxEntries} keys get ${(bound * 100).toFixed(1)}% of requests, the best hit ratio such an LRU can reach`]
+    : [`${ctx.actors.length} actors, Zipf s=${config.zipfS}; no cache`];
   return steadyArm(ctx, runtime, zipfPlan(ctx, runtime.url), notes);
 }
 
