@@ -47,7 +47,8 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const m = metrics;
   const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
 
-  const server = new grpc.Server();
+  // channelz bookkeeping costs CPU on every stream and nothing here reads it.
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(externalProcessorServerDefinition(), {
     Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log }),
   });
