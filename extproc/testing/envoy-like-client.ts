@@ -63,7 +63,6 @@ export interface EnvoyLikeResult {
 }
 
 /** A ProcessingResponse as decoded by proto-loader (snake_case fields, `response` names the oneof member). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type DecodedResponse = Record<string, any>;
 type Decoded = DecodedResponse;
 
