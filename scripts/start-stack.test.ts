@@ -49,9 +49,11 @@ function gone(pid: number): boolean {
   }
 }
 
-async function launch(): Promise<Stack> {
+/** `viaShell`: run the launcher as a child of `sh`, the way `npm start` does, and report its pid. */
+async function launch(viaShell = false): Promise<Stack> {
   const net = await workerNet();
-  const launcher = spawn(process.execPath, [LAUNCHER], {
+  const command = viaShell ? ['/bin/sh', ['-c', `"${process.execPath}" "${LAUNCHER}" & echo "launcher pid $!"; wait`]] as const : [process.execPath, [LAUNCHER]] as const;
+  const launcher = spawn(command[0], command[1], {
     env: {
       ...process.env,
       ACTOR_CACHE: 'on',
@@ -134,4 +136,13 @@ test('components stop by themselves when the launcher is killed outright', async
   stack.launcher.kill('SIGKILL');
   await stack.exited;
   await until('every component to exit', () => Object.values(stack.pids).every(gone));
+});
+
+test('the stack stops when the process that started it goes away without passing on a signal', async () => {
+  const stack = await launch(true);
+  const launcherPid = Number(stack.output.map((l) => /^launcher pid (\d+)$/.exec(l)?.[1]).find((p) => p !== undefined));
+  assert.ok(launcherPid > 0);
+  stack.launcher.kill('SIGKILL'); // the shell, as when npm's shell is killed
+  await until('the launcher and every component to exit', () => gone(launcherPid) && Object.values(stack.pids).every(gone));
+  await until('the launcher to say why it stopped', () => stack.output.some((l) => /is gone: stopping$/.test(l)));
 });

@@ -31,6 +31,7 @@ if (minLevel === undefined) {
 const code = await runStack({
   env: { ...process.env, LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel },
   minLevel,
+  parentPid: process.ppid,
   write: (line) => process.stdout.write(`${line}\n`),
   readyTimeoutMs: numberFromEnv('STACK_READY_TIMEOUT_MS', 30000),
   graceMs: numberFromEnv('STACK_STOP_GRACE_MS', 10000),

@@ -18,10 +18,16 @@ export interface LauncherOptions {
   readonly format: Omit<LineFormat, 'width'>;
   /** Component log lines below this pino level are not shown (the components themselves log at info or lower). */
   readonly minLevel: number;
+  /**
+   * Stop the stack when the process that started the launcher goes away (checked every second). `npm start`
+   * runs the launcher under `sh -c`; a SIGTERM to npm ends that shell without passing the signal on.
+   */
+  readonly parentPid?: number;
 }
 
 type Outcome =
   | { kind: 'signal'; signal: NodeJS.Signals }
+  | { kind: 'parent-gone'; pid: number }
   | { kind: 'died'; name: string; exit: Exit }
   | { kind: 'failed'; reason: string };
 
@@ -62,6 +68,12 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
     for (const c of children) if (c.running) c.killGroup();
   };
   process.on('exit', killLeftovers);
+  const parentWatch =
+    opts.parentPid === undefined || opts.parentPid <= 1
+      ? undefined
+      : setInterval(() => {
+          if (!alive(opts.parentPid as number)) settle({ kind: 'parent-gone', pid: opts.parentPid as number });
+        }, 1000).unref();
 
   try {
     const ready: ReadyMap = {};
@@ -109,6 +121,9 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
       case 'signal':
         say(`${end.signal}: stopping`);
         break;
+      case 'parent-gone':
+        say(`the process that started the stack (pid ${end.pid}) is gone: stopping`);
+        break;
       case 'died':
         say(`${end.name} exited unexpectedly (${describeExit(end.exit)}): stopping the stack`);
         code = 1;
@@ -132,8 +147,18 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
     say(code === 0 ? 'stopped' : 'stopped (exit code 1)');
     return code;
   } finally {
+    clearInterval(parentWatch);
     for (const s of SIGNALS) process.off(s, onSignal);
     killLeftovers();
     process.off('exit', killLeftovers);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
