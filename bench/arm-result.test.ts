@@ -34,7 +34,7 @@ test('a proxy arm: per-component CPU, calls per 1k, cache, evictions, re-runs, d
       extproc: { streams: { total: 40, active: 0 }, process: proc(20) },
       'apiserver-stub': { rpc: { ResumeActor: { OK: 38, ABORTED: 2 }, GetActor: { OK: 9 } }, actors: { RUNNING: 50 }, deliveries: { total: 9997, duplicates: 0 }, process: proc(500) },
     },
-    { warmupResumeCalls: 50, suspendedAtStart: 0, notes: ['n'] },
+    { warmupResumeCalls: 50, suspendedAtStart: 0, notes: ['n'], countDuplicates: true },
   );
   assert.equal(r.rps, 5000);
   assert.equal(r.resumeCalls, 40);
@@ -55,6 +55,7 @@ test('a proxy arm: per-component CPU, calls per 1k, cache, evictions, re-runs, d
   assert.equal(r.duplicates, 0);
   assert.equal(r.warmupResumeCalls, 50);
   assert.deepEqual(r.notes, ['n']);
+  assert.ok(r.stats && 'proxy' in r.stats, 'the raw /stats bodies travel with the result');
 });
 
 test('without extproc stats the proxy counter is used; an arm without ext_proc reports 0, an unknown one null', () => {
@@ -66,6 +67,7 @@ test('without extproc stats the proxy counter is used; an arm without ext_proc r
   const direct = buildArmResult('direct', 'd', LOAD, { 'apiserver-stub': { rpc: {}, process: proc(100) } }, { noExtproc: true });
   assert.equal(direct.extprocStreams, 0);
   assert.equal(direct.resumeCalls, 0);
+  assert.equal(direct.duplicates, undefined, 'duplicates only where request ids are unique');
   const target = buildArmResult('target', 't', LOAD, {});
   assert.equal(target.extprocStreams, null);
   assert.equal(target.extprocStreamsPer1k, null);

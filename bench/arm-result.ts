@@ -21,6 +21,8 @@ export interface ArmExtras {
   readonly notes?: readonly string[];
   /** When the arm has no ext_proc by construction (direct, floor, B1, B2), streams are 0 rather than unknown. */
   readonly noExtproc?: boolean;
+  /** Report the stub's duplicate deliveries (only meaningful when every request id is unique: churn). */
+  readonly countDuplicates?: boolean;
 }
 
 const ORDER = ['proxy', 'floor', 'extproc', 'apiserver-stub'] as const;
@@ -71,10 +73,11 @@ export function buildArmResult(name: ArmName, description: string, load: LoadRes
     loadgen: { component: 'loadgen', cpuMs: loadgenCpuMs, cpuMsPerRequest: requests > 0 ? loadgenCpuMs / requests : 0, peakRssBytes: load.loadgenPeakRssBytes },
     ...(cache ? { cache } : {}),
     ...(proxy ? { evictions: sum(proxy.evictions), reruns: sum(proxy.reruns) } : {}),
-    ...(stub ? { duplicates: stub.duplicates } : {}),
+    ...(stub && extras.countDuplicates ? { duplicates: stub.duplicates } : {}),
     ...(extras.warmupResumeCalls !== undefined ? { warmupResumeCalls: extras.warmupResumeCalls } : {}),
     ...(extras.suspendedAtStart !== undefined ? { suspendedAtStart: extras.suspendedAtStart } : {}),
     notes: extras.notes ?? [],
+    stats: stats as Readonly<Record<string, unknown>>,
   };
   return result;
 }

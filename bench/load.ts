@@ -95,9 +95,14 @@ export function actorHost(name: string, atespace: string, suffix: string): strin
   return `${name}.${atespace}.${suffix}`;
 }
 
-/** Pre-built GETs, one per sampled index. */
-export function getRequests(hosts: readonly string[], count: number, sample: () => number, path = '/'): LoadRequest[] {
+/**
+ * Pre-built GETs, one per sampled index. Each carries an `x-request-id` (`<idPrefix><k>`, repeating when the
+ * connection loops over its list), so the workers do the same per-request bookkeeping in every arm: without it
+ * only the proxy arms would carry ids (the proxy adds one when a request has none) and the workers would record
+ * deliveries for them alone.
+ */
+export function getRequests(hosts: readonly string[], count: number, sample: () => number, idPrefix: string, path = '/'): LoadRequest[] {
   const out: LoadRequest[] = [];
-  for (let i = 0; i < count; i++) out.push({ method: 'GET', path, headers: { host: hosts[sample()] as string } });
+  for (let i = 0; i < count; i++) out.push({ method: 'GET', path, headers: { host: hosts[sample()] as string, 'x-request-id': `${idPrefix}${i}` } });
   return out;
 }

@@ -70,11 +70,15 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     durationS: config.durationS,
     cacheTtlMs: config.cacheTtlMs,
     cacheMaxEntries: config.cacheMaxEntries,
-    resolveLatencyMs: config.resolveLatencyMs,
-    coldResumeMs: config.coldResumeMs,
-    workers: config.workers,
-    workerCapacity: config.workerCapacity,
-    accessLog: 'off',
+    ...(config.target
+      ? {}
+      : {
+          resolveLatencyMs: config.resolveLatencyMs,
+          coldResumeMs: config.coldResumeMs,
+          workers: config.workers,
+          workerCapacity: config.workerCapacity,
+          accessLog: 'off',
+        }),
     ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
     ...(config.target ? { target: config.target } : {}),

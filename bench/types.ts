@@ -74,6 +74,8 @@ export interface ArmResult {
   readonly suspendedAtStart?: number;
   readonly cold?: ColdUsage;
   readonly notes: readonly string[];
+  /** The raw /stats bodies read at the end of the measured window, by process. */
+  readonly stats?: Readonly<Record<string, unknown>>;
 }
 
 export interface TargetResult {

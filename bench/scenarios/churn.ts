@@ -56,6 +56,7 @@ async function churnArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmR
   return buildArmResult(runtime.spec.name, runtime.spec.description, w.load, w.stats, {
     ...(w.suspendedAtStart !== undefined ? { suspendedAtStart: w.suspendedAtStart } : {}),
     noExtproc: !runtime.spec.extproc && runtime.spec.kind !== 'target',
+    countDuplicates: true,
     notes: [`churn ${perSec}/s suspends + ${perSec}/s moves during the measured window`],
   });
 }

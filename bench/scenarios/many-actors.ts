@@ -21,7 +21,7 @@ export function zipfPlan(ctx: ScenarioContext, url: string): LoadPlan {
   return {
     urls: [url],
     connections: config.connections,
-    requestsFor: (i) => getRequests(hosts, ZIPF_LIST_LENGTH, zipfSampler(hosts.length, config.zipfS, createRng(clientSeed(config, i)))),
+    requestsFor: (i) => getRequests(hosts, ZIPF_LIST_LENGTH, zipfSampler(hosts.length, config.zipfS, createRng(clientSeed(config, i))), `c${i}-`),
   };
 }
 

@@ -26,7 +26,7 @@ export function uniformPlan(config: BenchConfig, url: string, hosts: readonly st
   return {
     urls: [url],
     connections: config.connections,
-    requestsFor: (i) => getRequests(hosts, LIST_LENGTH, uniformSampler(hosts.length, createRng(clientSeed(config, i)))),
+    requestsFor: (i) => getRequests(hosts, LIST_LENGTH, uniformSampler(hosts.length, createRng(clientSeed(config, i))), `c${i}-`),
   };
 }
 
@@ -61,7 +61,7 @@ export function directPlan(config: BenchConfig, workerPort: number, placements: 
       connections: config.connections,
       requestsFor: (i, url) => {
         const hosts = hostsByUrl.get(url) ?? [];
-        return getRequests(hosts, LIST_LENGTH, uniformSampler(hosts.length, createRng(clientSeed(config, i))));
+        return getRequests(hosts, LIST_LENGTH, uniformSampler(hosts.length, createRng(clientSeed(config, i))), `c${i}-`);
       },
     },
     workers: ips.length,
