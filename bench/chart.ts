@@ -70,7 +70,7 @@ export function logDecades(values: readonly number[]): { lo: number; hi: number 
 
 export function compactNumber(v: number): string {
   if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
-  if (v >= 1e4) return `${(v / 1e3).toFixed(1)}k`;
+  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
   if (v >= 100) return Math.round(v).toLocaleString('en-US');
   if (Number.isInteger(v)) return String(v);
   if (v >= 1) return v.toFixed(1);

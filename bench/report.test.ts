@@ -72,6 +72,7 @@ test('steady targets: C against the floor, C/A reported, the ResumeActor bound',
   const met = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9600, { resumeCalls: 180, resumeCallsPer1k: 0.9 })], { actors: 50, cacheTtlMs: 5000 });
   assert.deepEqual(met.map((t) => t.status), ['met', 'reported', 'met']);
   assert.match(met[0]!.detail, /96%/);
+  assert.match(met[0]!.detail, /proxy 0\.050 ms vs floor 0\.050 ms/);
   assert.match(met[1]!.detail, /9\.60x/);
   const missed = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9000, { resumeCalls: 201 })], { actors: 50, cacheTtlMs: 5000 });
   assert.deepEqual(missed.map((t) => t.status), ['not-met', 'reported', 'not-met']);

@@ -54,6 +54,11 @@ export function resumeCallBound(actors: number, durationS: number, cacheTtlMs: n
   return actors * windows + suspendedAtStart;
 }
 
+/** CPU ms per request of the process in front of the workers (proxy or floor), null when unknown. */
+export function frontCpu(arm: ArmResult): number | null {
+  return arm.components.find((c) => c.component === 'proxy' || c.component === 'floor')?.cpuMsPerRequest ?? null;
+}
+
 export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult[], ctx: TargetContext): TargetResult[] {
   const out: TargetResult[] = [];
   const c = findArm(arms, 'C');
@@ -67,7 +72,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
         : {
             name: `C >= ${pct(FLOOR_TARGET)} of floor`,
             status: share >= FLOOR_TARGET ? 'met' : 'not-met',
-            detail: `C ${fmtInt(c!.rps)} req/s = ${pct(share)} of floor ${fmtInt(floor!.rps)} req/s`,
+            detail: `C ${fmtInt(c!.rps)} req/s = ${pct(share)} of floor ${fmtInt(floor!.rps)} req/s; front CPU per request: proxy ${fmt(frontCpu(c!), 3)} ms vs floor ${fmt(frontCpu(floor!), 3)} ms`,
           },
     );
     const ca = ratio(c?.rps, a?.rps);
