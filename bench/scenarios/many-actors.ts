@@ -29,7 +29,7 @@ async function manyArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmRe
   const { config } = ctx;
   const bound = zipfTopShare(ctx.actors.length, config.zipfS, config.cacheMaxEntries);
   const notes = runtime.spec.cache
-    ? [`${ctx.actors.length} actors, Zipf s=${config.zipfS}; cache of ${config.cacheMaxEntries} entries: the hottest ${config.cacheMaxEntries} keys get ${(bound * 100).toFixed(1)}% of requests, the best hit ratio such an LRU can reach`]
+    ? [`${ctx.actors.length} actors, Zipf s=${config.zipfS}; cache of ${config.cacheMaxEntries} entries: the hottest ${config.cacheMaxEntries} keys get ${(bound * 100).toFixed(1)}% of requests, an upper bound on the hit ratio of a cache that size`]
     : [`${ctx.actors.length} actors, Zipf s=${config.zipfS}; no cache`];
   return steadyArm(ctx, runtime, zipfPlan(ctx, runtime.url), notes);
 }
