@@ -30,9 +30,13 @@ export interface LaunchOptions {
 }
 
 const running = new Set<ChildProcess>();
-process.once('exit', () => {
+
+/** Kills every process the launcher started and has not seen exit (used on exit and on Ctrl-C). */
+export function killAll(): void {
   for (const c of running) c.kill('SIGKILL');
-});
+}
+
+process.once('exit', killAll);
 
 const TAIL = 40;
 

@@ -20,6 +20,7 @@ import { steady } from './scenarios/steady.js';
 import { Admin, readActors } from './admin.js';
 import { Stack, targetProbes, type ArmRuntime } from './stack.js';
 import { floorWorker } from './scenarios/plans.js';
+import { killAll } from './launcher.js';
 import type { ArmName, ArmResult, BenchReport, MachineInfo, ScenarioName } from './types.js';
 
 export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
@@ -194,6 +195,14 @@ export async function main(argv: string[]): Promise<number> {
   for (const f of failures) log(`FAILED ${f}`);
   if (correctnessFailed(targets)) log('FAILED: a request was delivered twice');
   return failures.length || correctnessFailed(targets) ? 1 : 0;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process the bench started`);
+    killAll();
+    process.exit(130);
+  });
 }
 
 main(process.argv.slice(2)).then(
