@@ -10,6 +10,7 @@ import {
   ratio,
   renderMarkdown,
   resumeCallBound,
+  summaryTable,
 } from './report.js';
 import type { ArmName, ArmResult, BenchReport } from './types.js';
 
@@ -123,6 +124,12 @@ test('the markdown carries the machine, every arm, the ratios and the targets', 
   assert.equal(lines.length, 4);
   const cols = (l: string): number => l.split('|').length;
   assert.ok(lines.every((l) => cols(l) === cols(lines[0]!)), 'every table row has the header\'s column count');
+});
+
+test('summaryTable: one row per arm, the proxy CPU in its own column', () => {
+  const t = summaryTable([arm('C', 8000, { resumeCallsPer1k: 1.25, extprocStreamsPer1k: 1.5 })]).split('\n');
+  assert.equal(t.length, 3);
+  assert.equal(t[2], '| C | 8,000 | 0.40 | 1.20 | 1.3 | 1.5 | 0.100 | 0.050 |');
 });
 
 test('fileStem is sortable and has no colons', () => {

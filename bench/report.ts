@@ -201,6 +201,15 @@ export function mainTable(arms: readonly ArmResult[]): string {
   );
 }
 
+/** The short table for a README: throughput, latency, control-plane calls and CPU per request. */
+export function summaryTable(arms: readonly ArmResult[]): string {
+  return table(
+    ['arm', 'req/s', 'p50 ms', 'p99 ms', 'ResumeActor / 1k req', 'ext_proc streams / 1k req', 'CPU ms/req (all processes)', 'CPU ms/req (proxy or floor)'],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    arms.map((a) => [a.name, fmtInt(a.rps), fmt(a.p50Ms), fmt(a.p99Ms), fmt(a.resumeCallsPer1k, 1), fmt(a.extprocStreamsPer1k, 1), fmt(a.cpuMsPerRequest, 3), fmt(frontCpu(a), 3)]),
+  );
+}
+
 function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): string | null {
   if (scenario === 'churn') {
     return table(
@@ -259,7 +268,7 @@ export function renderMarkdown(report: BenchReport): string {
     `Machine: ${m.cpus} × ${m.cpuModel}, ${(m.totalMemBytes / 2 ** 30).toFixed(1)} GiB, ${m.platform}, Node ${m.node}, load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}.`,
   );
   lines.push(`Settings: ${Object.entries(s).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`).join(', ')}.`, '');
-  lines.push(mainTable(report.arms), '');
+  lines.push(summaryTable(report.arms), '', 'Details:', '', mainTable(report.arms), '');
   const extra = scenarioTable(report.scenario, report.arms);
   if (extra) lines.push(extra, '');
   const ratios = Object.entries(report.ratios).filter(([, v]) => v !== null);
