@@ -43,6 +43,9 @@ say "compose files validate ($("${DC[@]}" version --short 2>/dev/null || "${DC[@
 dc config -q
 if command -v docker-compose >/dev/null 2>&1; then docker-compose -p "$PROJECT" "${FILES[@]}" config -q; fi
 
+# A run that was killed half-way may have left this project's containers behind: start from nothing.
+dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || true
+
 for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT"; do
   if node -e "const s=require('net').connect($port,'127.0.0.1');s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1))"; then
     say "port 127.0.0.1:$port is already in use (stop what listens there, or set ACTOR_EDGE_*_PORT)"; exit 1
