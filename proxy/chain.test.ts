@@ -22,7 +22,7 @@ function scriptedRouter(outcomes: UpstreamOutcome[]): Router & { calls: { addres
   const calls: { address: string; headers: [string, string][] }[] = [];
   return {
     calls,
-    async forward(ctx) {
+    forward(ctx, done) {
       calls.push({ address: ctx.route?.address ?? '', headers: [...ctx.headers.entries()] });
       const o = outcomes.shift();
       if (o === undefined) throw new Error('no more scripted outcomes');
@@ -31,7 +31,7 @@ function scriptedRouter(outcomes: UpstreamOutcome[]): Router & { calls: { addres
         ctx.res.writeHead(o.status);
         ctx.res.end();
       }
-      return o;
+      queueMicrotask(() => done(ctx, o));
     },
   };
 }

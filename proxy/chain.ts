@@ -6,6 +6,9 @@
  * connect failure or a reset, `shouldRerun` decides; on a re-run every filter's `onRerun` is called (actor-cache
  * evicts there), the route and the attempt's header changes are cleared, and the whole chain runs again from
  * the top for the same client request (Envoy's recreateStream). Filters never loop on their own.
+ *
+ * The chain is written with callbacks rather than async/await: a request whose filters all answer synchronously
+ * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
  */
 import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from './filter.js';
 import type { ProxyRequest } from './context.js';
@@ -19,12 +22,16 @@ export interface ChainOptions {
   readonly maxReruns: number;
 }
 
+/** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
+export type ChainDone = (ctx: ProxyRequest) => void;
+
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 export class Chain {
   readonly #reversed: readonly Filter[];
+  readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
 
   constructor(
     readonly filters: readonly Filter[],
@@ -37,89 +44,140 @@ export class Chain {
       if (typeof f?.name !== 'string' || f.name === '') throw new Error('every filter needs a name');
     }
     this.#reversed = [...filters].reverse();
-  }
-
-  /**
-   * Runs one client request through the chain: resolves (with `ctx`) once the response is decided — being
-   * relayed, or answered locally. Never rejects.
-   */
-  async handle(ctx: ProxyRequest): Promise<ProxyRequest> {
-    try {
-      await this.#run(ctx);
-    } catch (err) {
-      ctx.log.error({ err }, 'request failed inside the proxy');
-      sendError(ctx, ERRORS.INTERNAL, (err as Error)?.message);
-    }
-    return ctx;
-  }
-
-  async #run(ctx: ProxyRequest): Promise<void> {
-    const filters = this.filters;
-    for (;;) {
-      // Request phase: filters in order; any may answer locally.
-      for (let i = 0; i < filters.length; i++) {
-        const f = filters[i] as Filter;
-        if (f.onRequest === undefined) continue;
-        let result: FilterResult | Promise<FilterResult>;
-        try {
-          result = f.onRequest(ctx);
-          if (isPromise(result)) result = await result;
-        } catch (err) {
-          this.#filterFailed(ctx, f, err);
-          return;
-        }
-        if (result.kind === 'reply') {
-          sendLocalReply(ctx, result.reply);
-          return;
-        }
-      }
-      if (ctx.downstreamClosed) {
-        ctx.error = ERRORS.DOWNSTREAM_CLOSED;
-        return;
-      }
-      if (ctx.route === undefined) {
-        sendError(ctx, ERRORS.NO_ROUTE, 'no route after the request phase');
-        return;
-      }
-
-      let outcome: UpstreamOutcome;
+    this.#onOutcome = (ctx, outcome) => {
       try {
-        outcome = await this.router.forward(ctx);
+        this.#upstreamPhase(ctx, outcome);
       } catch (err) {
-        if (err instanceof ProxyError) sendError(ctx, err.spec, err.details);
-        else throw err;
-        return;
+        this.#internalError(ctx, err);
       }
+    };
+  }
 
-      // Upstream phase: observe only, in reverse order.
-      const reversed = this.#reversed;
-      for (let i = 0; i < reversed.length; i++) {
-        const f = reversed[i] as Filter;
-        if (f.onUpstreamResponse === undefined) continue;
-        try {
-          f.onUpstreamResponse(ctx, outcome);
-        } catch (err) {
-          ctx.log.error({ err, filter: f.name }, 'filter failed observing the upstream response');
-        }
-      }
-
-      const decision = shouldRerun({
-        outcome,
-        attempt: ctx.attempt,
-        maxReruns: this.opts.maxReruns,
-        method: ctx.method,
-        bodyReplayable: ctx.body === null || ctx.body.replayable,
-        responseStarted: ctx.responding,
-        downstreamClosed: ctx.downstreamClosed,
-      });
-      if (decision.kind === 'relay') return;
-      if (decision.kind === 'fail') {
-        if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
-        else sendError(ctx, decision.error, describe(outcome));
-        return;
-      }
-      this.#rerun(ctx, decision.reason);
+  /** Runs one client request through the chain; `done(ctx)` is called once the response is decided. Never throws. */
+  run(ctx: ProxyRequest, done: ChainDone): void {
+    ctx.chainDone = false;
+    ctx.onChainDone = done;
+    try {
+      this.#requestPhase(ctx, 0);
+    } catch (err) {
+      this.#internalError(ctx, err);
     }
+  }
+
+  /** `run` as a promise (resolves with `ctx`). */
+  handle(ctx: ProxyRequest): Promise<ProxyRequest> {
+    return new Promise((resolve) => this.run(ctx, resolve));
+  }
+
+  /** Something the proxy did not expect threw: fail this request with a 500, never the process. */
+  #internalError(ctx: ProxyRequest, err: unknown): void {
+    ctx.log.error({ err }, 'request failed inside the proxy');
+    sendError(ctx, ERRORS.INTERNAL, (err as Error)?.message);
+    this.#done(ctx);
+  }
+
+  #done(ctx: ProxyRequest): void {
+    const done = ctx.onChainDone;
+    if (done === undefined) return;
+    ctx.onChainDone = undefined;
+    ctx.chainDone = true;
+    done(ctx);
+  }
+
+  /** Request phase: filters in order from `from`; any may answer locally; then the router. */
+  #requestPhase(ctx: ProxyRequest, from: number): void {
+    const filters = this.filters;
+    for (let i = from; i < filters.length; i++) {
+      const f = filters[i] as Filter;
+      if (f.onRequest === undefined) continue;
+      let result: FilterResult | Promise<FilterResult>;
+      try {
+        result = f.onRequest(ctx);
+      } catch (err) {
+        this.#filterFailed(ctx, f, err);
+        return this.#done(ctx);
+      }
+      if (isPromise(result)) {
+        result.then(
+          (r) => {
+            try {
+              this.#afterFilter(ctx, i, r);
+            } catch (err) {
+              this.#internalError(ctx, err);
+            }
+          },
+          (err: unknown) => {
+            this.#filterFailed(ctx, f, err);
+            this.#done(ctx);
+          },
+        );
+        return;
+      }
+      if (result.kind === 'reply') {
+        sendLocalReply(ctx, result.reply);
+        return this.#done(ctx);
+      }
+    }
+    this.#forward(ctx);
+  }
+
+  #afterFilter(ctx: ProxyRequest, index: number, result: FilterResult): void {
+    if (result.kind === 'reply') {
+      sendLocalReply(ctx, result.reply);
+      return this.#done(ctx);
+    }
+    this.#requestPhase(ctx, index + 1);
+  }
+
+  #forward(ctx: ProxyRequest): void {
+    if (ctx.downstreamClosed) {
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      return this.#done(ctx);
+    }
+    if (ctx.route === undefined) {
+      sendError(ctx, ERRORS.NO_ROUTE, 'no route after the request phase');
+      return this.#done(ctx);
+    }
+    try {
+      this.router.forward(ctx, this.#onOutcome);
+    } catch (err) {
+      if (!(err instanceof ProxyError)) throw err;
+      sendError(ctx, err.spec, err.details);
+      this.#done(ctx);
+    }
+  }
+
+  /** Upstream phase: observe only, in reverse order; then relay, fail, or re-run. */
+  #upstreamPhase(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
+    const reversed = this.#reversed;
+    for (let i = 0; i < reversed.length; i++) {
+      const f = reversed[i] as Filter;
+      if (f.onUpstreamResponse === undefined) continue;
+      try {
+        f.onUpstreamResponse(ctx, outcome);
+      } catch (err) {
+        ctx.log.error({ err, filter: f.name }, 'filter failed observing the upstream response');
+      }
+    }
+    if (outcome.kind === 'response') return this.#done(ctx);
+    const decision = shouldRerun({
+      outcome,
+      attempt: ctx.attempt,
+      maxReruns: this.opts.maxReruns,
+      method: ctx.method,
+      bodyReplayable: ctx.body === null || ctx.body.replayable,
+      responseStarted: ctx.responding,
+      downstreamClosed: ctx.downstreamClosed,
+    });
+    if (decision.kind === 'rerun') {
+      this.#rerun(ctx, decision.reason);
+      return this.#requestPhase(ctx, 0);
+    }
+    if (decision.kind === 'fail') {
+      if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
+      else sendError(ctx, decision.error, describe(outcome));
+    }
+    this.#done(ctx);
   }
 
   #rerun(ctx: ProxyRequest, reason: RerunReason): void {

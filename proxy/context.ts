@@ -33,8 +33,10 @@ export class ProxyRequest implements RequestContext {
   reruns = 0;
   /** The response is being relayed from upstream (or a local reply was written). */
   responding = false;
-  /** The chain has returned (all request and upstream phases ran). */
+  /** The chain is done with this request (all request and upstream phases ran). */
   chainDone = false;
+  /** Set by the chain while it runs the request. */
+  onChainDone: ((ctx: ProxyRequest) => void) | undefined;
   /** The client response closed (finished, or abandoned by either side). */
   closed = false;
   /** onDone, counters and the access log ran. */

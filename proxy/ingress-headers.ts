@@ -87,9 +87,11 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
 
 /** Removes the headers a Connection header names (other than those already removed). */
 function removeNamedByConnection(out: string[], connection: string): void {
+  const c = connection.toLowerCase();
+  if (c === 'keep-alive' || c === 'close') return; // the usual values name nothing else
   let named: Set<string> | undefined;
-  for (const token of connection.split(',')) {
-    const t = token.trim().toLowerCase();
+  for (const token of c.split(',')) {
+    const t = token.trim();
     if (t === '' || t === 'close' || HOP_BY_HOP.has(t)) continue;
     // A client must not be able to drop the headers the proxy itself adds or relies on.
     if (t === 'host' || t === 'x-forwarded-for' || t === 'x-forwarded-proto' || t === 'x-request-id' || t === 'content-length') continue;

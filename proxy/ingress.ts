@@ -65,7 +65,6 @@ export class Ingress {
       ingress.#closed(this);
     };
     this.#onChainDone = (ctx: ProxyRequest) => {
-      ctx.chainDone = true;
       if (ctx.closed) this.#finish(ctx);
     };
   }
@@ -110,7 +109,7 @@ export class Ingress {
       ctx.chainDone = true;
       return;
     }
-    void chain.handle(ctx).then(this.#onChainDone);
+    chain.run(ctx, this.#onChainDone);
   }
 
   /** The response closed: stop whatever still works for it, and finish once the chain is done too. */

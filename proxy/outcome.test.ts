@@ -17,7 +17,7 @@ test('relayed headers lose hop-by-hop headers, those named by Connection, and th
     raw('Content-Type', 'text/plain', 'Connection', 'x-secret', 'X-Secret', '1', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked',
       'X-Ate-Assignment-Stale', 'true', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9'),
   );
-  assert.deepEqual(out, ['content-type', 'text/plain', 'set-cookie', 'a=1', 'set-cookie', 'b=2', 'x-utf8', 'caf\xe9']);
+  assert.deepEqual(out, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9']);
   const o = new ResponseOutcome(200, out);
   assert.deepEqual(o.headers['set-cookie'], ['a=1', 'b=2']);
   assert.equal(o.headers['content-type'], 'text/plain');

@@ -30,35 +30,46 @@ export function isStaleRejection(status: number, raw: readonly Buffer[]): boolea
   return false;
 }
 
+/** Lengths of the names in RESPONSE_DROP: any other name is relayed without lower-casing it first. */
+const DROP_LENGTHS: ReadonlySet<number> = new Set([...RESPONSE_DROP].map((n) => n.length));
+
 /**
  * The headers to relay, as node's flat `[name, value, ...]` (latin1, so bytes pass through unchanged): hop-by-hop
- * headers, headers named by Connection, and the stale signal removed.
+ * headers, headers named by Connection, and the stale signal removed. Names keep their case.
  */
 export function relayHeaders(raw: readonly Buffer[]): string[] {
   const out: string[] = [];
   let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = (raw[i] as Buffer).toString('latin1');
-    const lower = name.toLowerCase();
-    if (RESPONSE_DROP.has(lower)) {
-      if (lower === 'connection') connection = (raw[i + 1] as Buffer).toString('latin1');
-      continue;
+    const nameBuf = raw[i] as Buffer;
+    const name = nameBuf.toString('latin1');
+    if (DROP_LENGTHS.has(name.length)) {
+      const lower = name.toLowerCase();
+      if (RESPONSE_DROP.has(lower)) {
+        if (lower === 'connection') connection = (raw[i + 1] as Buffer).toString('latin1');
+        continue;
+      }
     }
-    out.push(lower, (raw[i + 1] as Buffer).toString('latin1'));
+    out.push(name, (raw[i + 1] as Buffer).toString('latin1'));
   }
-  if (connection !== undefined) {
-    for (const token of connection.split(',')) {
-      const t = token.trim().toLowerCase();
-      if (t === '' || t === 'close' || t === 'keep-alive' || t === 'content-length') continue;
-      for (let i = 0; i < out.length; i += 2) {
-        if (out[i] === t) {
-          out.splice(i, 2);
-          i -= 2;
-        }
+  if (connection !== undefined) removeNamed(out, connection);
+  return out;
+}
+
+/** Removes the headers a Connection value names (beyond the hop-by-hop ones already gone). */
+function removeNamed(out: string[], connection: string): void {
+  const c = connection.toLowerCase();
+  if (c === 'keep-alive' || c === 'close') return;
+  for (const token of c.split(',')) {
+    const t = token.trim();
+    if (t === '' || t === 'close' || t === 'keep-alive' || t === 'content-length') continue;
+    for (let i = 0; i < out.length; i += 2) {
+      if ((out[i] as string).toLowerCase() === t) {
+        out.splice(i, 2);
+        i -= 2;
       }
     }
   }
-  return out;
 }
 
 /** The relayed response, with its headers as an object built only when a filter asks for them. */
@@ -73,7 +84,7 @@ export class ResponseOutcome {
     if (this.#headers === undefined) {
       const h: Record<string, string | string[]> = {};
       for (let i = 0; i < this.list.length; i += 2) {
-        const k = this.list[i] as string;
+        const k = (this.list[i] as string).toLowerCase();
         const v = this.list[i + 1] as string;
         const prev = h[k];
         h[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];

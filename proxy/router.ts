@@ -14,12 +14,17 @@ import type { UpstreamPools } from './pools.js';
 import { ERRORS, ProxyError } from './errors.js';
 import { ResponseOutcome, STALE, classifyFailure, isStaleRejection, relayHeaders } from './outcome.js';
 
+/** Receives an attempt's outcome. */
+export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+
 export interface Router {
   /**
-   * Forwards `ctx` to `ctx.route`. Resolves once the outcome is known: response headers arrived (the response is
-   * then already being relayed), or the attempt failed before any. Throws `ProxyError` for an unusable route.
+   * Forwards `ctx` to `ctx.route` and calls `done` once the outcome is known: response headers arrived (the
+   * response is then already being relayed; called synchronously), or the attempt failed before any (called
+   * from a fresh microtask, so a re-run never starts inside the HTTP client's callbacks). Throws `ProxyError`
+   * for an unusable route.
    */
-  forward(ctx: ProxyRequest): Promise<UpstreamOutcome>;
+  forward(ctx: ProxyRequest, done: OutcomeCallback): void;
 }
 
 export interface RouterOptions {
@@ -33,28 +38,28 @@ export class UndiciRouter implements Router {
     private readonly opts: RouterOptions,
   ) {}
 
-  forward(ctx: ProxyRequest): Promise<UpstreamOutcome> {
+  forward(ctx: ProxyRequest, done: OutcomeCallback): void {
     const route = ctx.route;
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
     const pool = this.pools.get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     ctx.upstreamAddress = route.address;
-    return new Promise<UpstreamOutcome>((resolve) => {
-      const attempt = new UpstreamAttempt(ctx, resolve, this.counters);
-      ctx.upstream = attempt;
-      pool.dispatch(
-        {
-          path: ctx.path,
-          method: ctx.method,
-          headers: ctx.headers.list as string[],
-          body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
-          headersTimeout: this.opts.routeTimeoutMs,
-          idempotent: false,
-          upgrade: null,
-        },
-        attempt,
-      );
-    });
+    const attempt = new UpstreamAttempt(ctx, done, this.counters);
+    ctx.upstream = attempt;
+    pool.dispatch(
+      {
+        path: ctx.path,
+        method: ctx.method,
+        headers: ctx.headers.list as string[],
+        body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
+        headersTimeout: this.opts.routeTimeoutMs,
+        idempotent: false,
+        upgrade: null,
+        // Plain HTTP has no TLS server name; a value here spares undici deriving one from Host on every request.
+        servername: route.address,
+      } as Dispatcher.DispatchOptions,
+      attempt,
+    );
   }
 }
 
@@ -76,7 +81,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly ctx: ProxyRequest,
-    private resolve: ((o: UpstreamOutcome) => void) | undefined,
+    private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
   ) {
     this.#res = ctx.res;
@@ -88,11 +93,17 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     this.#abort?.(new Error('client closed the request'));
   }
 
+  /** Reports the outcome once: a response synchronously, anything else from a fresh microtask. */
   #settle(outcome: UpstreamOutcome): void {
-    const resolve = this.resolve;
-    if (resolve === undefined) return;
-    this.resolve = undefined;
-    resolve(outcome);
+    const done = this.done;
+    if (done === undefined) return;
+    this.done = undefined;
+    if (outcome.kind === 'response') {
+      done(this.ctx, outcome);
+      return;
+    }
+    const ctx = this.ctx;
+    queueMicrotask(() => done(ctx, outcome));
   }
 
   onConnect(abort: (err?: Error) => void): void {
