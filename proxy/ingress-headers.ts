@@ -8,7 +8,7 @@
  *   value is not trusted), `x-request-id` is kept or generated.
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
-import { randomUUID } from 'node:crypto';
+import { nextRequestId } from './request-id.js';
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',
@@ -77,7 +77,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
   }
   if (connection !== undefined) removeNamedByConnection(out, connection);
   if (requestId === undefined) {
-    requestId = randomUUID();
+    requestId = nextRequestId();
     out.push('x-request-id', requestId);
   }
   out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
