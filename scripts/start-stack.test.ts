@@ -49,8 +49,15 @@ function gone(pid: number): boolean {
   }
 }
 
-/** `viaShell`: run the launcher as a child of `sh`, the way `npm start` does, and report its pid. */
-async function launch(viaShell = false): Promise<Stack> {
+interface LaunchOptions {
+  /** Run the launcher as a child of `sh`, the way `npm start` does; the shell prints the launcher's pid. */
+  readonly viaShell?: boolean;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Wait for the banner (default); false returns at once, for stacks that are expected to fail. */
+  readonly waitReady?: boolean;
+}
+
+async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOptions = {}): Promise<Stack> {
   const net = await workerNet();
   const command = viaShell ? ['/bin/sh', ['-c', `"${process.execPath}" "${LAUNCHER}" & echo "launcher pid $!"; wait`]] as const : [process.execPath, [LAUNCHER]] as const;
   const launcher = spawn(command[0], command[1], {
@@ -70,6 +77,7 @@ async function launch(viaShell = false): Promise<Stack> {
       EXTPROC_ADMIN: '127.0.0.1:0',
       PROXY_LISTEN: '127.0.0.1:0',
       PROXY_ADMIN: '127.0.0.1:0',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,17 +93,24 @@ async function launch(viaShell = false): Promise<Stack> {
   launcher.stdout!.on('data', collect);
   launcher.stderr!.on('data', collect);
   const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+  const pidsOf = (): Record<string, number> => {
+    const pids: Record<string, number> = {};
+    for (const line of output) {
+      const m = /^stack +\| started (\S+) \(pid (\d+)\)$/.exec(line);
+      if (m?.[1] && m[2]) pids[m[1]] = Number(m[2]);
+    }
+    return pids;
+  };
+  if (!waitReady) {
+    return { launcher, output, get pids() { return pidsOf(); }, ingress: '', exited };
+  }
   let ingress: string | undefined;
   await until('the launcher banner', () => {
     if (launcher.exitCode !== null) throw new Error(`launcher exited ${launcher.exitCode}:\n${output.join('\n')}`);
     ingress = output.map((l) => /^stack +\| +ingress +(http:\/\/\S+)$/.exec(l)?.[1]).find((u) => u !== undefined);
     return ingress !== undefined;
   }, 30000);
-  const pids: Record<string, number> = {};
-  for (const line of output) {
-    const m = /^stack +\| started (\S+) \(pid (\d+)\)$/.exec(line);
-    if (m?.[1] && m[2]) pids[m[1]] = Number(m[2]);
-  }
+  const pids = pidsOf();
   assert.deepEqual(Object.keys(pids), ['apiserver-stub', 'extproc', 'proxy']);
   return { launcher, output, pids, ingress: ingress!, exited };
 }
@@ -131,6 +146,15 @@ test('a component that dies is reported and stops the whole stack with a non-zer
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
 });
 
+test('a component that cannot start is reported, the ones already running are stopped, and the exit is non-zero', async () => {
+  const stack = await launch({ env: { PROXY_LISTEN: 'not-an-address' }, waitReady: false });
+  assert.equal(await stack.exited, 1);
+  assert.ok(stack.output.some((l) => /^proxy +\| .*PROXY_LISTEN|^proxy +\| .*--listen/.test(l)), stack.output.slice(-10).join('\n'));
+  assert.ok(stack.output.some((l) => /^stack +\| proxy exited unexpectedly \(exit code 2\)/.test(l)), stack.output.slice(-10).join('\n'));
+  assert.deepEqual(Object.keys(stack.pids), ['apiserver-stub', 'extproc', 'proxy']);
+  for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
+});
+
 test('components stop by themselves when the launcher is killed outright', async () => {
   const stack = await launch();
   stack.launcher.kill('SIGKILL');
@@ -139,7 +163,7 @@ test('components stop by themselves when the launcher is killed outright', async
 });
 
 test('the stack stops when the process that started it goes away without passing on a signal', async () => {
-  const stack = await launch(true);
+  const stack = await launch({ viaShell: true });
   const launcherPid = Number(stack.output.map((l) => /^launcher pid (\d+)$/.exec(l)?.[1]).find((p) => p !== undefined));
   assert.ok(launcherPid > 0);
   stack.launcher.kill('SIGKILL'); // the shell, as when npm's shell is killed

@@ -42,14 +42,17 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
   let stopping = false;
   let firstSignalAt = 0;
 
-  let settle!: (o: Outcome) => void;
+  // The first outcome wins; `settled` flips synchronously so the start loop never races it.
+  let resolveOutcome!: (o: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => {
-    settle = resolve;
+    resolveOutcome = resolve;
   });
   let settled = false;
-  void outcome.then(() => {
+  const settle = (o: Outcome): void => {
+    if (settled) return;
     settled = true;
-  });
+    resolveOutcome(o);
+  };
 
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!stopping && firstSignalAt === 0) {
@@ -109,8 +112,12 @@ export async function runStack(opts: LauncherOptions): Promise<number> {
         settle({ kind: 'failed', reason: `${step.name} was not ready within ${opts.readyTimeoutMs} ms` });
         break;
       }
-      if (typeof first === 'object' && !('kind' in first)) ready[step.name] = first;
-      else break;
+      if (typeof first === 'object' && !('kind' in first)) {
+        ready[step.name] = first;
+      } else {
+        settle({ kind: 'failed', reason: `${step.name} exited before it was ready` });
+        break;
+      }
     }
     if (!settled) for (const line of banner(ready, opts.env).lines) say(line);
 
