@@ -23,6 +23,7 @@ test('axis helpers', () => {
   assert.equal(niceMax(100), 100);
   assert.deepEqual(logDecades([0.3, 1000, 0]), { lo: -1, hi: 3 });
   assert.deepEqual(logDecades([5]), { lo: 0, hi: 1 });
+  assert.deepEqual(logDecades([1000.43, 2.1]), { lo: 0, hi: 3 });
   assert.deepEqual(logDecades([]), { lo: 0, hi: 1 });
   assert.equal(compactNumber(44_817), '44.8k');
   assert.equal(compactNumber(262), '262');

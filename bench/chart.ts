@@ -64,7 +64,8 @@ export function logDecades(values: readonly number[]): { lo: number; hi: number 
   const pos = values.filter((v) => v > 0);
   if (pos.length === 0) return { lo: 0, hi: 1 };
   const lo = Math.floor(Math.log10(Math.min(...pos)));
-  const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...pos))));
+  // A value a hair above a decade (1,000.4 calls per 1k requests) does not open a whole empty decade.
+  const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...pos)) - 0.01));
   return { lo, hi };
 }
 
@@ -104,7 +105,7 @@ function panel(p: Panel): string {
   } else {
     const { lo, hi } = logDecades(values);
     const span = hi - lo;
-    yOf = (v) => (v > 0 ? plotBottom - ((Math.log10(v) - lo) / span) * plotH : plotBottom);
+    yOf = (v) => (v > 0 ? Math.max(plotTop, plotBottom - ((Math.log10(v) - lo) / span) * plotH) : plotBottom);
     for (let d = lo; d <= hi; d++) {
       const y = yOf(10 ** d);
       out.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotW}" y2="${y.toFixed(1)}" stroke="#e2e8f0"/>`);
