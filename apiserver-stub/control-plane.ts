@@ -178,7 +178,7 @@ export class ControlPlane {
       old.disconnect('replaced by a new registration for the same IP');
     }
     const worker = this.store.attachWorker(ip, port, capacity, link);
-    this.log.info({ worker: ip, port, capacity }, 'worker attached');
+    this.log.debug({ worker: ip, port, capacity }, 'worker attached');
     return worker;
   }
 
