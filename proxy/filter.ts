@@ -58,7 +58,12 @@ export type UpstreamOutcome =
   /** The connection broke before any response headers. `requestWritten`: the request may have reached the actor. */
   | { readonly kind: 'reset'; readonly requestWritten: boolean; readonly code: string }
   /** No response headers within the route timeout. */
-  | { readonly kind: 'timeout' };
+  | { readonly kind: 'timeout' }
+  /**
+   * The client went away before the upstream answered and the proxy abandoned the upstream request. It says
+   * nothing about the worker: no eviction, no re-run (a client can never make the proxy evict a binding).
+   */
+  | { readonly kind: 'cancelled' };
 
 /** Per-request state a filter sees. One context lives for the whole client request, across re-runs. */
 export interface RequestContext {

@@ -97,6 +97,7 @@ export class ResponseOutcome {
 
 export const STALE: UpstreamOutcome = Object.freeze({ kind: 'stale', status: 421 });
 export const TIMEOUT: UpstreamOutcome = Object.freeze({ kind: 'timeout' });
+export const CANCELLED: UpstreamOutcome = Object.freeze({ kind: 'cancelled' });
 
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;

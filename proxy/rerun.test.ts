@@ -67,3 +67,10 @@ test('nothing is re-run once the response started or the client left', () => {
   const gone = shouldRerun(input(CONNECT, { downstreamClosed: true }));
   assert.equal(gone.kind === 'fail' && gone.error, ERRORS.DOWNSTREAM_CLOSED);
 });
+
+test('a client that went away is never re-run, whatever the attempt', () => {
+  for (const attempt of [0, 1]) {
+    const d = shouldRerun(input({ kind: 'cancelled' }, { attempt, downstreamClosed: true }));
+    assert.equal(d.kind === 'fail' && d.error, ERRORS.DOWNSTREAM_CLOSED);
+  }
+});

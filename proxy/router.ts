@@ -12,7 +12,7 @@ import type { ProxyRequest } from './context.js';
 import type { Counters } from './stats.js';
 import type { UpstreamPools } from './pools.js';
 import { ERRORS, ProxyError } from './errors.js';
-import { ResponseOutcome, STALE, classifyFailure, isStaleRejection, relayHeaders } from './outcome.js';
+import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection, relayHeaders } from './outcome.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
@@ -154,6 +154,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     const state = this.#state;
     this.#state = State.Done;
     if (state === State.Waiting) {
+      if (this.ctx.downstreamClosed) {
+        // We aborted the upstream because the client left: that is not the worker failing.
+        this.#settle(CANCELLED);
+        return;
+      }
       const outcome = classifyFailure(err, this.#started);
       if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
       else if (outcome.kind === 'reset') this.counters.upstreamResets++;

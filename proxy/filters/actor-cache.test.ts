@@ -182,6 +182,18 @@ test('a failure with no re-run still evicts', () => {
   assert.equal(cache.stats().evictions.reset, 1);
 });
 
+test('a client that went away evicts nothing: the binding stays', () => {
+  const { cache, filter } = setup();
+  cache.learn('demo/counter', '127.0.1.1:8443');
+  const ctx = context();
+  filter.onRequest?.(ctx);
+  assert.equal(ctx.route?.source, 'cache');
+  filter.onUpstreamResponse?.(ctx, { kind: 'cancelled' });
+  assert.equal(cache.peek('demo/counter')?.address, '127.0.1.1:8443');
+  const e = cache.stats().evictions;
+  assert.equal(e.stale + e.connect + e.reset, 0);
+});
+
 test('onRerun alone evicts (a chain that reports only through onRerun)', () => {
   const { cache, filter } = setup();
   cache.learn('demo/counter', '127.0.1.1:8443');

@@ -97,6 +97,8 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
           return evictUsed(ctx, st, 'reset');
         case 'timeout':
           return; // the actor may just be slow: the binding stays
+        case 'cancelled':
+          return; // the client left: that says nothing about the worker
         case 'response': {
           const route = ctx.route;
           if (st.generation !== undefined || route === undefined) return;

@@ -222,3 +222,32 @@ test('a body above the replay limit meeting a stale worker gets a clear error, i
   assert.equal(next.status, 200);
   assert.equal((await proxyStats(small)).cache.misses, 1);
 });
+
+test('a client that gives up on a cached request evicts nothing: the next request is still a hit', async () => {
+  const actor = actorName(6);
+  await warm(proxy, actor);
+  await resetStats(proxy.admin, stub.admin, extproc.admin);
+  const ingress = new URL(proxy.ingress);
+  const req = http.request({
+    host: ingress.hostname,
+    port: ingress.port,
+    path: '/?delay_ms=5000',
+    headers: { host: hostOf(actor), 'x-request-id': 'abandoned-1' },
+  });
+  req.on('error', () => {}); // we destroy it ourselves
+  req.end();
+  // Wait until the request is being served upstream (a hit, routed to the worker), then hang up.
+  await until(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the request to reach the router');
+  await until(async () => (await stubActor(stub, actor)).requestIds.includes('abandoned-1'), 5000, 'the actor to receive it');
+  req.destroy();
+  await until(async () => (await proxyStats(proxy)).requests.total >= 1, 5000, 'the proxy to finish the abandoned request');
+  const after1 = await proxyStats(proxy);
+  assert.deepEqual(after1.cache.evictions, { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(after1.reruns, { stale: 0, connect: 0, reset: 0 });
+  const next = await send(proxy, actor);
+  assert.equal(next.status, 200);
+  const s = await proxyStats(proxy);
+  assert.equal(s.cache.hits, 2, 'the binding survived');
+  assert.equal(s.extproc.streams, 0, 'no ext_proc stream was needed');
+  assert.equal(await resumeCalls(stub), 0);
+});
