@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { readyAddresses, splitLines } from '../lib/ready-line.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const CLI_SCRIPT = path.resolve(HERE, '../lib/cli.js');
@@ -60,29 +61,15 @@ export async function launch(label: string, script: string, args: readonly strin
       resolve(code);
     });
   });
-  for (const stream of [child.stdout, child.stderr]) {
-    let buf = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        if (lines.length > TAIL) lines.shift();
-        if (opts.echo) process.stderr.write(`[${label}] ${line}\n`);
-        if (line.includes('"ready"')) {
-          try {
-            const rec = JSON.parse(line) as { msg?: string; addresses?: Record<string, string> };
-            if (rec.msg === 'ready' && rec.addresses) onReady(rec.addresses);
-          } catch {
-            /* not a JSON line */
-          }
-        }
-      }
-    });
-  }
+  const onLine = (line: string): void => {
+    lines.push(line);
+    if (lines.length > TAIL) lines.shift();
+    if (opts.echo) process.stderr.write(`[${label}] ${line}\n`);
+    const addresses = readyAddresses(line);
+    if (addresses !== undefined) onReady(addresses);
+  };
+  splitLines(child.stdout, onLine);
+  splitLines(child.stderr, onLine);
   const timeoutMs = opts.readyTimeoutMs ?? 30_000;
   const timer = setTimeout(() => onFail(new Error(`${label} not ready within ${timeoutMs} ms:\n${lines.join('\n')}`)), timeoutMs);
   let addresses: Record<string, string>;

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import net from 'node:net';
+import { readyAddresses, splitLines } from '../ready-line.js';
 
 export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli.js');
 
@@ -55,30 +56,14 @@ export async function startComponent(component: string, args: string[], opts: St
     resolveReady = res;
     rejectReady = rej;
   });
-  const onData = (stream: NodeJS.ReadableStream): void => {
-    let buf = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        if (opts.echo) process.stderr.write(`[${component}] ${line}\n`);
-        if (line.startsWith('{')) {
-          try {
-            const rec = JSON.parse(line) as { msg?: string; addresses?: Record<string, string> };
-            if (rec.msg === 'ready' && rec.addresses) resolveReady(rec.addresses);
-          } catch {
-            /* not JSON */
-          }
-        }
-      }
-    });
+  const onLine = (line: string): void => {
+    lines.push(line);
+    if (opts.echo) process.stderr.write(`[${component}] ${line}\n`);
+    const addresses = readyAddresses(line);
+    if (addresses !== undefined) resolveReady({ ...addresses });
   };
-  onData(child.stdout!);
-  onData(child.stderr!);
+  splitLines(child.stdout!, onLine);
+  splitLines(child.stderr!, onLine);
   void exited.then((code) => rejectReady(new Error(`${component} exited (${code}) before ready:\n${lines.slice(-20).join('\n')}`)));
   const timeoutMs = opts.readyTimeoutMs ?? 15000;
   const timer = setTimeout(() => rejectReady(new Error(`${component} not ready within ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)), timeoutMs);

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { readyAddresses, splitLines } from '../../lib/ready-line.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const CLI = path.resolve(here, '../../lib/cli.js');
@@ -108,33 +109,3 @@ export function describeExit(e: Exit): string {
   return e.signal ? `signal ${e.signal}` : `exit code ${e.code}`;
 }
 
-/** The addresses map of a component's `{"msg":"ready","addresses":{...}}` log line, if this is that line. */
-export function readyAddresses(line: string): Addresses | undefined {
-  if (!line.startsWith('{') || !line.includes('"ready"')) return undefined;
-  try {
-    const rec = JSON.parse(line) as { msg?: unknown; addresses?: unknown };
-    if (rec.msg !== 'ready' || typeof rec.addresses !== 'object' || rec.addresses === null) return undefined;
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(rec.addresses)) if (typeof v === 'string') out[k] = v;
-    return Object.freeze(out);
-  } catch {
-    return undefined;
-  }
-}
-
-function splitLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let buf = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      onLine(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-  });
-  stream.on('end', () => {
-    if (buf.length > 0) onLine(buf);
-    buf = '';
-  });
-}
