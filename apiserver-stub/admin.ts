@@ -61,9 +61,10 @@ export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance 
     return { ok: true };
   });
 
-  app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => ({
-    actors: store.listActors(req.query.atespace || undefined).map(actorView),
-  }));
+  app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => {
+    await cp.flushWorkers();
+    return { actors: store.listActors(req.query.atespace || undefined).map(actorView) };
+  });
   app.get<{ Params: ActorParams }>('/actors/:atespace/:name', async (req) => {
     const actor = cp.get(validRef(req.params));
     await cp.flushWorkers();
@@ -81,7 +82,10 @@ export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance 
   app.post<{ Params: ActorParams }>('/actors/:atespace/:name/suspend', async (req) => actorView(await cp.suspend(validRef(req.params))));
   app.post<{ Params: ActorParams }>('/actors/:atespace/:name/move', async (req) => actorView(await cp.move(validRef(req.params))));
 
-  app.get('/workers', async () => ({ workers: [...store.workers.values()].map(workerView) }));
+  app.get('/workers', async () => {
+    await cp.flushWorkers();
+    return { workers: [...store.workers.values()].map(workerView) };
+  });
   app.post<{ Params: WorkerParams }>('/workers/:ip/stop', async (req) => workerView(await cp.stopWorker(workerIp(req.params))));
   app.post<{ Params: WorkerParams }>('/workers/:ip/start', async (req) => workerView(await cp.startWorker(workerIp(req.params))));
 

@@ -27,10 +27,11 @@ export class Activation {
 
   /** Records one delivery; returns its sequence number. */
   deliver(requestId: string | undefined): number {
-    if (this.pendingCount === 0) this.table.dirty.add(this);
+    const table = this.table;
+    if (this.pendingCount === 0) table.dirty.add(this);
     this.pendingCount++;
     if (requestId !== undefined) this.pendingIds.push(requestId);
-    this.table.requests++;
+    if (++table.requests === table.batchLimit) table.onBatchFull?.();
     return ++this.seq;
   }
 }
@@ -41,8 +42,13 @@ export class ActivationTable {
   readonly dirty = new Set<Activation>();
   requests = 0;
   misdirected = 0;
+  /** Called once when `requests` since the last drain reaches `batchLimit` (the owner reports early). */
+  onBatchFull: (() => void) | undefined;
 
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    readonly batchLimit = Infinity,
+  ) {}
 
   get(key: string): Activation | undefined {
     return this.byKey.get(key);

@@ -23,9 +23,17 @@ export interface WorkerAgentOptions {
   readonly capacity: number;
   readonly actorSuffix: string;
   readonly log: Logger;
-  /** Deliveries are reported at least this often. */
+  /**
+   * Deliveries are reported at least this often (default 1 s), and as soon as `reportBatch` requests (default
+   * 4096) are pending. Whoever needs them sooner asks: the control plane flushes every worker before it answers
+   * /stats, /stats/reset, /actors and /workers, and a deactivation reports before its ack.
+   */
   readonly reportIntervalMs?: number;
+  readonly reportBatch?: number;
 }
+
+const REPORT_INTERVAL_MS = 1000;
+const REPORT_BATCH = 4096;
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 2000;
@@ -44,9 +52,19 @@ export class WorkerAgent {
   private attachedOnce: Promise<void>;
   private resolveAttached!: () => void;
   private attached = false;
+  private batchQueued = false;
 
   constructor(private readonly opts: WorkerAgentOptions) {
-    this.table = new ActivationTable(opts.capacity);
+    this.table = new ActivationTable(opts.capacity, opts.reportBatch ?? REPORT_BATCH);
+    this.table.onBatchFull = () => {
+      if (!this.batchQueued) {
+        this.batchQueued = true;
+        setImmediate(() => {
+          this.batchQueued = false;
+          this.report();
+        });
+      }
+    };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
     this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port);
     const Client = workersClientConstructor();
@@ -69,7 +87,7 @@ export class WorkerAgent {
   /** Opens the HTTP listener and starts attaching (retrying until it succeeds). */
   async start(): Promise<void> {
     await this.listener.open();
-    this.reportTimer = setInterval(() => this.report(), this.opts.reportIntervalMs ?? 50);
+    this.reportTimer = setInterval(() => this.report(), this.opts.reportIntervalMs ?? REPORT_INTERVAL_MS);
     this.reportTimer.unref();
     this.connect();
   }
