@@ -252,3 +252,20 @@ test('expired bindings miss', () => {
   assert.equal(ctx.route, undefined);
   assert.equal(cache.stats().evictions.ttl, 1);
 });
+
+test('many distinct authorities (the parse memo is bounded and refilled) still each name the right actor and port', () => {
+  const { cache, filter } = setup();
+  cache.learn('demo/counter', '127.0.1.9:8443');
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 1500; i++) {
+      const junk = context(`junk-${i}.example.com`);
+      filter.onRequest?.(junk);
+      assert.equal(junk.route, undefined);
+      if (i % 500 !== 0) continue;
+      const ctx = context(`counter.demo.${SUFFIX}:${1000 + i}`);
+      filter.onRequest?.(ctx);
+      assert.equal(ctx.route?.address, '127.0.1.9:8443');
+      assert.equal(ctx.headers.get('x-ate-target-port'), String(1000 + i));
+    }
+  }
+});

@@ -24,7 +24,8 @@ export type CacheOutcome = 'hit' | 'miss' | 'rerun';
 
 interface CacheRequestState {
   readonly key: string;
-  readonly port: number;
+  /** The authority's port, as the `x-ate-target-port` value. */
+  readonly portText: string;
   /** The attempt the two fields below describe. */
   attempt: number;
   /** The generation of the binding this attempt was routed with (undefined: a miss). */
@@ -46,11 +47,35 @@ export interface ActorCacheFilterOptions {
   readonly actorSuffix: string;
 }
 
+/** What an authority names: the cache key and the port (also as the header value it becomes). */
+interface AuthorityActor {
+  readonly key: string;
+  readonly portText: string;
+}
+
+/**
+ * Authorities seen recently → what they name (null: no actor). Hosts are client-controlled, so the memo is
+ * bounded hard and cheaply: it is emptied whenever it reaches this many entries.
+ */
+const AUTHORITY_MEMO_MAX = 1024;
+
 const EVICTION_FOR: Readonly<Record<RerunReason, EvictionReason>> = { stale: 'stale', connect: 'connect', reset: 'reset' };
 
 export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
   const { cache } = opts;
   const suffix = normaliseSuffix(opts.actorSuffix);
+  const memo = new Map<string, AuthorityActor | null>();
+
+  function parseAuthority(authority: string): AuthorityActor | null {
+    let found = memo.get(authority);
+    if (found === undefined) {
+      const parsed = parseActorHost(authority, suffix);
+      found = parsed.kind === 'ok' ? { key: parsed.actor.key, portText: String(parsed.actor.port) } : null;
+      if (memo.size >= AUTHORITY_MEMO_MAX) memo.clear();
+      memo.set(authority, found);
+    }
+    return found;
+  }
 
   function evictUsed(ctx: RequestContext, st: CacheRequestState, reason: EvictionReason): void {
     if (st.generation === undefined || st.evicted) return;
@@ -66,9 +91,9 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
     onRequest(ctx: RequestContext): FilterResult {
       let st = ctx.locals.get(STATE) as CacheRequestState | undefined;
       if (st === undefined) {
-        const parsed = parseActorHost(ctx.authority, suffix);
-        if (parsed.kind !== 'ok') return CONTINUE; // not an actor host: ext-proc decides what to answer
-        st = { key: parsed.actor.key, port: parsed.actor.port, attempt: ctx.attempt, generation: undefined, evicted: false, outcome: 'miss' };
+        const actor = parseAuthority(ctx.authority);
+        if (actor === null) return CONTINUE; // not an actor host: ext-proc decides what to answer
+        st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, evicted: false, outcome: 'miss' };
         ctx.locals.set(STATE, st);
       }
       st.attempt = ctx.attempt;
@@ -81,7 +106,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
       st.generation = found.binding.generation;
       if (st.outcome === 'miss') st.outcome = 'hit';
       ctx.route = { address: found.binding.address, source: 'cache', generation: found.binding.generation };
-      ctx.headers.set('x-ate-target-port', String(st.port));
+      ctx.headers.set('x-ate-target-port', st.portText);
       return CONTINUE;
     },
 
