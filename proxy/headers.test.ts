@@ -36,3 +36,14 @@ test('invalid names or values are refused', () => {
   assert.throws(() => h.set('x-ok', 'line\nbreak'));
   assert.equal(h.list.length, 0);
 });
+
+test('setTrusted replaces every value like set, copies on write, and reset() undoes it', () => {
+  const original = ['host', 'h', 'x-ate-target-port', '1', 'x-ate-target-port', '2'];
+  const h = new ForwardHeaders(original);
+  h.setTrusted('x-ate-target-port', '8443');
+  assert.deepEqual(h.getAll('x-ate-target-port'), ['8443']);
+  assert.deepEqual(original, ['host', 'h', 'x-ate-target-port', '1', 'x-ate-target-port', '2']);
+  h.reset();
+  h.setTrusted('x-new', 'v');
+  assert.deepEqual([...h.list], [...original, 'x-new', 'v']);
+});

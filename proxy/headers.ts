@@ -55,11 +55,18 @@ export class ForwardHeaders implements HeaderMap {
   }
 
   set(name: string, value: string): void {
-    const n = checked(name, value);
+    this.setTrusted(checked(name, value), value);
+  }
+
+  /**
+   * `set` for the proxy's own headers: `name` must already be a lower-case, valid header name and `value` a valid
+   * value (no validation here).
+   */
+  setTrusted(name: string, value: string): void {
     const l = this.#writable();
     let at = -1;
     for (let i = 0; i < l.length; i += 2) {
-      if (l[i] !== n) continue;
+      if (l[i] !== name) continue;
       if (at === -1) {
         at = i;
         l[i + 1] = value;
@@ -68,7 +75,7 @@ export class ForwardHeaders implements HeaderMap {
         i -= 2;
       }
     }
-    if (at === -1) l.push(n, value);
+    if (at === -1) l.push(name, value);
   }
 
   append(name: string, value: string): void {
