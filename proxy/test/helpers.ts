@@ -3,6 +3,7 @@
  * an in-process proxy (the real chain, router, ingress and admin) built from flags.
  */
 import http from 'node:http';
+import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -15,7 +16,7 @@ import { startProxyProcess, type AssembleStages, type RunningProxy } from '../pr
 import { assembleStages } from '../main.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../extproc-client/messages.js';
 
-export const SUFFIX = 'actors.resources.substrate.ate.dev';
+export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
 export const silentLog = pino({ level: 'silent' });
 
 /** One received ProcessingRequest, headers decoded to a lower-case map. */
@@ -177,15 +178,7 @@ export async function getJson(url: string): Promise<Record<string, unknown>> {
   return (await res.body.json()) as Record<string, unknown>;
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { waitFor } from '../../lib/testing/wait.js';
 
 export function actorHost(name: string, atespace = 'demo', port?: number): string {
   return `${name}.${atespace}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;

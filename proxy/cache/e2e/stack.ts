@@ -4,8 +4,10 @@
  */
 import { Agent, request } from 'undici';
 import { startComponent, workerNet, type RunningComponent } from '../../../lib/testing/component.js';
+import { DEFAULT_ACTOR_SUFFIX } from '../../../lib/actor-ref.js';
+import { waitFor } from '../../../lib/testing/wait.js';
 
-export const SUFFIX = 'actors.resources.substrate.ate.dev';
+export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
 export const ATESPACE = 'demo';
 
 /** `actor-000`, `actor-001`, ... as the stub seeds them. */
@@ -199,15 +201,8 @@ export async function resetStats(...admins: string[]): Promise<void> {
   await Promise.all(admins.map((a) => adminJson(a, '/stats/reset', 'POST')));
 }
 
-/** Polls `check` until it returns true (deadline `ms`). */
-export async function until(check: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls a condition with a deadline (the shared test helper, under the name these tests use). */
+export const until = waitFor;
 
 /** The proxy's access-log line for one request id (waits for it: log lines arrive after the response). */
 export async function accessLine(p: Proxy, requestId: string): Promise<Record<string, unknown>> {
