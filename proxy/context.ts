@@ -10,15 +10,8 @@ import type { ForwardHeaders } from './headers.js';
 import type { RequestBody } from './body.js';
 import type { ProxyErrorSpec } from './errors.js';
 
-/**
- * A per-request slot reserved for the built-in actor-cache filter, so a cache hit needs no `locals` Map. Filters
- * given any other `RequestContext` (tests, embedders) fall back to `locals`.
- */
-export const CACHE_SLOT: unique symbol = Symbol('actor-edge.cache-slot');
-
 export class ProxyRequest implements RequestContext {
   route: Route | undefined = undefined;
-  [CACHE_SLOT]: unknown = undefined;
   #attempt = 0;
   #locals: Map<string | symbol, unknown> | undefined;
   #log: Logger | undefined;
@@ -71,11 +64,6 @@ export class ProxyRequest implements RequestContext {
 
   get locals(): Map<string | symbol, unknown> {
     return (this.#locals ??= new Map());
-  }
-
-  /** The locals map only if some filter created it (for readers that must not allocate). */
-  get localsIfAny(): ReadonlyMap<string | symbol, unknown> | undefined {
-    return this.#locals;
   }
 
   get log(): Logger {

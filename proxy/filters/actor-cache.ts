@@ -16,8 +16,6 @@
 import { parseActorHost, normaliseSuffix } from '../../lib/actor-ref.js';
 import { CONTINUE, type Filter, type FilterResult, type RequestContext, type RerunReason, type UpstreamOutcome } from '../filter.js';
 import type { BindingCache, EvictionReason } from '../cache/binding-cache.js';
-import { CACHE_SLOT } from '../context.js';
-import type { ForwardHeaders } from '../headers.js';
 
 export const ACTOR_CACHE_FILTER_NAME = 'actor-cache';
 
@@ -39,24 +37,8 @@ interface CacheRequestState {
 
 const STATE = Symbol.for('actor-edge.actor-cache');
 
-/** The proxy's own request context carries a slot for this state; any other context keeps it in `locals`. */
-type Slotted = { [CACHE_SLOT]: unknown };
-
 function stateOf(ctx: Pick<RequestContext, 'locals'>): CacheRequestState | undefined {
-  if (CACHE_SLOT in ctx) return (ctx as Slotted)[CACHE_SLOT] as CacheRequestState | undefined;
   return ctx.locals.get(STATE) as CacheRequestState | undefined;
-}
-
-function setState(ctx: RequestContext, st: CacheRequestState): void {
-  if (CACHE_SLOT in ctx) (ctx as unknown as Slotted)[CACHE_SLOT] = st;
-  else ctx.locals.set(STATE, st);
-}
-
-/** The proxy's own header list takes the built-in header without re-validating a constant name and a port. */
-function setTargetPort(ctx: RequestContext, portText: string): void {
-  const h = ctx.headers as Partial<ForwardHeaders>;
-  if (typeof h.setTrusted === 'function') h.setTrusted('x-ate-target-port', portText);
-  else ctx.headers.set('x-ate-target-port', portText);
 }
 
 /** The cache outcome of a request, or undefined when the cache was off or the host named no actor. */
@@ -116,7 +98,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
         const actor = parseAuthority(ctx.authority);
         if (actor === null) return CONTINUE; // not an actor host: ext-proc decides what to answer
         st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, evicted: false, outcome: 'miss' };
-        setState(ctx, st);
+        ctx.locals.set(STATE, st);
       }
       st.attempt = ctx.attempt;
       st.generation = undefined;
@@ -128,7 +110,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
       st.generation = found.binding.generation;
       if (st.outcome === 'miss') st.outcome = 'hit';
       ctx.route = { address: found.binding.address, source: 'cache', generation: found.binding.generation };
-      setTargetPort(ctx, st.portText);
+      ctx.headers.set('x-ate-target-port', st.portText);
       return CONTINUE;
     },
 
