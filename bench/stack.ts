@@ -112,7 +112,9 @@ export class Stack {
         url: `http://${floor.addresses['http']}`,
         probes: [{ component: 'floor', kind: 'floor', admin: new Admin(floor.addresses['admin'] as string) }, stubProbe],
         fixedWorkerIp,
-        stop: () => floor.stop(),
+        stop: async () => {
+          await floor.stop();
+        },
       };
     }
     if (spec.kind !== 'proxy') throw new Error(`arm ${spec.name} cannot be started here`);
