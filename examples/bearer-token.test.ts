@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import factory, { createBearerTokenFilter } from './bearer-token.js';
 import { fakeContext } from './fake-context.js';
-import type { FilterResult } from '../proxy/public.js';
+import type { FilterResult } from '../proxy/api/public.js';
 
 const HOST = 'counter.demo.actors.resources.substrate.ate.dev';
 

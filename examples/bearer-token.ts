@@ -5,10 +5,10 @@
  *
  * Tokens are compared in constant time (as SHA-256 digests). The Authorization header is removed before the
  * request goes on, so actors never see the credential (set BEARER_TOKEN_FORWARD=on to keep it).
- * In your own package, import the API from 'actor-edge' instead of '../proxy/public.js'.
+ * In your own package, import the API from 'actor-edge' instead of '../proxy/api/public.js'.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { CONTINUE, reply, type Filter, type FilterFactory, type FilterResult, type RequestContext } from '../proxy/public.js';
+import { CONTINUE, reply, type Filter, type FilterFactory, type FilterResult, type RequestContext } from '../proxy/api/public.js';
 
 export interface BearerTokenOptions {
   readonly tokens: readonly string[];

@@ -7,10 +7,10 @@
  *
  * Buckets live in a bounded LRU (RATE_LIMIT_MAX_ACTORS, default 10000), per proxy process: with `--workers N`
  * each process enforces the limit on its own share of the traffic.
- * In your own package, import the API from 'actor-edge' instead of '../proxy/public.js'.
+ * In your own package, import the API from 'actor-edge' instead of '../proxy/api/public.js'.
  */
 import { LRUCache } from 'lru-cache';
-import { CONTINUE, parseActorHost, reply, type Filter, type FilterFactory, type FilterResult, type RequestContext } from '../proxy/public.js';
+import { CONTINUE, parseActorHost, reply, type Filter, type FilterFactory, type FilterResult, type RequestContext } from '../proxy/api/public.js';
 
 export interface RateLimitOptions {
   /** Sustained requests per second per actor. */

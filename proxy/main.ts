@@ -9,13 +9,13 @@ import cluster from 'node:cluster';
 import { formatHelp } from '../lib/flags.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig } from './config.js';
-import { loadUserFilters } from './load-filters.js';
+import { loadUserFilters } from './chain/load-filters.js';
 import { startProxyProcess } from './proxy-process.js';
 import { runClusterPrimary, runClusterWorker } from './cluster.js';
-import type { ProxyStage, StageDeps } from './stage.js';
-import { createExtProcStage } from './stages/ext-proc-stage.js';
-import { createActorCacheStage, createCacheOffStage } from './cache/stage.js';
-import { createApiserverResolverStage } from './resolvers/stage.js';
+import type { ProxyStage, StageDeps } from './chain/stage.js';
+import { createExtProcStage } from './stages/ext-proc/stage.js';
+import { createActorCacheStage, createCacheOffStage } from './stages/actor-cache/stage.js';
+import { createApiserverResolverStage } from './stages/apiserver/stage.js';
 
 const SUMMARY =
   'The ingress proxy: user filters, then actor-cache (cache-first actor bindings), then ext_proc (one stream per miss), then the router.';

@@ -9,14 +9,14 @@ import { boundAddress, formatHostPort } from '../lib/address.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
 import { MAX_HEADER_BYTES } from './config.js';
-import { ProxyStats } from './stats.js';
-import { createProxyMetrics } from './metrics.js';
-import { UpstreamPools } from './pools.js';
-import { UndiciRouter } from './router.js';
-import { Chain } from './chain.js';
-import { Ingress } from './ingress.js';
-import { createAdmin } from './admin.js';
-import type { ProxyStage, StageDeps } from './stage.js';
+import { ProxyStats } from './ops/stats.js';
+import { createProxyMetrics } from './ops/metrics.js';
+import { UpstreamPools } from './upstream/pools.js';
+import { UndiciRouter } from './upstream/router.js';
+import { Chain } from './chain/chain.js';
+import { Ingress } from './edge/ingress.js';
+import { createAdmin } from './ops/admin.js';
+import type { ProxyStage, StageDeps } from './chain/stage.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 

@@ -20,7 +20,7 @@ import {
   type Extproc,
   type Proxy,
   type Stub,
-} from '../cache/e2e/stack.js';
+} from '../testing/stack.js';
 
 let stub: Stub;
 let extproc: Extproc;

@@ -25,8 +25,8 @@ import {
   type Extproc,
   type Proxy,
   type Stub,
-} from '../cache/e2e/stack.js';
-import { fixture, rawExchange } from '../test/helpers.js';
+} from '../testing/stack.js';
+import { fixture, rawExchange } from '../testing/helpers.js';
 import { fileURLToPath } from 'node:url';
 
 let stub: Stub;

@@ -1,0 +1,16 @@
+/** The package's public entry: the filter API for `--filter` modules, and the shared actor-host parser. */
+export type {
+  Filter,
+  FilterContext,
+  FilterFactory,
+  FilterResult,
+  HeaderMap,
+  LocalReply,
+  RequestContext,
+  RerunReason,
+  Route,
+  UpstreamOutcome,
+} from './filter.js';
+export { CONTINUE, reply } from './filter.js';
+export { parseActorHost, DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+export type { ActorRef, ParsedActorHost, ActorHostParse } from '../../lib/actor-ref.js';

@@ -1,0 +1,147 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { Chain } from './chain.js';
+import { ProxyRequest } from '../request/context.js';
+import { ForwardHeaders } from '../request/headers.js';
+import { Counters } from '../ops/stats.js';
+import { CONTINUE, reply, type Filter, type RerunReason, type UpstreamOutcome } from '../api/filter.js';
+import type { Router } from '../upstream/router.js';
+import { ERRORS } from './errors.js';
+import { silentLog } from '../testing/helpers.js';
+
+function request(method = 'GET'): ProxyRequest {
+  const req = new http.IncomingMessage(new net.Socket());
+  const res = new http.ServerResponse(req);
+  return new ProxyRequest(req, res, 'rid', method, '/p', 'a.demo.example', 'http', '127.0.0.1', new ForwardHeaders(['host', 'a.demo.example']), null, 0, silentLog);
+}
+
+/** A router that answers scripted outcomes, one per attempt, and records what it was asked. */
+function scriptedRouter(outcomes: UpstreamOutcome[]): Router & { calls: { address: string; headers: [string, string][] }[] } {
+  const calls: { address: string; headers: [string, string][] }[] = [];
+  return {
+    calls,
+    forward(ctx, done) {
+      calls.push({ address: ctx.route?.address ?? '', headers: [...ctx.headers.entries()] });
+      const o = outcomes.shift();
+      if (o === undefined) throw new Error('no more scripted outcomes');
+      if (o.kind === 'response') {
+        ctx.responding = true;
+        ctx.res.writeHead(o.status);
+        ctx.res.end();
+      }
+      queueMicrotask(() => done(ctx, o));
+    },
+  };
+}
+
+const OK: UpstreamOutcome = { kind: 'response', status: 200, headers: {} };
+const STALE: UpstreamOutcome = { kind: 'stale', status: 421 };
+
+/** A resolver stand-in: routes each attempt to the next address. */
+function resolver(addresses: string[]): Filter & { seen: number } {
+  const f = {
+    name: 'resolver',
+    seen: 0,
+    onRequest(ctx: ProxyRequest) {
+      f.seen++;
+      ctx.headers.set('x-ate-target-port', String(80 + ctx.attempt));
+      if (ctx.route === undefined) ctx.route = { address: addresses[ctx.attempt] ?? 'none', source: 'extproc' as const };
+      return CONTINUE;
+    },
+  };
+  return f as Filter & { seen: number };
+}
+
+test('a stale answer re-runs the whole chain once: onRerun on every filter, route and header changes cleared', async () => {
+  const events: string[] = [];
+  const observer: Filter = {
+    name: 'observer',
+    onRequest: (ctx) => (events.push(`request#${ctx.attempt} route=${ctx.route?.address ?? '-'} port=${ctx.headers.get('x-ate-target-port') ?? '-'}`), CONTINUE),
+    onUpstreamResponse: (ctx, o) => void events.push(`upstream#${ctx.attempt} ${o.kind}`),
+    onRerun: (ctx, reason: RerunReason) => void events.push(`rerun#${ctx.attempt} ${reason}`),
+    onDone: (_ctx, r) => void events.push(`done ${r.status}`),
+  };
+  const router = scriptedRouter([STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([observer, resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 1 });
+  const ctx = request();
+  await chain.handle(ctx);
+  chain.done(ctx, ctx.res.statusCode, undefined);
+  assert.deepEqual(events, [
+    'request#0 route=- port=-',
+    'upstream#0 stale',
+    'rerun#0 stale',
+    'request#1 route=- port=-',
+    'upstream#1 response',
+    'done 200',
+  ]);
+  assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1']);
+  assert.deepEqual(router.calls[1]?.headers, [['host', 'a.demo.example'], ['x-ate-target-port', '81']]);
+  assert.equal(counters.rerunsStale, 1);
+  assert.equal(ctx.res.statusCode, 200);
+});
+
+test('re-runs are bounded: exhausted stale answers become a 503 naming the reason, never the 421', async () => {
+  const router = scriptedRouter([STALE, STALE, STALE]);
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, new Counters(), { maxReruns: 1 });
+  const ctx = request();
+  await chain.handle(ctx);
+  assert.equal(router.calls.length, 2);
+  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
+});
+
+test('a POST reset after it was written is not re-run: 502', async () => {
+  const router = scriptedRouter([{ kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' }, OK]);
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, new Counters(), { maxReruns: 1 });
+  const ctx = request('POST');
+  await chain.handle(ctx);
+  assert.equal(router.calls.length, 1);
+  assert.equal(ctx.res.statusCode, 502);
+});
+
+test('a local reply short-circuits the chain; later filters and the router never run', async () => {
+  const router = scriptedRouter([OK]);
+  const later = resolver(['10.0.0.1:1']);
+  const deny: Filter = { name: 'deny', onRequest: () => reply({ status: 403, body: 'no', headers: { 'x-why': 'test', 'x-ate-assignment-stale': 'true' } }) };
+  const chain = new Chain([deny, later], router, new Counters(), { maxReruns: 1 });
+  const ctx = request();
+  await chain.handle(ctx);
+  assert.equal(ctx.res.statusCode, 403);
+  assert.equal(ctx.res.getHeader('x-why'), undefined, 'writeHead headers are not in the progressive API');
+  assert.match(String((ctx.res as unknown as { _header: string })._header), /x-why: test/);
+  assert.doesNotMatch(String((ctx.res as unknown as { _header: string })._header), /x-ate-assignment-stale/i);
+  assert.equal(later.seen, 0);
+  assert.equal(router.calls.length, 0);
+});
+
+test('a filter that throws fails only this request with 500 naming the filter in the log details', async () => {
+  const boom: Filter = {
+    name: 'boom',
+    onRequest: () => {
+      throw new Error('kaput');
+    },
+  };
+  const chain = new Chain([boom, resolver(['10.0.0.1:1'])], scriptedRouter([OK]), new Counters(), { maxReruns: 1 });
+  const ctx = request();
+  await chain.handle(ctx);
+  assert.equal(ctx.res.statusCode, 500);
+  assert.equal(ctx.error, ERRORS.FILTER_FAILED);
+  assert.match(ctx.details ?? '', /boom.*kaput/);
+});
+
+test('an async filter is awaited; without a route the answer is 503 "no healthy upstream"', async () => {
+  const slow: Filter = { name: 'slow', onRequest: async () => CONTINUE };
+  const chain = new Chain([slow], scriptedRouter([]), new Counters(), { maxReruns: 1 });
+  const ctx = request();
+  await chain.handle(ctx);
+  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.error?.text, 'no healthy upstream');
+});
+
+test('the chain refuses filters without a name and a router without forward()', () => {
+  assert.throws(() => new Chain([{ name: '' }], scriptedRouter([]), new Counters(), { maxReruns: 1 }), /name/);
+  assert.throws(() => new Chain([], {} as Router, new Counters(), { maxReruns: 1 }), /router/);
+});

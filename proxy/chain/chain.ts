@@ -1,0 +1,235 @@
+/**
+ * The filter chain: user filters, then the built-in stages (actor-cache when on, then ext-proc or the apiserver
+ * resolver), then the router — which is not a filter, so "router last" cannot be got wrong.
+ *
+ * The chain is the single owner of the same-request re-run loop. When the router reports a stale rejection, a
+ * connect failure or a reset, `shouldRerun` decides; on a re-run every filter's `onRerun` is called (actor-cache
+ * evicts there), the route and the attempt's header changes are cleared, and the whole chain runs again from
+ * the top for the same client request (Envoy's recreateStream). Filters never loop on their own.
+ *
+ * The chain is written with callbacks rather than async/await: a request whose filters all answer synchronously
+ * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
+ */
+import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from '../api/filter.js';
+import type { ProxyRequest } from '../request/context.js';
+import type { Router } from '../upstream/router.js';
+import type { Counters } from '../ops/stats.js';
+import { ERRORS, ProxyError } from './errors.js';
+import { sendError, sendLocalReply } from '../edge/local-reply.js';
+import { shouldRerun } from './rerun.js';
+
+export interface ChainOptions {
+  readonly maxReruns: number;
+}
+
+/** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
+export type ChainDone = (ctx: ProxyRequest) => void;
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+export class Chain {
+  readonly #reversed: readonly Filter[];
+  readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+
+  constructor(
+    readonly filters: readonly Filter[],
+    readonly router: Router,
+    private readonly counters: Counters,
+    private readonly opts: ChainOptions,
+  ) {
+    if (typeof (router as Partial<Router>).forward !== 'function') throw new Error('the chain must end with a router');
+    for (const f of filters) {
+      if (typeof f?.name !== 'string' || f.name === '') throw new Error('every filter needs a name');
+    }
+    this.#reversed = [...filters].reverse();
+    this.#onOutcome = (ctx, outcome) => {
+      try {
+        this.#upstreamPhase(ctx, outcome);
+      } catch (err) {
+        this.#internalError(ctx, err);
+      }
+    };
+  }
+
+  /** Runs one client request through the chain; `done(ctx)` is called once the response is decided. Never throws. */
+  run(ctx: ProxyRequest, done: ChainDone): void {
+    ctx.chainDone = false;
+    ctx.onChainDone = done;
+    try {
+      this.#requestPhase(ctx, 0);
+    } catch (err) {
+      this.#internalError(ctx, err);
+    }
+  }
+
+  /** `run` as a promise (resolves with `ctx`). */
+  handle(ctx: ProxyRequest): Promise<ProxyRequest> {
+    return new Promise((resolve) => this.run(ctx, resolve));
+  }
+
+  /** Something the proxy did not expect threw: fail this request with a 500, never the process. */
+  #internalError(ctx: ProxyRequest, err: unknown): void {
+    ctx.log.error({ err }, 'request failed inside the proxy');
+    sendError(ctx, ERRORS.INTERNAL, (err as Error)?.message);
+    this.#done(ctx);
+  }
+
+  #done(ctx: ProxyRequest): void {
+    const done = ctx.onChainDone;
+    if (done === undefined) return;
+    ctx.onChainDone = undefined;
+    ctx.chainDone = true;
+    done(ctx);
+  }
+
+  /** Request phase: filters in order from `from`; any may answer locally; then the router. */
+  #requestPhase(ctx: ProxyRequest, from: number): void {
+    const filters = this.filters;
+    for (let i = from; i < filters.length; i++) {
+      const f = filters[i] as Filter;
+      if (f.onRequest === undefined) continue;
+      let result: FilterResult | Promise<FilterResult>;
+      try {
+        result = f.onRequest(ctx);
+      } catch (err) {
+        this.#filterFailed(ctx, f, err);
+        return this.#done(ctx);
+      }
+      if (isPromise(result)) {
+        result.then(
+          (r) => {
+            try {
+              this.#afterFilter(ctx, i, r);
+            } catch (err) {
+              this.#internalError(ctx, err);
+            }
+          },
+          (err: unknown) => {
+            this.#filterFailed(ctx, f, err);
+            this.#done(ctx);
+          },
+        );
+        return;
+      }
+      if (result.kind === 'reply') {
+        sendLocalReply(ctx, result.reply);
+        return this.#done(ctx);
+      }
+    }
+    this.#forward(ctx);
+  }
+
+  #afterFilter(ctx: ProxyRequest, index: number, result: FilterResult): void {
+    if (result.kind === 'reply') {
+      sendLocalReply(ctx, result.reply);
+      return this.#done(ctx);
+    }
+    this.#requestPhase(ctx, index + 1);
+  }
+
+  #forward(ctx: ProxyRequest): void {
+    if (ctx.downstreamClosed) {
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      return this.#done(ctx);
+    }
+    if (ctx.route === undefined) {
+      sendError(ctx, ERRORS.NO_ROUTE, 'no route after the request phase');
+      return this.#done(ctx);
+    }
+    try {
+      this.router.forward(ctx, this.#onOutcome);
+    } catch (err) {
+      if (!(err instanceof ProxyError)) throw err;
+      sendError(ctx, err.spec, err.details);
+      this.#done(ctx);
+    }
+  }
+
+  /** Upstream phase: observe only, in reverse order; then relay, fail, or re-run. */
+  #upstreamPhase(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
+    const reversed = this.#reversed;
+    for (let i = 0; i < reversed.length; i++) {
+      const f = reversed[i] as Filter;
+      if (f.onUpstreamResponse === undefined) continue;
+      try {
+        f.onUpstreamResponse(ctx, outcome);
+      } catch (err) {
+        ctx.log.error({ err, filter: f.name }, 'filter failed observing the upstream response');
+      }
+    }
+    if (outcome.kind === 'response') return this.#done(ctx);
+    const decision = shouldRerun({
+      outcome,
+      attempt: ctx.attempt,
+      maxReruns: this.opts.maxReruns,
+      method: ctx.method,
+      bodyReplayable: ctx.body === null || ctx.body.replayable,
+      responseStarted: ctx.responding,
+      downstreamClosed: ctx.downstreamClosed,
+    });
+    if (decision.kind === 'rerun') {
+      this.#rerun(ctx, decision.reason);
+      return this.#requestPhase(ctx, 0);
+    }
+    if (decision.kind === 'fail') {
+      if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
+      else sendError(ctx, decision.error, describe(outcome));
+    }
+    this.#done(ctx);
+  }
+
+  #rerun(ctx: ProxyRequest, reason: RerunReason): void {
+    if (reason === 'stale') this.counters.rerunsStale++;
+    else if (reason === 'connect') this.counters.rerunsConnect++;
+    else this.counters.rerunsReset++;
+    for (const f of this.filters) {
+      if (f.onRerun === undefined) continue;
+      try {
+        f.onRerun(ctx, reason);
+      } catch (err) {
+        ctx.log.error({ err, filter: f.name }, 'filter failed preparing a re-run');
+      }
+    }
+    ctx.log.debug({ reason, attempt: ctx.attempt + 1, upstream: ctx.upstreamAddress }, 're-running the request');
+    ctx.nextAttempt();
+  }
+
+  #filterFailed(ctx: ProxyRequest, f: Filter, err: unknown): void {
+    if (err instanceof ProxyError) {
+      sendError(ctx, err.spec, `${f.name}: ${err.details ?? err.message}`);
+      return;
+    }
+    ctx.log.error({ err, filter: f.name }, 'filter failed');
+    sendError(ctx, ERRORS.FILTER_FAILED, `filter ${f.name} threw: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  /** Always called once per client request, when its response is finished or abandoned. */
+  done(ctx: ProxyRequest, status: number, error: Error | undefined): void {
+    const result = error === undefined ? { status } : { status, error };
+    for (const f of this.filters) {
+      if (f.onDone === undefined) continue;
+      try {
+        f.onDone(ctx, result);
+      } catch (err) {
+        ctx.log.error({ err, filter: f.name }, 'filter failed in onDone');
+      }
+    }
+  }
+}
+
+function describe(outcome: UpstreamOutcome): string {
+  switch (outcome.kind) {
+    case 'stale':
+      return 'upstream answered 421 x-ate-assignment-stale';
+    case 'connect-failed':
+      return `upstream connect failed: ${outcome.code}`;
+    case 'reset':
+      return `upstream reset (${outcome.code})${outcome.requestWritten ? ' after the request was written' : ''}`;
+    case 'timeout':
+      return 'no upstream response headers within the route timeout';
+    default:
+      return outcome.kind;
+  }
+}

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sanitiseRequestHeaders } from './ingress-headers.js';
+import { INTERNAL_HEADERS } from '../config.js';
+
+const STRIP = new Set([...INTERNAL_HEADERS, 'x-custom-internal']);
+
+function pairs(list: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < list.length; i += 2) out.push([list[i] as string, list[i + 1] as string]);
+  return out;
+}
+
+test('hop-by-hop headers and the headers Connection names are removed; names come out lower case', () => {
+  const raw = [
+    'Host', 'a.demo.example',
+    'Connection', 'keep-alive, X-Hop',
+    'Keep-Alive', 'timeout=5',
+    'Proxy-Connection', 'keep-alive',
+    'TE', 'trailers',
+    'Transfer-Encoding', 'chunked',
+    'Upgrade', 'websocket',
+    'Trailer', 'x-t',
+    'Expect', '100-continue',
+    'X-Hop', 'gone',
+    'X-Keep', 'kept',
+  ];
+  const head = sanitiseRequestHeaders(raw, '10.0.0.9', 'http', STRIP);
+  const names = pairs(head.headers).map(([n]) => n);
+  for (const gone of ['connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'expect', 'x-hop']) {
+    assert.ok(!names.includes(gone), gone);
+  }
+  assert.ok(names.includes('x-keep'));
+  assert.equal(head.host, 'a.demo.example');
+  assert.equal(head.hasBody, true, 'transfer-encoding announces a body');
+});
+
+test('a Connection header cannot remove the headers the proxy relies on', () => {
+  const head = sanitiseRequestHeaders(['Host', 'h', 'Connection', 'host, content-length, x-request-id', 'Content-Length', '3', 'X-Request-Id', 'abc'], '1.1.1.1', 'http', STRIP);
+  const m = new Map(pairs(head.headers));
+  assert.equal(m.get('host'), 'h');
+  assert.equal(m.get('content-length'), '3');
+  assert.equal(m.get('x-request-id'), 'abc');
+});
+
+test('forgeable internal headers and --strip-headers are removed whatever their case', () => {
+  const raw = ['Host', 'h'];
+  for (const h of [...INTERNAL_HEADERS, 'x-custom-internal']) raw.push(h.toUpperCase(), 'forged');
+  const head = sanitiseRequestHeaders(raw, '1.1.1.1', 'http', STRIP);
+  assert.deepEqual(
+    pairs(head.headers).map(([n]) => n).sort(),
+    ['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-request-id'],
+  );
+});
+
+test('x-forwarded-for is appended, x-forwarded-proto set from the connection, x-request-id kept or generated', () => {
+  const a = sanitiseRequestHeaders(
+    ['Host', 'h', 'X-Forwarded-For', '1.2.3.4', 'x-forwarded-for', '5.6.7.8', 'X-Forwarded-Proto', 'https', 'X-Request-Id', 'client-id-1'],
+    '127.0.0.1',
+    'http',
+    STRIP,
+  );
+  const m = new Map(pairs(a.headers));
+  assert.equal(m.get('x-forwarded-for'), '1.2.3.4, 5.6.7.8, 127.0.0.1');
+  assert.equal(m.get('x-forwarded-proto'), 'http');
+  assert.equal(pairs(a.headers).filter(([n]) => n === 'x-forwarded-proto').length, 1);
+  assert.equal(m.get('x-request-id'), 'client-id-1');
+  assert.equal(a.requestId, 'client-id-1');
+
+  const b = sanitiseRequestHeaders(['Host', 'h'], '::1', 'http', STRIP);
+  const mb = new Map(pairs(b.headers));
+  assert.equal(mb.get('x-forwarded-for'), '::1');
+  assert.match(b.requestId, /^[0-9a-f-]{36}$/);
+  assert.equal(mb.get('x-request-id'), b.requestId);
+  assert.equal(b.hasBody, false);
+});
+
+test('an unusable client x-request-id is replaced; a duplicate or missing Host is reported', () => {
+  const bad = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'has space'], '1.1.1.1', 'http', STRIP);
+  assert.notEqual(bad.requestId, 'has space');
+  assert.equal(pairs(bad.headers).filter(([n]) => n === 'x-request-id').length, 1);
+  assert.equal(sanitiseRequestHeaders(['Host', 'a', 'host', 'b'], '1.1.1.1', 'http', STRIP).duplicateHost, true);
+  assert.equal(sanitiseRequestHeaders(['X', 'y'], '1.1.1.1', 'http', STRIP).host, undefined);
+  assert.equal(sanitiseRequestHeaders(['Host', 'h', 'Content-Length', '0'], '1.1.1.1', 'http', STRIP).hasBody, false);
+  assert.equal(sanitiseRequestHeaders(['Host', 'h', 'Content-Length', '12'], '1.1.1.1', 'http', STRIP).hasBody, true);
+});

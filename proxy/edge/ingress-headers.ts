@@ -1,0 +1,107 @@
+/**
+ * Ingress header sanitisation, done once per client request before any filter runs:
+ * - hop-by-hop headers (RFC 9110 §7.6.1: Connection and every header it names, Proxy-Connection, Keep-Alive, TE,
+ *   Transfer-Encoding, Upgrade) are removed, and so is `Expect` (the ingress answers `100 Continue` itself);
+ * - internal headers a client could forge to steer routing (`x-ate-target-port`, `ate-target-actor`, ...,
+ *   plus `--strip-headers`) are removed;
+ * - `x-forwarded-for` gets the peer address appended, `x-forwarded-proto` is set from the connection (a client
+ *   value is not trusted), `x-request-id` is kept or generated.
+ * Works on node's flat `rawHeaders` in one pass; names come out lower case.
+ */
+import { nextRequestId } from '../request/request-id.js';
+
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'trailer',
+  'expect',
+]);
+
+export interface IngressHead {
+  /** Flat `[name, value, ...]`, lower-case names, ready to forward. */
+  readonly headers: string[];
+  /** The Host header, or undefined when absent. */
+  readonly host: string | undefined;
+  /** More than one Host header (the request is refused: two readers could disagree on the actor). */
+  readonly duplicateHost: boolean;
+  /** The request announces a body (content-length > 0 or transfer-encoding). */
+  readonly hasBody: boolean;
+  readonly requestId: string;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/**
+ * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme.
+ */
+export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: string, scheme: string, strip: ReadonlySet<string>): IngressHead {
+  const out: string[] = [];
+  let host: string | undefined;
+  let duplicateHost = false;
+  let hasBody = false;
+  let requestId: string | undefined;
+  let connection: string | undefined;
+  let xff: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    const value = raw[i + 1] as string;
+    if (HOP_BY_HOP.has(name)) {
+      if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
+      else if (name === 'transfer-encoding') hasBody = true;
+      continue;
+    }
+    if (strip.has(name)) continue;
+    switch (name) {
+      case 'host':
+        if (host !== undefined) duplicateHost = true;
+        else host = value;
+        break;
+      case 'content-length':
+        if (value !== '0') hasBody = true;
+        break;
+      case 'x-forwarded-for':
+        xff = xff === undefined ? value : `${xff}, ${value}`;
+        continue;
+      case 'x-forwarded-proto':
+        continue;
+      case 'x-request-id':
+        if (requestId !== undefined || !REQUEST_ID.test(value)) continue;
+        requestId = value;
+        break;
+    }
+    out.push(name, value);
+  }
+  if (connection !== undefined) removeNamedByConnection(out, connection);
+  if (requestId === undefined) {
+    requestId = nextRequestId();
+    out.push('x-request-id', requestId);
+  }
+  out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
+  out.push('x-forwarded-proto', scheme);
+  return { headers: out, host, duplicateHost, hasBody, requestId };
+}
+
+/** Removes the headers a Connection header names (other than those already removed). */
+function removeNamedByConnection(out: string[], connection: string): void {
+  const c = connection.toLowerCase();
+  if (c === 'keep-alive' || c === 'close') return; // the usual values name nothing else
+  let named: Set<string> | undefined;
+  for (const token of c.split(',')) {
+    const t = token.trim();
+    if (t === '' || t === 'close' || HOP_BY_HOP.has(t)) continue;
+    // A client must not be able to drop the headers the proxy itself adds or relies on.
+    if (t === 'host' || t === 'x-forwarded-for' || t === 'x-forwarded-proto' || t === 'x-request-id' || t === 'content-length') continue;
+    (named ??= new Set()).add(t);
+  }
+  if (named === undefined) return;
+  for (let i = 0; i < out.length; i += 2) {
+    if (named.has(out[i] as string)) {
+      out.splice(i, 2);
+      i -= 2;
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/** The admin server: /ready, /stats (the JSON contract), /stats/reset, /metrics; and draining. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { actorHost, getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, waitFor, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+
+let ep: ScriptedExtProc;
+let up: Upstream;
+let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+
+before(async () => {
+  up = await startUpstream((req, res) => {
+    const delay = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('delay_ms') ?? 0);
+    setTimeout(() => res.end('ok'), delay);
+  });
+  ep = await startScriptedExtProc(() => routeTo(up.address));
+  proxy = await startTestProxy(['--extproc', ep.address]);
+});
+
+after(async () => {
+  await proxy.stop();
+  await ep.close();
+  await up.close();
+});
+
+async function get(path: string, host = actorHost('a'), p = proxy): Promise<number> {
+  const res = await request(`http://${p.ingress}${path}`, { headers: { host } });
+  await res.body.text();
+  return res.statusCode;
+}
+
+test('/stats has the contract shape and counts requests, ext_proc streams and upstream answers', async () => {
+  await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' }).then((r) => r.body.text());
+  assert.equal(await get('/'), 200);
+  assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
+  const s = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'resolver', 'process']);
+  assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 } });
+  assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
+  assert.equal(s.upstream?.requests, 2);
+  assert.deepEqual(s.upstream?.byStatus, { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 });
+  assert.equal(s.upstream?.connectFailures, 0);
+  assert.equal(s.upstream?.resets, 0);
+  assert.equal(s.cache?.enabled, false);
+  assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.equal(s.resolver?.kind, 'extproc');
+  for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
+
+  const reset = await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' });
+  assert.equal(reset.statusCode, 200);
+  await reset.body.text();
+  const zero = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
+  assert.equal(zero.requests?.total, 0);
+  assert.equal(zero.extproc?.streams, 0);
+});
+
+test('/metrics exposes the proxy metrics with fixed labels only', async () => {
+  assert.equal(await get('/?x=1', actorHost('some-client-chosen-name')), 200);
+  const res = await request(`http://${proxy.admin}/metrics`);
+  assert.equal(res.statusCode, 200);
+  const text = await res.body.text();
+  assert.match(text, /^proxy_extproc_streams_total \d+/m);
+  assert.match(text, /^proxy_requests_total\{code="200"\} \d+/m);
+  assert.match(text, /^proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
+  assert.match(text, /^proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.doesNotMatch(text, /some-client-chosen-name/);
+});
+
+test('draining: /ready turns 503, in-flight requests finish, then the proxy stops', async () => {
+  const p = await startTestProxy(['--extproc', ep.address, '--drain-timeout-ms', '5000']);
+  const ready = await request(`http://${p.admin}/ready`);
+  assert.equal(ready.statusCode, 200);
+  await ready.body.text();
+  const inflight = request(`http://${p.ingress}/?delay_ms=600`, { headers: { host: actorHost('a') } });
+  await waitFor(() => up.requests.some((r) => r.url === '/?delay_ms=600'), 3000, 'the slow request to reach the upstream');
+  const stopped = p.stop();
+  const during = await request(`http://${p.admin}/ready`);
+  assert.equal(during.statusCode, 503);
+  await during.body.text();
+  const res = await inflight;
+  assert.equal(res.statusCode, 200);
+  assert.equal(await res.body.text(), 'ok');
+  await stopped;
+  await assert.rejects(request(`http://${p.ingress}/`, { headers: { host: actorHost('a') } }));
+});

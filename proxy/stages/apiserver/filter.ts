@@ -1,0 +1,59 @@
+/**
+ * The `--resolver apiserver` filter: resolves a request the cache did not route by calling ResumeActor itself,
+ * through the same per-actor flight and the same HTTP error catalog extproc uses, and routes to the worker. It
+ * stands where the ext-proc filter stands, for the benchmark's comparison arms (no ext_proc hop); production uses
+ * ext_proc, which keeps the control-plane identity and the parking lot out of the proxy.
+ *
+ * Exactly what ext_proc would answer: a host that names no actor → 404 `invalid host "<host>"`; a failed resume →
+ * the catalog's status and text; success → route `<ip>:<worker-port>` and `x-ate-target-port: <authority port>`.
+ */
+import { parseActorHost, normaliseSuffix, type ActorRef } from '../../../lib/actor-ref.js';
+import { formatHostPort } from '../../../lib/address.js';
+import { httpErrorFor, invalidHostError, type HttpError } from '../../../lib/resume/http-errors.js';
+import type { ResumeOutcome } from '../../../lib/resume/outcome.js';
+import { CONTINUE, reply, type Filter, type FilterResult, type RequestContext } from '../../api/filter.js';
+
+export const APISERVER_RESOLVER_FILTER_NAME = 'apiserver-resolver';
+
+/** The part of `ResumeFlights` the filter uses. */
+export interface ActorResolver {
+  resolve(ref: ActorRef, key: string, signal?: AbortSignal): Promise<ResumeOutcome>;
+}
+
+export interface ApiserverResolverFilterOptions {
+  readonly flights: ActorResolver;
+  readonly actorSuffix: string;
+  /** The port every worker listens on; the route is `<worker ip>:<workerPort>`. */
+  readonly workerPort: number;
+}
+
+function errorReply(error: HttpError): FilterResult {
+  return reply({
+    status: error.status,
+    headers: { 'content-type': 'text/plain' },
+    body: error.body,
+    details: `actor_edge_${error.outcome}`,
+  });
+}
+
+export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptions): Filter {
+  const suffix = normaliseSuffix(opts.actorSuffix);
+  return {
+    name: APISERVER_RESOLVER_FILTER_NAME,
+    async onRequest(ctx: RequestContext): Promise<FilterResult> {
+      if (ctx.route !== undefined) return CONTINUE; // the cache routed it
+      const parsed = parseActorHost(ctx.authority, suffix);
+      if (parsed.kind === 'invalid') return errorReply(invalidHostError(ctx.authority));
+      const { ref, key, port } = parsed.actor;
+      const outcome = await opts.flights.resolve(ref, key, ctx.signal);
+      if (outcome.kind !== 'ok') {
+        const error = httpErrorFor(outcome, key);
+        ctx.log.debug({ actor: key, outcome: error.outcome }, 'resume failed');
+        return errorReply(error);
+      }
+      ctx.route = { address: formatHostPort(outcome.ip, opts.workerPort), source: 'apiserver' };
+      ctx.headers.set('x-ate-target-port', String(port));
+      return CONTINUE;
+    },
+  };
+}

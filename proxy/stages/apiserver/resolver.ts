@@ -1,0 +1,69 @@
+/**
+ * Builds the `--resolver apiserver` resolver: one control-plane client (one HTTP/2 connection), the shared
+ * per-actor flights (no parking, the same resume budget as extproc's default), the filter, and its counters
+ * (ResumeActor calls by gRPC code, for the `resolver` block of `/stats`).
+ */
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import { createControlClient, grpcCodeName, resumeActorOnce } from '../../../lib/resume/control-client.js';
+import { ResumeFlights } from '../../../lib/resume/flight.js';
+import type { Filter } from '../../api/filter.js';
+import { createApiserverResolverFilter } from './filter.js';
+import type { ResolverStatsBlock } from './stats.js';
+
+/** extproc's default `--resume-budget-ms`. */
+export const DEFAULT_RESUME_BUDGET_MS = 15_000;
+
+export interface ApiserverResolverOptions {
+  /** Control plane gRPC `host:port`. */
+  readonly apiserver: string;
+  readonly actorSuffix: string;
+  readonly workerPort: number;
+  readonly budgetMs?: number;
+  readonly registry?: Registry;
+}
+
+export interface ApiserverResolver {
+  readonly filter: Filter;
+  stats(): ResolverStatsBlock;
+  resetStats(): void;
+  close(): void;
+}
+
+export function createApiserverResolver(opts: ApiserverResolverOptions): ApiserverResolver {
+  const budgetMs = opts.budgetMs ?? DEFAULT_RESUME_BUDGET_MS;
+  const client = createControlClient(opts.apiserver);
+  let resumeCalls: Record<string, number> = {};
+  let flightJoins = 0;
+  const calls = opts.registry
+    ? new Counter({
+        name: 'proxy_resolver_resume_calls_total',
+        help: 'ResumeActor calls made by the proxy itself (--resolver apiserver), by gRPC code.',
+        labelNames: ['code'],
+        registers: [opts.registry],
+      })
+    : undefined;
+  const flights = new ResumeFlights({
+    attempt: (ref) => resumeActorOnce(client, ref, budgetMs),
+    budgetMs,
+    observer: {
+      attempt(result) {
+        const code = result.kind === 'ok' ? 'OK' : grpcCodeName(result.code);
+        resumeCalls[code] = (resumeCalls[code] ?? 0) + 1;
+        calls?.inc({ code });
+      },
+      join() {
+        flightJoins += 1;
+      },
+    },
+  });
+  return {
+    filter: createApiserverResolverFilter({ flights, actorSuffix: opts.actorSuffix, workerPort: opts.workerPort }),
+    stats: () => ({ kind: 'apiserver', resumeCalls: { ...resumeCalls }, flightJoins }),
+    resetStats() {
+      resumeCalls = {};
+      flightJoins = 0;
+    },
+    close: () => client.close(),
+  };
+}

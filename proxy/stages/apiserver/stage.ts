@@ -1,0 +1,30 @@
+/**
+ * The `--resolver apiserver` stage: the resolver filter (standing where ext-proc stands), the `/stats`
+ * `resolver` block, its metric, and closing its control-plane connection at shutdown. With the default
+ * `--resolver extproc` the proxy reports `extprocResolverStats()`.
+ */
+import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import { createApiserverResolver } from './resolver.js';
+import { EXTPROC_RESOLVER_STATS, type ResolverStatsBlock } from './stats.js';
+import { formatHostPort } from '../../../lib/address.js';
+
+export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
+  const { config } = deps;
+  const resolver = createApiserverResolver({
+    apiserver: formatHostPort(config.apiserver.host, config.apiserver.port),
+    actorSuffix: config.actorSuffix,
+    workerPort: config.workerPort,
+    registry: deps.registry,
+  });
+  deps.log.info({ apiserver: config.apiserver }, 'resolving cache misses with ResumeActor from the proxy (--resolver apiserver)');
+  return {
+    filter: resolver.filter,
+    stats: () => ({ resolver: resolver.stats() }),
+    resetStats: () => resolver.resetStats(),
+    close: () => resolver.close(),
+  };
+}
+
+export function extprocResolverStats(): { readonly resolver: ResolverStatsBlock } {
+  return { resolver: EXTPROC_RESOLVER_STATS };
+}

@@ -1,0 +1,197 @@
+/**
+ * The ext_proc gRPC client, as Envoy's ext_proc filter uses it: one `ExternalProcessor.Process` stream per HTTP
+ * request, multiplexed on one HTTP/2 channel; each message waits for its answer within the message timeout.
+ *
+ * Closing follows Envoy's graceful close: as soon as nothing more will be sent the client half-closes and lets the
+ * processor finish the call (an OK status, no error objects on either side); a processor that has not finished
+ * within `REMOTE_CLOSE_TIMEOUT_MS` gets the stream cancelled (half-close then reset, Envoy's legacy close).
+ */
+import * as grpc from '@grpc/grpc-js';
+import { performance } from 'node:perf_hooks';
+import { loadProto, lookup } from '../../../lib/proto.js';
+import type { Counters } from '../../ops/stats.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
+
+/** What one message exchange ended with. */
+export type ExchangeResult =
+  | { readonly kind: 'response'; readonly response: ProcessingResponse }
+  /** The processor ended the stream with OK: continue without it. */
+  | { readonly kind: 'closed' }
+  | { readonly kind: 'error'; readonly code: string; readonly details: string }
+  | { readonly kind: 'timeout' }
+  /** The client request went away while waiting. */
+  | { readonly kind: 'aborted' };
+
+export interface ExtProcClientOptions {
+  /** `host:port` of the processor. */
+  readonly address: string;
+  readonly messageTimeoutMs: number;
+  readonly counters: Counters;
+}
+
+type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
+type ServiceClient = grpc.Client & { Process(): ProcessCall };
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // Come back quickly when the processor restarts (the default backoff grows to two minutes).
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+};
+
+/** How long a half-closed stream may wait for the processor to finish before it is cancelled (Envoy: 1 s). */
+export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
+
+export class ExtProcClient {
+  readonly #client: ServiceClient;
+  readonly #opts: ExtProcClientOptions;
+  /** Half-closed streams waiting for the processor's status, with when they were half-closed. */
+  readonly #closing = new Map<ExtProcStream, number>();
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(opts: ExtProcClientOptions) {
+    this.#opts = opts;
+    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
+    this.#client = new Ctor(opts.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS) as unknown as ServiceClient;
+    this.#sweeper = setInterval(() => this.#sweep(REMOTE_CLOSE_TIMEOUT_MS), REMOTE_CLOSE_TIMEOUT_MS / 2);
+    this.#sweeper.unref();
+  }
+
+  /** Opens a new Process stream (one per HTTP request). */
+  open(): ExtProcStream {
+    // grpc-js records the caller's stack for every call (to decorate errors); skipping the frames keeps a
+    // stream's set-up cheap, and errors are reported by status code and details anyway.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    let call: ProcessCall;
+    try {
+      call = this.#client.Process();
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    return new ExtProcStream(call, this.#opts, this.#closing);
+  }
+
+  /** Half-closed streams the processor has not finished yet. */
+  get closing(): number {
+    return this.#closing.size;
+  }
+
+  #sweep(olderThanMs: number): void {
+    const now = performance.now();
+    for (const [stream, since] of this.#closing) {
+      if (now - since >= olderThanMs) stream.cancel();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.#sweeper);
+    this.#sweep(0);
+    this.#client.close();
+  }
+}
+
+interface Pending {
+  readonly resolve: (r: ExchangeResult) => void;
+  readonly timer: NodeJS.Timeout;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: (() => void) | undefined;
+}
+
+export class ExtProcStream {
+  readonly #call: ProcessCall;
+  readonly #opts: ExtProcClientOptions;
+  #pending: Pending | undefined;
+  /** Set once the stream ended from the server side (or by error). */
+  #ended: ExchangeResult | undefined;
+  #closed = false;
+  /** A message was sent and its answer has not arrived (a timeout or an abandoned wait leaves it so). */
+  #unanswered = false;
+
+  readonly #closing: Map<ExtProcStream, number>;
+
+  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<ExtProcStream, number>) {
+    this.#call = call;
+    this.#opts = opts;
+    this.#closing = closing;
+    opts.counters.extprocStreams++;
+    opts.counters.extprocActive++;
+    call.on('data', (m: ProcessingResponse) => {
+      this.#unanswered = false;
+      this.#finish({ kind: 'response', response: m });
+    });
+    call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
+    call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends `message` and waits for the processor's answer (or the stream's end, the timeout, or `signal`). */
+  exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult> {
+    if (this.#ended !== undefined) return Promise.resolve(this.#ended);
+    if (this.#closed) return Promise.resolve({ kind: 'aborted' });
+    if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    return new Promise<ExchangeResult>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#opts.counters.extprocTimeouts++;
+        this.#finish({ kind: 'timeout' });
+      }, this.#opts.messageTimeoutMs);
+      const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
+      if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+      this.#pending = { resolve, timer, signal, onAbort };
+      this.#unanswered = true;
+      this.#call.write(message);
+    });
+  }
+
+  #finish(result: ExchangeResult): void {
+    const p = this.#pending;
+    if (p === undefined) return; // nothing waiting: a late or unsolicited message
+    this.#pending = undefined;
+    clearTimeout(p.timer);
+    if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
+    p.resolve(result);
+  }
+
+  #onEnd(code: number, details: string): void {
+    this.#closing.delete(this);
+    if (this.#ended !== undefined) return;
+    if (code === grpc.status.OK) {
+      this.#ended = { kind: 'closed' };
+    } else {
+      if (this.#closed && code === grpc.status.CANCELLED) {
+        this.#ended = { kind: 'aborted' }; // our own cancel
+      } else {
+        this.#opts.counters.extprocErrors++;
+        this.#ended = { kind: 'error', code: grpc.status[code] ?? String(code), details };
+      }
+    }
+    this.#finish(this.#ended);
+  }
+
+  /**
+   * Ends the stream: half-close and let the processor finish (cancelled after REMOTE_CLOSE_TIMEOUT_MS if it does
+   * not). A caller still waiting gets `aborted`. Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#opts.counters.extprocActive--;
+    this.#finish({ kind: 'aborted' });
+    if (this.#ended !== undefined) return;
+    this.#call.end();
+    // A stream closed with a message unanswered (a timeout, the client gone) is reset at once, as Envoy does.
+    if (this.#unanswered) this.#call.cancel();
+    else this.#closing.set(this, performance.now());
+  }
+
+  /** Resets the stream now (half-close first if that has not happened). */
+  cancel(): void {
+    this.#closing.delete(this);
+    if (!this.#closed) this.close();
+    if (this.#ended === undefined) this.#call.cancel();
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Test helpers for the proxy: a scripted ext_proc server (gRPC, port 0), plain node:http upstreams on port 0, and
+ * an in-process proxy (the real chain, router, ingress and admin) built from flags.
+ */
+import http from 'node:http';
+import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { loadProto, lookup } from '../../lib/proto.js';
+import { boundAddress } from '../../lib/address.js';
+import { readProxyConfig, type ProxyConfig } from '../config.js';
+import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
+import { assembleStages } from '../main.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../stages/ext-proc/messages.js';
+
+export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
+export const silentLog = pino({ level: 'silent' });
+
+/** One received ProcessingRequest, headers decoded to a lower-case map. */
+export interface SeenMessage {
+  readonly kind: string;
+  readonly headers: Record<string, string>;
+  readonly protocolConfig: unknown;
+  readonly endOfStream: boolean;
+}
+
+export type ExtProcScript = (msg: SeenMessage, call: grpc.ServerDuplexStream<unknown, unknown>) => ProcessingResponse | 'ignore' | 'end-ok' | 'fail' | Promise<ProcessingResponse | 'ignore' | 'end-ok' | 'fail'>;
+
+export interface ScriptedExtProc {
+  readonly address: string;
+  readonly seen: SeenMessage[];
+  streams: number;
+  active: number;
+  /** Streams whose client half-closed or cancelled. */
+  closedByClient: number;
+  script: ExtProcScript;
+  close(): Promise<void>;
+}
+
+function decode(m: Record<string, unknown>): SeenMessage {
+  const kind = String(m.request);
+  const h = (m[kind] as { headers?: { headers?: { key: string; value: string; raw_value: Buffer }[] }; end_of_stream?: boolean }) ?? {};
+  const headers: Record<string, string> = {};
+  for (const x of h.headers?.headers ?? []) headers[x.key] = x.raw_value.length > 0 ? x.raw_value.toString('latin1') : x.value;
+  return { kind, headers, protocolConfig: m.protocol_config, endOfStream: h.end_of_stream === true };
+}
+
+/** The success answer extproc gives: x-ate-target-port plus the original_dst metadata. */
+export function routeTo(address: string, port = '80'): ProcessingResponse {
+  return {
+    request_headers: {
+      response: {
+        status: 'CONTINUE',
+        header_mutation: { set_headers: [{ header: { key: 'x-ate-target-port', raw_value: Buffer.from(port) } }], remove_headers: [] },
+      },
+    },
+    dynamic_metadata: {
+      fields: {
+        'envoy.filters.listener.original_dst': {
+          kind: 'structValue',
+          structValue: { fields: { local: { kind: 'stringValue', stringValue: address }, port: { kind: 'stringValue', stringValue: port } } },
+        },
+      },
+    },
+  } as ProcessingResponse;
+}
+
+export async function startScriptedExtProc(script: ExtProcScript, port = 0): Promise<ScriptedExtProc> {
+  const Svc = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
+  const server = new grpc.Server();
+  const state: ScriptedExtProc = {
+    address: '',
+    seen: [],
+    streams: 0,
+    active: 0,
+    closedByClient: 0,
+    script,
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
+  };
+  server.addService(Svc.service, {
+    Process(call: grpc.ServerDuplexStream<Record<string, unknown>, unknown>) {
+      state.streams++;
+      state.active++;
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        state.active--;
+      };
+      call.on('data', async (m: Record<string, unknown>) => {
+        const seen = decode(m);
+        state.seen.push(seen);
+        const answer = await state.script(seen, call as grpc.ServerDuplexStream<unknown, unknown>);
+        if (answer === 'ignore') return;
+        if (answer === 'end-ok') {
+          call.end();
+          return;
+        }
+        if (answer === 'fail') {
+          call.emit('error', { code: grpc.status.INTERNAL, details: 'scripted failure' });
+          return;
+        }
+        if (!call.cancelled && !call.destroyed) call.write(answer);
+      });
+      call.on('end', () => {
+        state.closedByClient++;
+        finish();
+        if (!call.destroyed) call.end();
+      });
+      call.on('cancelled', () => {
+        state.closedByClient++;
+        finish();
+      });
+      call.on('error', () => finish());
+      call.on('close', finish);
+    },
+  });
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  (state as { address: string }).address = `127.0.0.1:${bound}`;
+  return state;
+}
+
+export interface Upstream {
+  readonly address: string;
+  readonly server: http.Server;
+  readonly requests: { method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[]; body: Buffer }[];
+  close(): Promise<void>;
+}
+
+/** A node:http upstream on `host`:0; `handler` answers after the body was read (unless it reads it itself). */
+export async function startUpstream(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void,
+  host = '127.0.0.1',
+  opts: { readBody?: boolean } = {},
+): Promise<Upstream> {
+  const requests: Upstream['requests'] = [];
+  const server = http.createServer({ maxHeaderSize: 128 * 1024 }, (req, res) => {
+    if (opts.readBody === false) {
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.alloc(0) });
+      handler(req, res, Buffer.alloc(0));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body });
+      handler(req, res, body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    address: boundAddress(server),
+    server,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function startTestProxy(args: string[], assemble: AssembleStages = assembleStages): Promise<RunningProxy & { config: ProxyConfig }> {
+  const { config } = readProxyConfig(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--access-log', 'off', '--actor-cache', 'off', ...args], {});
+  if (config === undefined) throw new Error('no config');
+  const running = await startProxyProcess(config, assemble, { role: 'worker', log: silentLog });
+  return { ...running, config };
+}
+
+export async function getJson(url: string): Promise<Record<string, unknown>> {
+  const res = await request(url);
+  return (await res.body.json()) as Record<string, unknown>;
+}
+
+export { waitFor } from '../../lib/testing/wait.js';
+
+export function actorHost(name: string, atespace = 'demo', port?: number): string {
+  return `${name}.${atespace}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
+}
+
+/** A loopback port with nothing listening on it (connections are refused). */
+export async function freeClosedPort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Sends raw bytes on a new connection and returns everything the server wrote until it closed (or `waitMs`). */
+export async function rawExchange(address: string, data: string, waitMs = 3000): Promise<string> {
+  const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+  const socket = net.connect(port, host);
+  let out = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d: string) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.write(data);
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, waitMs);
+    socket.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    socket.once('error', () => undefined);
+  });
+  socket.destroy();
+  return out;
+}
+
+/** The path of a compiled test fixture (proxy/test/fixtures/<name>.js). */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
+}

@@ -1,0 +1,212 @@
+/**
+ * End-to-end helpers for the cache tests: a real apiserver-stub (with in-process workers on a private loopback
+ * network), extproc and proxy processes, plus small clients for the ingress and the admin APIs.
+ */
+import { Agent, request } from 'undici';
+import { startComponent, workerNet, type RunningComponent } from '../../lib/testing/component.js';
+import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import { waitFor } from '../../lib/testing/wait.js';
+
+export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
+export const ATESPACE = 'demo';
+
+/** `actor-000`, `actor-001`, ... as the stub seeds them. */
+export function actorName(i: number): string {
+  return `actor-${String(i).padStart(3, '0')}`;
+}
+
+export function hostOf(actor: string, port?: number): string {
+  return `${actor}.${ATESPACE}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
+}
+
+export interface StubOptions {
+  readonly workers?: number;
+  readonly actors?: number;
+  readonly capacity?: number;
+  readonly coldResumeMs?: number;
+}
+
+export interface Stub {
+  readonly component: RunningComponent;
+  readonly grpc: string;
+  readonly admin: string;
+  /** Worker IPs in order (the Nth is base + N - 1). */
+  readonly workerIps: readonly string[];
+  readonly workerPort: number;
+}
+
+export async function startStub(opts: StubOptions = {}): Promise<Stub> {
+  const { ipBase, port } = await workerNet();
+  const workers = opts.workers ?? 6;
+  const component = await startComponent('apiserver-stub', [
+    '--listen', '127.0.0.1:0',
+    '--admin', '127.0.0.1:0',
+    '--workers', String(workers),
+    '--worker-ip-base', ipBase,
+    '--worker-port', String(port),
+    '--worker-capacity', String(opts.capacity ?? 4),
+    '--actors', String(opts.actors ?? 20),
+    '--atespace', ATESPACE,
+    '--resolve-latency-ms', '0',
+    '--cold-resume-ms', String(opts.coldResumeMs ?? 5),
+  ]);
+  const [a, b, c] = ipBase.split('.');
+  const workerIps = Array.from({ length: workers }, (_, i) => `${a}.${b}.${c}.${i + 1}`);
+  return {
+    component,
+    grpc: component.addresses.grpc as string,
+    admin: `http://${component.addresses.admin}`,
+    workerIps,
+    workerPort: port,
+  };
+}
+
+export interface Extproc {
+  readonly component: RunningComponent;
+  readonly grpc: string;
+  readonly admin: string;
+}
+
+export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0'): Promise<Extproc> {
+  const component = await startComponent('extproc', [
+    '--listen', listen,
+    '--admin', '127.0.0.1:0',
+    '--apiserver', stub.grpc,
+    '--worker-port', String(stub.workerPort),
+    ...args,
+  ]);
+  return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
+}
+
+export interface Proxy {
+  readonly component: RunningComponent;
+  readonly ingress: string;
+  readonly admin: string;
+}
+
+export async function startProxy(extprocGrpc: string, args: string[] = []): Promise<Proxy> {
+  const component = await startComponent('proxy', [
+    '--listen', '127.0.0.1:0',
+    '--admin', '127.0.0.1:0',
+    '--extproc', extprocGrpc,
+    '--extproc-message-timeout-ms', '3000',
+    '--connect-timeout-ms', '1000',
+    '--route-timeout-ms', '5000',
+    ...args,
+  ]);
+  return { component, ingress: `http://${component.addresses.ingress}`, admin: `http://${component.addresses.admin}` };
+}
+
+/** One keep-alive client per test file; close it in after(). */
+export const client = new Agent({ keepAliveTimeout: 1000, connections: 64 });
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  /** The demo app's JSON answer, when the actor answered 200. */
+  readonly app: DemoAnswer | undefined;
+}
+
+export interface DemoAnswer {
+  readonly atespace: string;
+  readonly actor: string;
+  readonly worker: string;
+  readonly method: string;
+  readonly path: string;
+  readonly seq: number;
+  readonly bodyLength: number;
+  readonly bodySha256: string;
+  readonly requestId: string | null;
+  readonly headers?: Record<string, string>;
+}
+
+export interface SendOptions {
+  readonly method?: string;
+  readonly path?: string;
+  readonly host?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+  readonly requestId?: string;
+}
+
+/** Sends one request through the proxy's ingress to `actor` (or to `opts.host`). */
+export async function send(proxy: Proxy, actor: string, opts: SendOptions = {}): Promise<Answer> {
+  const headers: Record<string, string> = { host: opts.host ?? hostOf(actor), ...opts.headers };
+  if (opts.requestId !== undefined) headers['x-request-id'] = opts.requestId;
+  const res = await request(`${proxy.ingress}${opts.path ?? '/'}`, {
+    method: (opts.method ?? 'GET') as 'GET',
+    headers,
+    body: opts.body ?? null,
+    dispatcher: client,
+  });
+  const text = await res.body.text();
+  let app: DemoAnswer | undefined;
+  if (res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('application/json')) {
+    app = JSON.parse(text) as DemoAnswer;
+  }
+  return { status: res.statusCode, headers: res.headers, text, app };
+}
+
+export async function adminJson<T = Record<string, unknown>>(base: string, path: string, method = 'GET', body?: unknown): Promise<T> {
+  const res = await request(`${base}${path}`, {
+    method: method as 'GET',
+    dispatcher: client,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 400) throw new Error(`${method} ${base}${path}: ${res.statusCode} ${text}`);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+export interface ProxyStats {
+  requests: { total: number; byStatus: Record<string, number> };
+  extproc: { streams: number; active: number; errors: number; timeouts: number };
+  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
+  cache: { enabled: boolean; hits: number; misses: number; entries: number; evictions: Record<'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin', number> };
+  reruns: { stale: number; connect: number; reset: number };
+  resolver: { kind: string; resumeCalls: Record<string, number> };
+}
+
+export interface StubStats {
+  rpc: Record<string, Record<string, number>>;
+  workers: Record<string, { alive: boolean; requests: number; misdirected: number; actors: string[] }>;
+  deliveries: { total: number; duplicates: number };
+}
+
+export interface ExtprocStats {
+  streams: { total: number; active: number };
+}
+
+export interface StubActor {
+  status: string;
+  workerIp: string | null;
+  requestIds: string[];
+}
+
+export const proxyStats = (p: Proxy): Promise<ProxyStats> => adminJson<ProxyStats>(p.admin, '/stats');
+export const stubStats = (s: Stub): Promise<StubStats> => adminJson<StubStats>(s.admin, '/stats');
+export const extprocStats = (e: Extproc): Promise<ExtprocStats> => adminJson<ExtprocStats>(e.admin, '/stats');
+export const stubActor = (s: Stub, actor: string): Promise<StubActor> => adminJson<StubActor>(s.admin, `/actors/${ATESPACE}/${actor}`);
+
+/** ResumeActor calls the stub answered since its last reset (any code). */
+export async function resumeCalls(s: Stub): Promise<number> {
+  const rpc = (await stubStats(s)).rpc.ResumeActor ?? {};
+  return Object.values(rpc).reduce((a, b) => a + b, 0);
+}
+
+/** Zeros the counters of every admin given. */
+export async function resetStats(...admins: string[]): Promise<void> {
+  await Promise.all(admins.map((a) => adminJson(a, '/stats/reset', 'POST')));
+}
+
+/** Polls a condition with a deadline (the shared test helper, under the name these tests use). */
+export const until = waitFor;
+
+/** The proxy's access-log line for one request id (waits for it: log lines arrive after the response). */
+export async function accessLine(p: Proxy, requestId: string): Promise<Record<string, unknown>> {
+  const find = (): Record<string, unknown> | undefined => p.component.logs().find((l) => l.requestId === requestId && l.msg === 'access');
+  await until(() => find() !== undefined, 5000, `the access-log line of ${requestId}`);
+  return find() as Record<string, unknown>;
+}

@@ -1,0 +1,175 @@
+/**
+ * The router: the last stage of the chain (not a filter). It sends the request to `ctx.route` — and only there —
+ * through that worker's keep-alive pool with undici's low-level `dispatch`, and classifies what comes back as an
+ * `UpstreamOutcome`. A normal answer is relayed straight into the node response as it arrives (body chunks are
+ * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
+ * rejection is never relayed: its body is read and discarded so the connection stays usable.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { UpstreamOutcome } from '../api/filter.js';
+import type { ProxyRequest } from '../request/context.js';
+import type { Counters } from '../ops/stats.js';
+import type { UpstreamPools } from './pools.js';
+import { ERRORS, ProxyError } from '../chain/errors.js';
+import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection, relayHeaders } from './outcome.js';
+
+/** Receives an attempt's outcome. */
+export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+
+export interface Router {
+  /**
+   * Forwards `ctx` to `ctx.route` and calls `done` once the outcome is known: response headers arrived (the
+   * response is then already being relayed; called synchronously), or the attempt failed before any (called
+   * from a fresh microtask, so a re-run never starts inside the HTTP client's callbacks). Throws `ProxyError`
+   * for an unusable route.
+   */
+  forward(ctx: ProxyRequest, done: OutcomeCallback): void;
+}
+
+export interface RouterOptions {
+  readonly routeTimeoutMs: number;
+}
+
+export class UndiciRouter implements Router {
+  constructor(
+    private readonly pools: UpstreamPools,
+    private readonly counters: Counters,
+    private readonly opts: RouterOptions,
+  ) {}
+
+  forward(ctx: ProxyRequest, done: OutcomeCallback): void {
+    const route = ctx.route;
+    if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
+    const pool = this.pools.get(route.address);
+    if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
+    ctx.upstreamAddress = route.address;
+    const attempt = new UpstreamAttempt(ctx, done, this.counters);
+    ctx.upstream = attempt;
+    pool.dispatch(
+      {
+        path: ctx.path,
+        method: ctx.method,
+        headers: ctx.headers.list as string[],
+        body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
+        headersTimeout: this.opts.routeTimeoutMs,
+        idempotent: false,
+        upgrade: null,
+        // Plain HTTP has no TLS server name; a value here spares undici deriving one from Host on every request.
+        servername: route.address,
+      } as Dispatcher.DispatchOptions,
+      attempt,
+    );
+  }
+}
+
+const enum State {
+  Waiting,
+  Relaying,
+  Discarding,
+  Done,
+}
+
+/** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers). */
+class UpstreamAttempt implements Dispatcher.DispatchHandler {
+  #state = State.Waiting;
+  #started = false;
+  #abort: ((err?: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
+  #onDrain: (() => void) | undefined;
+  readonly #res: ServerResponse;
+
+  constructor(
+    private readonly ctx: ProxyRequest,
+    private done: OutcomeCallback | undefined,
+    private readonly counters: Counters,
+  ) {
+    this.#res = ctx.res;
+  }
+
+  /** The client went away: stop the upstream request (no-op once it is complete). */
+  cancel(): void {
+    if (this.#state === State.Done) return;
+    this.#abort?.(new Error('client closed the request'));
+  }
+
+  /** Reports the outcome once: a response synchronously, anything else from a fresh microtask. */
+  #settle(outcome: UpstreamOutcome): void {
+    const done = this.done;
+    if (done === undefined) return;
+    this.done = undefined;
+    if (outcome.kind === 'response') {
+      done(this.ctx, outcome);
+      return;
+    }
+    const ctx = this.ctx;
+    queueMicrotask(() => done(ctx, outcome));
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#abort = abort;
+    this.#started = true;
+    if (this.ctx.downstreamClosed) abort(new Error('client closed the request'));
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
+    this.counters.countUpstream(status);
+    if (isStaleRejection(status, raw)) {
+      this.#state = State.Discarding;
+      this.#settle(STALE);
+      return true;
+    }
+    const res = this.#res;
+    if (res.destroyed) {
+      this.#state = State.Done;
+      this.#abort?.(new Error('client closed the request'));
+      this.#settle(new ResponseOutcome(status, []));
+      return false;
+    }
+    const headers = relayHeaders(raw);
+    this.#resume = resume;
+    this.#state = State.Relaying;
+    this.ctx.responding = true;
+    res.writeHead(status, headers);
+    this.#settle(new ResponseOutcome(status, headers));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#state !== State.Relaying) return true;
+    if (this.#res.write(chunk)) return true;
+    this.#onDrain ??= () => this.#resume?.();
+    this.#res.once('drain', this.#onDrain);
+    return false;
+  }
+
+  onComplete(): void {
+    const wasRelaying = this.#state === State.Relaying;
+    this.#state = State.Done;
+    if (wasRelaying) this.#res.end();
+  }
+
+  onError(err: Error): void {
+    const state = this.#state;
+    this.#state = State.Done;
+    if (state === State.Waiting) {
+      if (this.ctx.downstreamClosed) {
+        // We aborted the upstream because the client left: that is not the worker failing.
+        this.#settle(CANCELLED);
+        return;
+      }
+      const outcome = classifyFailure(err, this.#started);
+      if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
+      else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+      this.#settle(outcome);
+      return;
+    }
+    if (state === State.Relaying) {
+      // The response had started: the client can only see it cut off.
+      this.ctx.aborted = true;
+      this.ctx.details ??= `upstream response aborted: ${(err as { code?: string }).code ?? err.message}`;
+      this.#res.destroy();
+    }
+  }
+}
