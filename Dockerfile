@@ -22,5 +22,5 @@ COPY --from=build /src/proto ./proto
 # The base image's unprivileged user (uid 1000); nothing under /app is writable by it.
 USER node
 # Exec form: node is PID 1 and receives SIGTERM from `docker stop` directly.
-ENTRYPOINT ["node", "dist/lib/cli.js"]
+ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["--help"]
