@@ -13,25 +13,10 @@ import type { ProxyErrorSpec } from '../chain/errors.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
 
-/** What the ingress knows about a request when it creates its context. */
-export interface ProxyRequestInit {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly requestId: string;
-  readonly method: string;
-  /** Path and query as received. */
-  readonly path: string;
-  readonly authority: string;
-  readonly scheme: 'http' | 'https';
-  readonly remoteAddress: string;
-  readonly headers: ForwardHeaders;
-  /** Null when the request has no body. */
-  readonly body: RequestBody | null;
-  /** `performance.now()` when the request arrived. */
-  readonly startedAt: number;
-  /** The process logger (the request's own child logger is made on first use). */
+/** What the ingress knows about a request when it creates its context (`log`: the process logger). */
+export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
   readonly log: Logger;
-}
+};
 
 /** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
 export type ChainDone = (ctx: ProxyRequest) => void;
@@ -59,17 +44,21 @@ export type ResponseState = 'unsent' | 'started' | 'truncated';
 export type ClientState = 'open' | 'closed' | 'finished';
 
 export class ProxyRequest implements StageContext {
+  // The request as the ingress saw it (documented on `RequestContext`), plus node's objects for it.
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  readonly requestId: string;
   readonly method: string;
   readonly path: string;
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;
+  readonly requestId: string;
   readonly headers: ForwardHeaders;
+  /** Null when the request has no body. */
   readonly body: RequestBody | null;
+  /** `performance.now()` when the request arrived. */
   readonly startedAt: number;
+  /** The process logger (the request's own child logger is made on first use). */
   readonly #baseLog: Logger;
 
   route: Route | undefined = undefined;
@@ -99,12 +88,12 @@ export class ProxyRequest implements StageContext {
   constructor(init: ProxyRequestInit) {
     this.req = init.req;
     this.res = init.res;
-    this.requestId = init.requestId;
     this.method = init.method;
     this.path = init.path;
     this.authority = init.authority;
     this.scheme = init.scheme;
     this.remoteAddress = init.remoteAddress;
+    this.requestId = init.requestId;
     this.headers = init.headers;
     this.body = init.body;
     this.startedAt = init.startedAt;
