@@ -1,5 +1,5 @@
 /**
- * One proxy process: counters and metrics, the chain (stages from `assembleStages`, then the router), the
+ * One proxy process: counters and metrics, the chain (stages from `chain/assemble.ts`, then the router), the
  * ingress, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one node:cluster worker
  * (then its admin listens on an internal loopback port and the primary aggregates it).
  */

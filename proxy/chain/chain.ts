@@ -11,7 +11,8 @@
  * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
  */
 import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from '../api/filter.js';
-import type { ProxyRequest } from '../request/context.js';
+import { CHAIN_DONE, type ChainDone, type ProxyRequest } from '../request/context.js';
+import type { StageContext } from '../request/stage-context.js';
 import type { Router } from '../upstream/router.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError } from './errors.js';
@@ -22,19 +23,17 @@ export interface ChainOptions {
   readonly maxReruns: number;
 }
 
-/** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
-export type ChainDone = (ctx: ProxyRequest) => void;
-
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 export class Chain {
-  readonly #reversed: readonly Filter[];
+  readonly #reversed: readonly Filter<StageContext>[];
   readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
 
   constructor(
-    readonly filters: readonly Filter[],
+    /** User filters (plain `Filter`s) and the built-in stages' filters (which use their typed slots). */
+    readonly filters: readonly Filter<StageContext>[],
     readonly router: Router,
     private readonly counters: Counters,
     private readonly opts: ChainOptions,
@@ -55,18 +54,12 @@ export class Chain {
 
   /** Runs one client request through the chain; `done(ctx)` is called once the response is decided. Never throws. */
   run(ctx: ProxyRequest, done: ChainDone): void {
-    ctx.chainDone = false;
-    ctx.onChainDone = done;
+    ctx.chainState = { kind: 'running', done };
     try {
       this.#requestPhase(ctx, 0);
     } catch (err) {
       this.#internalError(ctx, err);
     }
-  }
-
-  /** `run` as a promise (resolves with `ctx`). */
-  handle(ctx: ProxyRequest): Promise<ProxyRequest> {
-    return new Promise((resolve) => this.run(ctx, resolve));
   }
 
   /** Something the proxy did not expect threw: fail this request with a 500, never the process. */
@@ -77,18 +70,17 @@ export class Chain {
   }
 
   #done(ctx: ProxyRequest): void {
-    const done = ctx.onChainDone;
-    if (done === undefined) return;
-    ctx.onChainDone = undefined;
-    ctx.chainDone = true;
-    done(ctx);
+    const state = ctx.chainState;
+    if (state.kind !== 'running') return;
+    ctx.chainState = CHAIN_DONE;
+    state.done(ctx);
   }
 
   /** Request phase: filters in order from `from`; any may answer locally; then the router. */
   #requestPhase(ctx: ProxyRequest, from: number): void {
     const filters = this.filters;
     for (let i = from; i < filters.length; i++) {
-      const f = filters[i] as Filter;
+      const f = filters[i] as Filter<StageContext>;
       if (f.onRequest === undefined) continue;
       let result: FilterResult | Promise<FilterResult>;
       try {
@@ -151,7 +143,7 @@ export class Chain {
   #upstreamPhase(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
     const reversed = this.#reversed;
     for (let i = 0; i < reversed.length; i++) {
-      const f = reversed[i] as Filter;
+      const f = reversed[i] as Filter<StageContext>;
       if (f.onUpstreamResponse === undefined) continue;
       try {
         f.onUpstreamResponse(ctx, outcome);
@@ -166,7 +158,7 @@ export class Chain {
       maxReruns: this.opts.maxReruns,
       method: ctx.method,
       bodyReplayable: ctx.body === null || ctx.body.replayable,
-      responseStarted: ctx.responding,
+      responseStarted: ctx.responseState !== 'unsent',
       downstreamClosed: ctx.downstreamClosed,
     });
     if (decision.kind === 'rerun') {
@@ -196,7 +188,7 @@ export class Chain {
     ctx.nextAttempt();
   }
 
-  #filterFailed(ctx: ProxyRequest, f: Filter, err: unknown): void {
+  #filterFailed(ctx: ProxyRequest, f: Filter<StageContext>, err: unknown): void {
     if (err instanceof ProxyError) {
       sendError(ctx, err.spec, `${f.name}: ${err.details ?? err.message}`);
       return;

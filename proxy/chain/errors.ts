@@ -52,8 +52,6 @@ export const ERRORS = Object.freeze({
   INTERNAL: spec('PROXY_ERR_INTERNAL', 500, 'internal', 'internal proxy error'),
 });
 
-export type ProxyErrorName = keyof typeof ERRORS;
-
 /** An error carrying a catalog entry; `details` is for the log only. */
 export class ProxyError extends Error {
   override readonly name = 'ProxyError';

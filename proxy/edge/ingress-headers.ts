@@ -1,7 +1,8 @@
 /**
  * Ingress header sanitisation, done once per client request before any filter runs:
- * - hop-by-hop headers (RFC 9110 §7.6.1: Connection and every header it names, Proxy-Connection, Keep-Alive, TE,
- *   Transfer-Encoding, Upgrade) are removed, and so is `Expect` (the ingress answers `100 Continue` itself);
+ * - hop-by-hop headers (`hop-by-hop.ts`: the RFC 9110 list, Connection and every header it names) are removed,
+ *   and so is `Expect` (the ingress answers `100 Continue` itself); a Connection header cannot name away the
+ *   headers the proxy itself relies on or adds (`REQUEST_KEEP`);
  * - internal headers a client could forge to steer routing (`x-ate-target-port`, `ate-target-actor`, ...,
  *   plus `--strip-headers`) are removed;
  * - `x-forwarded-for` gets the peer address appended, `x-forwarded-proto` is set from the connection (a client
@@ -9,17 +10,13 @@
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
 import { nextRequestId } from '../request/request-id.js';
+import { HOP_BY_HOP, removeNamedByConnection } from './hop-by-hop.js';
 
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'te',
-  'transfer-encoding',
-  'upgrade',
-  'trailer',
-  'expect',
-]);
+/** Request headers never forwarded: hop-by-hop, and Expect. */
+const REQUEST_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'expect']);
+
+/** Headers a client's Connection header cannot remove: the ones the proxy reads, frames the body by, or adds. */
+const REQUEST_KEEP: ReadonlySet<string> = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'x-request-id']);
 
 export interface IngressHead {
   /** Flat `[name, value, ...]`, lower-case names, ready to forward. */
@@ -49,7 +46,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
   for (let i = 0; i < raw.length; i += 2) {
     const name = (raw[i] as string).toLowerCase();
     const value = raw[i + 1] as string;
-    if (HOP_BY_HOP.has(name)) {
+    if (REQUEST_DROP.has(name)) {
       if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
       else if (name === 'transfer-encoding') hasBody = true;
       continue;
@@ -75,7 +72,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
     }
     out.push(name, value);
   }
-  if (connection !== undefined) removeNamedByConnection(out, connection);
+  if (connection !== undefined) removeNamedByConnection(out, connection, REQUEST_KEEP);
   if (requestId === undefined) {
     requestId = nextRequestId();
     out.push('x-request-id', requestId);
@@ -83,25 +80,4 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
   out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
   out.push('x-forwarded-proto', scheme);
   return { headers: out, host, duplicateHost, hasBody, requestId };
-}
-
-/** Removes the headers a Connection header names (other than those already removed). */
-function removeNamedByConnection(out: string[], connection: string): void {
-  const c = connection.toLowerCase();
-  if (c === 'keep-alive' || c === 'close') return; // the usual values name nothing else
-  let named: Set<string> | undefined;
-  for (const token of c.split(',')) {
-    const t = token.trim();
-    if (t === '' || t === 'close' || HOP_BY_HOP.has(t)) continue;
-    // A client must not be able to drop the headers the proxy itself adds or relies on.
-    if (t === 'host' || t === 'x-forwarded-for' || t === 'x-forwarded-proto' || t === 'x-request-id' || t === 'content-length') continue;
-    (named ??= new Set()).add(t);
-  }
-  if (named === undefined) return;
-  for (let i = 0; i < out.length; i += 2) {
-    if (named.has(out[i] as string)) {
-      out.splice(i, 2);
-      i -= 2;
-    }
-  }
 }

@@ -45,7 +45,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(s.upstream?.resets, 0);
   assert.equal(s.cache?.enabled, false);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
-  assert.equal(s.resolver?.kind, 'extproc');
+  assert.deepEqual(s.resolver, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }, 'the same shape as the apiserver resolver');
   for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
 
   const reset = await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' });

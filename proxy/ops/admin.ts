@@ -18,18 +18,11 @@ export interface AdminDeps {
   readonly draining: () => boolean;
 }
 
-/** Blocks every proxy reports even when no stage fills them in. */
-export function defaultBlocks(config: ProxyConfig): Record<string, unknown> {
-  return {
-    cache: { enabled: false, hits: 0, misses: 0, entries: 0, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } },
-    resolver: { kind: config.resolver, resumeCalls: {} },
-  };
-}
-
 /** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, resolver, process). */
-export function statsDocument(deps: Pick<AdminDeps, 'config' | 'stats' | 'stages'>): Record<string, unknown> {
+export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
-  const blocks: Record<string, unknown> = defaultBlocks(deps.config);
+  // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
+  const blocks: Record<string, unknown> = {};
   for (const stage of deps.stages) Object.assign(blocks, stage.stats?.());
   return {
     requests: mine.requests,

@@ -167,7 +167,7 @@ export interface ProxyStats {
   upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
   cache: { enabled: boolean; hits: number; misses: number; entries: number; evictions: Record<'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin', number> };
   reruns: { stale: number; connect: number; reset: number };
-  resolver: { kind: string; resumeCalls: Record<string, number> };
+  resolver: { kind: string; resumeCalls: Record<string, number>; flightJoins: number };
 }
 
 export interface StubStats {

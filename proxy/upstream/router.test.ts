@@ -42,7 +42,8 @@ before(async () => {
     res.writeHead(421, { 'x-ate-assignment-stale': 'TRUE', 'content-type': 'text/plain' });
     res.end('misdirected request');
   });
-  resetter = await startUpstream((req) => req.socket.destroy(), '127.0.0.1', { readBody: false });
+  // Resets once it has read the whole request: the request was written, so it may have been processed.
+  resetter = await startUpstream((req) => req.socket.destroy());
   slow = await startUpstream((_req, res) => setTimeout(() => res.end('late'), 3000).unref(), '127.0.0.1', { readBody: false });
   closedAddress = `127.0.0.1:${await freeClosedPort()}`;
   ep = await startScriptedExtProc(() => routeTo(routes.shift() ?? good.address));
@@ -152,6 +153,41 @@ test('a reset before response headers re-runs a GET but not a POST (502: it may 
   assert.match(post.text, /not idempotent/);
   assert.equal(good.requests.length, goodBefore);
   routes = [];
+});
+
+test('a reset before the request body was all written re-runs even a POST: the actor cannot have had the whole request', async () => {
+  let headersSeen!: () => void;
+  const seen = new Promise<void>((resolve) => (headersSeen = resolve));
+  // Resets as soon as the request head arrives, while the client is still sending the body.
+  const early = await startUpstream((req) => {
+    req.socket.destroy();
+    headersSeen();
+  }, '127.0.0.1', { readBody: false });
+  try {
+    routes = [early.address, good.address];
+    const before = await stats();
+    const goodBefore = good.requests.length;
+    async function* body(): AsyncGenerator<Buffer> {
+      yield Buffer.from('first half, ');
+      await seen; // the rest only after the first upstream reset
+      yield Buffer.from('second half');
+    }
+    const res = await request(`http://${proxy.ingress}/x`, {
+      method: 'POST',
+      headers: { host: actorHost('a') },
+      body: body() as unknown as Dispatcher.DispatchOptions['body'],
+    });
+    const text = await res.body.text();
+    assert.equal(res.statusCode, 200);
+    assert.equal(JSON.parse(text).sha, createHash('sha256').update('first half, second half').digest('hex'));
+    assert.equal(good.requests.length, goodBefore + 1);
+    const after = await stats();
+    assert.equal(after.reruns.reset - before.reruns.reset, 1);
+    assert.equal(after.upstream.resets - before.upstream.resets, 1);
+  } finally {
+    routes = [];
+    await early.close();
+  }
 });
 
 test('no response headers within the route timeout → 504', async () => {

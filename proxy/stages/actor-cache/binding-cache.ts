@@ -49,7 +49,8 @@ export interface CacheDump {
   readonly bindings: readonly { readonly key: string; readonly address: string; readonly generation: number; readonly expiresInMs: number }[];
 }
 
-function zeroEvictions(): Record<EvictionReason, number> {
+/** Every eviction reason with a count of 0. */
+export function zeroEvictions(): Record<EvictionReason, number> {
   return { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
@@ -102,11 +103,6 @@ export class BindingCache {
     }
     this.#hits += 1;
     return { kind: 'hit', binding };
-  }
-
-  /** The live binding for `key` without counting or touching recency. */
-  peek(key: string): Binding | undefined {
-    return this.#lru.peek(key);
   }
 
   /**

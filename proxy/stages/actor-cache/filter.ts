@@ -11,39 +11,20 @@
  * - Re-run: `onRerun` evicts the same way (idempotent with the upstream phase), so the next attempt misses and the
  *   slow path wakes or re-places the actor within the same client request.
  *
- * The filter never answers a request itself and never loops: the chain owns the re-run.
+ * The filter never answers a request itself and never loops: the chain owns the re-run. Its per-request state
+ * lives in the request's typed `actorCache` slot.
  */
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
-import { CONTINUE, type Filter, type FilterResult, type RequestContext, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
+import { CONTINUE, type Filter, type FilterResult, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
+import type { StageContext } from '../../request/stage-context.js';
 import type { BindingCache, EvictionReason } from './binding-cache.js';
+import type { CacheOutcome, CacheRequestState } from './request-state.js';
 
 export const ACTOR_CACHE_FILTER_NAME = 'actor-cache';
 
-/** The cache's part in one client request, for the access log: `rerun` once any attempt was re-run. */
-export type CacheOutcome = 'hit' | 'miss' | 'rerun';
-
-interface CacheRequestState {
-  readonly key: string;
-  /** The authority's port, as the `x-ate-target-port` value. */
-  readonly portText: string;
-  /** The attempt the two fields below describe. */
-  attempt: number;
-  /** The generation of the binding this attempt was routed with (undefined: a miss). */
-  generation: number | undefined;
-  /** This attempt's binding has already been evicted (eviction is idempotent per attempt). */
-  evicted: boolean;
-  outcome: CacheOutcome;
-}
-
-const STATE = Symbol.for('actor-edge.actor-cache');
-
-function stateOf(ctx: Pick<RequestContext, 'locals'>): CacheRequestState | undefined {
-  return ctx.locals.get(STATE) as CacheRequestState | undefined;
-}
-
 /** The cache outcome of a request, or undefined when the cache was off or the host named no actor. */
-export function cacheOutcome(ctx: Pick<RequestContext, 'locals'>): CacheOutcome | undefined {
-  return stateOf(ctx)?.outcome;
+export function cacheOutcome(ctx: Pick<StageContext, 'actorCache'>): CacheOutcome | undefined {
+  return ctx.actorCache?.outcome;
 }
 
 export interface ActorCacheFilterOptions {
@@ -65,7 +46,7 @@ const AUTHORITY_MEMO_MAX = 1024;
 
 const EVICTION_FOR: Readonly<Record<RerunReason, EvictionReason>> = { stale: 'stale', connect: 'connect', reset: 'reset' };
 
-export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
+export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<StageContext> {
   const { cache } = opts;
   const suffix = normaliseSuffix(opts.actorSuffix);
   const memo = new Map<string, AuthorityActor | null>();
@@ -81,7 +62,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
     return found;
   }
 
-  function evictUsed(ctx: RequestContext, st: CacheRequestState, reason: EvictionReason): void {
+  function evictUsed(ctx: StageContext, st: CacheRequestState, reason: EvictionReason): void {
     if (st.generation === undefined || st.evicted) return;
     st.evicted = true;
     if (cache.evict(st.key, st.generation, reason)) {
@@ -92,13 +73,13 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
   return {
     name: ACTOR_CACHE_FILTER_NAME,
 
-    onRequest(ctx: RequestContext): FilterResult {
-      let st = stateOf(ctx);
+    onRequest(ctx: StageContext): FilterResult {
+      let st = ctx.actorCache;
       if (st === undefined) {
         const actor = parseAuthority(ctx.authority);
         if (actor === null) return CONTINUE; // not an actor host: ext-proc decides what to answer
         st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, evicted: false, outcome: 'miss' };
-        ctx.locals.set(STATE, st);
+        ctx.actorCache = st;
       }
       st.attempt = ctx.attempt;
       st.generation = undefined;
@@ -114,8 +95,8 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
       return CONTINUE;
     },
 
-    onUpstreamResponse(ctx: RequestContext, outcome: UpstreamOutcome): void {
-      const st = stateOf(ctx);
+    onUpstreamResponse(ctx: StageContext, outcome: UpstreamOutcome): void {
+      const st = ctx.actorCache;
       if (st === undefined || st.attempt !== ctx.attempt) return;
       switch (outcome.kind) {
         case 'stale':
@@ -140,8 +121,8 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
       }
     },
 
-    onRerun(ctx: RequestContext, reason: RerunReason): void {
-      const st = stateOf(ctx);
+    onRerun(ctx: StageContext, reason: RerunReason): void {
+      const st = ctx.actorCache;
       if (st === undefined) return;
       st.outcome = 'rerun';
       evictUsed(ctx, st, EVICTION_FOR[reason]);

@@ -9,7 +9,7 @@ import { createControlClient, grpcCodeName, resumeActorOnce } from '../../../lib
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
 import { createApiserverResolverFilter } from './filter.js';
-import type { ResolverStatsBlock } from './stats.js';
+import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 /** extproc's default `--resume-budget-ms`. */
 export const DEFAULT_RESUME_BUDGET_MS = 15_000;

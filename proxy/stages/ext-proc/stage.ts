@@ -1,12 +1,16 @@
-/** The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles). */
+/**
+ * The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles), its
+ * `/stats` `resolver` block, and closing its gRPC channel at shutdown.
+ */
 import { formatHostPort } from '../../../lib/address.js';
-import { ExtProcClient } from './grpc-client.js';
+import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { config } = deps;
-  const client = new ExtProcClient({
+  const client = new GrpcExtProcClient({
     address: formatHostPort(config.extproc.host, config.extproc.port),
     messageTimeoutMs: config.extprocMessageTimeoutMs,
     counters: deps.counters,
@@ -17,6 +21,12 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
       failureModeAllow: config.failureModeAllow,
       sendResponseHeaders: config.extprocResponseHeaders === 'send',
     }),
+    stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };
+}
+
+/** extproc makes the ResumeActor calls: the proxy itself makes none. */
+function extprocResolverBlock(): ResolverStatsBlock {
+  return { kind: 'extproc', resumeCalls: {}, flightJoins: 0 };
 }

@@ -1,0 +1,76 @@
+/**
+ * The primary's public admin server: `/ready` (503 while draining), `/stats` summed over the workers plus the
+ * primary's own process stats, `/stats/reset` on every worker, `/metrics` merged with prom-client's
+ * AggregatorRegistry, and every other call (e.g. the cache endpoints) fanned out to each worker.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { AggregatorRegistry } from 'prom-client';
+import { processStats, resetProcessStats } from '../../lib/process-stats.js';
+import { sumDocuments } from './sum-documents.js';
+import type { WorkerSupervisor } from './supervisor.js';
+
+interface WorkerAnswer {
+  readonly status: number;
+  readonly text: string;
+}
+
+type WorkerMetrics = Parameters<typeof AggregatorRegistry.aggregate>[0][number];
+
+async function callWorker(admin: string, method: string, url: string, body?: string): Promise<WorkerAnswer> {
+  const res = await request(`http://${admin}${url}`, {
+    method: method as 'GET',
+    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+/** Calls every live worker's admin server. */
+function callAll(workers: WorkerSupervisor, method: string, url: string, body?: string): Promise<WorkerAnswer[]> {
+  return Promise.all(workers.live().map((i) => callWorker(i.admin as string, method, url, body)));
+}
+
+export function createPrimaryAdmin(workers: WorkerSupervisor): FastifyInstance {
+  const admin = Fastify({ logger: false });
+  admin.get('/ready', async (_req, reply) => {
+    if (workers.draining) return reply.code(503).type('text/plain').send('DRAINING\n');
+    return reply.type('text/plain').send('LIVE\n');
+  });
+  admin.get('/stats', async () => {
+    const docs = (await callAll(workers, 'GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);
+    const summed = sumDocuments(docs) as Record<string, unknown>;
+    summed.process = sumDocuments([summed.process, processStats()]);
+    summed.workers = docs.length;
+    return summed;
+  });
+  admin.post('/stats/reset', async () => {
+    await callAll(workers, 'POST', '/stats/reset', '{}');
+    resetProcessStats();
+    return { reset: true };
+  });
+  admin.get('/metrics', async (_req, reply) => {
+    const all = (await callAll(workers, 'GET', '/internal/metrics.json')).map((a) => JSON.parse(a.text) as WorkerMetrics);
+    const merged = AggregatorRegistry.aggregate(all);
+    return reply.type(merged.contentType).send(await merged.metrics());
+  });
+  admin.all('/*', async (req, reply) => {
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const answers = await callAll(workers, req.method, req.url, body);
+    if (answers.length === 1) {
+      const only = answers[0] as WorkerAnswer;
+      return reply.code(only.status).type('application/json').send(only.text);
+    }
+    const parsed = answers.map(parseAnswer);
+    const ok = parsed.find((p) => p.status < 300);
+    return reply.code(ok ? 200 : (parsed[0]?.status ?? 502)).send({ workers: parsed });
+  });
+  return admin;
+}
+
+function parseAnswer(a: WorkerAnswer): { status: number; body: unknown } {
+  try {
+    return { status: a.status, body: JSON.parse(a.text) as unknown };
+  } catch {
+    return { status: a.status, body: a.text };
+  }
+}
