@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { status } from '@grpc/grpc-js';
 import type * as api from './ateapi-types.js';
-import { actorHost, admin, until, workerRequest } from './testing/clients.js';
+import { actorHost } from '../lib/testing/actors.js';
+import { until } from '../lib/testing/wait.js';
+import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
 const HOST = actorHost;

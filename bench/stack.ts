@@ -3,7 +3,7 @@
  * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
  * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
  */
-import { workerNet } from '../lib/testing/component.js';
+import { workerNet } from '../lib/loopback.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';

@@ -2,7 +2,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { actorHost, getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, waitFor, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+import { actorHost } from '../../lib/testing/actors.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;

@@ -3,20 +3,21 @@
  * network), extproc and proxy processes, plus small clients for the ingress and the admin APIs.
  */
 import { Agent, request } from 'undici';
-import { startComponent, workerNet, type RunningComponent } from '../../lib/testing/component.js';
-import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { workerNet } from '../../lib/loopback.js';
+import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
-export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
-export const ATESPACE = 'demo';
+export { ATESPACE };
 
 /** `actor-000`, `actor-001`, ... as the stub seeds them. */
 export function actorName(i: number): string {
   return `actor-${String(i).padStart(3, '0')}`;
 }
 
+/** The authority of `actor` in the seeded atespace. */
 export function hostOf(actor: string, port?: number): string {
-  return `${actor}.${ATESPACE}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
+  return actorHost(actor, ATESPACE, port);
 }
 
 export interface StubOptions {

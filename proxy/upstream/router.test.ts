@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
+import { freePort as freeClosedPort } from '../../lib/loopback.js';
+import { actorHost } from '../../lib/testing/actors.js';
 import {
-  actorHost,
-  freeClosedPort,
   getJson,
   routeTo,
   startScriptedExtProc,

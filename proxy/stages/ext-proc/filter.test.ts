@@ -3,15 +3,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import * as grpc from '@grpc/grpc-js';
+import { freePort as freeClosedPort } from '../../../lib/loopback.js';
+import { actorHost } from '../../../lib/testing/actors.js';
+import { waitFor } from '../../../lib/testing/wait.js';
 import {
-  actorHost,
-  freeClosedPort,
   getJson,
   routeTo,
   startScriptedExtProc,
   startTestProxy,
   startUpstream,
-  waitFor,
   type ScriptedExtProc,
   type Upstream,
 } from '../../testing/helpers.js';
