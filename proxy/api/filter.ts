@@ -60,6 +60,11 @@ export type UpstreamOutcome =
   /** No response headers within the route timeout. */
   | { readonly kind: 'timeout' }
   /**
+   * The HTTP client refused to build the upstream request from this request (its method, path or headers, e.g.
+   * as a filter changed them): nothing was sent and no worker was involved, so it never evicts and never re-runs.
+   */
+  | { readonly kind: 'invalid-request'; readonly code: string }
+  /**
    * The client went away before the upstream answered and the proxy abandoned the upstream request. It says
    * nothing about the worker: no eviction, no re-run (a client can never make the proxy evict a binding).
    */
