@@ -75,9 +75,9 @@ export interface RequestContext {
   /** `x-request-id` (the client's, or generated). */
   readonly requestId: string;
   readonly method: string;
-  /** Path and query as received. */
+  /** Path and query, origin-form (an absolute-form target's path and query). */
   readonly path: string;
-  /** The Host / :authority as received. */
+  /** Host, or an absolute-form target's authority (which replaces Host). */
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;
