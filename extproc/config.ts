@@ -12,6 +12,13 @@ export const EXTPROC_FLAGS = {
   'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: 15000, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
   parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION, parking the waiting requests.' },
   'park-budget-ms': { type: 'number', env: 'EXTPROC_PARK_BUDGET_MS', default: 5000, min: 1, help: 'With parking on: how long a retrying resume may keep requests parked.' },
+  'stream-idle-timeout-ms': {
+    type: 'number',
+    env: 'EXTPROC_STREAM_IDLE_TIMEOUT_MS',
+    default: 30000,
+    min: 0,
+    help: 'A Process stream on which the data plane neither sends nor half-closes for this long, while nothing is pending, ends with DEADLINE_EXCEEDED; 0 disables.',
+  },
   'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
 } as const satisfies FlagSpecs;
 
@@ -23,6 +30,8 @@ export interface ExtprocConfig {
   readonly workerPort: number;
   readonly actorSuffix: string;
   readonly resumeBudgetMs: number;
+  /** 0: no idle timeout. */
+  readonly streamIdleTimeoutMs: number;
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
 }
 
@@ -35,6 +44,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     workerPort: values['worker-port'],
     actorSuffix: normaliseSuffix(values['actor-suffix']),
     resumeBudgetMs: values['resume-budget-ms'],
+    streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
   });
 }

@@ -17,6 +17,7 @@ export type ResumeRole = 'none' | 'triggered' | 'joined' | 'unknown';
 
 interface Tallies {
   streams: number;
+  idleTimeouts: number;
   requests: Record<OutcomeLabel, number>;
   resumeCalls: Record<string, number>;
   flightJoins: number;
@@ -24,7 +25,7 @@ interface Tallies {
 }
 
 export interface ExtprocStats {
-  readonly streams: { readonly total: number; readonly active: number };
+  readonly streams: { readonly total: number; readonly active: number; readonly idleTimeouts: number };
   readonly requests: Readonly<Record<string, number>>;
   readonly resumeCalls: Readonly<Record<string, number>>;
   readonly flightJoins: number;
@@ -38,7 +39,7 @@ function zeroRequests(): Record<OutcomeLabel, number> {
 
 export class ExtprocMetrics {
   readonly registry = new Registry();
-  private readonly life: Tallies = { streams: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0, parkedRejected: 0 };
+  private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0, parkedRejected: 0 };
   private base: Tallies;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
@@ -57,6 +58,12 @@ export class ExtprocMetrics {
       new Gauge({
         name: 'extproc_streams_active', help: 'ext_proc Process streams open now.', registers: [],
         collect() { this.set(self.activeStreams); },
+      }),
+    );
+    this.registry.registerMetric(
+      new Counter({
+        name: 'extproc_stream_idle_timeouts_total', help: 'Process streams ended because the data plane neither sent nor half-closed in time.', registers: [],
+        collect() { this.reset(); this.inc(life.idleTimeouts); },
       }),
     );
     this.registry.registerMetric(
@@ -113,6 +120,10 @@ export class ExtprocMetrics {
     this.activeStreams--;
   }
 
+  streamIdleTimeout(): void {
+    this.life.idleTimeouts++;
+  }
+
   request(outcome: OutcomeLabel, resume: ResumeRole, seconds: number): void {
     this.life.requests[outcome]++;
     this.routeDuration.observe({ outcome, resume }, seconds);
@@ -133,7 +144,7 @@ export class ExtprocMetrics {
       Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (then[k] ?? 0)]));
     const lot = this.lot();
     return {
-      streams: { total: life.streams - b.streams, active: this.activeStreams },
+      streams: { total: life.streams - b.streams, active: this.activeStreams, idleTimeouts: life.idleTimeouts - b.idleTimeouts },
       requests: diff(life.requests, b.requests),
       resumeCalls: diff(life.resumeCalls, b.resumeCalls),
       flightJoins: life.flightJoins - b.flightJoins,
@@ -151,6 +162,7 @@ export class ExtprocMetrics {
   private snapshot(): Tallies {
     return {
       streams: this.life.streams,
+      idleTimeouts: this.life.idleTimeouts,
       requests: { ...this.life.requests },
       resumeCalls: { ...this.life.resumeCalls },
       flightJoins: this.life.flightJoins,

@@ -50,7 +50,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   // channelz bookkeeping costs CPU on every stream and nothing here reads it.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(externalProcessorServerDefinition(), {
-    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log }),
+    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs }),
   });
   const grpcPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(formatHostPort(config.listen.host, config.listen.port), grpc.ServerCredentials.createInsecure(), (err, port) =>

@@ -3,6 +3,10 @@
  * request headers are resolved (asynchronously); response headers, bodies and trailers get a plain CONTINUE.
  * When the data plane half-closes, the server finishes what is pending and ends the RPC with OK. Envoy then
  * usually resets the stream (CANCELLED): that is its normal way to end a stream, not an error.
+ *
+ * Idle timeout (`--stream-idle-timeout-ms`): a stream on which the data plane neither sends a message nor
+ * half-closes for that long, while no answer is pending, ends with DEADLINE_EXCEEDED and is counted; otherwise a
+ * data plane that never half-closes would hold the stream until its connection closes.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -16,11 +20,22 @@ export interface StreamDeps {
   readonly resolver: Resolver;
   readonly metrics: ExtprocMetrics;
   readonly log: Logger;
+  /** 0: no idle timeout. */
+  readonly idleTimeoutMs: number;
 }
 
 export function serveStream(call: ProcessCall, deps: StreamDeps): void {
-  const { resolver, metrics, log } = deps;
+  const { resolver, metrics, log, idleTimeoutMs } = deps;
   metrics.streamOpened();
+  let idle: NodeJS.Timeout | undefined;
+  const stopIdle = (): void => {
+    if (idle !== undefined) clearTimeout(idle);
+    idle = undefined;
+  };
+  /** The data plane was heard from, or the last pending answer was written: the idle period starts again. */
+  const restartIdle = (): void => {
+    if (idle !== undefined) idle.refresh();
+  };
   // Created only when a resolution is pending, so streams that end normally never pay for it.
   let abort: AbortController | undefined;
   let busy = false;
@@ -32,6 +47,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   const close = (): void => {
     if (closed) return;
     closed = true;
+    stopIdle();
     metrics.streamClosed();
     if (busy) abort?.abort();
   };
@@ -41,6 +57,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   const end = (): void => {
     if (ended) return;
     ended = true;
+    stopIdle();
     if (!call.cancelled) call.end();
   };
   const drain = (): void => {
@@ -55,6 +72,7 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
       resolver.requestHeaders(message.authority, abort.signal).then(
         (response) => {
           busy = false;
+          restartIdle();
           write(response);
           drain();
         },
@@ -75,18 +93,34 @@ export function serveStream(call: ProcessCall, deps: StreamDeps): void {
     if (ended) return;
     ended = true;
     failed = true;
+    stopIdle();
     queue = undefined;
     log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
     if (!call.cancelled) call.emit('error', { code, details, metadata: new grpc.Metadata() });
   };
 
+  if (idleTimeoutMs > 0) {
+    idle = setTimeout(function expire(): void {
+      if (busy) {
+        // Still resolving: the server, not the data plane, is the one being waited for.
+        idle?.refresh();
+        return;
+      }
+      metrics.streamIdleTimeout();
+      fail(grpc.status.DEADLINE_EXCEEDED, `stream idle for ${idleTimeoutMs} ms`);
+    }, idleTimeoutMs);
+    idle.unref();
+  }
+
   call.on('data', (message: RequestSummary) => {
     if (ended) return;
+    restartIdle();
     if (busy) (queue ??= []).push(message);
     else handle(message);
   });
   call.on('end', () => {
     halfClosed = true;
+    stopIdle();
     if (!busy) end();
   });
   call.on('cancelled', close);

@@ -61,6 +61,14 @@ export const PROXY_FLAGS = {
   },
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
+  'xff-trusted-hops': {
+    type: 'number',
+    env: 'PROXY_XFF_TRUSTED_HOPS',
+    default: 0,
+    min: 0,
+    max: 64,
+    help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
+  },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
     type: 'number',
@@ -111,6 +119,8 @@ export interface ProxyConfig {
   readonly drainTimeoutMs: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
+  /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
+  readonly xffTrustedHops: number;
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
@@ -149,6 +159,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     failureModeAllow: flags['failure-mode-allow'],
     drainTimeoutMs: flags['drain-timeout-ms'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+    xffTrustedHops: flags['xff-trusted-hops'],
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs,
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],

@@ -60,6 +60,11 @@ export type UpstreamOutcome =
   /** No response headers within the route timeout. */
   | { readonly kind: 'timeout' }
   /**
+   * The HTTP client refused to build the upstream request from this request (its method, path or headers, e.g.
+   * as a filter changed them): nothing was sent and no worker was involved, so it never evicts and never re-runs.
+   */
+  | { readonly kind: 'invalid-request'; readonly code: string }
+  /**
    * The client went away before the upstream answered and the proxy abandoned the upstream request. It says
    * nothing about the worker: no eviction, no re-run (a client can never make the proxy evict a binding).
    */
@@ -70,9 +75,9 @@ export interface RequestContext {
   /** `x-request-id` (the client's, or generated). */
   readonly requestId: string;
   readonly method: string;
-  /** Path and query as received. */
+  /** Path and query, origin-form (an absolute-form target's path and query). */
   readonly path: string;
-  /** The Host / :authority as received. */
+  /** Host, or an absolute-form target's authority (which replaces Host). */
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;

@@ -221,6 +221,8 @@ function describe(outcome: UpstreamOutcome): string {
       return `upstream reset (${outcome.code})${outcome.requestWritten ? ' after the request was written' : ''}`;
     case 'timeout':
       return 'no upstream response headers within the route timeout';
+    case 'invalid-request':
+      return `the upstream request could not be built: ${outcome.code}`;
     default:
       return outcome.kind;
   }

@@ -73,6 +73,7 @@ export function shouldRerun(input: RerunInput): RerunDecision {
   if (outcome.kind === 'response') return RELAY;
   if (outcome.kind === 'timeout') return fail(ERRORS.UPSTREAM_TIMEOUT);
   if (outcome.kind === 'cancelled') return fail(ERRORS.DOWNSTREAM_CLOSED);
+  if (outcome.kind === 'invalid-request') return fail(ERRORS.UPSTREAM_REQUEST_INVALID);
   const reason = rerunReason(outcome) as RerunReason;
   if (input.downstreamClosed) return fail(ERRORS.DOWNSTREAM_CLOSED);
   if (input.responseStarted) return fail(FIRST_FAILURE[reason]);

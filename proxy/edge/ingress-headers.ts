@@ -5,8 +5,13 @@
  *   headers the proxy itself relies on or adds (`REQUEST_KEEP`);
  * - internal headers a client could forge to steer routing (`x-ate-target-port`, `ate-target-actor`, ...,
  *   plus `--strip-headers`) are removed;
- * - `x-forwarded-for` gets the peer address appended, `x-forwarded-proto` is set from the connection (a client
- *   value is not trusted), `x-request-id` is kept or generated.
+ * - forwarding headers follow `trustedHops` (`--xff-trusted-hops`, Envoy's `xff_num_trusted_hops`):
+ *   `x-forwarded-for` always gets the peer address appended (as Envoy with `use_remote_address`); with 0 trusted
+ *   hops `x-forwarded-proto` is set from the connection and `forwarded`, `x-forwarded-host` and `x-real-ip` are
+ *   removed (the peer is the client, and a client's claims are not passed on); with N > 0 the peer is a trusted
+ *   proxy, so a received `x-forwarded-proto` is kept (set from the connection when absent) and the other three
+ *   pass unchanged;
+ * - `x-request-id` is kept or generated.
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
 import { nextRequestId } from '../request/request-id.js';
@@ -32,10 +37,21 @@ export interface IngressHead {
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
+/** Forwarding headers that pass only from a trusted hop (`trustedHops` > 0); a client's are removed. */
+const FROM_TRUSTED_HOP_ONLY: ReadonlySet<string> = new Set(['forwarded', 'x-forwarded-host', 'x-real-ip']);
+
 /**
- * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme.
+ * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme;
+ * `trustedHops` is the number of trusted proxies in front of this one.
  */
-export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: string, scheme: string, strip: ReadonlySet<string>): IngressHead {
+export function sanitiseRequestHeaders(
+  raw: readonly string[],
+  remoteAddress: string,
+  scheme: string,
+  strip: ReadonlySet<string>,
+  trustedHops = 0,
+): IngressHead {
+  const trusted = trustedHops > 0;
   const out: string[] = [];
   let host: string | undefined;
   let duplicateHost = false;
@@ -43,6 +59,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
   let requestId: string | undefined;
   let connection: string | undefined;
   let xff: string | undefined;
+  let proto: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = (raw[i] as string).toLowerCase();
     const value = raw[i + 1] as string;
@@ -52,6 +69,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
       continue;
     }
     if (strip.has(name)) continue;
+    if (!trusted && FROM_TRUSTED_HOP_ONLY.has(name)) continue;
     switch (name) {
       case 'host':
         if (host !== undefined) duplicateHost = true;
@@ -64,6 +82,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
         xff = xff === undefined ? value : `${xff}, ${value}`;
         continue;
       case 'x-forwarded-proto':
+        if (trusted) proto ??= value;
         continue;
       case 'x-request-id':
         if (requestId !== undefined || !REQUEST_ID.test(value)) continue;
@@ -78,6 +97,6 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
     out.push('x-request-id', requestId);
   }
   out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
-  out.push('x-forwarded-proto', scheme);
+  out.push('x-forwarded-proto', proto ?? scheme);
   return { headers: out, host, duplicateHost, hasBody, requestId };
 }

@@ -2,7 +2,8 @@
  * The ingress: a node:http server (keep-alive) that turns each client request into a `ProxyRequest`, hands it to
  * the chain, and finishes it — counters, duration histogram, access-log line, every filter's `onDone` — when the
  * response is closed. Limits are node's own: request head over 60 KiB → 431, head not received within
- * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request without a Host (or with two) → 400.
+ * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request target or Host the proxy does not
+ * forward is answered before any filter runs (`request-target.ts`).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +17,7 @@ import { CHAIN_DONE, ProxyRequest } from '../request/context.js';
 import { ForwardHeaders } from '../request/headers.js';
 import { RequestBody } from '../request/body.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
+import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { sendError } from './local-reply.js';
 
@@ -85,18 +87,19 @@ export class Ingress {
     this.#inflight++;
     const { config, chain, log } = this.#deps;
     const remote = req.socket.remoteAddress ?? '';
-    const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip);
+    const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip, config.xffTrustedHops);
+    const target = resolveRequestTarget(req.url ?? '', head);
     const body = head.hasBody ? new RequestBody(req, config.maxReplayBodyBytes) : null;
     const ctx = new ProxyRequest({
       req,
       res,
       requestId: head.requestId,
       method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      authority: head.host ?? '',
+      path: target.path,
+      authority: target.authority,
       scheme: 'http',
       remoteAddress: remote,
-      headers: new ForwardHeaders(head.headers),
+      headers: new ForwardHeaders(target.headers),
       body,
       startedAt,
       log,
@@ -104,8 +107,8 @@ export class Ingress {
     (res as TaggedResponse)[CTX] = ctx;
     res.on('close', this.#onClose);
     if (this.#draining) res.shouldKeepAlive = false;
-    if (head.host === undefined || head.host === '' || head.duplicateHost) {
-      sendError(ctx, ERRORS.NO_HOST, head.duplicateHost ? 'more than one Host header' : 'no Host header');
+    if (target.kind === 'refuse') {
+      sendError(ctx, target.error, target.details);
       ctx.chainState = CHAIN_DONE;
       return;
     }

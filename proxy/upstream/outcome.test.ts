@@ -29,3 +29,9 @@ test('failures before the request was started are connect failures; after, reset
 test('a reset says whether the whole request had been written', () => {
   assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true, false), { kind: 'reset', requestWritten: false, code: 'UND_ERR_SOCKET' });
 });
+
+test('a request undici refuses to build is a local invalid-request, never a connect failure', () => {
+  const err = (code: string): Error => Object.assign(new Error('x'), { code });
+  assert.deepEqual(classifyFailure(err('UND_ERR_INVALID_ARG'), false, false), { kind: 'invalid-request', code: 'UND_ERR_INVALID_ARG' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_NOT_SUPPORTED'), false, false), { kind: 'invalid-request', code: 'UND_ERR_NOT_SUPPORTED' });
+});

@@ -52,14 +52,21 @@ function errorCode(err: unknown): string {
 }
 
 /**
+ * undici's codes for a request it refuses to build (invalid path, method or header; an unsupported header such as
+ * Expect): the request's fault, raised before any connection is used.
+ */
+const REQUEST_REFUSED: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
+
+/**
  * Classifies a failure before any response headers. `requestStarted`: undici had a connected socket and began
- * writing the request; before that, every failure (refused, connect timeout, unreachable, ...) is a connect
+ * writing the request; before that, a request undici refused to build is `invalid-request` (a local error: the
+ * worker was never involved) and every other failure (refused, connect timeout, unreachable, ...) is a connect
  * failure: nothing was sent. `requestWritten`: undici reported the whole request (headers and body) written, so
  * the actor may have received and processed it; a reset before that cut the request short.
  */
 export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): UpstreamOutcome {
   const code = errorCode(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return TIMEOUT;
-  if (!requestStarted) return { kind: 'connect-failed', code };
+  if (!requestStarted) return REQUEST_REFUSED.has(code) ? { kind: 'invalid-request', code } : { kind: 'connect-failed', code };
   return { kind: 'reset', requestWritten, code };
 }

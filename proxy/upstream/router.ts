@@ -14,6 +14,7 @@ import type { UpstreamPools } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
+import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
@@ -137,6 +138,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       return false;
     }
     const headers = relayHeaders(raw);
+    const trailer = declaredTrailer(raw);
+    if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
     this.#state = State.Relaying;
     this.ctx.responseState = 'started';
@@ -153,10 +156,19 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return false;
   }
 
-  onComplete(): void {
+  /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
+  onComplete(trailers: readonly (Buffer | string)[] | null): void {
     const wasRelaying = this.#state === State.Relaying;
     this.#state = State.Done;
-    if (wasRelaying) this.#res.end();
+    if (!wasRelaying) return;
+    if (trailers !== null && trailers.length > 0) {
+      try {
+        this.#res.addTrailers(relayTrailers(trailers));
+      } catch (err) {
+        this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
+      }
+    }
+    this.#res.end();
   }
 
   onError(err: Error): void {
