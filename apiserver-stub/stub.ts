@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
 import { buildAdmin } from './admin.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
 import type { StubConfig } from './config.js';
@@ -55,6 +56,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
 
   const admin = buildAdmin({ cp, counters, churn });
+  guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
     cp.closing = true;

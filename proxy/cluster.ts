@@ -13,6 +13,7 @@ import { createLogger, logReady, type Logger } from '../lib/logger.js';
 import { boundAddress } from '../lib/address.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import type { ProxyConfig } from './config.js';
 import { startProxyProcess, type AssembleStages } from './proxy-process.js';
 
@@ -39,10 +40,11 @@ export function sumDocuments(docs: readonly unknown[]): unknown {
   return out;
 }
 
-async function callWorker(admin: string, method: string, url: string, body?: string): Promise<{ status: number; text: string }> {
+async function callWorker(admin: string, method: string, url: string, body?: string, token?: string): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
   const res = await request(`http://${admin}${url}`, {
     method: method as 'GET',
-    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
+    ...(body !== undefined ? { body, headers: { ...headers, 'content-type': 'application/json' } } : { headers }),
   });
   return { status: res.statusCode, text: await res.body.text() };
 }
@@ -94,6 +96,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
 
   const live = (): WorkerInfo[] => [...infos.values()].filter((i) => i.admin !== undefined);
   const admin = Fastify({ logger: false });
+  guardAdmin(admin, { token: config.adminToken });
   admin.get('/ready', async (_req, reply) => {
     if (draining) return reply.code(503).type('text/plain').send('DRAINING\n');
     return reply.type('text/plain').send('LIVE\n');
@@ -106,7 +109,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
     return summed;
   });
   admin.post('/stats/reset', async () => {
-    await Promise.all(live().map((i) => callWorker(i.admin as string, 'POST', '/stats/reset', '{}')));
+    await Promise.all(live().map((i) => callWorker(i.admin as string, 'POST', '/stats/reset', '{}', config.adminToken)));
     resetProcessStats();
     return { reset: true };
   });
@@ -120,7 +123,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   // Everything else (e.g. the cache endpoints) goes to every worker.
   admin.all('/*', async (req, reply) => {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const answers = await Promise.all(live().map((i) => callWorker(i.admin as string, req.method, req.url, body)));
+    const answers = await Promise.all(live().map((i) => callWorker(i.admin as string, req.method, req.url, body, config.adminToken)));
     if (answers.length === 1) {
       const only = answers[0] as { status: number; text: string };
       return reply.code(only.status).type('application/json').send(only.text);
