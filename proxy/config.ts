@@ -87,8 +87,8 @@ export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
   'x-envoy-original-dst-host',
 ]);
 
-/** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
-export const MAX_HEADER_BYTES = 60 * 1024;
+/** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
+export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
 export interface ProxyConfig {
   readonly listen: HostPort;
