@@ -14,6 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { Resolver } from 'node:dns/promises';
 import { request } from 'undici';
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 
@@ -148,11 +149,28 @@ const CONNECT_TIMEOUT_MS = 3000;
 
 type Reach = { readonly kind: 'connected' } | { readonly kind: 'failed'; readonly why: string };
 
-/** One TCP connect attempt; a timeout counts as a failure (a dropped SYN is as unreachable as a refusal). */
-function tryConnect(target: string): Promise<Reach> {
+/**
+ * Names are resolved with c-ares (A records, one 2-second try): on an internal network the resolver cannot
+ * forward, so getaddrinfo would wait out its own timeouts for every name that does not exist there, and block
+ * the thread pool for the names that do.
+ */
+const resolver = new Resolver({ timeout: 2000, tries: 1 });
+
+async function tryConnect(target: string): Promise<Reach> {
   const colon = target.lastIndexOf(':');
   const host = target.slice(0, colon).replace(/^\[|\]$/g, '');
   const port = Number(target.slice(colon + 1));
+  if (net.isIP(host)) return connectOnce(host, port);
+  try {
+    const [address] = await resolver.resolve4(host);
+    return address === undefined ? { kind: 'failed', why: 'no address' } : connectOnce(address, port);
+  } catch (err) {
+    return { kind: 'failed', why: `name does not resolve here (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+}
+
+/** One TCP connect attempt; a timeout counts as a failure (a dropped SYN is as unreachable as a refusal). */
+function connectOnce(host: string, port: number): Promise<Reach> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
     const done = (reach: Reach): void => {
