@@ -6,6 +6,7 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
   admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
+  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
@@ -25,6 +26,7 @@ export const EXTPROC_FLAGS = {
 export interface ExtprocConfig {
   readonly listen: HostPort;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   /** `host:port` of the control plane. */
   readonly apiserver: string;
   readonly workerPort: number;
@@ -40,6 +42,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
   return Object.freeze({
     listen: parseHostPort(values.listen, '--listen'),
     admin: parseHostPort(values.admin, '--admin'),
+    adminToken: values['admin-token'],
     apiserver: formatHostPort(apiserver.host, apiserver.port),
     workerPort: values['worker-port'],
     actorSuffix: normaliseSuffix(values['actor-suffix']),

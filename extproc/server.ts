@@ -8,6 +8,7 @@ import { boundAddress, formatHostPort } from '../lib/address.js';
 import { createControlClient, grpcCodeName, resumeActorOnce, type ControlClient } from '../lib/resume/control-client.js';
 import { ResumeFlights } from '../lib/resume/flight.js';
 import { buildAdmin } from './admin.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import type { ExtprocConfig } from './config.js';
 import { ExtprocMetrics } from './metrics.js';
 import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
@@ -61,6 +62,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
 
   let ready = false;
   const admin = buildAdmin(m, () => ready);
+  guardAdmin(admin, { token: config.adminToken });
   try {
     await admin.listen({ host: config.admin.host, port: config.admin.port });
   } catch (err) {

@@ -9,6 +9,7 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
+  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
   'actor-cache': {
     type: 'choice',
@@ -94,12 +95,13 @@ export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
   'x-envoy-original-dst-host',
 ]);
 
-/** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
-export const MAX_HEADER_BYTES = 60 * 1024;
+/** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
+export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
 export interface ProxyConfig {
   readonly listen: HostPort;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   readonly extproc: HostPort;
   readonly actorCache: boolean;
   readonly cacheTtlMs: number;
@@ -141,6 +143,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
   return Object.freeze({
     listen: parseHostPort(flags.listen, '--listen'),
     admin: parseHostPort(flags.admin, '--admin'),
+    adminToken: flags['admin-token'],
     extproc: parseHostPort(flags.extproc, '--extproc'),
     actorCache: flags['actor-cache'] === 'on',
     cacheTtlMs: flags['cache-ttl-ms'],

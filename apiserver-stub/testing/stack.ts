@@ -21,7 +21,9 @@ export async function startStack(overrides: Partial<StubConfig> = {}): Promise<T
   const net = await workerNet();
   const config: StubConfig = Object.freeze({
     listen: { host: '127.0.0.1', port: 0 },
+    attachListen: undefined,
     admin: { host: '127.0.0.1', port: 0 },
+    adminToken: undefined,
     workers: 4,
     workerIpBase: net.ipBase,
     workerPort: net.port,

@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { AggregatorRegistry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
+import { guardAdmin } from '../../lib/admin-guard.js';
 import { sumDocuments } from './sum-documents.js';
 import type { WorkerSupervisor } from './supervisor.js';
 
@@ -17,45 +18,48 @@ interface WorkerAnswer {
 
 type WorkerMetrics = Parameters<typeof AggregatorRegistry.aggregate>[0][number];
 
-async function callWorker(admin: string, method: string, url: string, body?: string): Promise<WorkerAnswer> {
-  const res = await request(`http://${admin}${url}`, {
-    method: method as 'GET',
-    ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}),
-  });
+async function callWorker(admin: string, method: string, url: string, token: string | undefined, body?: string): Promise<WorkerAnswer> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await request(`http://${admin}${url}`, { method: method as 'GET', headers, ...(body !== undefined ? { body } : {}) });
   return { status: res.statusCode, text: await res.body.text() };
 }
 
-/** Calls every live worker's admin server. */
-function callAll(workers: WorkerSupervisor, method: string, url: string, body?: string): Promise<WorkerAnswer[]> {
-  return Promise.all(workers.live().map((i) => callWorker(i.admin as string, method, url, body)));
+export interface PrimaryAdminOptions {
+  /** `--admin-token`: required on state-changing calls, and forwarded to the workers' internal admins. */
+  readonly adminToken: string | undefined;
 }
 
-export function createPrimaryAdmin(workers: WorkerSupervisor): FastifyInstance {
+export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdminOptions): FastifyInstance {
+  /** Calls every live worker's admin server. */
+  const callAll = (method: string, url: string, body?: string): Promise<WorkerAnswer[]> =>
+    Promise.all(workers.live().map((i) => callWorker(i.admin as string, method, url, opts.adminToken, body)));
   const admin = Fastify({ logger: false });
+  guardAdmin(admin, { token: opts.adminToken });
   admin.get('/ready', async (_req, reply) => {
     if (workers.draining) return reply.code(503).type('text/plain').send('DRAINING\n');
     return reply.type('text/plain').send('LIVE\n');
   });
   admin.get('/stats', async () => {
-    const docs = (await callAll(workers, 'GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);
+    const docs = (await callAll('GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);
     const summed = sumDocuments(docs) as Record<string, unknown>;
     summed.process = sumDocuments([summed.process, processStats()]);
     summed.workers = docs.length;
     return summed;
   });
   admin.post('/stats/reset', async () => {
-    await callAll(workers, 'POST', '/stats/reset', '{}');
+    await callAll('POST', '/stats/reset', '{}');
     resetProcessStats();
     return { reset: true };
   });
   admin.get('/metrics', async (_req, reply) => {
-    const all = (await callAll(workers, 'GET', '/internal/metrics.json')).map((a) => JSON.parse(a.text) as WorkerMetrics);
+    const all = (await callAll('GET', '/internal/metrics.json')).map((a) => JSON.parse(a.text) as WorkerMetrics);
     const merged = AggregatorRegistry.aggregate(all);
     return reply.type(merged.contentType).send(await merged.metrics());
   });
   admin.all('/*', async (req, reply) => {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const answers = await callAll(workers, req.method, req.url, body);
+    const answers = await callAll(req.method, req.url, body);
     if (answers.length === 1) {
       const only = answers[0] as WorkerAnswer;
       return reply.code(only.status).type('application/json').send(only.text);

@@ -16,7 +16,7 @@ const KILL_GRACE_MS = 5000;
 export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promise<void> {
   const workers = new WorkerSupervisor(config.workers, log);
   await workers.start();
-  const admin = createPrimaryAdmin(workers);
+  const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
   await admin.listen({ host: config.admin.host, port: config.admin.port });
   const first = workers.live()[0] as WorkerInfo;
   onShutdownSignal(log, async () => {

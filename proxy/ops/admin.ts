@@ -6,6 +6,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
+import { guardAdmin } from '../../lib/admin-guard.js';
 import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
 import type { ProxyStage } from '../chain/stage.js';
@@ -44,6 +45,7 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
+  guardAdmin(app, { token: deps.config.adminToken });
   app.get('/ready', async (_req, reply) => {
     if (deps.draining()) return reply.code(503).type('text/plain').send('DRAINING\n');
     return reply.type('text/plain').send('LIVE\n');
