@@ -78,7 +78,7 @@ test('coalescing: 20 concurrent requests to a cold actor cost one ext_proc strea
 
 test("coalescing: a leader's failure (its client leaves mid-resume) is not handed on: each follower runs its own slow path and gets 200", async () => {
   const actor = actorName(1);
-  await stubPost('/config', { coldResumeMs: 3000 });
+  await stubPost('/config', { coldResumeMs: 5000 }); // time for five followers to join
   try {
     await resetStats(stub.admin, extproc.admin, proxy.admin);
     const leaderClient = new AbortController();
