@@ -20,6 +20,13 @@ export const PROXY_FLAGS = {
   },
   'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, help: 'How long a learned binding is served.' },
   'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
+  'cache-refresh-ahead': {
+    type: 'choice',
+    env: 'PROXY_CACHE_REFRESH_AHEAD',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
+  },
   'max-reruns': { type: 'number', env: 'PROXY_MAX_RERUNS', default: 1, max: 10, help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.' },
   'max-replay-body-bytes': {
     type: 'number',
@@ -106,6 +113,7 @@ export interface ProxyConfig {
   readonly actorCache: boolean;
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
+  readonly cacheRefreshAhead: boolean;
   readonly maxReruns: number;
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
@@ -148,6 +156,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     actorCache: flags['actor-cache'] === 'on',
     cacheTtlMs: flags['cache-ttl-ms'],
     cacheMaxEntries: flags['cache-max-entries'],
+    cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
     maxReruns: flags['max-reruns'],
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,

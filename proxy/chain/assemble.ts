@@ -17,11 +17,13 @@ export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
   // 1. User filters, in the order given.
   for (const filter of await loadUserFilters(config.filters, deps.log, config.actorSuffix)) stages.push({ filter });
 
-  // 2. actor-cache: only when --actor-cache on; with it off the filter is not in the chain at all.
-  stages.push(config.actorCache ? createActorCacheStage(deps) : createCacheOffStage());
-
   // 3. The resolver of whatever is not routed yet: ext-proc (production) or the apiserver comparison resolver.
-  stages.push(config.resolver === 'apiserver' ? createApiserverResolverStage(deps) : createExtProcStage(deps));
+  //    Made first: the cache refreshes ahead through it.
+  const resolver = config.resolver === 'apiserver' ? createApiserverResolverStage(deps) : createExtProcStage(deps);
+
+  // 2. actor-cache: only when --actor-cache on; with it off the filter is not in the chain at all.
+  stages.push(config.actorCache ? createActorCacheStage(deps, resolver.revalidator) : createCacheOffStage());
+  stages.push(resolver);
 
   return stages;
 }

@@ -10,6 +10,7 @@ import type { Filter } from '../api/filter.js';
 import type { StageContext } from '../request/stage-context.js';
 import type { ProxyConfig } from '../config.js';
 import type { Counters } from '../ops/stats.js';
+import type { Revalidator } from '../stages/revalidator.js';
 
 /** What a stage factory receives. */
 export interface StageDeps {
@@ -27,6 +28,8 @@ export interface ProxyStage {
    * contributes its operational surface (e.g. `/cache` answering 404 when the cache is off).
    */
   readonly filter?: Filter<StageContext>;
+  /** A resolver stage's background re-validation of one actor (refresh-ahead uses it; ext-proc has one). */
+  readonly revalidator?: Revalidator;
   /** Top-level blocks merged into `/stats`, e.g. `{ cache: {...} }` or `{ resolver: {...} }`. */
   stats?(): Readonly<Record<string, unknown>>;
   /** `POST /stats/reset`. */

@@ -117,9 +117,16 @@ export class ProxyRequest implements StageContext {
     return (this.#log ??= this.#baseLog.child({ requestId: this.requestId }));
   }
 
-  /** Created on first use (only requests whose filters do asynchronous work pay for it). */
+  /**
+   * Created on first use (only requests whose filters do asynchronous work pay for it); already aborted when the
+   * client left before anyone asked for it.
+   */
   get signal(): AbortSignal {
-    return (this.#abort ??= new AbortController()).signal;
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.clientState !== 'open') this.#abort.abort(new Error('client closed the request'));
+    }
+    return this.#abort.signal;
   }
 
   /** The client went away: abort whatever filters are waiting for. */

@@ -165,7 +165,15 @@ export interface ProxyStats {
   requests: { total: number; byStatus: Record<string, number> };
   extproc: { streams: number; active: number; errors: number; timeouts: number };
   upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
-  cache: { enabled: boolean; hits: number; misses: number; entries: number; evictions: Record<'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin', number> };
+  cache: {
+    enabled: boolean;
+    hits: number;
+    misses: number;
+    entries: number;
+    evictions: Record<'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin', number>;
+    coalesced: { waits: number; hit: number; alone: number; gone: number };
+    refreshes: { enabled: boolean; ok: number; failed: number; inFlight: number };
+  };
   reruns: { stale: number; connect: number; reset: number };
   resolver: { kind: string; resumeCalls: Record<string, number>; flightJoins: number };
 }

@@ -123,3 +123,14 @@ test('--extproc-response-headers send: the stream stays open for the response he
   filter.onRerun?.(rerun, 'stale');
   assert.equal(streams[1]?.closed, true);
 });
+
+test('a request whose client already left opens no stream (its signal is aborted even if first asked for now)', async () => {
+  const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443'))]);
+  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const ctx = request();
+  ctx.clientState = 'closed';
+  ctx.abortFilters(); // before anyone asked for the signal: nothing to abort yet
+  assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
+  assert.equal(streams.length, 0);
+  assert.equal(ctx.route, undefined);
+});

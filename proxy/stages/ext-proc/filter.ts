@@ -25,6 +25,11 @@ import { applyHeaderMutation, immediateReply, requestHeadersMessage, responseHea
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
 export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
 
+/** The route an answer publishes: `original_dst` / `local` in its dynamic metadata. */
+export function originalDst(msg: ProcessingResponse): string | undefined {
+  return metadataString(msg.dynamic_metadata, ORIGINAL_DST_NAMESPACE, 'local');
+}
+
 export interface ExtProcFilterOptions {
   readonly client: Pick<ExtProcClient, 'open'>;
   readonly failureModeAllow: boolean;
@@ -33,7 +38,8 @@ export interface ExtProcFilterOptions {
 
 export function createExtProcFilter(opts: ExtProcFilterOptions): Filter<StageContext> {
   const onRequest = (ctx: StageContext): FilterResult | Promise<FilterResult> =>
-    ctx.route !== undefined ? CONTINUE : processRequest(ctx, opts); // already routed (a cache hit): no stream at all
+    // Already routed (a cache hit), or the client already left (the chain ends it): no stream at all.
+    ctx.route !== undefined || ctx.signal?.aborted === true ? CONTINUE : processRequest(ctx, opts);
   if (!opts.sendResponseHeaders) return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
   return { name: EXT_PROC_FILTER_NAME, onRequest, onUpstreamResponse: sendResponseHeaders, onRerun: closeStream, onDone: closeStream };
 }
@@ -65,7 +71,7 @@ function applyAnswer(ctx: StageContext, msg: ProcessingResponse): FilterResult {
   }
   const invalid = applyHeaderMutation(ctx, msg.request_headers.response?.header_mutation);
   if (invalid !== undefined) return errorReply(ERRORS.EXTPROC_PROTOCOL, invalid);
-  const local = metadataString(msg.dynamic_metadata, ORIGINAL_DST_NAMESPACE, 'local');
+  const local = originalDst(msg);
   if (local === undefined) return CONTINUE;
   if (!isLiteralAddress(local)) return errorReply(ERRORS.BAD_ROUTE, `original_dst "${local}" is not a literal ip:port`);
   ctx.route = { address: local, source: 'extproc' };

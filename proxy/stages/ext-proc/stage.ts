@@ -1,10 +1,12 @@
 /**
  * The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles), its
- * `/stats` `resolver` block, and closing its gRPC channel at shutdown.
+ * `/stats` `resolver` block, the background re-validation refresh-ahead uses (one stream per refresh), and
+ * closing its gRPC channel at shutdown.
  */
 import { formatHostPort } from '../../../lib/address.js';
 import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
+import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
 
@@ -21,6 +23,7 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
       failureModeAllow: config.failureModeAllow,
       sendResponseHeaders: config.extprocResponseHeaders === 'send',
     }),
+    revalidator: createExtProcRevalidator(client),
     stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };

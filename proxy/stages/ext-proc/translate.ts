@@ -4,7 +4,7 @@
  * immediate responses apply (Envoy's default HeaderMutationRules: pseudo-headers, `host` and `x-envoy-*` cannot be
  * changed).
  */
-import type { LocalReply, RequestContext } from '../../api/filter.js';
+import type { HeaderMap, LocalReply, RequestContext } from '../../api/filter.js';
 import { headerValueOf, httpStatusOf, type HeaderMutation, type ProcessingRequest, type ProcessingResponse, type WireHeader } from './messages.js';
 
 const PROTOCOL_CONFIG = Object.freeze({
@@ -17,8 +17,11 @@ function wire(key: string, value: string): WireHeader {
   return { key, raw_value: Buffer.from(value, 'latin1') };
 }
 
+/** What the request_headers message is made of. */
+export type RequestHead = Pick<RequestContext, 'authority' | 'path' | 'method' | 'scheme'> & { readonly headers: Pick<HeaderMap, 'entries'> };
+
 /** The request_headers message Envoy would send for `ctx`. */
-export function requestHeadersMessage(ctx: RequestContext, endOfStream: boolean): ProcessingRequest {
+export function requestHeadersMessage(ctx: RequestHead, endOfStream: boolean): ProcessingRequest {
   const headers: WireHeader[] = [
     wire(':authority', ctx.authority),
     wire(':path', ctx.path),

@@ -1,0 +1,40 @@
+/**
+ * A fixed set of named counters with the two views every proxy counter has: since the last `POST /stats/reset`
+ * (`/stats`) and since the process started (Prometheus, which must never see a counter go down).
+ */
+/** Each name with a count of 0. */
+export function zeroCounts<N extends string>(names: readonly N[]): Record<N, number> {
+  const out = {} as Record<N, number>;
+  for (const n of names) out[n] = 0;
+  return out;
+}
+
+export class CounterSet<Name extends string> {
+  readonly #live: Record<Name, number>;
+  #baseline: Record<Name, number>;
+
+  constructor(readonly names: readonly Name[]) {
+    this.#live = zeroCounts(names);
+    this.#baseline = zeroCounts(names);
+  }
+
+  inc(name: Name): void {
+    this.#live[name] += 1;
+  }
+
+  /** Counts since the last `reset()`. */
+  view(): Record<Name, number> {
+    const out = zeroCounts(this.names);
+    for (const n of this.names) out[n] = this.#live[n] - this.#baseline[n];
+    return out;
+  }
+
+  /** Counts since the set was made. */
+  lifetime(): Record<Name, number> {
+    return { ...this.#live };
+  }
+
+  reset(): void {
+    this.#baseline = { ...this.#live };
+  }
+}
