@@ -11,7 +11,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
 import { launchComponent, type Launched } from './launcher.js';
-import type { ArmRuntime, Probe } from './stack.js';
+import { proxyArgs, type ArmRuntime, type Probe } from './stack.js';
 
 export interface WorkerProcess {
   readonly ip: string;
@@ -99,22 +99,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
       extproc = await launchComponent('extproc', extprocArgs, opts);
       started.push(extproc);
     }
-    const proxy = await launchComponent(
-      'proxy',
-      [
-        '--listen', '127.0.0.1:0',
-        '--admin', '127.0.0.1:0',
-        '--extproc', `127.0.0.1:${extprocPort}`,
-        '--apiserver', grpc,
-        '--worker-port', String(net.port),
-        '--access-log', 'off',
-        '--cache-ttl-ms', String(config.cacheTtlMs),
-        '--cache-max-entries', String(config.cacheMaxEntries),
-        '--actor-suffix', config.actorSuffix,
-        ...spec.proxyFlags,
-      ],
-      opts,
-    );
+    const proxy = await launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { WORKER_PORT: String(net.port) } });
     started.push(proxy);
     probes.push({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
     // extproc's own /stats would be lost at its restart: its streams are read from the proxy instead.
