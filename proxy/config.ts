@@ -5,6 +5,8 @@
 import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
+import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
@@ -27,7 +29,32 @@ export const PROXY_FLAGS = {
     default: 'on',
     help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
   },
-  'max-reruns': { type: 'number', env: 'PROXY_MAX_RERUNS', default: 1, max: 10, help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.' },
+  'max-reruns': {
+    type: 'number',
+    env: 'PROXY_MAX_RERUNS',
+    default: DEFAULT_RERUN_POLICY.maxReruns,
+    max: MAX_RERUN_ATTEMPTS,
+    help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
+  },
+  'rerun-budget-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BUDGET_MS',
+    default: DEFAULT_RERUN_POLICY.budgetMs,
+    min: 1,
+    help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
+  },
+  'rerun-backoff-min-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MIN_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMinMs,
+    help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
+  },
+  'rerun-backoff-max-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MAX_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMaxMs,
+    help: 'Longest such wait; each wait is drawn uniformly between the two.',
+  },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -114,7 +141,8 @@ export interface ProxyConfig {
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
   readonly cacheRefreshAhead: boolean;
-  readonly maxReruns: number;
+  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
+  readonly rerun: RerunPolicy;
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
   readonly apiserver: HostPort;
@@ -148,6 +176,9 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
   }
+  if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
+    throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
+  }
   return Object.freeze({
     listen: parseHostPort(flags.listen, '--listen'),
     admin: parseHostPort(flags.admin, '--admin'),
@@ -157,7 +188,12 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     cacheTtlMs: flags['cache-ttl-ms'],
     cacheMaxEntries: flags['cache-max-entries'],
     cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
-    maxReruns: flags['max-reruns'],
+    rerun: Object.freeze({
+      maxReruns: flags['max-reruns'],
+      budgetMs: flags['rerun-budget-ms'],
+      backoffMinMs: flags['rerun-backoff-min-ms'],
+      backoffMaxMs: flags['rerun-backoff-max-ms'],
+    }),
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,
     apiserver: parseHostPort(flags.apiserver, '--apiserver'),

@@ -10,8 +10,9 @@ import { CONTINUE, reply, type Filter, type RerunReason, type UpstreamOutcome } 
 import type { Router } from '../upstream/router.js';
 import { ERRORS } from './errors.js';
 import { silentLog } from '../testing/helpers.js';
+import { waitFor } from '../../lib/testing/wait.js';
 
-function request(method = 'GET'): ProxyRequest {
+function request(method = 'GET', startedAt = performance.now()): ProxyRequest {
   const req = new http.IncomingMessage(new net.Socket());
   const res = new http.ServerResponse(req);
   return new ProxyRequest({
@@ -25,7 +26,7 @@ function request(method = 'GET'): ProxyRequest {
     remoteAddress: '127.0.0.1',
     headers: new ForwardHeaders(['host', 'a.demo.example']),
     body: null,
-    startedAt: 0,
+    startedAt,
     log: silentLog,
   });
 }
@@ -109,6 +110,51 @@ test('re-runs are bounded: exhausted stale answers become a 503 naming the reaso
   assert.equal(router.calls.length, 2);
   assert.equal(ctx.res.statusCode, 503);
   assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
+});
+
+test('back-to-back stale answers: the second re-run waits its backoff, each re-run is counted by its number', async () => {
+  const router = scriptedRouter([STALE, STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, counters, { maxReruns: 2, backoffMinMs: 1, backoffMaxMs: 1 });
+  const ctx = request();
+  await runChain(chain, ctx);
+  assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1']);
+  assert.equal(ctx.res.statusCode, 200);
+  assert.equal(ctx.attempt, 2);
+  assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 4)], [1, 1, 0]);
+  assert.equal(counters.rerunsStale, 2);
+  assert.equal(counters.rerunBackoffs, 1, 'only the second re-run waited');
+});
+
+test('a spent re-run budget ends the request with the re-runs-exhausted 503', async () => {
+  const router = scriptedRouter([STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 2, budgetMs: 1 });
+  const ctx = request('GET', performance.now() - 10);
+  await runChain(chain, ctx);
+  assert.equal(router.calls.length, 1);
+  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
+  assert.match(ctx.details ?? '', /budget of 1 ms/);
+  assert.equal(counters.rerunBudgetExhausted, 1);
+});
+
+test('a client that leaves during the backoff ends the request as cancelled, without the re-run', async () => {
+  const router = scriptedRouter([STALE, STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, counters, { maxReruns: 2, backoffMinMs: 60_000, backoffMaxMs: 60_000, budgetMs: 120_000 });
+  const ctx = request();
+  const finished = runChain(chain, ctx);
+  // The client leaves once the chain waits before the second re-run (as the ingress does on close).
+  await waitFor(() => counters.rerunBackoffs === 1, 5000, 'the backoff to start');
+  ctx.res.destroy();
+  ctx.abortFilters();
+  await finished;
+  assert.equal(router.calls.length, 2, 'no third attempt');
+  assert.equal(ctx.error, ERRORS.DOWNSTREAM_CLOSED);
+  assert.match(ctx.details ?? '', /went away during/);
+  assert.equal(counters.rerunBackoffsCancelled, 1);
+  assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 3)], [1, 0]);
 });
 
 test('a POST reset after it was written is not re-run: 502', async () => {

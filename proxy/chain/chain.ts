@@ -3,9 +3,11 @@
  * resolver), then the router — which is not a filter, so "router last" cannot be got wrong.
  *
  * The chain is the single owner of the same-request re-run loop. When the router reports a stale rejection, a
- * connect failure or a reset, `shouldRerun` decides; on a re-run every filter's `onRerun` is called (actor-cache
- * evicts there), the route and the attempt's header changes are cleared, and the whole chain runs again from
- * the top for the same client request (Envoy's recreateStream). Filters never loop on their own.
+ * connect failure or a reset, `shouldRerun` decides; on a re-run (at once, or after the backoff it names) every
+ * filter's `onRerun` is called (actor-cache evicts there), the route and the attempt's header changes are
+ * cleared, and the whole chain runs again from the top for the same client request (Envoy's recreateStream).
+ * A client that leaves during a backoff ends the request as cancelled, without the re-run. Filters never loop on
+ * their own.
  *
  * The chain is written with callbacks rather than async/await: a request whose filters all answer synchronously
  * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
@@ -17,11 +19,10 @@ import type { Router } from '../upstream/router.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError } from './errors.js';
 import { sendError, sendLocalReply } from '../edge/local-reply.js';
-import { shouldRerun } from './rerun.js';
+import { DEFAULT_RERUN_POLICY, shouldRerun, type RerunPolicy } from './rerun.js';
 
-export interface ChainOptions {
-  readonly maxReruns: number;
-}
+/** The re-run policy (any field left out takes its flag's default). */
+export type ChainOptions = Partial<RerunPolicy>;
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
@@ -30,14 +31,16 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 export class Chain {
   readonly #reversed: readonly Filter<StageContext>[];
   readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+  readonly #policy: RerunPolicy;
 
   constructor(
     /** User filters (plain `Filter`s) and the built-in stages' filters (which use their typed slots). */
     readonly filters: readonly Filter<StageContext>[],
     readonly router: Router,
     private readonly counters: Counters,
-    private readonly opts: ChainOptions,
+    opts: ChainOptions = {},
   ) {
+    this.#policy = Object.freeze({ ...DEFAULT_RERUN_POLICY, ...opts });
     if (typeof (router as Partial<Router>).forward !== 'function') throw new Error('the chain must end with a router');
     for (const f of filters) {
       if (typeof f?.name !== 'string' || f.name === '') throw new Error('every filter needs a name');
@@ -155,27 +158,63 @@ export class Chain {
     const decision = shouldRerun({
       outcome,
       attempt: ctx.attempt,
-      maxReruns: this.opts.maxReruns,
+      policy: this.#policy,
+      elapsedMs: performance.now() - ctx.startedAt,
+      jitter: Math.random(),
       method: ctx.method,
       bodyReplayable: ctx.body === null || ctx.body.replayable,
       responseStarted: ctx.responseState !== 'unsent',
       downstreamClosed: ctx.downstreamClosed,
     });
     if (decision.kind === 'rerun') {
+      if (decision.delayMs > 0) return this.#backoff(ctx, decision.reason, decision.delayMs);
       this.#rerun(ctx, decision.reason);
       return this.#requestPhase(ctx, 0);
     }
     if (decision.kind === 'fail') {
       if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
-      else sendError(ctx, decision.error, describe(outcome));
+      else {
+        let details = describe(outcome);
+        if (decision.limit === 'budget') {
+          this.counters.rerunBudgetExhausted++;
+          details += `; re-run budget of ${this.#policy.budgetMs} ms spent after ${ctx.attempt} re-run(s)`;
+        }
+        sendError(ctx, decision.error, details);
+      }
     }
     this.#done(ctx);
+  }
+
+  /** Waits `delayMs`, then re-runs; a client that leaves meanwhile ends the request as cancelled instead. */
+  #backoff(ctx: ProxyRequest, reason: RerunReason, delayMs: number): void {
+    this.counters.rerunBackoffs++;
+    const signal = ctx.signal;
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      this.counters.rerunBackoffsCancelled++;
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      ctx.details = `the client went away during the ${delayMs} ms wait before re-run ${ctx.attempt + 1}`;
+      this.#done(ctx);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      try {
+        if (ctx.downstreamClosed) return onAbort();
+        this.#rerun(ctx, reason);
+        this.#requestPhase(ctx, 0);
+      } catch (err) {
+        this.#internalError(ctx, err);
+      }
+    }, delayMs);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
   }
 
   #rerun(ctx: ProxyRequest, reason: RerunReason): void {
     if (reason === 'stale') this.counters.rerunsStale++;
     else if (reason === 'connect') this.counters.rerunsConnect++;
     else this.counters.rerunsReset++;
+    this.counters.rerunsByAttempt[ctx.attempt + 1]!++;
     for (const f of this.filters) {
       if (f.onRerun === undefined) continue;
       try {

@@ -36,7 +36,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(await get('/'), 200);
   assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
   const s = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'resolver', 'process']);
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process']);
   assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 } });
   assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
   assert.equal(s.upstream?.requests, 2);
@@ -45,6 +45,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(s.upstream?.resets, 0);
   assert.equal(s.cache?.enabled, false);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.deepEqual(s.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
   assert.deepEqual(s.resolver, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }, 'the same shape as the apiserver resolver');
   for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
 

@@ -19,7 +19,7 @@ export interface AdminDeps {
   readonly draining: () => boolean;
 }
 
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, resolver, process). */
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
 export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
   // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
@@ -31,6 +31,7 @@ export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record
     upstream: mine.upstream,
     cache: blocks.cache,
     reruns: mine.reruns,
+    rerunAttempts: mine.rerunAttempts,
     resolver: blocks.resolver,
     ...Object.fromEntries(Object.entries(blocks).filter(([k]) => k !== 'cache' && k !== 'resolver')),
     process: processStats(),

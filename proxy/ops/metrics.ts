@@ -1,8 +1,8 @@
 /**
  * The proxy's Prometheus metrics (prom-client, one registry per process). Counters are read from the plain
  * request-path counters when scraped, so the request path pays nothing for them; only the duration histogram is
- * observed per request (a label-less histogram that costs a few array operations). Labels are fixed sets: status codes, re-run reasons, never
- * anything a client names.
+ * observed per request (a label-less histogram that costs a few array operations). Labels are fixed sets: status codes,
+ * re-run reasons and re-run numbers, never anything a client names.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { FastHistogram } from './fast-histogram.js';
@@ -42,6 +42,9 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   simple('proxy_extproc_timeouts_total', 'ext_proc messages not answered within the message timeout.', () => c.extprocTimeouts);
   simple('proxy_upstream_connect_failures_total', 'Upstream attempts that could not connect.', () => c.upstreamConnectFailures);
   simple('proxy_upstream_resets_total', 'Upstream attempts reset before response headers.', () => c.upstreamResets);
+  simple('proxy_rerun_backoffs_total', 'Re-runs that waited a backoff first (the second and later re-runs of a request).', () => c.rerunBackoffs);
+  simple('proxy_rerun_backoffs_cancelled_total', 'Requests whose client went away while they waited a re-run backoff.', () => c.rerunBackoffsCancelled);
+  simple('proxy_rerun_budget_exhausted_total', 'Requests that could have re-run but had spent --rerun-budget-ms.', () => c.rerunBudgetExhausted);
   new Gauge({
     name: 'proxy_extproc_active_streams',
     help: 'ext_proc streams open now.',
@@ -80,6 +83,19 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
       this.inc({ reason: 'stale' }, c.rerunsStale);
       this.inc({ reason: 'connect' }, c.rerunsConnect);
       this.inc({ reason: 'reset' }, c.rerunsReset);
+    },
+  });
+  new Counter({
+    name: 'proxy_reruns_by_attempt_total',
+    help: 'Re-runs by their number within one request (1: first re-run, 2: second, ...).',
+    labelNames: ['attempt'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (let i = 1; i < c.rerunsByAttempt.length; i++) {
+        const n = c.rerunsByAttempt[i] as number;
+        if (n > 0) this.inc({ attempt: String(i) }, n);
+      }
     },
   });
   const duration = new FastHistogram(

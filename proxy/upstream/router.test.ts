@@ -104,7 +104,7 @@ test('a body above the replay limit meeting a stale worker gets a clear 503 and 
 });
 
 test('re-runs exhausted: a 503, never the worker 421 or its stale header', async () => {
-  routes = [stale.address, stale.address];
+  routes = [stale.address, stale.address, stale.address]; // the first pass and --max-reruns (2) re-runs
   const r = await send();
   assert.equal(r.status, 503);
   assert.match(r.text, /stale/);
@@ -136,7 +136,7 @@ test('a connect failure re-runs; the connect failure is counted', async () => {
 });
 
 test('a connect failure with no re-run left is a 503 naming it', async () => {
-  routes = [closedAddress, closedAddress];
+  routes = [closedAddress, closedAddress, closedAddress];
   const r = await send();
   assert.equal(r.status, 503);
   assert.match(r.text, /connect error/);
