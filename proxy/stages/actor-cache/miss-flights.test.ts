@@ -56,7 +56,9 @@ test('followers wait at most the timeout: then they are released and the next mi
   const c = clock();
   const flights = new MissFlights({ waitTimeoutMs: 20, clock: c });
   const f = flights.lead('demo/a');
-  const end: WaitEnd = await flights.follow(f, undefined); // the real timer fires (the clock is not consulted by it)
+  // The flight's timer is unref'd (it never holds the proxy open): keep this test's event loop alive while it waits.
+  const keepAlive = setInterval(() => undefined, 1000);
+  const end: WaitEnd = await flights.follow(f, undefined).finally(() => clearInterval(keepAlive)); // the real timer fires
   assert.equal(end, 'timeout');
   assert.equal(f.ended, true);
   assert.equal(flights.inFlight('demo/a'), undefined);
