@@ -9,6 +9,18 @@ import { silentLog, routeTo } from '../../testing/helpers.js';
 import { createExtProcFilter } from './filter.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import type { ProcessingRequest } from './messages.js';
+import { defaultExtProcSettings } from './settings.js';
+
+function options(client: Pick<ExtProcClient, 'open'>, o: { failureModeAllow: boolean; send: boolean }) {
+  const base = defaultExtProcSettings();
+  return {
+    client,
+    settings: defaultExtProcSettings({
+      failureModeAllow: o.failureModeAllow,
+      processingMode: { ...base.processingMode, responseHeaderMode: o.send ? 'SEND' : 'SKIP' },
+    }),
+  };
+}
 
 /** A client whose streams answer from a script, and record what they were sent and whether they were closed. */
 function fakeClient(answers: ExchangeResult[]) {
@@ -51,7 +63,7 @@ const respond = (response: ReturnType<typeof routeTo>): ExchangeResult => ({ kin
 
 test('sends the request headers Envoy would, applies the route, and closes the stream; the time spent is recorded', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443', '9090'))]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: false }));
   const ctx = request();
   assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
   assert.deepEqual(ctx.route, { address: '127.0.1.1:8443', source: 'extproc' });
@@ -63,12 +75,14 @@ test('sends the request headers Envoy would, applies the route, and closes the s
   const names = sent?.request_headers?.headers?.headers?.map((h) => h.key);
   assert.deepEqual(names, [':authority', ':path', ':method', ':scheme', 'x-a']);
   assert.equal(typeof ctx.extProc?.elapsedMs, 'number');
-  assert.equal(filter.onUpstreamResponse, undefined, 'without response headers the filter has no upstream phase');
+  assert.equal(filter.onUpstreamResponse, undefined, 'the filter has no upstream phase');
+  assert.equal(filter.onDone, undefined, 'without response headers no stream outlives the request phase');
+  assert.equal(ctx.responseHeadTransform, undefined);
 });
 
 test('a routed request opens no stream', async () => {
   const { client, streams } = fakeClient([]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: false }));
   const ctx = request();
   ctx.route = { address: '127.0.1.9:8443', source: 'cache' };
   assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
@@ -82,12 +96,12 @@ test('timeouts and stream errors answer 504 and 500, or continue with --failure-
     [{ kind: 'error', code: 'UNAVAILABLE', details: 'down' }, 500],
   ] as const) {
     const strict = fakeClient([result]);
-    const r = await createExtProcFilter({ client: strict.client, failureModeAllow: false, sendResponseHeaders: true }).onRequest?.(request());
+    const r = await createExtProcFilter(options(strict.client, { failureModeAllow: false, send: true })).onRequest?.(request());
     assert.equal(r?.kind === 'reply' && r.reply.status, status);
     assert.equal(strict.streams[0]?.closed, true);
     const allow = fakeClient([result]);
     const ctx = request();
-    assert.deepEqual(await createExtProcFilter({ client: allow.client, failureModeAllow: true, sendResponseHeaders: true }).onRequest?.(ctx), { kind: 'continue' });
+    assert.deepEqual(await createExtProcFilter(options(allow.client, { failureModeAllow: true, send: true })).onRequest?.(ctx), { kind: 'continue' });
     assert.equal(ctx.route, undefined);
     assert.equal(allow.streams[0]?.closed, true);
   }
@@ -95,24 +109,24 @@ test('timeouts and stream errors answer 504 and 500, or continue with --failure-
 
 test('an immediate response becomes a local reply; an unroutable original_dst a 503', async () => {
   const immediate = fakeClient([respond({ immediate_response: { status: { code: 'NotFound' }, body: Buffer.from('nope') } })]);
-  const r = await createExtProcFilter({ client: immediate.client, failureModeAllow: false, sendResponseHeaders: false }).onRequest?.(request());
+  const r = await createExtProcFilter(options(immediate.client, { failureModeAllow: false, send: false })).onRequest?.(request());
   assert.equal(r?.kind === 'reply' && r.reply.status, 404);
   const named = fakeClient([respond(routeTo('worker.internal:8443'))]);
   const ctx = request();
-  const bad = await createExtProcFilter({ client: named.client, failureModeAllow: false, sendResponseHeaders: false }).onRequest?.(ctx);
+  const bad = await createExtProcFilter(options(named.client, { failureModeAllow: false, send: false })).onRequest?.(ctx);
   assert.equal(bad?.kind === 'reply' && bad.reply.status, 503);
   assert.equal(ctx.route, undefined);
 });
 
 test('--extproc-response-headers send: the stream stays open for the response headers, then closes; a re-run closes it', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443')), { kind: 'closed' }, respond(routeTo('127.0.1.2:8443'))]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: true });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: true }));
   const ctx = request();
   await filter.onRequest?.(ctx);
   assert.equal(streams[0]?.closed, false);
-  filter.onUpstreamResponse?.(ctx, { kind: 'response', status: 200, headers: { 'content-type': 'text/plain' } });
+  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: ['Content-Type', 'text/plain'] });
+  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['Content-Type', 'text/plain'] } });
   assert.equal(ctx.extProc?.stream, undefined);
-  await new Promise((resolve) => setImmediate(resolve));
   assert.equal(streams[0]?.closed, true);
   const sent = streams[0]?.sent[1];
   assert.deepEqual(sent?.response_headers?.headers?.headers?.map((h) => [h.key, h.raw_value?.toString()]), [[':status', '200'], ['content-type', 'text/plain']]);

@@ -10,17 +10,15 @@ import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { config } = deps;
+  const settings = config.extProc;
   const client = new GrpcExtProcClient({
     address: formatHostPort(config.extproc.host, config.extproc.port),
-    messageTimeoutMs: config.extprocMessageTimeoutMs,
+    messageTimeoutMs: settings.messageTimeoutMs,
+    maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
   });
   return {
-    filter: createExtProcFilter({
-      client,
-      failureModeAllow: config.failureModeAllow,
-      sendResponseHeaders: config.extprocResponseHeaders === 'send',
-    }),
+    filter: createExtProcFilter({ client, settings }),
     stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };
