@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { ProxyRequest } from '../../request/context.js';
 import { ForwardHeaders } from '../../request/headers.js';
+import { pino } from 'pino';
 import { silentLog, routeTo } from '../../testing/helpers.js';
 import { createExtProcFilter } from './filter.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
@@ -41,7 +42,7 @@ function fakeClient(answers: ExchangeResult[]) {
   return { client, streams };
 }
 
-function request(method = 'GET'): ProxyRequest {
+function request(method = 'GET', log = silentLog): ProxyRequest {
   const req = new http.IncomingMessage(new net.Socket());
   return new ProxyRequest({
     req,
@@ -55,7 +56,7 @@ function request(method = 'GET'): ProxyRequest {
     headers: new ForwardHeaders(['host', 'a.demo.example', 'x-a', '1']),
     body: null,
     startedAt: 0,
-    log: silentLog,
+    log,
   });
 }
 
@@ -136,4 +137,20 @@ test('--extproc-response-headers send: the stream stays open for the response he
   assert.equal(streams[1]?.closed, false);
   filter.onRerun?.(rerun, 'stale');
   assert.equal(streams[1]?.closed, true);
+});
+
+test('a processor that sends header values only in `value` is logged once per stream (the values read as empty)', async () => {
+  const lines: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+  const valueOnly = (key: string) => ({ header: { key, value: 'v' } });
+  const answer = routeTo('127.0.1.1:8443') as unknown as { request_headers: { response: { header_mutation: { set_headers: unknown[] } } } };
+  answer.request_headers.response.header_mutation.set_headers.push(valueOnly('x-one'), valueOnly('x-two'));
+  const responseAnswer = { response_headers: { response: { header_mutation: { set_headers: [valueOnly('x-three')] } } } };
+  const { client } = fakeClient([respond(answer as never), respond(responseAnswer as never)]);
+  const ctx = request('GET', log);
+  await createExtProcFilter(options(client, { failureModeAllow: false, send: true })).onRequest?.(ctx);
+  assert.equal(ctx.headers.get('x-one'), '');
+  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: [] });
+  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['x-three', ''] } });
+  assert.equal(lines.filter((l) => l.includes('only in `value`')).length, 1);
 });
