@@ -50,7 +50,8 @@ export class ProxyRequest implements StageContext {
   /** The request line as forwarded: ext_proc may rewrite it (`:method`, `:path`) for one attempt. */
   method: string;
   path: string;
-  readonly #ingressLine: readonly [method: string, path: string];
+  readonly #ingressMethod: string;
+  readonly #ingressPath: string;
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;
@@ -94,7 +95,8 @@ export class ProxyRequest implements StageContext {
     this.res = init.res;
     this.method = init.method;
     this.path = init.path;
-    this.#ingressLine = [init.method, init.path];
+    this.#ingressMethod = init.method;
+    this.#ingressPath = init.path;
     this.authority = init.authority;
     this.scheme = init.scheme;
     this.remoteAddress = init.remoteAddress;
@@ -135,7 +137,8 @@ export class ProxyRequest implements StageContext {
   /** Before a re-run: clear the route and this attempt's header and request-line changes; attempt + 1. */
   nextAttempt(): void {
     this.route = undefined;
-    [this.method, this.path] = this.#ingressLine;
+    this.method = this.#ingressMethod;
+    this.path = this.#ingressPath;
     this.responseHeadTransform = undefined;
     this.headers.reset();
     this.#attempt++;

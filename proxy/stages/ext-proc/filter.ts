@@ -21,7 +21,7 @@ import { isLiteralAddress } from '../../upstream/route-address.js';
 import type { ResponseHead, ResponseHeadDecision, StageContext } from '../../request/stage-context.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
-import { responseCase, type CommonResponse, type ProcessingResponse } from './messages.js';
+import type { CommonResponse, ProcessingResponse } from './messages.js';
 import { metadataString, ORIGINAL_DST_NAMESPACE } from './metadata.js';
 import { overrideMode } from './mode-override.js';
 import { applyMutation, ResponseHeadTarget } from './mutation.js';
@@ -131,9 +131,10 @@ type Answer =
 
 /** An answer as the phase expecting `expected` sees it: its CommonResponse, an immediate response, or spurious. */
 function classify(ctx: StageContext, conv: Conversation, msg: ProcessingResponse, expected: 'request_headers' | 'request_body' | 'response_headers'): Answer {
-  const got = responseCase(msg);
-  if (got === 'immediate_response') return immediate(ctx, conv, msg);
-  if (got === expected) return { kind: 'common', common: msg[expected]?.response ?? {} };
+  if (msg.immediate_response != null) return immediate(ctx, conv, msg);
+  // proto-loader names the oneof member in `response`; a hand-built message (tests, fakes) may only set the field.
+  const got = msg.response ?? Object.keys(msg).find((k) => (msg as Readonly<Record<string, unknown>>)[k] != null);
+  if (got === expected || msg[expected] != null) return { kind: 'common', common: msg[expected]?.response ?? {} };
   return { kind: 'spurious', details: `expected a ${expected} response, got ${got ?? 'nothing'}` };
 }
 

@@ -135,24 +135,6 @@ export function headerValueOf(h: HeaderValue): { value: string; both: boolean; v
   return { value, both: hasRaw && hasValue, valueOnly: hasValue && !hasRaw };
 }
 
-const RESPONSE_CASES = [
-  'request_headers',
-  'response_headers',
-  'request_body',
-  'response_body',
-  'request_trailers',
-  'response_trailers',
-  'immediate_response',
-  'streamed_immediate_response',
-] as const;
-
-/** The set member of the `response` oneof (proto-loader names it in `response`; a hand-built message may not). */
-export function responseCase(msg: ProcessingResponse): string | undefined {
-  if (msg.response !== undefined) return msg.response;
-  const m = msg as Readonly<Record<string, unknown>>;
-  return RESPONSE_CASES.find((k) => m[k] != null);
-}
-
 /** A Duration in milliseconds (fractions kept). */
 export function durationMs(d: DurationMessage): number {
   return Number(d.seconds ?? 0) * 1000 + (d.nanos ?? 0) / 1e6;
