@@ -1,6 +1,7 @@
 /**
  * ProcessingResponse builders. Header values go only in `raw_value`, as Buffers (Envoy >= 1.32 reads only
- * raw_value and rejects a mutation that sets both); `append: false` means overwrite. Dynamic metadata is a Struct
+ * raw_value and rejects a mutation that sets both); `append: false` means overwrite — the only append control
+ * Envoy's ext_proc has ever honoured, so it is the only one sent (`append_action` stays unset). Dynamic metadata is a Struct
  * whose top-level keys are Envoy metadata namespaces.
  */
 import { formatHostPort } from '../lib/address.js';
@@ -15,7 +16,7 @@ const TEXT_PLAIN = Buffer.from('text/plain');
 const OVERWRITE = Object.freeze({ value: false });
 
 function setHeader(key: string, value: Buffer): Record<string, unknown> {
-  return { header: { key, raw_value: value }, append: OVERWRITE, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' };
+  return { header: { key, raw_value: value }, append: OVERWRITE };
 }
 
 function stringValue(value: string): Record<string, unknown> {

@@ -7,6 +7,7 @@ import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
+import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
@@ -74,26 +75,7 @@ export const PROXY_FLAGS = {
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
-  'extproc-message-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_MESSAGE_TIMEOUT_MS',
-    default: 10000,
-    min: 1,
-    help: 'How long to wait for each ext_proc answer (504 otherwise).',
-  },
-  'extproc-response-headers': {
-    type: 'choice',
-    env: 'PROXY_EXTPROC_RESPONSE_HEADERS',
-    choices: ['skip', 'send'],
-    default: 'skip',
-    help: 'Also send upstream response headers on the ext_proc stream (Envoy default mode; observe only).',
-  },
-  'failure-mode-allow': {
-    type: 'boolean',
-    env: 'PROXY_FAILURE_MODE_ALLOW',
-    default: false,
-    help: 'On an ext_proc error or timeout continue unprocessed (the request then has no route: 503).',
-  },
+  ...EXT_PROC_FLAGS,
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
@@ -154,6 +136,8 @@ export interface ProxyConfig {
   readonly extprocMessageTimeoutMs: number;
   readonly extprocResponseHeaders: 'skip' | 'send';
   readonly failureModeAllow: boolean;
+  /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
+  readonly extProc: ExtProcSettings;
   readonly drainTimeoutMs: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
@@ -205,6 +189,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
     extprocResponseHeaders: flags['extproc-response-headers'],
     failureModeAllow: flags['failure-mode-allow'],
+    extProc: buildExtProcSettings(flags),
     drainTimeoutMs: flags['drain-timeout-ms'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
     xffTrustedHops: flags['xff-trusted-hops'],

@@ -4,6 +4,10 @@
  * `UpstreamOutcome`. A normal answer is relayed straight into the node response as it arrives (body chunks are
  * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
  * rejection is never relayed: its body is read and discarded so the connection stays usable.
+ *
+ * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
+ * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
+ * Requests without one take the direct path.
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -14,6 +18,8 @@ import type { UpstreamPools } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
+import { sendLocalReply } from '../edge/local-reply.js';
+import type { ResponseHeadDecision, ResponseHeadTransform } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
 
 /** Receives an attempt's outcome. */
@@ -67,6 +73,8 @@ export class UndiciRouter implements Router {
 
 const enum State {
   Waiting,
+  /** Response headers arrived and a response-head transform is deciding; the upstream is paused. */
+  Transforming,
   Relaying,
   Discarding,
   Done,
@@ -82,6 +90,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   #abort: ((err?: Error) => void) | undefined;
   #resume: (() => void) | undefined;
   #onDrain: (() => void) | undefined;
+  /** While transforming: body chunks that arrived anyway, and the trailers if the body already completed. */
+  #held: { chunks: Buffer[]; complete: readonly (Buffer | string)[] | null | undefined } | undefined;
   readonly #res: ServerResponse;
 
   constructor(
@@ -141,6 +151,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     const trailer = declaredTrailer(raw);
     if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
+    const transform = this.ctx.responseHeadTransform;
+    if (transform !== undefined) return this.#transform(transform, status, headers);
     this.#state = State.Relaying;
     this.ctx.responseState = 'started';
     res.writeHead(status, headers);
@@ -148,7 +160,45 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** Hands the head to `transform` and pauses the upstream until it decides. */
+  #transform(transform: ResponseHeadTransform, status: number, headers: string[]): boolean {
+    this.#state = State.Transforming;
+    this.#held = { chunks: [], complete: undefined };
+    transform({ status, headers }).then(
+      (decision) => this.#decided(decision),
+      (err: unknown) => this.#decided({ kind: 'reply', reply: { status: 500, details: `response head transform failed: ${(err as Error)?.message}` } }),
+    );
+    return false;
+  }
+
+  #decided(decision: ResponseHeadDecision): void {
+    if (this.#state !== State.Transforming) return; // the upstream failed meanwhile
+    const held = this.#held;
+    this.#held = undefined;
+    const res = this.#res;
+    if (decision.kind === 'reply' || res.destroyed) {
+      this.#state = State.Done;
+      this.#abort?.(new Error(decision.kind === 'reply' ? 'replaced by a local reply' : 'client closed the request'));
+      if (decision.kind === 'reply') sendLocalReply(this.ctx, decision.reply);
+      this.#settle(new ResponseOutcome(decision.kind === 'reply' ? decision.reply.status : 0, []));
+      return;
+    }
+    const { status, headers } = decision.head;
+    this.#state = State.Relaying;
+    this.ctx.responseState = 'started';
+    res.writeHead(status, headers);
+    this.#settle(new ResponseOutcome(status, headers));
+    let flowing = true;
+    for (const chunk of held?.chunks ?? []) flowing = this.onData(chunk);
+    if (held?.complete !== undefined) this.onComplete(held.complete);
+    else if (flowing) this.#resume?.(); // otherwise 'drain' resumes
+  }
+
   onData(chunk: Buffer): boolean {
+    if (this.#state === State.Transforming) {
+      this.#held?.chunks.push(chunk);
+      return false;
+    }
     if (this.#state !== State.Relaying) return true;
     if (this.#res.write(chunk)) return true;
     this.#onDrain ??= () => this.#resume?.();
@@ -158,6 +208,10 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
 
   /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
   onComplete(trailers: readonly (Buffer | string)[] | null): void {
+    if (this.#state === State.Transforming && this.#held !== undefined) {
+      this.#held.complete = trailers;
+      return;
+    }
     const wasRelaying = this.#state === State.Relaying;
     this.#state = State.Done;
     if (!wasRelaying) return;
@@ -174,7 +228,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     const state = this.#state;
     this.#state = State.Done;
-    if (state === State.Waiting) {
+    if (state === State.Waiting || state === State.Transforming) {
       if (this.ctx.downstreamClosed) {
         // We aborted the upstream because the client left: that is not the worker failing.
         this.#settle(CANCELLED);
