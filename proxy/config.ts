@@ -60,6 +60,25 @@ export const PROXY_FLAGS = {
     help: 'On an ext_proc error or timeout continue unprocessed (the request then has no route: 503).',
   },
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'drain-idle-grace-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_IDLE_GRACE_MS',
+    default: 1000,
+    help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
+  },
+  'upstream-max-connections': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    default: 128,
+    min: 1,
+    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
+  },
+  'upstream-max-pending': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_PENDING',
+    default: 1024,
+    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
+  },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
@@ -109,6 +128,9 @@ export interface ProxyConfig {
   readonly extprocResponseHeaders: 'skip' | 'send';
   readonly failureModeAllow: boolean;
   readonly drainTimeoutMs: number;
+  readonly drainIdleGraceMs: number;
+  readonly upstreamMaxConnections: number;
+  readonly upstreamMaxPending: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
   readonly headersTimeoutMs: number;
@@ -148,6 +170,9 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     extprocResponseHeaders: flags['extproc-response-headers'],
     failureModeAllow: flags['failure-mode-allow'],
     drainTimeoutMs: flags['drain-timeout-ms'],
+    drainIdleGraceMs: flags['drain-idle-grace-ms'],
+    upstreamMaxConnections: flags['upstream-max-connections'],
+    upstreamMaxPending: flags['upstream-max-pending'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs,

@@ -45,6 +45,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
+    maxConnections: config.upstreamMaxConnections,
+    maxPending: config.upstreamMaxPending,
   });
   const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
   const chain = new Chain(

@@ -26,6 +26,7 @@ export const ERRORS = Object.freeze({
   EXTPROC_PROTOCOL: spec('PROXY_ERR_EXTPROC_PROTOCOL', 500, 'extproc', 'external processor sent an invalid response'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
+  UPSTREAM_OVERFLOW: spec('PROXY_ERR_UPSTREAM_OVERFLOW', 503, 'upstream', 'upstream overflow: too many requests queued for the worker'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),
   UPSTREAM_RESET_AFTER_SEND: spec(
     'PROXY_ERR_UPSTREAM_RESET_AFTER_SEND',
