@@ -23,6 +23,8 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
+  /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
+  stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
   stop(): Promise<void>;
 }
@@ -84,5 +86,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), stop };
 }

@@ -108,3 +108,37 @@ test('a worker pool caps its connections and answers 503 UPSTREAM_OVERFLOW beyon
     await stack.close();
   }
 });
+
+test('a client leaving while its request waits in a worker pool queue ends it at once; it never reaches the worker', async () => {
+  const stack = await startEdgeStack(['--upstream-max-connections', '1', '--upstream-max-pending', '4']);
+  const open: RawConnection[] = [];
+  try {
+    const first = await RawConnection.open(stack.ingress);
+    open.push(first);
+    first.write(rawRequest('GET', '/warm', HOST));
+    assert.equal((await first.nextResponse()).status, 200, 'the binding is learned: later requests are cache hits');
+    first.write(rawRequest('GET', '/hold?first', HOST));
+    const firstAnswer = first.nextResponse();
+    firstAnswer.catch(() => undefined); // awaited below; a failure before that must not surface as unhandled
+    await waitFor(() => stack.upstream.active === 1, 5000, 'the first request upstream');
+
+    const queued = await RawConnection.open(stack.ingress);
+    queued.write(rawRequest('GET', '/queued', HOST, { 'x-request-id': 'left-in-queue' }));
+    // A cache hit goes from the cache to the pool in one synchronous step: once it is counted, it is queued.
+    await waitFor(async () => (await edgeStats(stack)).cache.hits === 2, 5000, 'the second request to be queued in the pool');
+    queued.destroy();
+    await waitFor(() => accessLines(stack).some((l) => l.requestId === 'left-in-queue'), 5000, 'the queued request to end');
+    const line = accessLines(stack).find((l) => l.requestId === 'left-in-queue');
+    assert.equal(line?.status, 499);
+    assert.equal(stack.upstream.active, 1, 'ended while the worker still held the only connection');
+
+    stack.upstream.release();
+    assert.equal((await firstAnswer).status, 200);
+    first.write(rawRequest('GET', '/next', HOST));
+    assert.equal((await first.nextResponse()).status, 200);
+    assert.deepEqual(stack.upstream.arrivals, ['/warm', '/hold?first', '/next']);
+  } finally {
+    for (const c of open) c.destroy();
+    await stack.close();
+  }
+});

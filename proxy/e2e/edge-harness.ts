@@ -102,7 +102,7 @@ export async function startEdgeStack(args: string[] = []): Promise<EdgeStack> {
 export interface EdgeStats {
   requests: { total: number; byStatus: Record<string, number> };
   upstream: { requests: number };
-  cache: { evictions: Record<string, number> };
+  cache: { hits: number; evictions: Record<string, number> };
   reruns: Record<string, number>;
 }
 

@@ -50,6 +50,7 @@ export class Ingress {
   readonly #connections = new Set<ClientConnection>();
   #draining = false;
   #onDrained: (() => void) | undefined;
+  #listenerClosed: Promise<void> | undefined;
   readonly #deps: IngressDeps;
   readonly #strip: ReadonlySet<string>;
   readonly #logFields: readonly ProxyStage[];
@@ -271,10 +272,8 @@ export class Ingress {
    * are closed and it resolves false.
    */
   async drain(timeoutMs: number): Promise<boolean> {
+    const closed = this.stopAccepting();
     this.#draining = true;
-    // net's close, not http's: http.Server#close also destroys idle keep-alive connections at once, resetting a
-    // request a client is writing on one at that moment.
-    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve()));
     for (const conn of this.#connections) {
       const current = conn.current;
       if (current === undefined) this.#idleWhileDraining(conn);
@@ -293,6 +292,16 @@ export class Ingress {
     this.server.closeAllConnections();
     await closed;
     return finished;
+  }
+
+  /**
+   * Closes the listener (once); open connections are served as before. Resolves when the server has closed, which
+   * is once every connection is closed too.
+   */
+  stopAccepting(): Promise<void> {
+    // net's close, not http's: http.Server#close also destroys idle keep-alive connections at once, resetting a
+    // request a client is writing on one at that moment.
+    return (this.#listenerClosed ??= new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve())));
   }
 
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
