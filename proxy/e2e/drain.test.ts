@@ -4,6 +4,7 @@
  * proxy had closed (or refused) before the request was written.
  */
 import { test } from 'node:test';
+import { request } from 'undici';
 import assert from 'node:assert/strict';
 import { actorHost, waitFor } from '../testing/helpers.js';
 import { startEdgeStack, type EdgeStack } from './edge-harness.js';
@@ -87,3 +88,49 @@ for (const workers of ['1', '2']) {
     }
   });
 }
+
+/** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
+async function sigtermAndWaitForDraining(stack: EdgeStack): Promise<void> {
+  stack.proxy.child.kill('SIGTERM');
+  await waitFor(async () => {
+    const res = await request(`${stack.admin}/ready`).catch(() => undefined);
+    if (res === undefined) return false;
+    await res.body.text();
+    return res.statusCode === 503;
+  }, 5000, '/ready to answer 503');
+}
+
+test('during the drain, a request on an idle keep-alive connection is served with Connection: close', async () => {
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000']);
+  try {
+    const conn = await RawConnection.open(stack.ingress);
+    conn.write(rawRequest('GET', '/before', actorHost('idler')));
+    assert.equal((await conn.nextResponse()).status, 200);
+    await sigtermAndWaitForDraining(stack);
+    assert.ok(!conn.peerEnded, 'the idle connection is still open');
+    conn.write(rawRequest('POST', '/during', actorHost('idler'), {}, 'written during the drain'));
+    const answer = await conn.nextResponse();
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.connection, 'close');
+    await conn.closedPromise;
+    assert.equal(await stack.proxy.exited, 0);
+    assert.deepEqual(stack.upstream.arrivals, ['/before', '/during']);
+  } finally {
+    await stack.close();
+  }
+});
+
+test('during the drain, a connection that stays idle for the grace is closed and the drain ends without its timeout', async () => {
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000']);
+  try {
+    const conn = await RawConnection.open(stack.ingress);
+    conn.write(rawRequest('GET', '/before', actorHost('idler')));
+    assert.equal((await conn.nextResponse()).status, 200);
+    stack.proxy.child.kill('SIGTERM');
+    await conn.closedPromise;
+    assert.equal(await stack.proxy.exited, 0);
+    assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'));
+  } finally {
+    await stack.close();
+  }
+});
