@@ -12,6 +12,14 @@ import { RawConnection, rawRequest } from './raw-client.js';
 
 const HOST = actorHost('pipeliner');
 
+/** A connection whose first request taught the proxy the binding: later requests for HOST are cache hits. */
+async function warmConnection(ingress: string): Promise<RawConnection> {
+  const conn = await RawConnection.open(ingress);
+  conn.write(rawRequest('GET', '/warm', HOST));
+  assert.equal((await conn.nextResponse()).status, 200);
+  return conn;
+}
+
 test('pipelined requests go upstream one at a time, in order, and are answered in order', async () => {
   const stack = await startEdgeStack(['--access-log', 'off']);
   try {
@@ -63,11 +71,8 @@ test('a worker pool caps its connections and answers 503 UPSTREAM_OVERFLOW beyon
   const stack = await startEdgeStack(['--upstream-max-connections', '2', '--upstream-max-pending', '1']);
   const open: RawConnection[] = [];
   try {
-    // Learn the binding first, so every later request is a cache hit.
-    const warm = await RawConnection.open(stack.ingress);
+    const warm = await warmConnection(stack.ingress);
     open.push(warm);
-    warm.write(rawRequest('GET', '/warm', HOST));
-    assert.equal((await warm.nextResponse()).status, 200);
     const streams = stack.extproc.streams;
 
     const held = [];
@@ -113,10 +118,8 @@ test('a client leaving while its request waits in a worker pool queue ends it at
   const stack = await startEdgeStack(['--upstream-max-connections', '1', '--upstream-max-pending', '4']);
   const open: RawConnection[] = [];
   try {
-    const first = await RawConnection.open(stack.ingress);
+    const first = await warmConnection(stack.ingress);
     open.push(first);
-    first.write(rawRequest('GET', '/warm', HOST));
-    assert.equal((await first.nextResponse()).status, 200, 'the binding is learned: later requests are cache hits');
     first.write(rawRequest('GET', '/hold?first', HOST));
     const firstAnswer = first.nextResponse();
     firstAnswer.catch(() => undefined); // awaited below; a failure before that must not surface as unhandled
