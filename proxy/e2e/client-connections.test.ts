@@ -40,24 +40,32 @@ test('pipelined requests go upstream one at a time, in order, and are answered i
 test('the client leaves a pipeline: every request ends once (499, logged), upstream requests are aborted, SIGTERM does not wait', async () => {
   const stack = await startEdgeStack(['--drain-timeout-ms', '60000']);
   try {
+    (await warmConnection(stack.ingress)).destroy();
+    await waitFor(async () => (await edgeStats(stack)).requests.total === 1, 5000, 'the warm-up request to be finished');
     const conn = await RawConnection.open(stack.ingress);
     conn.write(
       rawRequest('GET', '/hold?first', HOST, { 'x-request-id': 'pipe-first' }) +
         rawRequest('GET', '/big?bytes=8000000', HOST, { 'x-request-id': 'pipe-second' }),
     );
-    await waitFor(() => stack.upstream.arrivals.length >= 1, 5000, 'the first request to reach the upstream');
+    await waitFor(() => stack.upstream.arrivals.length >= 2, 5000, 'the first request to reach the upstream');
     conn.destroy();
 
-    await waitFor(async () => (await edgeStats(stack)).requests.total === 2, 5000, 'both pipelined requests to be finished');
+    await waitFor(async () => (await edgeStats(stack)).requests.total === 3, 5000, 'both pipelined requests to be finished');
+    const s = await edgeStats(stack);
+    assert.deepEqual(Object.values(s.reruns), [0, 0, 0], 'a client leaving re-runs nothing');
+    assert.ok(Object.values(s.cache.evictions).every((n) => n === 0), 'a client leaving evicts nothing');
+    const ids = ['pipe-first', 'pipe-second'];
+    // Log lines come through the process's stdout, a moment after the counters.
+    await waitFor(() => ids.every((id) => accessLines(stack).some((l) => l.requestId === id)), 5000, 'both access-log lines');
     const lines = accessLines(stack);
-    for (const id of ['pipe-first', 'pipe-second']) {
+    for (const id of ids) {
       const mine = lines.filter((l) => l.requestId === id);
       assert.equal(mine.length, 1, `${id}: one access-log line`);
       assert.equal(mine[0]?.status, 499, id);
       assert.equal(mine[0]?.error, 'PROXY_ERR_DOWNSTREAM_CLOSED', id);
     }
     await waitFor(() => stack.upstream.openConnections === 0 && stack.upstream.active === 0, 5000, 'the upstream connections to be released');
-    assert.deepEqual(stack.upstream.arrivals, ['/hold?first'], 'the second request never went upstream');
+    assert.deepEqual(stack.upstream.arrivals, ['/warm', '/hold?first'], 'the second request never went upstream');
 
     stack.proxy.child.kill('SIGTERM');
     assert.equal(await stack.proxy.exited, 0);

@@ -194,6 +194,9 @@ export class Ingress {
       ctx.details = 'client closed the connection before this pipelined request had its turn';
       ctx.chainState = CHAIN_DONE;
     } else if (!ctx.res.writableFinished) {
+      // Marked destroyed first (node may not have done so yet when the socket's 'close' comes first), so the
+      // aborted upstream request is seen as `cancelled` — never a reset that evicts or re-runs.
+      ctx.res.destroy();
       ctx.abortFilters();
       ctx.upstream?.cancel();
     }
