@@ -77,6 +77,25 @@ export const PROXY_FLAGS = {
   'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
   ...EXT_PROC_FLAGS,
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'drain-idle-grace-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_IDLE_GRACE_MS',
+    default: 1000,
+    help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
+  },
+  'upstream-max-connections': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    default: 128,
+    min: 1,
+    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
+  },
+  'upstream-max-pending': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_PENDING',
+    default: 1024,
+    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
+  },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
     type: 'number',
@@ -139,6 +158,9 @@ export interface ProxyConfig {
   /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
   readonly extProc: ExtProcSettings;
   readonly drainTimeoutMs: number;
+  readonly drainIdleGraceMs: number;
+  readonly upstreamMaxConnections: number;
+  readonly upstreamMaxPending: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
   /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
@@ -191,6 +213,9 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     failureModeAllow: flags['failure-mode-allow'],
     extProc: buildExtProcSettings(flags),
     drainTimeoutMs: flags['drain-timeout-ms'],
+    drainIdleGraceMs: flags['drain-idle-grace-ms'],
+    upstreamMaxConnections: flags['upstream-max-connections'],
+    upstreamMaxPending: flags['upstream-max-pending'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
     xffTrustedHops: flags['xff-trusted-hops'],
     headersTimeoutMs: flags['headers-timeout-ms'],

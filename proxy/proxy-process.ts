@@ -23,6 +23,8 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
+  /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
+  stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
   stop(): Promise<void>;
 }
@@ -45,6 +47,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
+    maxConnections: config.upstreamMaxConnections,
+    maxPending: config.upstreamMaxPending,
   });
   const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
   const chain = new Chain(
@@ -82,5 +86,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), stop };
 }

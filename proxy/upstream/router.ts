@@ -8,13 +8,16 @@
  * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
  * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
  * Requests without one take the direct path.
+ * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
+ * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
+ * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { UpstreamOutcome } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
-import type { UpstreamPools } from './pools.js';
+import type { UpstreamPools, WorkerPool } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
@@ -51,10 +54,11 @@ export class UndiciRouter implements Router {
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
     const pool = this.pools.get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
+    if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters);
+    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
     ctx.upstream = attempt;
-    pool.dispatch(
+    pool.pool.dispatch(
       {
         path: ctx.path,
         method: ctx.method,
@@ -98,14 +102,29 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     private readonly ctx: ProxyRequest,
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
+    private pool: WorkerPool | undefined,
   ) {
     this.#res = ctx.res;
   }
 
-  /** The client went away: stop the upstream request (no-op once it is complete). */
+  /**
+   * The client went away: stop the upstream request (no-op once it is complete). A request still queued in the
+   * pool is reported cancelled at once; undici aborts it when it reaches a connection (`onConnect`), unsent.
+   */
   cancel(): void {
     if (this.#state === State.Done) return;
-    this.#abort?.(new Error('client closed the request'));
+    if (this.#abort !== undefined) {
+      this.#abort(new Error('client closed the request'));
+      return;
+    }
+    this.#state = State.Done;
+    this.#settle(CANCELLED);
+  }
+
+  /** undici is done with the request (exactly one of onComplete / onError): its pool slot is free. */
+  #release(): void {
+    this.pool?.release();
+    this.pool = undefined;
   }
 
   /** Reports the outcome once: a response synchronously, anything else from a fresh microtask. */
@@ -124,7 +143,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
     this.#started = true;
-    if (this.ctx.downstreamClosed) abort(new Error('client closed the request'));
+    if (this.#state === State.Done || this.ctx.downstreamClosed) abort(new Error('client closed the request'));
   }
 
   /** undici: the request, body included, has been written to the socket. */
@@ -208,6 +227,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
 
   /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
   onComplete(trailers: readonly (Buffer | string)[] | null): void {
+    this.#release();
     if (this.#state === State.Transforming && this.#held !== undefined) {
       this.#held.complete = trailers;
       return;
@@ -226,6 +246,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
+    this.#release();
     const state = this.#state;
     this.#state = State.Done;
     if (state === State.Waiting || state === State.Transforming) {
