@@ -6,6 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
+import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
@@ -54,9 +55,11 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port));
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
 
-  const admin = buildAdmin({ cp, counters, churn });
+  let readiness: Readiness = 'not-ready';
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
+    readiness = 'draining';
     cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));
@@ -92,6 +95,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     }
     await Promise.all(agents.map((a) => a.start()));
     await Promise.all(agents.map((a) => a.whenAttached()));
+    readiness = 'live';
     const workerAddresses = agents.map((a) => a.listener.address);
     const workers =
       config.workers === 0

@@ -5,6 +5,7 @@
 import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
@@ -76,15 +77,7 @@ export const PROXY_FLAGS = {
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
 
 /** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
-export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-]);
+export { INTERNAL_HEADERS };
 
 /** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
 export const MAX_HEADER_BYTES = 60 * 1024;

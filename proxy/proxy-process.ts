@@ -24,7 +24,7 @@ export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
   /** Drains and closes everything; resolves when done. */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface ProcessOptions {
@@ -82,5 +82,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stop };
+  return { ...addresses, close: stop };
 }

@@ -4,8 +4,7 @@
  * X-Ate-Assignment-Stale is removed from every response head the app writes.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-
-export const STALE_HEADER = 'x-ate-assignment-stale';
+import { STALE_HEADER } from '../../lib/wire-contract.js';
 
 export interface AppReply {
   head(status: number, headers: OutgoingHttpHeaders): void;

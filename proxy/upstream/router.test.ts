@@ -50,7 +50,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   for (const u of [good, stale, resetter, slow]) await u.close();
 });

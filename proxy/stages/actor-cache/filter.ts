@@ -14,6 +14,7 @@
  * The filter never answers a request itself and never loops: the chain owns the re-run.
  */
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
+import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, type Filter, type FilterResult, type RequestContext, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
 import type { BindingCache, EvictionReason } from './binding-cache.js';
 
@@ -110,7 +111,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
       st.generation = found.binding.generation;
       if (st.outcome === 'miss') st.outcome = 'hit';
       ctx.route = { address: found.binding.address, source: 'cache', generation: found.binding.generation };
-      ctx.headers.set('x-ate-target-port', st.portText);
+      ctx.headers.set(TARGET_PORT_HEADER, st.portText);
       return CONTINUE;
     },
 

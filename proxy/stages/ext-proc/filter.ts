@@ -27,9 +27,9 @@ import {
   type ProcessingResponse,
   type WireHeader,
 } from './messages.js';
+import { ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from '../../../lib/wire-contract.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
-export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
 
 export interface ExtProcFilterOptions {
   readonly client: Pick<ExtProcClient, 'open'>;
@@ -174,7 +174,7 @@ export function createExtProcFilter(opts: ExtProcFilterOptions): Filter {
       closeStream(ctx);
       return errorReply(ERRORS.EXTPROC_PROTOCOL, invalid);
     }
-    const local = metadataString(msg.dynamic_metadata, ORIGINAL_DST_NAMESPACE, 'local');
+    const local = metadataString(msg.dynamic_metadata, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_LOCAL_KEY);
     if (local !== undefined) {
       if (!isLiteralAddress(local)) {
         closeStream(ctx);
