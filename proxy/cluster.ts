@@ -15,6 +15,7 @@ import { onShutdownSignal } from '../lib/shutdown.js';
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
 import type { ProxyConfig } from './config.js';
 import { startProxyProcess, type AssembleStages } from './proxy-process.js';
+import { sendReady } from '../lib/ops-routes.js';
 
 const LISTENING = 'actor-edge:listening';
 const DRAIN = 'actor-edge:drain';
@@ -94,21 +95,19 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
 
   const live = (): WorkerInfo[] => [...infos.values()].filter((i) => i.admin !== undefined);
   const admin = Fastify({ logger: false });
-  admin.get('/ready', async (_req, reply) => {
-    if (draining) return reply.code(503).type('text/plain').send('DRAINING\n');
-    return reply.type('text/plain').send('LIVE\n');
-  });
-  admin.get('/stats', async () => {
+  admin.get('/ready', async (_req, reply) => sendReady(reply, draining ? 'draining' : 'live'));
+  const statsDocument = async (): Promise<Record<string, unknown>> => {
     const docs = await Promise.all(live().map(async (i) => JSON.parse((await callWorker(i.admin as string, 'GET', '/stats')).text) as unknown));
     const summed = sumDocuments(docs) as Record<string, unknown>;
     summed.process = sumDocuments([summed.process, processStats()]);
     summed.workers = docs.length;
     return summed;
-  });
+  };
+  admin.get('/stats', statsDocument);
   admin.post('/stats/reset', async () => {
     await Promise.all(live().map((i) => callWorker(i.admin as string, 'POST', '/stats/reset', '{}')));
     resetProcessStats();
-    return { reset: true };
+    return statsDocument();
   });
   admin.get('/metrics', async (_req, reply) => {
     const all = await Promise.all(
