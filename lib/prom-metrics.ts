@@ -24,12 +24,14 @@ export function samplesBy<L extends string>(label: L, counts: Readonly<Record<st
   return Object.entries(counts).map(([value, n]) => [{ [label]: value } as Record<L, string>, n]);
 }
 
+function base<L extends string>(registry: Registry, spec: MetricSpec, labelNames: readonly L[] = []) {
+  return { name: spec.name, help: spec.help, labelNames, registers: [registry] };
+}
+
 /** A counter whose value is `read()` at scrape time (a lifetime tally: it must never go down). */
 export function scrapedCounter(registry: Registry, spec: MetricSpec & { read(): number }): void {
   new Counter({
-    name: spec.name,
-    help: spec.help,
-    registers: [registry],
+    ...base(registry, spec),
     collect() {
       this.reset();
       this.inc(spec.read());
@@ -40,10 +42,7 @@ export function scrapedCounter(registry: Registry, spec: MetricSpec & { read(): 
 /** A labelled counter whose samples are `read()` at scrape time. */
 export function scrapedCounterBy<L extends string>(registry: Registry, spec: LabelledSpec<L>): void {
   new Counter<L>({
-    name: spec.name,
-    help: spec.help,
-    labelNames: spec.labelNames,
-    registers: [registry],
+    ...base(registry, spec, spec.labelNames),
     collect() {
       this.reset();
       for (const [labels, n] of spec.read()) this.inc(labels as Partial<Record<L, string>>, n);
@@ -53,26 +52,17 @@ export function scrapedCounterBy<L extends string>(registry: Registry, spec: Lab
 
 /** A gauge whose value is `read()` at scrape time. */
 export function scrapedGauge(registry: Registry, spec: MetricSpec & { read(): number }): void {
-  new Gauge({
-    name: spec.name,
-    help: spec.help,
-    registers: [registry],
-    collect() {
-      this.set(spec.read());
-    },
-  });
+  new Gauge({ ...base(registry, spec), collect() { this.set(spec.read()); } });
 }
 
 /** A labelled gauge whose samples are `read()` at scrape time (label sets that disappear are dropped). */
 export function scrapedGaugeBy<L extends string>(registry: Registry, spec: LabelledSpec<L>): void {
+  const read = (): Iterable<Sample<L>> => spec.read();
   new Gauge<L>({
-    name: spec.name,
-    help: spec.help,
-    labelNames: spec.labelNames,
-    registers: [registry],
+    ...base(registry, spec, spec.labelNames),
     collect() {
       this.reset();
-      for (const [labels, n] of spec.read()) this.set(labels as Partial<Record<L, string>>, n);
+      for (const [labels, n] of read()) this.set(labels as Partial<Record<L, string>>, n);
     },
   });
 }
@@ -82,11 +72,5 @@ export function histogram<L extends string = never>(
   registry: Registry,
   spec: MetricSpec & { readonly buckets: readonly number[]; readonly labelNames?: readonly L[] },
 ): Histogram<L> {
-  return new Histogram<L>({
-    name: spec.name,
-    help: spec.help,
-    buckets: [...spec.buckets],
-    labelNames: spec.labelNames ?? [],
-    registers: [registry],
-  });
+  return new Histogram<L>({ ...base(registry, spec, spec.labelNames), buckets: [...spec.buckets] });
 }
