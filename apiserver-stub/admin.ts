@@ -1,8 +1,8 @@
 /**
  * The admin HTTP API (fastify): the common ops routes (lib/ops-routes.ts: /ready, /stats, /stats/reset, /metrics),
  * actors (list, inspect with delivered request ids,
- * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config) and
- * churn. Bad input → 400 with a JSON error; unknown actor or worker → 404.
+ * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config),
+ * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
@@ -93,6 +93,18 @@ export function buildAdmin({ cp, counters, churn, readiness }: AdminDeps): Fasti
 
   app.get('/config', async () => ({ ...cp.settings }));
   app.put('/config', async (req) => ({ ...applySettings(cp.settings, req.body) }));
+
+  // A control-plane outage: every ateapi.Control call answers UNAVAILABLE for `ms` (workers stay attached).
+  app.post('/outage', async (req) => {
+    const ms = (req.body as { ms?: unknown } | null)?.ms;
+    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 600_000) throw errors.invalidArgument('ms: expected a whole number of milliseconds from 0 to 600000');
+    cp.outageUntil = Date.now() + ms;
+    return { untilMs: cp.outageUntil };
+  });
+  app.delete('/outage', async () => {
+    cp.outageUntil = 0;
+    return { untilMs: 0 };
+  });
 
   app.get('/churn', async () => churn.status());
   app.post('/churn', async (req) => {

@@ -8,8 +8,14 @@ import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/ac
 import { ipv4Add } from './ip.js';
 
 export const STUB_FLAGS = {
-  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control and atestub.Workers)' },
+  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control, and atestub.Workers unless --attach-listen is given)' },
+  'attach-listen': {
+    type: 'string?',
+    env: 'APISERVER_ATTACH_LISTEN',
+    help: 'a separate gRPC listen address for atestub.Workers/Attach only (workers reach this one; --listen then serves only ateapi.Control)',
+  },
   admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
+  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"' },
   workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
   'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },
@@ -28,7 +34,10 @@ export const STUB_SUMMARY =
 
 export interface StubConfig {
   readonly listen: HostPort;
+  /** Undefined: workers attach on `listen`. */
+  readonly attachListen: HostPort | undefined;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   readonly workers: number;
   readonly workerIpBase: string;
   readonly workerPort: number;
@@ -58,7 +67,9 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
   if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
   return Object.freeze({
     listen: parseHostPort(v.listen, '--listen'),
+    attachListen: v['attach-listen'] === undefined ? undefined : parseHostPort(v['attach-listen'], '--attach-listen'),
     admin: parseHostPort(v.admin, '--admin'),
+    adminToken: v['admin-token'],
     workers: v.workers,
     workerIpBase: v['worker-ip-base'],
     workerPort: v['worker-port'],

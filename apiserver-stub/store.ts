@@ -6,7 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { actorKey, type ActorRef } from '../lib/actor-ref.js';
+import { CappedSet } from '../lib/capped-set.js';
 import { errors } from './errors.js';
+
+/** How many delivered request ids each actor remembers for duplicate detection (the oldest are forgotten). */
+export const MAX_REQUEST_IDS_PER_ACTOR = 100_000;
 
 export type ActorStatus = 'RESUMING' | 'RUNNING' | 'SUSPENDING' | 'SUSPENDED';
 
@@ -30,8 +34,8 @@ export interface ActorRecord {
   /** Last request sequence number the actor handed out (its state, carried across activations). */
   seq: number;
   lease: Lease | null;
-  /** x-request-id of every delivered request (since the last stats reset). */
-  readonly requestIds: Set<string>;
+  /** x-request-id of the latest MAX_REQUEST_IDS_PER_ACTOR delivered requests (since the last stats reset). */
+  readonly requestIds: CappedSet<string>;
   deleted: boolean;
 }
 
@@ -103,7 +107,7 @@ export class Store {
       version: 1,
       seq: 0,
       lease: null,
-      requestIds: new Set(),
+      requestIds: new CappedSet(MAX_REQUEST_IDS_PER_ACTOR),
       deleted: false,
     };
     this.actors.set(key, actor);

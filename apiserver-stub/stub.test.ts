@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { status } from '@grpc/grpc-js';
 import type * as api from './ateapi-types.js';
-import { actorHost, admin, until, workerRequest } from './testing/clients.js';
+import { actorHost } from '../lib/testing/actors.js';
+import { until } from '../lib/testing/wait.js';
+import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
 const HOST = actorHost;
@@ -152,6 +154,24 @@ describe('apiserver-stub control plane and workers', () => {
     const stats = await admin<{ rpc: Record<string, Record<string, number>> }>(s.admin, 'GET', '/stats');
     assert.ok((stats.body.rpc.ResumeActor?.INVALID_ARGUMENT ?? 0) >= 4);
     assert.ok((stats.body.rpc.GetActor?.NOT_FOUND ?? 0) >= 1);
+  });
+
+  test('admin outage: every Control call answers UNAVAILABLE until it ends; workers keep serving', async () => {
+    const actor = await resumeOk('actor-004');
+    assert.equal((await admin(s.admin, 'POST', '/outage', { ms: 600_000 })).status, 200);
+    try {
+      const r = await s.client.resume('actor-004');
+      assert.ok(!r.ok && r.code === status.UNAVAILABLE, 'ResumeActor during the outage');
+      const g = await s.client.call('GetActor', { actor_ref: { atespace: 'demo', name: 'actor-004' } });
+      assert.ok(!g.ok && g.code === status.UNAVAILABLE, 'GetActor during the outage');
+      assert.equal((await get(actor.ateom_pod_ip, 'actor-004')).status, 200, 'the data plane is not affected');
+      const stats = await admin<{ rpc: Record<string, Record<string, number>> }>(s.admin, 'GET', '/stats');
+      assert.ok((stats.body.rpc.ResumeActor?.UNAVAILABLE ?? 0) >= 1);
+      assert.equal((await admin(s.admin, 'POST', '/outage', { ms: -1 })).status, 400);
+    } finally {
+      assert.equal((await admin(s.admin, 'DELETE', '/outage')).status, 200);
+    }
+    assert.ok((await s.client.resume('actor-004')).ok, 'answers again once the outage ends');
   });
 
   test('CreateActor, ListActors (paged), ListWorkers, DeleteActor', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { request } from 'undici';
 import { boundAddress } from '../lib/address.js';
-import { freePort } from '../lib/testing/component.js';
+import { freePort } from '../lib/loopback.js';
 import { startFloor, type Floor } from './floor.js';
 
 let upstream: http.Server;

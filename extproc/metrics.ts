@@ -19,13 +19,14 @@ export type ResumeRole = 'none' | 'triggered' | 'joined' | 'unknown';
 
 interface Tallies {
   streams: number;
+  idleTimeouts: number;
   requests: Record<OutcomeLabel, number>;
   resumeCalls: Record<string, number>;
   flightJoins: number;
 }
 
 export interface ExtprocStats {
-  readonly streams: { readonly total: number; readonly active: number };
+  readonly streams: { readonly total: number; readonly active: number; readonly idleTimeouts: number };
   readonly requests: Readonly<Record<string, number>>;
   readonly resumeCalls: Readonly<Record<string, number>>;
   readonly flightJoins: number;
@@ -39,7 +40,7 @@ function zeroRequests(): Record<OutcomeLabel, number> {
 
 export class ExtprocMetrics {
   readonly registry = new Registry();
-  private readonly life: Tallies = { streams: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0 };
+  private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0 };
   private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number }>;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
@@ -50,6 +51,11 @@ export class ExtprocMetrics {
     this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0 }));
     scrapedCounter(r, { name: 'extproc_streams_total', help: 'ext_proc Process streams opened.', read: () => life.streams });
     scrapedGauge(r, { name: 'extproc_streams_active', help: 'ext_proc Process streams open now.', read: () => this.activeStreams });
+    scrapedCounter(r, {
+      name: 'extproc_stream_idle_timeouts_total',
+      help: 'Process streams ended because the data plane neither sent nor half-closed in time.',
+      read: () => life.idleTimeouts,
+    });
     scrapedCounterBy(r, {
       name: 'extproc_requests_total',
       help: 'Request-headers messages answered, by outcome.',
@@ -86,6 +92,10 @@ export class ExtprocMetrics {
     this.activeStreams--;
   }
 
+  streamIdleTimeout(): void {
+    this.life.idleTimeouts++;
+  }
+
   request(outcome: OutcomeLabel, resume: ResumeRole, seconds: number): void {
     this.life.requests[outcome]++;
     this.routeDuration.observe({ outcome, resume }, seconds);
@@ -102,7 +112,7 @@ export class ExtprocMetrics {
   stats(): ExtprocStats {
     const d = this.sinceReset.current();
     return {
-      streams: { total: d.streams, active: this.activeStreams },
+      streams: { total: d.streams, active: this.activeStreams, idleTimeouts: d.idleTimeouts },
       requests: d.requests,
       resumeCalls: d.resumeCalls,
       flightJoins: d.flightJoins,

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { readFlags } from '../lib/flags.js';
-import { freePort } from '../lib/testing/component.js';
+import { freePort } from '../lib/loopback.js';
 import { startScriptedControl, type ScriptAnswer, type ScriptedControl } from '../lib/resume/testing/scripted-control.js';
 import { buildConfig, EXTPROC_FLAGS } from './config.js';
 import { startExtproc, type RunningExtproc } from './server.js';

@@ -10,6 +10,7 @@ import { grpcCodeName } from '../lib/wire-contract.js';
 import { ResumeFlights } from '../lib/resume/flight.js';
 import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import type { ExtprocConfig } from './config.js';
 import { ExtprocMetrics } from './metrics.js';
 import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
@@ -55,7 +56,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   // channelz bookkeeping costs CPU on every stream and nothing here reads it.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(externalProcessorServerDefinition(), {
-    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log }),
+    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs }),
   });
   const grpcPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(formatHostPort(config.listen.host, config.listen.port), grpc.ServerCredentials.createInsecure(), (err, port) =>
@@ -66,6 +67,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
 
   let readiness: Readiness = 'not-ready';
   const admin = buildAdmin(m, () => readiness);
+  guardAdmin(admin, { token: config.adminToken });
   try {
     await admin.listen({ host: config.admin.host, port: config.admin.port });
   } catch (err) {

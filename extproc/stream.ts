@@ -3,6 +3,10 @@
  * request headers are resolved (asynchronously); response headers, bodies and trailers get a plain CONTINUE.
  * When the data plane half-closes, the server finishes what is pending and ends the RPC with OK. Envoy then
  * usually resets the stream (CANCELLED): that is its normal way to end a stream, not an error.
+ *
+ * Idle timeout (`--stream-idle-timeout-ms`): a stream on which the data plane neither sends a message nor
+ * half-closes for that long, while no answer is pending, ends with DEADLINE_EXCEEDED and is counted; otherwise a
+ * data plane that never half-closes would hold the stream until its connection closes.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -16,6 +20,8 @@ export interface StreamDeps {
   readonly resolver: Resolver;
   readonly metrics: ExtprocMetrics;
   readonly log: Logger;
+  /** 0: no idle timeout. */
+  readonly idleTimeoutMs: number;
 }
 
 /**
@@ -37,18 +43,31 @@ const FAILED: StreamState = Object.freeze({ kind: 'failed' });
 
 class ProcessStream {
   private state: StreamState = IDLE;
+  /** The idle timer: armed while the data plane may still send or half-close (undefined without a timeout). */
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly call: ProcessCall,
     private readonly deps: StreamDeps,
-  ) {}
+  ) {
+    if (deps.idleTimeoutMs > 0) {
+      this.idleTimer = setTimeout(() => this.onIdle(), deps.idleTimeoutMs);
+      this.idleTimer.unref();
+    }
+  }
 
   onMessage(message: RequestSummary): void {
-    if (this.state.kind === 'resolving') this.state.queue.push(message);
-    else if (this.state.kind === 'idle') this.handle(message);
+    if (this.state.kind === 'resolving') {
+      this.restartIdle();
+      this.state.queue.push(message);
+    } else if (this.state.kind === 'idle') {
+      this.restartIdle();
+      this.handle(message);
+    }
   }
 
   onHalfClose(): void {
+    this.stopIdle();
     if (this.state.kind === 'resolving') this.state.halfClosed = true;
     else this.end();
   }
@@ -56,6 +75,7 @@ class ProcessStream {
   onClosed(): void {
     const s = this.state;
     if (s.kind === 'closed') return;
+    this.stopIdle();
     if (s.kind === 'resolving') s.abort.abort();
     this.state = { kind: 'closed', failed: s.kind === 'failed' };
     this.deps.metrics.streamClosed();
@@ -66,6 +86,24 @@ class ProcessStream {
     const ours = s.kind === 'failed' || (s.kind === 'closed' && s.failed);
     if (!ours && err.code !== grpc.status.CANCELLED) this.deps.log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
     this.onClosed();
+  }
+
+  private onIdle(): void {
+    // Still resolving: the server, not the data plane, is the one being waited for.
+    if (this.state.kind === 'resolving') return this.restartIdle();
+    if (this.state.kind !== 'idle') return;
+    this.deps.metrics.streamIdleTimeout();
+    this.fail(grpc.status.DEADLINE_EXCEEDED, `stream idle for ${this.deps.idleTimeoutMs} ms`);
+  }
+
+  /** The data plane was heard from, or the last pending answer was written: the idle period starts again. */
+  private restartIdle(): void {
+    this.idleTimer?.refresh();
+  }
+
+  private stopIdle(): void {
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   private handle(message: RequestSummary): void {
@@ -82,6 +120,7 @@ class ProcessStream {
       (response) => {
         if (this.state !== resolving) return;
         this.state = IDLE;
+        this.restartIdle();
         this.write(response);
         this.drain(resolving.queue, resolving.halfClosed);
       },
@@ -113,12 +152,14 @@ class ProcessStream {
   private end(): void {
     if (this.state.kind !== 'idle') return;
     this.state = ENDED;
+    this.stopIdle();
     if (!this.call.cancelled) this.call.end();
   }
 
   private fail(code: grpc.status, details: string): void {
     if (this.state.kind !== 'idle') return;
     this.state = FAILED;
+    this.stopIdle();
     this.deps.log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
     if (!this.call.cancelled) this.call.emit('error', { code, details, metadata: new grpc.Metadata() });
   }

@@ -6,10 +6,13 @@ import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/f
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
+import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
+import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
+  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
   'actor-cache': {
     type: 'choice',
@@ -20,7 +23,39 @@ export const PROXY_FLAGS = {
   },
   'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, help: 'How long a learned binding is served.' },
   'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
-  'max-reruns': { type: 'number', env: 'PROXY_MAX_RERUNS', default: 1, max: 10, help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.' },
+  'cache-refresh-ahead': {
+    type: 'choice',
+    env: 'PROXY_CACHE_REFRESH_AHEAD',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
+  },
+  'max-reruns': {
+    type: 'number',
+    env: 'PROXY_MAX_RERUNS',
+    default: DEFAULT_RERUN_POLICY.maxReruns,
+    max: MAX_RERUN_ATTEMPTS,
+    help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
+  },
+  'rerun-budget-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BUDGET_MS',
+    default: DEFAULT_RERUN_POLICY.budgetMs,
+    min: 1,
+    help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
+  },
+  'rerun-backoff-min-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MIN_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMinMs,
+    help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
+  },
+  'rerun-backoff-max-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MAX_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMaxMs,
+    help: 'Longest such wait; each wait is drawn uniformly between the two.',
+  },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -62,6 +97,14 @@ export const PROXY_FLAGS = {
   },
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
+  'xff-trusted-hops': {
+    type: 'number',
+    env: 'PROXY_XFF_TRUSTED_HOPS',
+    default: 0,
+    min: 0,
+    max: 64,
+    help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
+  },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
     type: 'number',
@@ -79,17 +122,20 @@ export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
 /** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
 export { INTERNAL_HEADERS };
 
-/** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
-export const MAX_HEADER_BYTES = 60 * 1024;
+/** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
+export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
 export interface ProxyConfig {
   readonly listen: HostPort;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   readonly extproc: HostPort;
   readonly actorCache: boolean;
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
-  readonly maxReruns: number;
+  readonly cacheRefreshAhead: boolean;
+  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
+  readonly rerun: RerunPolicy;
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
   readonly apiserver: HostPort;
@@ -104,6 +150,8 @@ export interface ProxyConfig {
   readonly drainTimeoutMs: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
+  /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
+  readonly xffTrustedHops: number;
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
@@ -121,14 +169,24 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
   }
+  if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
+    throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
+  }
   return Object.freeze({
     listen: parseHostPort(flags.listen, '--listen'),
     admin: parseHostPort(flags.admin, '--admin'),
+    adminToken: flags['admin-token'],
     extproc: parseHostPort(flags.extproc, '--extproc'),
     actorCache: flags['actor-cache'] === 'on',
     cacheTtlMs: flags['cache-ttl-ms'],
     cacheMaxEntries: flags['cache-max-entries'],
-    maxReruns: flags['max-reruns'],
+    cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
+    rerun: Object.freeze({
+      maxReruns: flags['max-reruns'],
+      budgetMs: flags['rerun-budget-ms'],
+      backoffMinMs: flags['rerun-backoff-min-ms'],
+      backoffMaxMs: flags['rerun-backoff-max-ms'],
+    }),
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,
     apiserver: parseHostPort(flags.apiserver, '--apiserver'),
@@ -142,6 +200,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     failureModeAllow: flags['failure-mode-allow'],
     drainTimeoutMs: flags['drain-timeout-ms'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+    xffTrustedHops: flags['xff-trusted-hops'],
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs,
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],

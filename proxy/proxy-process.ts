@@ -1,5 +1,5 @@
 /**
- * One proxy process: counters and metrics, the chain (stages from `assembleStages`, then the router), the
+ * One proxy process: counters and metrics, the chain (stages from `chain/assemble.ts`, then the router), the
  * ingress, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one node:cluster worker
  * (then its admin listens on an internal loopback port and the primary aggregates it).
  */
@@ -35,7 +35,7 @@ export interface ProcessOptions {
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger('proxy');
-  const stats = new ProxyStats();
+  const stats = new ProxyStats(config.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
@@ -51,7 +51,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
-    { maxReruns: config.maxReruns },
+    config.rerun,
   );
   const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages });
   const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining });

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { freePort } from '../../lib/testing/component.js';
+import { freePort } from '../../lib/loopback.js';
 import {
   actorName,
   adminJson,

@@ -2,7 +2,8 @@
  * The ingress: a node:http server (keep-alive) that turns each client request into a `ProxyRequest`, hands it to
  * the chain, and finishes it — counters, duration histogram, access-log line, every filter's `onDone` — when the
  * response is closed. Limits are node's own: request head over 60 KiB → 431, head not received within
- * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request without a Host (or with two) → 400.
+ * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request target or Host the proxy does not
+ * forward is answered before any filter runs (`request-target.ts`).
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -12,10 +13,11 @@ import { MAX_HEADER_BYTES } from '../config.js';
 import type { Chain } from '../chain/chain.js';
 import type { Counters } from '../ops/stats.js';
 import type { ProxyStage } from '../chain/stage.js';
-import { ProxyRequest } from '../request/context.js';
+import { CHAIN_DONE, ProxyRequest } from '../request/context.js';
 import { ForwardHeaders } from '../request/headers.js';
 import { RequestBody } from '../request/body.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
+import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { sendError } from './local-reply.js';
 
@@ -65,7 +67,7 @@ export class Ingress {
       ingress.#closed(this);
     };
     this.#onChainDone = (ctx: ProxyRequest) => {
-      if (ctx.closed) this.#finish(ctx);
+      if (ctx.clientState === 'closed') this.#finish(ctx);
     };
   }
 
@@ -85,28 +87,29 @@ export class Ingress {
     this.#inflight++;
     const { config, chain, log } = this.#deps;
     const remote = req.socket.remoteAddress ?? '';
-    const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip);
+    const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip, config.xffTrustedHops);
+    const target = resolveRequestTarget(req.url ?? '', head);
     const body = head.hasBody ? new RequestBody(req, config.maxReplayBodyBytes) : null;
-    const ctx = new ProxyRequest(
+    const ctx = new ProxyRequest({
       req,
       res,
-      head.requestId,
-      req.method ?? 'GET',
-      req.url ?? '/',
-      head.host ?? '',
-      'http',
-      remote,
-      new ForwardHeaders(head.headers),
+      requestId: head.requestId,
+      method: req.method ?? 'GET',
+      path: target.path,
+      authority: target.authority,
+      scheme: 'http',
+      remoteAddress: remote,
+      headers: new ForwardHeaders(target.headers),
       body,
       startedAt,
       log,
-    );
+    });
     (res as TaggedResponse)[CTX] = ctx;
     res.on('close', this.#onClose);
     if (this.#draining) res.shouldKeepAlive = false;
-    if (head.host === undefined || head.host === '' || head.duplicateHost) {
-      sendError(ctx, ERRORS.NO_HOST, head.duplicateHost ? 'more than one Host header' : 'no Host header');
-      ctx.chainDone = true;
+    if (target.kind === 'refuse') {
+      sendError(ctx, target.error, target.details);
+      ctx.chainState = CHAIN_DONE;
       return;
     }
     chain.run(ctx, this.#onChainDone);
@@ -115,14 +118,14 @@ export class Ingress {
   /** The response closed: stop whatever still works for it, and finish once the chain is done too. */
   #closed(res: TaggedResponse): void {
     const ctx = res[CTX];
-    if (ctx === undefined || ctx.closed) return;
-    ctx.closed = true;
+    if (ctx === undefined || ctx.clientState !== 'open') return;
+    ctx.clientState = 'closed';
     res[CTX] = undefined;
     if (!res.writableFinished) {
       ctx.abortFilters();
       ctx.upstream?.cancel();
     }
-    if (ctx.chainDone) this.#finish(ctx);
+    if (ctx.chainState.kind === 'done') this.#finish(ctx);
   }
 
   /**
@@ -130,8 +133,8 @@ export class Ingress {
    * closed and the chain has returned (a small response can close before the chain observed its headers).
    */
   #finish(ctx: ProxyRequest): void {
-    if (ctx.finished) return;
-    ctx.finished = true;
+    if (ctx.clientState === 'finished') return;
+    ctx.clientState = 'finished';
     const res = ctx.res;
     const { counters, chain, log, config } = this.#deps;
     let status: number;
@@ -139,7 +142,7 @@ export class Ingress {
     if (res.headersSent) {
       status = res.statusCode;
       if (!res.writableFinished) {
-        ctx.aborted = true;
+        ctx.responseState = 'truncated';
         error = new Error(ctx.details ?? 'response not completed: the client went away');
       }
     } else {
@@ -170,13 +173,13 @@ export class Ingress {
       status,
       durationMs: Math.round(durationMs * 1000) / 1000,
       upstream: ctx.upstreamAddress ?? null,
-      extprocMs: ctx.extprocMs === undefined ? null : Math.round(ctx.extprocMs * 1000) / 1000,
+      extprocMs: ctx.extProc === undefined ? null : Math.round(ctx.extProc.elapsedMs * 1000) / 1000,
       attempts: ctx.attempt + 1,
     };
     if (ctx.route !== undefined) line.routeSource = ctx.route.source;
     if (ctx.error !== undefined) line.error = ctx.error.code;
     if (ctx.details !== undefined) line.details = ctx.details;
-    if (ctx.aborted) line.aborted = true;
+    if (ctx.responseState === 'truncated') line.aborted = true;
     for (const stage of this.#logFields) {
       const extra = stage.logFields?.(ctx);
       if (extra !== undefined) Object.assign(line, extra);

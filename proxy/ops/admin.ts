@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { registerOpsRoutes } from '../../lib/ops-routes.js';
+import { guardAdmin } from '../../lib/admin-guard.js';
 import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
 import type { ProxyStage } from '../chain/stage.js';
@@ -19,18 +20,11 @@ export interface AdminDeps {
   readonly draining: () => boolean;
 }
 
-/** Blocks every proxy reports even when no stage fills them in. */
-export function defaultBlocks(config: ProxyConfig): Record<string, unknown> {
-  return {
-    cache: { enabled: false, hits: 0, misses: 0, entries: 0, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } },
-    resolver: { kind: config.resolver, resumeCalls: {} },
-  };
-}
-
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, resolver, process). */
-export function statsDocument(deps: Pick<AdminDeps, 'config' | 'stats' | 'stages'>): Record<string, unknown> {
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
+export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
-  const blocks: Record<string, unknown> = defaultBlocks(deps.config);
+  // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
+  const blocks: Record<string, unknown> = {};
   for (const stage of deps.stages) Object.assign(blocks, stage.stats?.());
   return {
     requests: mine.requests,
@@ -38,6 +32,7 @@ export function statsDocument(deps: Pick<AdminDeps, 'config' | 'stats' | 'stages
     upstream: mine.upstream,
     cache: blocks.cache,
     reruns: mine.reruns,
+    rerunAttempts: mine.rerunAttempts,
     resolver: blocks.resolver,
     ...Object.fromEntries(Object.entries(blocks).filter(([k]) => k !== 'cache' && k !== 'resolver')),
     process: processStats(),
@@ -52,6 +47,7 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
+  guardAdmin(app, { token: deps.config.adminToken });
   registerOpsRoutes(app, {
     readiness: () => (deps.draining() ? 'draining' : 'live'),
     stats: () => statsDocument(deps),

@@ -9,6 +9,9 @@ export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 const CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
+/** The highest `--max-reruns` (the per-attempt counters have one slot per re-run number). */
+export const MAX_RERUN_ATTEMPTS = 10;
+
 export class Counters {
   requests = 0;
   /** Client responses by exact status (index = status code). */
@@ -24,6 +27,13 @@ export class Counters {
   rerunsStale = 0;
   rerunsConnect = 0;
   rerunsReset = 0;
+  /** Re-runs by their number within one request (index 1 = first re-run; up to --max-reruns, at most 10). */
+  readonly rerunsByAttempt = new Float64Array(MAX_RERUN_ATTEMPTS + 1);
+  /** Re-runs that waited a backoff first; of those, requests whose client left during the wait. */
+  rerunBackoffs = 0;
+  rerunBackoffsCancelled = 0;
+  /** Requests that could have re-run but had spent --rerun-budget-ms. */
+  rerunBudgetExhausted = 0;
 
   countResponse(status: number): void {
     this.requests++;
@@ -55,12 +65,34 @@ export interface ProxyStatsBlock {
     readonly resets: number;
   };
   readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
+  readonly rerunAttempts: RerunAttemptsBlock;
+}
+
+/** Re-runs by number (`"1"`: first re-runs, `"2"`: second, ...), backoffs waited, and the budget's refusals. */
+export interface RerunAttemptsBlock {
+  readonly byAttempt: Record<string, number>;
+  readonly backoffs: number;
+  readonly cancelledInBackoff: number;
+  readonly budgetExhausted: number;
+}
+
+/** `{"1": n, "2": n, ...}` up to the highest re-run number that has a count, and at least up to `upTo`. */
+export function byAttempt(counts: Float64Array, upTo: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 1; i < counts.length; i++) {
+    const n = counts[i] as number;
+    if (i <= upTo || n !== 0) out[String(i)] = n;
+  }
+  return out;
 }
 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
   readonly live = new Counters();
   readonly #sinceReset = new SinceReset(() => this.live);
+
+  /** `maxReruns`: the re-run numbers always listed in `/stats` (those a request can reach). */
+  constructor(private readonly maxReruns = 0) {}
 
   reset(): void {
     this.#sinceReset.reset();
@@ -78,6 +110,12 @@ export class ProxyStats {
         resets: d.upstreamResets,
       },
       reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
+      rerunAttempts: {
+        byAttempt: byAttempt(d.rerunsByAttempt, this.maxReruns),
+        backoffs: d.rerunBackoffs,
+        cancelledInBackoff: d.rerunBackoffsCancelled,
+        budgetExhausted: d.rerunBudgetExhausted,
+      },
     };
   }
 }

@@ -41,10 +41,6 @@ export class RequestBody {
     return this.#ended;
   }
 
-  get receivedBytes(): number {
-    return this.#receivedBytes;
-  }
-
   /**
    * The body for a new attempt: a Buffer when the whole body is already here and retained, otherwise a stream
    * (an async iterable) that replays what is retained and continues with what the client still sends.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyFailure, isStaleRejection, relayHeaders, ResponseOutcome } from './outcome.js';
+import { classifyFailure, isStaleRejection, ResponseOutcome } from './outcome.js';
 
 const raw = (...kv: string[]): Buffer[] => kv.map((s) => Buffer.from(s, 'latin1'));
 
@@ -12,20 +12,26 @@ test('a stale rejection is 421 with x-ate-assignment-stale: true, value case-ins
   assert.equal(isStaleRejection(200, raw('x-ate-assignment-stale', 'true')), false);
 });
 
-test('relayed headers lose hop-by-hop headers, those named by Connection, and the stale signal', () => {
-  const out = relayHeaders(
-    raw('Content-Type', 'text/plain', 'Connection', 'x-secret', 'X-Secret', '1', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked',
-      'X-Ate-Assignment-Stale', 'true', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9'),
-  );
-  assert.deepEqual(out, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9']);
-  const o = new ResponseOutcome(200, out);
+test('the response outcome exposes relayed headers as an object, repeated names as arrays', () => {
+  const o = new ResponseOutcome(200, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2']);
   assert.deepEqual(o.headers['set-cookie'], ['a=1', 'b=2']);
   assert.equal(o.headers['content-type'], 'text/plain');
 });
 
-test('failures before the request was written are connect failures; after, resets; a headers timeout is a timeout', () => {
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), false), { kind: 'connect-failed', code: 'ECONNREFUSED' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_CONNECT_TIMEOUT' }), false), { kind: 'connect-failed', code: 'UND_ERR_CONNECT_TIMEOUT' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true), { kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), true), { kind: 'timeout' });
+test('failures before the request was started are connect failures; after, resets; a headers timeout is a timeout', () => {
+  const err = (code: string): Error => Object.assign(new Error('x'), { code });
+  assert.deepEqual(classifyFailure(err('ECONNREFUSED'), false, false), { kind: 'connect-failed', code: 'ECONNREFUSED' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_CONNECT_TIMEOUT'), false, false), { kind: 'connect-failed', code: 'UND_ERR_CONNECT_TIMEOUT' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_SOCKET'), true, true), { kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_HEADERS_TIMEOUT'), true, true), { kind: 'timeout' });
+});
+
+test('a reset says whether the whole request had been written', () => {
+  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true, false), { kind: 'reset', requestWritten: false, code: 'UND_ERR_SOCKET' });
+});
+
+test('a request undici refuses to build is a local invalid-request, never a connect failure', () => {
+  const err = (code: string): Error => Object.assign(new Error('x'), { code });
+  assert.deepEqual(classifyFailure(err('UND_ERR_INVALID_ARG'), false, false), { kind: 'invalid-request', code: 'UND_ERR_INVALID_ARG' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_NOT_SUPPORTED'), false, false), { kind: 'invalid-request', code: 'UND_ERR_NOT_SUPPORTED' });
 });

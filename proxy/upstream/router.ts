@@ -12,7 +12,9 @@ import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
 import type { UpstreamPools } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
-import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection, relayHeaders } from './outcome.js';
+import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
+import { relayHeaders } from '../edge/response-headers.js';
+import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
@@ -73,7 +75,10 @@ const enum State {
 /** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers). */
 class UpstreamAttempt implements Dispatcher.DispatchHandler {
   #state = State.Waiting;
+  /** undici has a connected socket for this attempt and began writing the request. */
   #started = false;
+  /** undici wrote the whole request, body included (`onRequestSent`). */
+  #written = false;
   #abort: ((err?: Error) => void) | undefined;
   #resume: (() => void) | undefined;
   #onDrain: (() => void) | undefined;
@@ -112,6 +117,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (this.ctx.downstreamClosed) abort(new Error('client closed the request'));
   }
 
+  /** undici: the request, body included, has been written to the socket. */
+  onRequestSent(): void {
+    this.#written = true;
+  }
+
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
     this.counters.countUpstream(status);
@@ -128,9 +138,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       return false;
     }
     const headers = relayHeaders(raw);
+    const trailer = declaredTrailer(raw);
+    if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
     this.#state = State.Relaying;
-    this.ctx.responding = true;
+    this.ctx.responseState = 'started';
     res.writeHead(status, headers);
     this.#settle(new ResponseOutcome(status, headers));
     return true;
@@ -144,10 +156,19 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return false;
   }
 
-  onComplete(): void {
+  /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
+  onComplete(trailers: readonly (Buffer | string)[] | null): void {
     const wasRelaying = this.#state === State.Relaying;
     this.#state = State.Done;
-    if (wasRelaying) this.#res.end();
+    if (!wasRelaying) return;
+    if (trailers !== null && trailers.length > 0) {
+      try {
+        this.#res.addTrailers(relayTrailers(trailers));
+      } catch (err) {
+        this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
+      }
+    }
+    this.#res.end();
   }
 
   onError(err: Error): void {
@@ -159,7 +180,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
         this.#settle(CANCELLED);
         return;
       }
-      const outcome = classifyFailure(err, this.#started);
+      const outcome = classifyFailure(err, this.#started, this.#written);
       if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
       else if (outcome.kind === 'reset') this.counters.upstreamResets++;
       this.#settle(outcome);
@@ -167,7 +188,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     }
     if (state === State.Relaying) {
       // The response had started: the client can only see it cut off.
-      this.ctx.aborted = true;
+      this.ctx.responseState = 'truncated';
       this.ctx.details ??= `upstream response aborted: ${(err as { code?: string }).code ?? err.message}`;
       this.#res.destroy();
     }

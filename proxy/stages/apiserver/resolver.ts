@@ -10,7 +10,7 @@ import { DEFAULT_RESUME_BUDGET_MS, grpcCodeName } from '../../../lib/wire-contra
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
 import { createApiserverResolverFilter } from './filter.js';
-import type { ResolverStatsBlock } from './stats.js';
+import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export interface ApiserverResolverOptions {
   /** Control plane gRPC `host:port`. */

@@ -3,19 +3,19 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import * as grpc from '@grpc/grpc-js';
+import { freePort as freeClosedPort } from '../../../lib/loopback.js';
+import { actorHost } from '../../../lib/testing/actors.js';
+import { waitFor } from '../../../lib/testing/wait.js';
 import {
-  actorHost,
-  freeClosedPort,
   getJson,
   routeTo,
   startScriptedExtProc,
   startTestProxy,
   startUpstream,
-  waitFor,
   type ScriptedExtProc,
   type Upstream,
 } from '../../testing/helpers.js';
-import { assembleStages } from '../../main.js';
+import { assembleStages } from '../../chain/assemble.js';
 import { CONTINUE } from '../../api/filter.js';
 import type { ProcessingResponse } from './messages.js';
 import type { ProxyStatsBlock } from '../../ops/stats.js';

@@ -11,16 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
-
-/** What one message exchange ended with. */
-export type ExchangeResult =
-  | { readonly kind: 'response'; readonly response: ProcessingResponse }
-  /** The processor ended the stream with OK: continue without it. */
-  | { readonly kind: 'closed' }
-  | { readonly kind: 'error'; readonly code: string; readonly details: string }
-  | { readonly kind: 'timeout' }
-  /** The client request went away while waiting. */
-  | { readonly kind: 'aborted' };
+import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 
 export interface ExtProcClientOptions {
   /** `host:port` of the processor. */
@@ -43,11 +34,11 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 /** How long a half-closed stream may wait for the processor to finish before it is cancelled (Envoy: 1 s). */
 export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
 
-export class ExtProcClient {
+export class GrpcExtProcClient implements ExtProcClient {
   readonly #client: ServiceClient;
   readonly #opts: ExtProcClientOptions;
   /** Half-closed streams waiting for the processor's status, with when they were half-closed. */
-  readonly #closing = new Map<ExtProcStream, number>();
+  readonly #closing = new Map<GrpcExtProcStream, number>();
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(opts: ExtProcClientOptions) {
@@ -59,7 +50,7 @@ export class ExtProcClient {
   }
 
   /** Opens a new Process stream (one per HTTP request). */
-  open(): ExtProcStream {
+  open(): GrpcExtProcStream {
     // grpc-js records the caller's stack for every call (to decorate errors); skipping the frames keeps a
     // stream's set-up cheap, and errors are reported by status code and details anyway.
     const limit = Error.stackTraceLimit;
@@ -70,7 +61,7 @@ export class ExtProcClient {
     } finally {
       Error.stackTraceLimit = limit;
     }
-    return new ExtProcStream(call, this.#opts, this.#closing);
+    return new GrpcExtProcStream(call, this.#opts, this.#closing);
   }
 
   /** Half-closed streams the processor has not finished yet. */
@@ -99,7 +90,7 @@ interface Pending {
   readonly onAbort: (() => void) | undefined;
 }
 
-export class ExtProcStream {
+export class GrpcExtProcStream implements ExtProcStream {
   readonly #call: ProcessCall;
   readonly #opts: ExtProcClientOptions;
   #pending: Pending | undefined;
@@ -109,9 +100,9 @@ export class ExtProcStream {
   /** A message was sent and its answer has not arrived (a timeout or an abandoned wait leaves it so). */
   #unanswered = false;
 
-  readonly #closing: Map<ExtProcStream, number>;
+  readonly #closing: Map<GrpcExtProcStream, number>;
 
-  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<ExtProcStream, number>) {
+  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<GrpcExtProcStream, number>) {
     this.#call = call;
     this.#opts = opts;
     this.#closing = closing;

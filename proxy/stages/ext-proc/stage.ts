@@ -1,12 +1,18 @@
-/** The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles). */
+/**
+ * The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles), its
+ * `/stats` `resolver` block, the background re-validation refresh-ahead uses (one stream per refresh), and
+ * closing its gRPC channel at shutdown.
+ */
 import { formatHostPort } from '../../../lib/address.js';
-import { ExtProcClient } from './grpc-client.js';
+import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
+import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { config } = deps;
-  const client = new ExtProcClient({
+  const client = new GrpcExtProcClient({
     address: formatHostPort(config.extproc.host, config.extproc.port),
     messageTimeoutMs: config.extprocMessageTimeoutMs,
     counters: deps.counters,
@@ -17,6 +23,13 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
       failureModeAllow: config.failureModeAllow,
       sendResponseHeaders: config.extprocResponseHeaders === 'send',
     }),
+    revalidator: createExtProcRevalidator(client),
+    stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };
+}
+
+/** extproc makes the ResumeActor calls: the proxy itself makes none. */
+function extprocResolverBlock(): ResolverStatsBlock {
+  return { kind: 'extproc', resumeCalls: {}, flightJoins: 0 };
 }
