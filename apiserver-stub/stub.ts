@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
+import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
@@ -75,10 +76,12 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
   const attachAt = config.attachListen ?? { host: config.listen.host, port: grpcPort };
 
-  const admin = buildAdmin({ cp, counters, churn });
+  let readiness: Readiness = 'not-ready';
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
+    readiness = 'draining';
     cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));
@@ -107,6 +110,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     }
     await Promise.all(agents.map((a) => a.start()));
     await Promise.all(agents.map((a) => a.whenAttached()));
+    readiness = 'live';
     const workerAddresses = agents.map((a) => a.listener.address);
     const workers =
       config.workers === 0

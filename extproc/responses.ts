@@ -5,11 +5,8 @@
  * whose top-level keys are Envoy metadata namespaces.
  */
 import { formatHostPort } from '../lib/address.js';
+import { ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_PORT_KEY, TARGET_PORT_HEADER } from '../lib/wire-contract.js';
 import { encodeResponse, structValueFields, type ProcessingResponse, type RequestKind } from './protocol.js';
-
-/** The namespace Envoy's ORIGINAL_DST cluster reads (`local` = the worker address to connect to). */
-export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
-export const TARGET_PORT_HEADER = 'x-ate-target-port';
 
 const VALUE = structValueFields();
 const TEXT_PLAIN = Buffer.from('text/plain');
@@ -51,7 +48,9 @@ export function routeResponse(ip: string, workerPort: number, targetPort: number
     dynamic_metadata: {
       fields: {
         [ORIGINAL_DST_NAMESPACE]: {
-          [VALUE.struct]: { fields: { local: stringValue(formatHostPort(ip, workerPort)), port: stringValue(port) } },
+          [VALUE.struct]: {
+            fields: { [ORIGINAL_DST_LOCAL_KEY]: stringValue(formatHostPort(ip, workerPort)), [ORIGINAL_DST_PORT_KEY]: stringValue(port) },
+          },
         },
       },
     },

@@ -5,6 +5,7 @@
 import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
@@ -120,15 +121,7 @@ export const PROXY_FLAGS = {
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
 
 /** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
-export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-]);
+export { INTERNAL_HEADERS };
 
 /** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
 export { MAX_HEADER_BYTES } from '../lib/http-limits.js';

@@ -26,7 +26,7 @@ export interface RunningProxy {
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface ProcessOptions {
@@ -86,5 +86,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop };
 }

@@ -16,7 +16,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    running.stop().then(
+    running.close().then(
       () => process.exit(0),
       (err: unknown) => {
         log.error({ err }, 'drain failed');

@@ -25,8 +25,8 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
-  await allow.stop();
+  await proxy.close();
+  await allow.close();
   await ep.close();
   await up.close();
 });

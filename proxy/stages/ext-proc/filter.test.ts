@@ -45,7 +45,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of [proxy, allow, sendMode, routed]) await p.stop();
+  for (const p of [proxy, allow, sendMode, routed]) await p.close();
   await ep.close();
   await up.close();
 });
@@ -222,7 +222,7 @@ test('ext_proc down → 500 fast; the proxy recovers when it comes back, without
     back = await startScriptedExtProc(() => routeTo(up.address), port);
     await waitFor(async () => (await send(p)).status === 200, 5000, 'recovery');
   } finally {
-    await p.stop();
+    await p.close();
     await back?.close();
   }
   void grpc;

@@ -22,7 +22,7 @@ import type { ResponseHead, ResponseHeadDecision, StageContext } from '../../req
 import type { ExchangeResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
 import type { CommonResponse, ProcessingResponse } from './messages.js';
-import { metadataString, ORIGINAL_DST_NAMESPACE } from './metadata.js';
+import { metadataString, ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from './metadata.js';
 import { overrideMode } from './mode-override.js';
 import { applyMutation, ResponseHeadTarget } from './mutation.js';
 import { planFor, type RequestPlan } from './plan.js';
@@ -186,7 +186,7 @@ function applyBodyMutation(ctx: StageContext, answer: CommonResponse): string | 
 
 /** The route from the kept `original_dst` metadata, if any. */
 function routeFromMetadata(ctx: StageContext, conv: Conversation): FilterResult {
-  const local = metadataString(conv.metadata, ORIGINAL_DST_NAMESPACE, 'local');
+  const local = metadataString(conv.metadata, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_LOCAL_KEY);
   if (local === undefined) return CONTINUE;
   if (!isLiteralAddress(local)) {
     closeStream(ctx);

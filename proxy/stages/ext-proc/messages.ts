@@ -4,6 +4,7 @@
  * numeric HTTP status behind `envoy.type.v3.StatusCode` names.
  */
 import { loadProto, lookup } from '../../../lib/proto.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE } from '../../../lib/wire-contract.js';
 
 export interface HeaderValue {
   readonly key: string;
@@ -107,8 +108,7 @@ export interface ProcessingRequest {
   };
 }
 
-export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';
-export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
+export { EXT_PROC_PROTO, EXT_PROC_SERVICE };
 
 let statusByName: ReadonlyMap<string, number> | undefined;
 

@@ -5,9 +5,10 @@
  * stream's later messages. Typed metadata is not supported.
  */
 import type { ProcessingResponse, StructMessage } from './messages.js';
+import { ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from '../../../lib/wire-contract.js';
 
 /** The namespace Envoy's ORIGINAL_DST cluster reads (`local`: the address to connect to). */
-export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
+export { ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE };
 
 /** The request's dynamic metadata, by namespace. */
 export type RequestMetadata = Map<string, StructMessage>;
@@ -46,7 +47,7 @@ export function forwardedMetadata(store: RequestMetadata | undefined, forwarding
 export function originalDstOf(msg: ProcessingResponse): string | undefined {
   const store: RequestMetadata = new Map();
   receiveMetadata(store, msg.dynamic_metadata, [ORIGINAL_DST_NAMESPACE]);
-  return metadataString(store, ORIGINAL_DST_NAMESPACE, 'local');
+  return metadataString(store, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_LOCAL_KEY);
 }
 
 /** The string at `namespace`.`key` of the request's metadata, if it is a string. */

@@ -30,7 +30,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of proxies) await p.stop();
+  for (const p of proxies) await p.close();
   await ep.close();
   await up.close();
 });
