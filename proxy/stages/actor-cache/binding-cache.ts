@@ -12,6 +12,13 @@
  * re-validated address (a fresh generation, one more TTL from its current expiry) and `refreshFailed` leaves it to
  * expire. The cache counts hits, misses and evictions by reason; it knows nothing about HTTP, filters, ext_proc or
  * metrics libraries.
+ *
+ * Sharing (several processes, one table): a subscriber hears every binding this process learns or renews and every
+ * binding it evicts for a reason of its own use (`stale|connect|reset|worker`), each named by its origin (0: this
+ * process) and the origin's generation. Another process's events come back through `adopt` and `drop`, guarded by
+ * that same pair: a binding from an origin never replaces a newer one from that origin, and a drop removes only the
+ * binding it names. Bindings adopted from elsewhere become due for a refresh only in the second half of the refresh
+ * window, so the process that learned a binding in use refreshes it first and the others just adopt the renewal.
  */
 import { LRUCache } from 'lru-cache';
 import { SinceReset } from '../../../lib/since-reset.js';
@@ -42,6 +49,15 @@ export interface Binding {
   readonly hits: number;
   readonly refresh: RefreshState;
 }
+
+/** Where a binding came from: 0 for this process, else the id of the process that learned it. */
+export type Origin = number;
+export const LOCAL_ORIGIN: Origin = 0;
+
+/** What a subscriber hears: a binding this process learned (or renewed), or one it evicted through use. */
+export type BindingEvent =
+  | { readonly kind: 'learned'; readonly key: string; readonly address: string; readonly origin: Origin; readonly originGeneration: number; readonly ttlLeftMs: number }
+  | { readonly kind: 'evicted'; readonly key: string; readonly origin: Origin; readonly originGeneration: number; readonly reason: EvictionReason };
 
 /** `refreshDue`: the hit fell in the refresh window and no refresh was claimed for this binding yet. */
 export type CacheLookup = { readonly kind: 'hit'; readonly binding: Binding; readonly refreshDue: boolean } | { readonly kind: 'miss' };
@@ -96,6 +112,8 @@ class Entry implements Binding {
     readonly learnedAt: number,
     readonly expiresAt: number,
     readonly refreshAt: number,
+    readonly origin: Origin,
+    readonly originGeneration: number,
   ) {}
 }
 
@@ -109,6 +127,7 @@ export class BindingCache {
   /** Worker address → keys bound to it (every stored entry is here exactly once; bounded by the LRU). */
   readonly #byAddress = new Map<string, Set<string>>();
   #nextGeneration = 1;
+  #subscriber: ((event: BindingEvent) => void) | undefined;
   #hits = 0;
   #misses = 0;
   #evictions = zeroEvictions();
@@ -186,12 +205,51 @@ export class BindingCache {
   learn(key: string, address: string): Binding | undefined {
     if (this.ttlMs === 0 || !isLiteralAddress(address)) return undefined;
     const now = this.#clock.now();
-    return this.#store(key, address, now, now + this.ttlMs);
+    return this.#learned(key, this.#store(key, address, now, now + this.ttlMs), now);
   }
 
-  #store(key: string, address: string, now: number, expiresAt: number): Entry {
-    const refreshAt = this.refreshWindowMs > 0 ? expiresAt - this.refreshWindowMs : Infinity;
-    const entry = new Entry(address, this.#nextGeneration++, now, expiresAt, refreshAt);
+  /** One subscriber hears this process's own learns and use evictions (the shared table); undefined stops it. */
+  subscribe(subscriber: ((event: BindingEvent) => void) | undefined): void {
+    this.#subscriber = subscriber;
+  }
+
+  #learned(key: string, entry: Entry, now: number): Entry {
+    this.#subscriber?.({ kind: 'learned', key, address: entry.address, origin: LOCAL_ORIGIN, originGeneration: entry.generation, ttlLeftMs: entry.expiresAt - now });
+    return entry;
+  }
+
+  #evicted(key: string, entry: Entry, reason: EvictionReason): void {
+    this.#subscriber?.({ kind: 'evicted', key, origin: entry.origin, originGeneration: entry.originGeneration, reason });
+  }
+
+  /**
+   * Another process learned `key → address` (its binding `originGeneration`), live for `ttlLeftMs` more (at most
+   * two TTLs: a renewal runs one TTL past the old expiry): stores it unless the current binding comes from the same origin with a generation at least as new.
+   * Returns whether it was stored. Nothing is heard by the subscriber.
+   */
+  adopt(key: string, address: string, origin: Origin, originGeneration: number, ttlLeftMs: number): boolean {
+    if (this.ttlMs === 0 || !(ttlLeftMs > 0) || !isLiteralAddress(address)) return false;
+    const current = this.#lru.peek(key, { allowStale: true });
+    if (current !== undefined && current.origin === origin && current.originGeneration >= originGeneration) return false;
+    const now = this.#clock.now();
+    this.#store(key, address, now, now + Math.min(ttlLeftMs, 2 * this.ttlMs), origin, originGeneration);
+    return true;
+  }
+
+  /** Another process evicted `key`'s binding `origin`/`originGeneration`: removes it if it is the one stored here. */
+  drop(key: string, origin: Origin, originGeneration: number): boolean {
+    const current = this.#lru.peek(key, { allowStale: true });
+    if (current === undefined || current.origin !== origin || current.originGeneration !== originGeneration) return false;
+    this.#lru.delete(key);
+    return true;
+  }
+
+  #store(key: string, address: string, now: number, expiresAt: number, origin: Origin = LOCAL_ORIGIN, originGeneration?: number): Entry {
+    // An adopted binding waits for the second half of the refresh window: its origin refreshes it first.
+    const window = origin === LOCAL_ORIGIN ? this.refreshWindowMs : this.refreshWindowMs / 2;
+    const refreshAt = window > 0 ? expiresAt - window : Infinity;
+    const generation = this.#nextGeneration++;
+    const entry = new Entry(address, generation, now, expiresAt, refreshAt, origin, originGeneration ?? generation);
     this.#lru.set(key, entry, { ttl: Math.max(1, Math.ceil(expiresAt - now)) }); // disposes (unindexes) the old one
     let keys = this.#byAddress.get(address);
     if (keys === undefined) this.#byAddress.set(address, (keys = new Set()));
@@ -215,6 +273,7 @@ export class BindingCache {
     if (current === undefined || current.generation !== generation) return false;
     this.#lru.delete(key);
     this.#evictions[reason] += 1;
+    this.#evicted(key, current, reason);
     return true;
   }
 
@@ -236,6 +295,7 @@ export class BindingCache {
       } else {
         this.#evictions.worker += 1;
         evicted += 1;
+        this.#evicted(key, entry, 'worker');
       }
     }
     return evicted;
@@ -259,7 +319,7 @@ export class BindingCache {
     const entry = this.#lru.peek(key);
     const now = this.#clock.now();
     if (entry === undefined || entry.generation !== generation || now >= entry.expiresAt || !isLiteralAddress(address)) return undefined;
-    return this.#store(key, address, now, entry.expiresAt + this.ttlMs);
+    return this.#learned(key, this.#store(key, address, now, entry.expiresAt + this.ttlMs), now);
   }
 
   /** The refresh of `key`'s binding `generation` failed: the binding is served until it expires, never refreshed again. */
