@@ -3,7 +3,11 @@
  * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
  * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
  */
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { workerNet } from '../lib/loopback.js';
+import { floorWorker, hostsOf } from './scenarios/plans.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
@@ -24,8 +28,10 @@ export interface ArmRuntime {
   /** Where the load goes (the proxy's or floor's ingress; for direct, unused: see workerUrl). */
   readonly url: string;
   readonly probes: readonly Probe[];
-  /** For floor: the worker it forwards to. */
+  /** For floor-1: the worker it forwards to. */
   readonly fixedWorkerIp?: string;
+  /** With --profile: where the proxy processes write their .cpuprofile files (complete once `stop` resolved). */
+  readonly profileDir?: string;
   stop(): Promise<void>;
 }
 
@@ -89,8 +95,8 @@ export class Stack {
     return { WORKER_PORT: String(this.workerPort) };
   }
 
-  /** Starts the front processes of one arm. */
-  async startArm(spec: ArmSpec, fixedWorkerIp?: string): Promise<ArmRuntime> {
+  /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
+  async startArm(spec: ArmSpec, placements: readonly ActorPlacement[]): Promise<ArmRuntime> {
     const cfg = this.config;
     const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
     const opts = { echo: cfg.echo, env: this.env() };
@@ -98,15 +104,23 @@ export class Stack {
       return { spec, url: '', probes: [stubProbe], stop: async () => {} };
     }
     if (spec.kind === 'floor') {
-      if (!fixedWorkerIp) throw new Error('floor: no worker to forward to');
-      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--upstream', `${fixedWorkerIp}:${this.workerPort}`], opts);
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-floor-'));
+      const routesFile = path.join(dir, 'routes.json');
+      const fixedWorkerIp = spec.floor === 'one-worker' ? floorWorker(placements).ip : undefined;
+      if (fixedWorkerIp === undefined) await writeFile(routesFile, JSON.stringify(floorRoutes(cfg, placements, this.workerPort)));
+      const target = fixedWorkerIp === undefined ? ['--routes', routesFile] : ['--upstream', `${fixedWorkerIp}:${this.workerPort}`];
+      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target], opts).catch(async (err: unknown) => {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      });
       return {
         spec,
         url: `http://${floor.addresses['http']}`,
         probes: [{ component: 'floor', kind: 'floor', admin: new Admin(floor.addresses['admin'] as string) }, stubProbe],
-        fixedWorkerIp,
+        ...(fixedWorkerIp === undefined ? {} : { fixedWorkerIp }),
         stop: async () => {
           await floor.stop();
+          await rm(dir, { recursive: true, force: true });
         },
       };
     }
@@ -125,7 +139,9 @@ export class Stack {
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
-      const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), opts);
+      const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
+      const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+      const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -133,6 +149,7 @@ export class Stack {
         spec,
         url: `http://${proxy.addresses['ingress']}`,
         probes,
+        ...(profileDir === undefined ? {} : { profileDir }),
         stop: async () => {
           for (const p of started.reverse()) await p.stop();
         },
@@ -173,8 +190,16 @@ export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, 
     '--cache-ttl-ms', String(cfg.cacheTtlMs),
     '--cache-max-entries', String(cfg.cacheMaxEntries),
     '--actor-suffix', cfg.actorSuffix,
+    ...(cfg.proxyWorkers > 1 ? ['--workers', String(cfg.proxyWorkers)] : []),
     ...spec.proxyFlags,
   ];
+}
+
+/** The floor's Host → worker table: every running actor's Host (as the load sends it) to its worker, as the stub placed it. */
+export function floorRoutes(cfg: BenchConfig, placements: readonly ActorPlacement[], workerPort: number): Record<string, string> {
+  const running = placements.filter((p) => p.workerIp && p.status === 'RUNNING');
+  const hosts = hostsOf(cfg, running.map((p) => p.name));
+  return Object.fromEntries(running.map((p, i) => [hosts[i] as string, `${p.workerIp}:${workerPort}`]));
 }
 
 /** Probes for --target mode: whatever admin URLs were given. */
