@@ -35,7 +35,7 @@ export const BENCH_FLAGS = {
   'chart-out': { type: 'string?', env: 'BENCH_CHART_OUT', help: 'also write the SVG chart to this path' },
   echo: { type: 'boolean', default: false, env: 'BENCH_ECHO', help: "copy the components' logs to stderr" },
   'proxy-workers': { type: 'number', default: 1, min: 1, max: 64, env: 'BENCH_PROXY_WORKERS', help: 'proxy --workers N for the proxy arms (N processes sharing one binding table)' },
-  profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
+  profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
 } as const satisfies FlagSpecs;
 
 export interface BenchConfig {

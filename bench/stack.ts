@@ -109,7 +109,9 @@ export class Stack {
       const fixedWorkerIp = spec.floor === 'one-worker' ? floorWorker(placements).ip : undefined;
       if (fixedWorkerIp === undefined) await writeFile(routesFile, JSON.stringify(floorRoutes(cfg, placements, this.workerPort)));
       const target = fixedWorkerIp === undefined ? ['--routes', routesFile] : ['--upstream', `${fixedWorkerIp}:${this.workerPort}`];
-      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target], opts).catch(async (err: unknown) => {
+      const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
+      const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
+      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target], { ...opts, nodeArgs }).catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true });
         throw err;
       });
@@ -118,6 +120,7 @@ export class Stack {
         url: `http://${floor.addresses['http']}`,
         probes: [{ component: 'floor', kind: 'floor', admin: new Admin(floor.addresses['admin'] as string) }, stubProbe],
         ...(fixedWorkerIp === undefined ? {} : { fixedWorkerIp }),
+        ...(profileDir === undefined ? {} : { profileDir }),
         stop: async () => {
           await floor.stop();
           await rm(dir, { recursive: true, force: true });
@@ -140,7 +143,7 @@ export class Stack {
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
-      const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+      const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
@@ -193,6 +196,11 @@ export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, 
     ...(cfg.proxyWorkers > 1 ? ['--workers', String(cfg.proxyWorkers)] : []),
     ...spec.proxyFlags,
   ];
+}
+
+/** Node flags that make a process write a CPU profile into `dir` when it exits. */
+function profileArgs(dir: string): string[] {
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 }
 
 /** The floor's Host → worker table: every running actor's Host (as the load sends it) to its worker, as the stub placed it. */

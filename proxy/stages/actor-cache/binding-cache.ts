@@ -76,7 +76,7 @@ export interface BindingCacheOptions {
   readonly maxEntries: number;
   /** A hit in the last this-much of a binding's TTL makes it due for a refresh; 0 (default): never. */
   readonly refreshAheadFraction?: number;
-  /** Millisecond clock (tests inject one); default `performance`. */
+  /** Millisecond clock (tests inject one); default `performance`, in whole milliseconds. */
   readonly clock?: { now(): number };
 }
 
@@ -102,7 +102,14 @@ export function zeroEvictions(): Record<EvictionReason, number> {
   return { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
-/** A stored binding: fixed facts plus the two things that change while it lives. */
+/** `refreshFrom` of a binding that is never refreshed. */
+const NEVER = -1;
+
+/**
+ * A stored binding: fixed facts plus the two things that change while it lives. Every field holds a small integer
+ * or a shared string (times in whole milliseconds, "never" as -1, the address string shared by every binding to
+ * that worker), so an entry is one small object: the table's size per binding is mostly this, the key and the LRU.
+ */
 class Entry implements Binding {
   hits = 0;
   refresh: RefreshState = 'idle';
@@ -111,11 +118,24 @@ class Entry implements Binding {
     readonly generation: number,
     readonly learnedAt: number,
     readonly expiresAt: number,
-    readonly refreshAt: number,
+    readonly refreshFrom: number,
     readonly origin: Origin,
     readonly originGeneration: number,
   ) {}
+
+  get refreshAt(): number {
+    return this.refreshFrom === NEVER ? Infinity : this.refreshFrom;
+  }
 }
+
+/** The bindings to one worker, and the one copy of its address string they share. */
+interface AddressKeys {
+  readonly address: string;
+  readonly keys: Set<string>;
+}
+
+/** `performance.now()` in whole milliseconds. */
+const WHOLE_MS_CLOCK = { now: (): number => Math.floor(performance.now()) };
 
 export class BindingCache {
   readonly ttlMs: number;
@@ -125,7 +145,7 @@ export class BindingCache {
   readonly #clock: { now(): number };
   readonly #lru: LRUCache<string, Entry>;
   /** Worker address → keys bound to it (every stored entry is here exactly once; bounded by the LRU). */
-  readonly #byAddress = new Map<string, Set<string>>();
+  readonly #byAddress = new Map<string, AddressKeys>();
   #nextGeneration = 1;
   #subscriber: ((event: BindingEvent) => void) | undefined;
   #hits = 0;
@@ -141,22 +161,16 @@ export class BindingCache {
     this.ttlMs = opts.ttlMs;
     this.maxEntries = opts.maxEntries;
     this.refreshWindowMs = fraction * opts.ttlMs;
-    this.#clock = opts.clock ?? performance;
+    this.#clock = opts.clock ?? WHOLE_MS_CLOCK;
+    // The LRU bounds the table; expiry is the entry's own `expiresAt`, checked here (lru-cache's TTL would add two
+    // numbers per entry and a clock read per lookup). With ttlMs 0 nothing is ever stored (see learn()).
     this.#lru = new LRUCache<string, Entry>({
       max: opts.maxEntries,
-      // lru-cache treats ttl 0 as "no TTL"; with ttlMs 0 nothing is ever stored (see learn()).
-      ttl: Math.max(1, opts.ttlMs),
-      ttlResolution: 0,
-      updateAgeOnGet: false,
-      updateAgeOnHas: false,
-      allowStale: false,
-      perf: this.#clock,
-      // Every removal (replaced, deleted, pushed out, expired) leaves the address index. Only the cache's own
-      // removals are counted here; request, worker and admin evictions count themselves.
+      // Every removal (replaced, deleted, pushed out) leaves the address index. Only the LRU bound is counted
+      // here; expiry, request, worker and admin evictions count themselves.
       dispose: (entry, key, reason) => {
         this.#unindex(entry.address, key);
         if (reason === 'evict') this.#evictions.lru += 1;
-        else if (reason === 'expire') this.#evictions.ttl += 1;
       },
     });
   }
@@ -171,7 +185,7 @@ export class BindingCache {
     }
     this.#hits += 1;
     entry.hits += 1;
-    return { kind: 'hit', binding: entry, refreshDue: now >= entry.refreshAt && entry.refresh === 'idle' };
+    return { kind: 'hit', binding: entry, refreshDue: entry.refreshFrom !== NEVER && now >= entry.refreshFrom && entry.refresh === 'idle' };
   }
 
   /** The live binding for `key` without counting a hit or a miss (a request that waited for another's miss). */
@@ -182,7 +196,6 @@ export class BindingCache {
   #live(key: string, now: number): Entry | undefined {
     const entry = this.#lru.get(key);
     if (entry !== undefined && now >= entry.expiresAt) {
-      // lru-cache expires strictly after the TTL; a binding is served for exactly its lifetime.
       this.#lru.delete(key);
       this.#evictions.ttl += 1;
       return undefined;
@@ -247,21 +260,21 @@ export class BindingCache {
   #store(key: string, address: string, now: number, expiresAt: number, origin: Origin = LOCAL_ORIGIN, originGeneration?: number): Entry {
     // An adopted binding waits for the second half of the refresh window: its origin refreshes it first.
     const window = origin === LOCAL_ORIGIN ? this.refreshWindowMs : this.refreshWindowMs / 2;
-    const refreshAt = window > 0 ? expiresAt - window : Infinity;
+    const refreshFrom = window > 0 ? Math.max(0, Math.floor(expiresAt - window)) : NEVER;
     const generation = this.#nextGeneration++;
-    const entry = new Entry(address, generation, now, expiresAt, refreshAt, origin, originGeneration ?? generation);
-    this.#lru.set(key, entry, { ttl: Math.max(1, Math.ceil(expiresAt - now)) }); // disposes (unindexes) the old one
-    let keys = this.#byAddress.get(address);
-    if (keys === undefined) this.#byAddress.set(address, (keys = new Set()));
-    keys.add(key);
+    const index = this.#byAddress.get(address) ?? { address, keys: new Set<string>() };
+    const entry = new Entry(index.address, generation, now, expiresAt, refreshFrom, origin, originGeneration ?? generation);
+    this.#lru.set(key, entry); // disposes (unindexes) the old one, which may drop `index` from the map
+    if (this.#byAddress.get(address) !== index) this.#byAddress.set(address, index);
+    index.keys.add(key);
     return entry;
   }
 
   #unindex(address: string, key: string): void {
-    const keys = this.#byAddress.get(address);
-    if (keys === undefined) return;
-    keys.delete(key);
-    if (keys.size === 0) this.#byAddress.delete(address);
+    const index = this.#byAddress.get(address);
+    if (index === undefined) return;
+    index.keys.delete(key);
+    if (index.keys.size === 0) this.#byAddress.delete(address);
   }
 
   /**
@@ -282,7 +295,7 @@ export class BindingCache {
    * the failing attempt began) and counts each as `worker`; bindings learned since survive. Returns how many went.
    */
   evictWorker(address: string, mark: number): number {
-    const keys = this.#byAddress.get(address);
+    const keys = this.#byAddress.get(address)?.keys;
     if (keys === undefined) return 0;
     const now = this.#clock.now();
     let evicted = 0;
@@ -330,7 +343,8 @@ export class BindingCache {
 
   /** Removes `key` whatever its generation (admin). */
   remove(key: string, reason: EvictionReason = 'admin'): boolean {
-    if (!this.#lru.has(key)) {
+    const entry = this.#lru.peek(key);
+    if (entry === undefined || this.#clock.now() >= entry.expiresAt) {
       this.#lru.delete(key); // drops an expired leftover without counting it
       return false;
     }
@@ -341,7 +355,7 @@ export class BindingCache {
 
   /** Removes every live binding (admin); returns how many. */
   clear(reason: EvictionReason = 'admin'): number {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     const n = this.#lru.size;
     this.#lru.clear();
     this.#evictions[reason] += n;
@@ -350,7 +364,7 @@ export class BindingCache {
 
   /** Live bindings, most recently used first, at most `limit`. */
   dump(limit: number): CacheDump {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     const now = this.#clock.now();
     const bindings: DumpedBinding[] = [];
     for (const [key, b] of this.#lru.entries()) {
@@ -368,9 +382,18 @@ export class BindingCache {
     return { entries: this.#lru.size, truncated: this.#lru.size > bindings.length, bindings };
   }
 
+  /** Removes every expired binding, counted as `ttl` (O(entries): for the admin views, never the request path). */
+  #purgeExpired(): void {
+    const now = this.#clock.now();
+    const expired: string[] = [];
+    for (const [key, entry] of this.#lru.entries()) if (now >= entry.expiresAt) expired.push(key);
+    for (const key of expired) this.#lru.delete(key);
+    this.#evictions.ttl += expired.length;
+  }
+
   /** Live entries (expired ones are purged first, and counted as `ttl`). */
   get size(): number {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     return this.#lru.size;
   }
 
