@@ -145,7 +145,8 @@ function poolTable(): { get(address: string): Pool; close(): Promise<void> } {
       return pool;
     },
     async close() {
-      await Promise.all([...pools.values()].map((p) => p.close()));
+      // destroy, not close: a response paused on a client connection that is gone would never finish.
+      await Promise.all([...pools.values()].map((p) => p.destroy()));
     },
   };
 }

@@ -20,7 +20,7 @@ import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steady } from './scenarios/steady.js';
 import { steadyPost } from './scenarios/steady-post.js';
 import { Admin, readActors } from './admin.js';
-import { Stack, targetProbes, type ArmRuntime } from './stack.js';
+import { prepareTarget, Stack, targetProbes, type ArmRuntime } from './stack.js';
 import { killAll } from './launcher.js';
 import { copyProfiles, PROFILE_TOP, renderProfile, summarizeProfiles } from './profile.js';
 import type { ArmName, ArmResult, BenchReport, MachineInfo, ScenarioName } from './types.js';
@@ -76,7 +76,9 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     cacheTtlMs: config.cacheTtlMs,
     cacheMaxEntries: config.cacheMaxEntries,
     ...(config.target
-      ? {}
+      ? config.stubAdmin
+        ? { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs }
+        : {}
       : {
           resolveLatencyMs: config.resolveLatencyMs,
           coldResumeMs: config.coldResumeMs,
@@ -105,6 +107,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
             .sort()
             .slice(0, config.actors)
         : seededNames(config.actors);
+      if (config.stubAdmin) log(`target: stub latencies set to the bench's, waking ${actors.length} actors`);
+      await prepareTarget(config, actors);
     } else if (scenario.startArm) {
       actors = seededNames(config.actors);
     } else {

@@ -11,7 +11,7 @@ import { floorWorker, hostsOf } from './scenarios/plans.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
-import { resumeAll } from './control.js';
+import { forEachLimited, resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
@@ -81,14 +81,7 @@ export class Stack {
 
   /** Suspends every actor through the stub admin (the cold scenario's starting line). */
   async suspendAll(names: readonly string[], concurrency = 32): Promise<void> {
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < names.length) {
-        const name = names[next++] as string;
-        await this.stubAdmin.post(`/actors/${encodeURIComponent(this.config.atespace)}/${encodeURIComponent(name)}/suspend`);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+    await forEachLimited(names, concurrency, (name) => actorCall(this.stubAdmin, this.config.atespace, name, 'suspend'));
   }
 
   private env(): NodeJS.ProcessEnv {
@@ -196,6 +189,22 @@ export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, 
     ...(cfg.proxyWorkers > 1 ? ['--workers', String(cfg.proxyWorkers)] : []),
     ...spec.proxyFlags,
   ];
+}
+
+/** One stub admin call on an actor (`suspend`, `resume`, `move`). */
+export async function actorCall(stub: Admin, atespace: string, name: string, verb: 'suspend' | 'resume' | 'move'): Promise<void> {
+  await stub.post(`/actors/${encodeURIComponent(atespace)}/${encodeURIComponent(name)}/${verb}`);
+}
+
+/**
+ * `--target` with `--stub-admin`: the deployment's stub gets the bench's run-time latencies and every actor of the
+ * run is woken, so the target starts where the built-in arms start (same stub settings, same hot actors).
+ */
+export async function prepareTarget(config: BenchConfig, actors: readonly string[]): Promise<void> {
+  if (!config.stubAdmin) return;
+  const stub = new Admin(config.stubAdmin);
+  await stub.put('/config', { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs });
+  await forEachLimited(actors, 32, (name) => actorCall(stub, config.atespace, name, 'resume'));
 }
 
 /** Node flags that make a process write a CPU profile into `dir` when it exits. */
