@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { freePort } from '../../lib/testing/component.js';
+import { metricValue } from '../../lib/testing/scrape.js';
 import {
   accessLine,
   actorName,
@@ -82,13 +83,6 @@ test('ext_proc down → 500 on the stream error (no timeout waited out); the pro
 });
 
 // SIGTERM draining is covered against held responses in drain.test.ts.
-
-/** `name{labels} value` from a Prometheus scrape. */
-function metricValue(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  assert.ok(line, `${series} is in the scrape`);
-  return Number(line.slice(series.length + 1));
-}
 
 test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /stats/reset reach both, a dead worker is replaced', async () => {
   const proxy: Proxy = await startProxy(extprocAddress, ['--workers', '2', '--cache-ttl-ms', '600000']);
