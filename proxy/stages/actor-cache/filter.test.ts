@@ -124,10 +124,14 @@ test('never learns from a stale answer, a failure, a timeout, a non-literal addr
   filter.onRequest?.(named);
   extprocRoutes(named, 'worker-1.internal:8443');
   filter.onUpstreamResponse?.(named, RESPONSE);
-  // An immediate response from ext_proc: no route, the router never runs, onUpstreamResponse is not called.
+  // An immediate response from ext_proc: the request has no route. Even if an upstream-phase call reached the
+  // filter with a response outcome (the chain does not make one: the router never ran), nothing is learned.
   const immediate = context();
   filter.onRequest?.(immediate);
+  filter.onUpstreamResponse?.(immediate, { kind: 'response', status: 404, headers: {} });
+  filter.onDone?.(immediate, { status: 404 });
   assert.equal(cache.size, 0);
+  assert.equal(cache.stats().misses, 6, 'every request above looked the actor up once and missed');
 });
 
 test('an actor answer of any status (even its own 421 without the stale header) is learned', () => {
