@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { shouldRerun, type RerunInput } from './rerun.js';
+import { rerunReason, shouldRerun, type RerunInput } from './rerun.js';
 import { ERRORS } from './errors.js';
 import type { UpstreamOutcome } from '../api/filter.js';
 
@@ -73,4 +73,18 @@ test('a client that went away is never re-run, whatever the attempt', () => {
     const d = shouldRerun(input({ kind: 'cancelled' }, { attempt, downstreamClosed: true }));
     assert.equal(d.kind === 'fail' && d.error, ERRORS.DOWNSTREAM_CLOSED);
   }
+});
+
+test('a cancelled attempt fails as the client closing, even before the response says so', () => {
+  const d = shouldRerun(input({ kind: 'cancelled' }));
+  assert.equal(d.kind === 'fail' && d.error, ERRORS.DOWNSTREAM_CLOSED);
+});
+
+test('only stale, connect failure and reset have a re-run reason', () => {
+  assert.deepEqual(
+    [STALE, CONNECT, RESET_WRITTEN, { kind: 'response', status: 200, headers: {} }, { kind: 'timeout' }, { kind: 'cancelled' }].map((o) =>
+      rerunReason(o as UpstreamOutcome),
+    ),
+    ['stale', 'connect', 'reset', undefined, undefined, undefined],
+  );
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyFailure, isStaleRejection, relayHeaders, ResponseOutcome } from './outcome.js';
+import { CANCELLED, classifyFailure, isStaleRejection, relayHeaders, ResponseOutcome, STALE, TIMEOUT } from './outcome.js';
 
 const raw = (...kv: string[]): Buffer[] => kv.map((s) => Buffer.from(s, 'latin1'));
 
@@ -28,4 +28,43 @@ test('failures before the request was written are connect failures; after, reset
   assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_CONNECT_TIMEOUT' }), false), { kind: 'connect-failed', code: 'UND_ERR_CONNECT_TIMEOUT' });
   assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true), { kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' });
   assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), true), { kind: 'timeout' });
+});
+
+test('only the exact stale header name counts, wherever it stands among the headers', () => {
+  assert.equal(isStaleRejection(421, raw('x-other', 'true')), false, 'another header saying true');
+  assert.equal(isStaleRejection(421, raw('x-ate-assignment-stalf', 'true')), false, 'a name of the same length');
+  assert.equal(isStaleRejection(421, raw('x-ate-assignment-stale-x', 'true')), false, 'a longer name');
+  assert.equal(isStaleRejection(421, raw('x-other', 'true', 'content-type', 'text/plain', 'X-ATE-ASSIGNMENT-STALE', 'True')), true);
+});
+
+test('every hop-by-hop response header is dropped, also without a Connection header', () => {
+  const out = relayHeaders(
+    raw('Proxy-Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'Upgrade', 'h2c', 'TE', 'trailers',
+      'Trailer', 'x-t', 'Content-Length', '3'),
+  );
+  assert.deepEqual(out, ['Content-Length', '3']);
+});
+
+test('Connection lists are trimmed; every header it names goes, even repeated; its options and Content-Length stay', () => {
+  const out = relayHeaders(raw('Connection', 'close,  x-a ,keep-alive', 'X-A', '1', 'x-a', '2', 'Close', 'not an option', 'X-B', '3'));
+  assert.deepEqual(out, ['Close', 'not an option', 'X-B', '3']);
+  assert.deepEqual(relayHeaders(raw('Connection', 'content-length, x-a', 'Content-Length', '3', 'X-A', '1')), ['Content-Length', '3']);
+  assert.deepEqual(relayHeaders(raw('Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-B', '3')), ['X-B', '3']);
+});
+
+test('response headers are built once, repeated names become a list in order', () => {
+  const o = new ResponseOutcome(200, ['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'SET-COOKIE', 'c=3']);
+  assert.deepEqual(o.headers['set-cookie'], ['a=1', 'b=2', 'c=3']);
+  assert.equal(o.headers, o.headers, 'the object is built on first use and kept');
+  assert.equal(o.kind, 'response');
+  assert.equal(o.status, 200);
+});
+
+test('the fixed outcomes, and failures without a usable error code', () => {
+  assert.deepEqual({ ...STALE }, { kind: 'stale', status: 421 });
+  assert.deepEqual({ ...CANCELLED }, { kind: 'cancelled' });
+  assert.deepEqual({ ...TIMEOUT }, { kind: 'timeout' });
+  assert.deepEqual(classifyFailure(null, false), { kind: 'connect-failed', code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure({ code: 42 }, true), { kind: 'reset', requestWritten: true, code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure(new Error('no code'), false), { kind: 'connect-failed', code: 'UNKNOWN' });
 });
