@@ -58,6 +58,13 @@ async function openConnection(p: Proxy): Promise<{ send(path: string): void; rec
   };
 }
 
+/** The first log line with this message (waits for it: lines arrive a little after what they report). */
+async function logLine(p: Proxy, msg: string): Promise<Record<string, unknown>> {
+  const find = (): Record<string, unknown> | undefined => p.component.logs().find((l) => l.msg === msg);
+  await until(() => find() !== undefined, 10_000, `the "${msg}" log line`);
+  return find() as Record<string, unknown>;
+}
+
 async function readyStatus(p: Proxy): Promise<number | undefined> {
   const r = await request(`${p.admin}/ready`).catch(() => undefined);
   if (r === undefined) return undefined;
@@ -99,7 +106,7 @@ function responses(raw: string): { status: string; headers: Record<string, strin
 }
 
 test('SIGTERM with a request in flight: /ready 503, new connections refused, Connection: close, the request finishes, exit 0', async () => {
-  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '60000']);
+  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '60000', '--route-timeout-ms', '120000']);
   try {
     const conn = await openConnection(proxy);
     conn.send('/held/1');
@@ -107,8 +114,7 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
 
     proxy.component.child.kill('SIGTERM');
     await until(async () => (await readyStatus(proxy)) === 503, 10_000, '/ready to fail');
-    const draining = proxy.component.logs().find((l) => l.msg === 'draining');
-    assert.equal(draining?.inflight, 1, 'the held request was in flight when SIGTERM arrived');
+    assert.equal((await logLine(proxy, 'draining')).inflight, 1, 'the held request was in flight when SIGTERM arrived');
     assert.equal(await connectRefused(proxy), 'ECONNREFUSED', 'no new connections while draining');
 
     // A request that arrives on the open connection during the drain is served, and told the connection closes.
@@ -122,16 +128,15 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
     assert.match(conn.received(), /answered \/held\/1[\s\S]*answered \/during-drain$/);
 
     assert.equal(await exitWithin(proxy, 30_000), 0);
-    const logs = proxy.component.logs();
-    assert.ok(logs.some((l) => l.msg === 'stopped'));
-    assert.equal(logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('drain timeout')), false);
+    await logLine(proxy, 'stopped');
+    assert.equal(proxy.component.logs().some((l) => typeof l.msg === 'string' && l.msg.startsWith('drain timeout')), false);
   } finally {
     await proxy.component.stop();
   }
 });
 
 test('the drain timeout expires: the held connection is closed and the process still exits 0', async () => {
-  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '1000']);
+  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '1000', '--route-timeout-ms', '120000']);
   try {
     const conn = await openConnection(proxy);
     conn.send('/held/never');
@@ -141,10 +146,9 @@ test('the drain timeout expires: the held connection is closed and the process s
     assert.equal(await exitWithin(proxy, 30_000), 0);
     await conn.closed;
     assert.equal(conn.received(), '', 'the client got no answer: its connection was closed');
-    const logs = proxy.component.logs();
-    assert.equal(logs.find((l) => l.msg === 'draining')?.inflight, 1);
-    assert.equal(logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('drain timeout'))?.inflight, 1);
-    assert.ok(logs.some((l) => l.msg === 'stopped'));
+    assert.equal((await logLine(proxy, 'draining')).inflight, 1);
+    assert.equal((await logLine(proxy, 'drain timeout: closing remaining connections')).inflight, 1);
+    await logLine(proxy, 'stopped');
   } finally {
     await proxy.component.stop();
   }
