@@ -10,17 +10,7 @@ import type http from 'node:http';
 import { request } from 'undici';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { client, hostOf, proxyStats, startProxy, type Proxy } from '../testing/stack.js';
-
-/** Written out, not read from the proxy's list: a name dropped there must fail here. */
-const FORGEABLE = [
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-];
+import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 
 /** How long the worker waits for the client to read one event before it gives up (a broken proxy, not a slow one). */
 const EVENT_DEADLINE_MS = 20_000;
@@ -70,7 +60,7 @@ after(async () => {
 
 async function sendForged(p: Proxy, actor: string): Promise<Record<string, string>> {
   const forged: Record<string, string> = {};
-  for (const h of FORGEABLE) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
+  for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
   const res = await request(`${p.ingress}/`, { headers: { host: hostOf(actor), ...forged }, dispatcher: client });
   assert.equal(res.statusCode, 200);
   return ((await res.body.json()) as { headers: Record<string, string> }).headers;
@@ -84,11 +74,11 @@ for (const mode of ['off', 'on'] as const) {
     for (let i = 0; i < requests; i++) {
       const seenBefore = ep.seen.length;
       const headers = await sendForged(p, actor);
-      for (const h of FORGEABLE) {
+      for (const h of FORGEABLE_HEADERS) {
         if (h === 'x-ate-target-port') assert.equal(headers[h], '80', 'the port comes from ext_proc or the authority, never the client');
         else assert.equal(headers[h], undefined, `${h} reached the worker (request ${i + 1})`);
       }
-      for (const m of ep.seen.slice(seenBefore)) for (const h of FORGEABLE) assert.equal(m.headers[h], undefined, `${h} reached ext_proc`);
+      for (const m of ep.seen.slice(seenBefore)) for (const h of FORGEABLE_HEADERS) assert.equal(m.headers[h], undefined, `${h} reached ext_proc`);
     }
     if (mode === 'on') assert.equal((await proxyStats(p)).cache.hits, 1, 'the second request took the cache-hit path');
   });

@@ -12,6 +12,7 @@ import { boundAddress } from '../../lib/address.js';
 import { freeClosedPort, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { ERRORS } from '../chain/errors.js';
 import { client, hostOf, proxyStats, resetStats, send, startProxy, until, type Proxy } from '../testing/stack.js';
+import { startHeldPost } from '../testing/held-post.js';
 
 const MIB = 1024 * 1024;
 const SMALL_LIMIT = 1000;
@@ -130,39 +131,21 @@ test('a re-run that starts while the client is still sending the body delivers t
   plan.set(id, [staleAtOnce.address, good.address]);
   const head = randomBytes(64 * 1024);
   const rest = randomBytes(192 * 1024);
-  const url = new URL(proxy.ingress);
-  const req = http.request({
-    host: url.hostname,
-    port: url.port,
-    method: 'POST',
-    path: '/upload',
-    headers: { host: hostOf('uploader'), 'x-request-id': id, 'transfer-encoding': 'chunked' },
-    agent: false,
-  });
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-  });
+  const post = startHeldPost(proxy.ingress, hostOf('uploader'), id, '/upload');
   try {
-    req.write(head);
+    post.write(head);
     // The stale worker answered on the head alone, and the re-run already reached the next worker: all while
     // the client still holds back most of its body.
     await until(() => good.arrived.includes(id), 10_000, 'the re-run to reach the second worker');
     assert.equal(good.bodies.has(id), false, 'the body is not complete yet');
-    req.end(rest);
-    const a = await answer;
+    const a = await post.finish(rest);
     assert.equal(a.status, 200, a.body);
     const whole = Buffer.concat([head, rest]);
     assert.deepEqual(JSON.parse(a.body), { bodyLength: whole.length, bodySha256: sha(whole) });
     assert.equal(good.bodies.get(id)?.length, 1, 'delivered exactly once');
     assert.deepEqual((await proxyStats(proxy)).reruns, { stale: 1, connect: 0, reset: 0 });
   } finally {
-    if (!req.writableEnded) req.destroy();
+    post.abandon();
   }
 });
 

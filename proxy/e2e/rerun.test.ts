@@ -30,6 +30,7 @@ import {
   type Proxy,
   type Stub,
 } from '../testing/stack.js';
+import { startHeldPost } from '../testing/held-post.js';
 
 let stub: Stub;
 let extproc: Extproc;
@@ -140,7 +141,7 @@ test('a late stale answer for an old binding does not evict the newer binding', 
 
   // The slow request is routed from the old binding when its headers arrive, but the router cannot send it to
   // the old worker before the first body byte, which the client holds back.
-  const slow = startHeldPost(proxy, actor, 'late-stale');
+  const slow = startHeldPost(proxy.ingress, hostOf(actor), 'late-stale');
   try {
     await until(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the slow request to hit the old binding');
 
@@ -169,39 +170,6 @@ test('a late stale answer for an old binding does not evict the newer binding', 
     slow.abandon();
   }
 });
-
-/** A chunked POST whose headers are sent now and whose body is sent by `finish`. */
-function startHeldPost(p: Proxy, actor: string, requestId: string) {
-  const url = new URL(p.ingress);
-  const req = http.request({
-    host: url.hostname,
-    port: url.port,
-    method: 'POST',
-    path: '/late',
-    headers: { host: hostOf(actor), 'x-request-id': requestId, 'transfer-encoding': 'chunked' },
-    agent: false,
-  });
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-  });
-  answer.catch(() => undefined);
-  req.flushHeaders();
-  return {
-    finish(body: string) {
-      req.end(body);
-      return answer;
-    },
-    abandon() {
-      if (!req.writableEnded) req.destroy();
-    },
-  };
-}
 
 test('a body above the replay limit meeting a stale worker gets a clear error, is not delivered, and the binding is evicted', async () => {
   const actor = actorName(5);
