@@ -1,22 +1,27 @@
 /**
- * The admin HTTP API (fastify): health, /stats and its reset, actors (list, inspect with delivered request ids,
- * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config) and
- * churn. Bad input → 400 with a JSON error; unknown actor or worker → 404.
+ * The admin HTTP API (fastify): the common ops routes (lib/ops-routes.ts: /ready, /stats, /stats/reset, /metrics),
+ * actors (list, inspect with delivered request ids,
+ * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config),
+ * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { validRef, type ControlPlane } from './control-plane.js';
-import { asStubError, codeName, errors, httpStatusOf } from './errors.js';
+import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
+import { grpcCodeName } from '../lib/wire-contract.js';
+import { asStubError, errors, httpStatusOf } from './errors.js';
 import { actorView, workerView } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
 import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
-import { resetStats, statsDocument } from './stats.js';
+import { createStubMetrics } from './metrics.js';
+import { StubStats } from './stats.js';
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
   readonly counters: RpcCounters;
   readonly churn: Churn;
+  readonly readiness: () => Readiness;
 }
 
 interface ActorParams {
@@ -29,7 +34,7 @@ interface WorkerParams {
 
 function sendError(reply: FastifyReply, err: unknown): FastifyReply {
   const e = asStubError(err);
-  return reply.code(httpStatusOf(e.code)).send({ error: e.message, code: codeName(e.code) });
+  return reply.code(httpStatusOf(e.code)).send({ error: e.message, code: grpcCodeName(e.code) });
 }
 
 function workerIp(params: WorkerParams): string {
@@ -37,7 +42,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -49,16 +54,13 @@ export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance 
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
 
-  app.get('/healthz', async () => ({ ok: true }));
-
-  app.get('/stats', async () => {
-    await cp.flushWorkers();
-    return statsDocument(cp, counters, churn);
-  });
-  app.post('/stats/reset', async () => {
-    await cp.flushWorkers();
-    resetStats(cp, counters, churn);
-    return { ok: true };
+  const stats = new StubStats(cp, counters, churn);
+  registerOpsRoutes(app, {
+    readiness,
+    stats: () => stats.document(),
+    resetStats: () => stats.reset(),
+    registry: createStubMetrics(cp, counters),
+    refresh: () => cp.flushWorkers(),
   });
 
   app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => {
@@ -91,6 +93,18 @@ export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance 
 
   app.get('/config', async () => ({ ...cp.settings }));
   app.put('/config', async (req) => ({ ...applySettings(cp.settings, req.body) }));
+
+  // A control-plane outage: every ateapi.Control call answers UNAVAILABLE for `ms` (workers stay attached).
+  app.post('/outage', async (req) => {
+    const ms = (req.body as { ms?: unknown } | null)?.ms;
+    if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 600_000) throw errors.invalidArgument('ms: expected a whole number of milliseconds from 0 to 600000');
+    cp.outageUntil = Date.now() + ms;
+    return { untilMs: cp.outageUntil };
+  });
+  app.delete('/outage', async () => {
+    cp.outageUntil = 0;
+    return { untilMs: 0 };
+  });
 
   app.get('/churn', async () => churn.status());
   app.post('/churn', async (req) => {

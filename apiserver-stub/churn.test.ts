@@ -1,7 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { actorHost, admin, workerRequest } from './testing/clients.js';
+import { actorHost } from '../lib/testing/actors.js';
+import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
 let s: TestStack;

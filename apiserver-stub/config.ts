@@ -2,14 +2,20 @@
  * apiserver-stub flags and the frozen Config built from them: the only place this component reads the environment.
  */
 import net from 'node:net';
-import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../lib/flags.js';
+import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
 
 export const STUB_FLAGS = {
-  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control and atestub.Workers)' },
+  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control, and atestub.Workers unless --attach-listen is given)' },
+  'attach-listen': {
+    type: 'string?',
+    env: 'APISERVER_ATTACH_LISTEN',
+    help: 'a separate gRPC listen address for atestub.Workers/Attach only (workers reach this one; --listen then serves only ateapi.Control)',
+  },
   admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
+  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"' },
   workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
   'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },
@@ -28,7 +34,10 @@ export const STUB_SUMMARY =
 
 export interface StubConfig {
   readonly listen: HostPort;
+  /** Undefined: workers attach on `listen`. */
+  readonly attachListen: HostPort | undefined;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   readonly workers: number;
   readonly workerIpBase: string;
   readonly workerPort: number;
@@ -45,30 +54,31 @@ export function stubHelp(): string {
   return formatHelp('apiserver-stub', STUB_SUMMARY, STUB_FLAGS);
 }
 
-/** Parses argv + env into a frozen StubConfig, or `help` when --help was given. Throws UsageError on bad input. */
-export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { kind: 'help' } | { kind: 'config'; config: StubConfig } {
-  const { help, values: v } = readFlags(STUB_FLAGS, argv, env);
-  if (help) return { kind: 'help' };
+/** Parses argv + env into a frozen StubConfig (none when --help was given). Throws UsageError on bad input. */
+export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<StubConfig> {
+  return readConfig(STUB_FLAGS, buildStubConfig, argv, env);
+}
+
+function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
   if (!net.isIPv4(v['worker-ip-base'])) throw new UsageError(`--worker-ip-base: expected an IPv4 address, got "${v['worker-ip-base']}"`);
   if (v.workers > 0) ipv4Add(v['worker-ip-base'], v.workers - 1); // throws past 255.255.255.255
   if (!isResourceName(v.atespace)) throw new UsageError(`--atespace: "${v.atespace}" is not a DNS-1123 label`);
   const suffix = normaliseSuffix(v['actor-suffix']);
   if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
-  return {
-    kind: 'config',
-    config: Object.freeze({
-      listen: parseHostPort(v.listen, '--listen'),
-      admin: parseHostPort(v.admin, '--admin'),
-      workers: v.workers,
-      workerIpBase: v['worker-ip-base'],
-      workerPort: v['worker-port'],
-      workerCapacity: v['worker-capacity'],
-      actors: v.actors,
-      atespace: v.atespace,
-      resolveLatencyMs: v['resolve-latency-ms'],
-      coldResumeMs: v['cold-resume-ms'],
-      autoCreate: v['auto-create'],
-      actorSuffix: suffix,
-    }),
-  };
+  return Object.freeze({
+    listen: parseHostPort(v.listen, '--listen'),
+    attachListen: v['attach-listen'] === undefined ? undefined : parseHostPort(v['attach-listen'], '--attach-listen'),
+    admin: parseHostPort(v.admin, '--admin'),
+    adminToken: v['admin-token'],
+    workers: v.workers,
+    workerIpBase: v['worker-ip-base'],
+    workerPort: v['worker-port'],
+    workerCapacity: v['worker-capacity'],
+    actors: v.actors,
+    atespace: v.atespace,
+    resolveLatencyMs: v['resolve-latency-ms'],
+    coldResumeMs: v['cold-resume-ms'],
+    autoCreate: v['auto-create'],
+    actorSuffix: suffix,
+  });
 }

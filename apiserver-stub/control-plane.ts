@@ -41,12 +41,19 @@ export class ControlPlane {
   moves = 0;
   /** Set while the stub shuts down: workers detaching then is expected, not news. */
   closing = false;
+  /** Until this time (epoch ms) every ateapi.Control call answers UNAVAILABLE (admin `POST /outage`). */
+  outageUntil = 0;
 
   constructor(
     readonly store: Store,
     readonly settings: RuntimeSettings,
     private readonly log: Logger,
   ) {}
+
+  /** Throws UNAVAILABLE during an outage set through the admin API; workers stay attached meanwhile. */
+  assertAvailable(): void {
+    if (this.outageUntil > Date.now()) throw errors.controlUnavailable();
+  }
 
   get(ref: ActorRef): ActorRecord {
     return this.store.requireActor(ref);

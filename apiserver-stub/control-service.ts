@@ -3,7 +3,7 @@
  * method and status code. Errors leave as the StubError's code and message.
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../lib/proto.js';
+import { controlService } from '../lib/resume/control-client.js';
 import { isResourceName } from '../lib/actor-ref.js';
 import type * as api from './ateapi-types.js';
 import { asStubError, errors } from './errors.js';
@@ -12,7 +12,7 @@ import { actorMessage, workerMessage } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
 
 export function controlServiceDefinition(): grpc.ServiceDefinition {
-  return lookup<grpc.ServiceClientConstructor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control').service;
+  return controlService().service;
 }
 
 type Handler<Req, Res> = (request: Req) => Promise<Res> | Res;
@@ -41,27 +41,33 @@ function unary<Req, Res>(method: string, counters: RpcCounters, handler: Handler
 
 export function controlHandlers(cp: ControlPlane, counters: RpcCounters): grpc.UntypedServiceImplementation {
   const store = cp.store;
+  // Every Control call first checks for an admin-set outage (then it answers UNAVAILABLE, counted as such).
+  const gated = <Req, Res>(method: string, handler: Handler<Req, Res>) =>
+    unary<Req, Res>(method, counters, (req) => {
+      cp.assertAvailable();
+      return handler(req);
+    });
   return {
-    GetActor: unary<api.GetActorRequest, api.ActorResponse>('GetActor', counters, (req) => ({
+    GetActor: gated<api.GetActorRequest, api.ActorResponse>('GetActor', (req) => ({
       actor: actorMessage(store, cp.get(validRef(req.actor_ref))),
     })),
-    CreateActor: unary<api.CreateActorRequest, api.ActorResponse>('CreateActor', counters, (req) => ({
+    CreateActor: gated<api.CreateActorRequest, api.ActorResponse>('CreateActor', (req) => ({
       actor: actorMessage(store, cp.create(validRef(req.actor_ref), req.actor_template_namespace, req.actor_template_name)),
     })),
-    SuspendActor: unary<api.SuspendActorRequest, api.ActorResponse>('SuspendActor', counters, async (req) => ({
+    SuspendActor: gated<api.SuspendActorRequest, api.ActorResponse>('SuspendActor', async (req) => ({
       actor: actorMessage(store, await cp.suspend(validRef(req.actor_ref))),
     })),
-    ResumeActor: unary<api.ResumeActorRequest, api.ActorResponse>('ResumeActor', counters, async (req) => ({
+    ResumeActor: gated<api.ResumeActorRequest, api.ActorResponse>('ResumeActor', async (req) => ({
       actor: actorMessage(store, (await cp.resume(validRef(req.actor_ref))).actor),
     })),
-    DeleteActor: unary<api.DeleteActorRequest, Record<string, never>>('DeleteActor', counters, async (req) => {
+    DeleteActor: gated<api.DeleteActorRequest, Record<string, never>>('DeleteActor', async (req) => {
       await cp.delete(validRef(req.actor_ref));
       return {};
     }),
-    ListWorkers: unary<Record<string, never>, api.ListWorkersResponse>('ListWorkers', counters, () => ({
+    ListWorkers: gated<Record<string, never>, api.ListWorkersResponse>('ListWorkers', () => ({
       workers: [...store.workers.values()].filter((w) => w.attached).map((w) => workerMessage(store, w)),
     })),
-    ListActors: unary<api.ListActorsRequest, api.ListActorsResponse>('ListActors', counters, (req) => {
+    ListActors: gated<api.ListActorsRequest, api.ListActorsResponse>('ListActors', (req) => {
       if (req.atespace !== '' && !isResourceName(req.atespace)) throw errors.invalidArgument(`atespace "${req.atespace}" is not a valid resource name`);
       if (req.page_size < 0) throw errors.invalidArgument('page_size must not be negative');
       let start = 0;

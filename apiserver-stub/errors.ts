@@ -21,6 +21,7 @@ export const errors = Object.freeze({
   leaseConflict: () => new StubError(Code.ABORTED, 'another operation is in progress for this actor'),
   noFreeWorkers: () => new StubError(Code.RESOURCE_EXHAUSTED, 'no free workers available'),
   notRunning: (key: string, status: string) => new StubError(Code.FAILED_PRECONDITION, `actor "${key}" is ${status}, not RUNNING`),
+  controlUnavailable: () => new StubError(Code.UNAVAILABLE, 'control plane unavailable (outage set through the admin API)'),
   workerLost: (ip: string, why: string) => new StubError(Code.UNAVAILABLE, `worker ${ip} lost: ${why}`),
   workerNotFound: (ip: string) => new StubError(Code.NOT_FOUND, `worker "${ip}" not found`),
   workerNotAttached: (ip: string) => new StubError(Code.FAILED_PRECONDITION, `worker ${ip} is not attached`),
@@ -28,11 +29,6 @@ export const errors = Object.freeze({
   workerRejected: (ip: string, why: string) => new StubError(Code.INTERNAL, `worker ${ip} rejected the operation: ${why}`),
   protocol: (message: string) => new StubError(Code.INVALID_ARGUMENT, `attach protocol: ${message}`),
 });
-
-/** gRPC code → its name as in the gRPC spec (OK, ABORTED, ...). */
-export function codeName(code: number): string {
-  return (Code as unknown as Record<number, string>)[code] ?? `CODE_${code}`;
-}
 
 /** The HTTP status the admin API answers for a StubError code. */
 export function httpStatusOf(code: Code): number {

@@ -6,7 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { actorKey, type ActorRef } from '../lib/actor-ref.js';
+import { CappedSet } from '../lib/capped-set.js';
 import { errors } from './errors.js';
+
+/** How many delivered request ids each actor remembers for duplicate detection (the oldest are forgotten). */
+export const MAX_REQUEST_IDS_PER_ACTOR = 100_000;
 
 export type ActorStatus = 'RESUMING' | 'RUNNING' | 'SUSPENDING' | 'SUSPENDED';
 
@@ -30,8 +34,8 @@ export interface ActorRecord {
   /** Last request sequence number the actor handed out (its state, carried across activations). */
   seq: number;
   lease: Lease | null;
-  /** x-request-id of every delivered request (since the last stats reset). */
-  readonly requestIds: Set<string>;
+  /** x-request-id of the latest MAX_REQUEST_IDS_PER_ACTOR delivered requests (since the last stats reset). */
+  readonly requestIds: CappedSet<string>;
   deleted: boolean;
 }
 
@@ -82,6 +86,7 @@ function podName(ip: string): string {
 export class Store {
   readonly actors = new Map<string, ActorRecord>();
   readonly workers = new Map<string, WorkerRecord>();
+  /** Lifetime tallies (never reset; `/stats` reports them since its last reset). */
   deliveries = 0;
   duplicates = 0;
   placements = 0;
@@ -102,7 +107,7 @@ export class Store {
       version: 1,
       seq: 0,
       lease: null,
-      requestIds: new Set(),
+      requestIds: new CappedSet(MAX_REQUEST_IDS_PER_ACTOR),
       deleted: false,
     };
     this.actors.set(key, actor);
@@ -233,10 +238,8 @@ export class Store {
     }
   }
 
+  /** Forgets the delivery records (request ids, per-worker counts); the lifetime tallies are kept. */
   resetStats(): void {
-    this.deliveries = 0;
-    this.duplicates = 0;
-    this.placements = 0;
     for (const a of this.actors.values()) a.requestIds.clear();
     for (const w of this.workers.values()) {
       w.requests = 0;

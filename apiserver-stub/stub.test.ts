@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { status } from '@grpc/grpc-js';
 import type * as api from './ateapi-types.js';
-import { actorHost, admin, until, workerRequest } from './testing/clients.js';
+import { actorHost } from '../lib/testing/actors.js';
+import { until } from '../lib/testing/wait.js';
+import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
 const HOST = actorHost;
@@ -155,6 +157,24 @@ describe('apiserver-stub control plane and workers', () => {
     assert.deepEqual([delta('ResumeActor', 'INVALID_ARGUMENT'), delta('ResumeActor', 'NOT_FOUND'), delta('GetActor', 'NOT_FOUND'), delta('SuspendActor', 'INVALID_ARGUMENT')], [4, 1, 1, 1]);
   });
 
+  test('admin outage: every Control call answers UNAVAILABLE until it ends; workers keep serving', async () => {
+    const actor = await resumeOk('actor-004');
+    assert.equal((await admin(s.admin, 'POST', '/outage', { ms: 600_000 })).status, 200);
+    try {
+      const r = await s.client.resume('actor-004');
+      assert.ok(!r.ok && r.code === status.UNAVAILABLE, 'ResumeActor during the outage');
+      const g = await s.client.call('GetActor', { actor_ref: { atespace: 'demo', name: 'actor-004' } });
+      assert.ok(!g.ok && g.code === status.UNAVAILABLE, 'GetActor during the outage');
+      assert.equal((await get(actor.ateom_pod_ip, 'actor-004')).status, 200, 'the data plane is not affected');
+      const stats = await admin<{ rpc: Record<string, Record<string, number>> }>(s.admin, 'GET', '/stats');
+      assert.ok((stats.body.rpc.ResumeActor?.UNAVAILABLE ?? 0) >= 1);
+      assert.equal((await admin(s.admin, 'POST', '/outage', { ms: -1 })).status, 400);
+    } finally {
+      assert.equal((await admin(s.admin, 'DELETE', '/outage')).status, 200);
+    }
+    assert.ok((await s.client.resume('actor-004')).ok, 'answers again once the outage ends');
+  });
+
   test('CreateActor, ListActors (paged), ListWorkers, DeleteActor', async () => {
     const created = await s.client.call<api.ActorResponse>('CreateActor', {
       actor_ref: { atespace: 'other', name: 'fresh' },
@@ -221,6 +241,30 @@ describe('apiserver-stub control plane and workers', () => {
     assert.deepEqual(stats.body.workers[actor.ateom_pod_ip]?.actors, ['demo/actor-006']);
     const misdirected = Object.values(stats.body.workers).reduce((n, w) => n + w.misdirected, 0);
     assert.equal(misdirected, 1);
+
+    // The reset answers the fresh /stats; /metrics keeps the lifetime counts.
+    const reset = await admin<{ deliveries: { total: number; duplicates: number }; rpc: Record<string, unknown>; placements: number }>(s.admin, 'POST', '/stats/reset');
+    assert.equal(reset.status, 200);
+    assert.deepEqual(reset.body.deliveries, { total: 0, duplicates: 0 });
+    assert.deepEqual(reset.body.rpc, {}, 'no RPC since the reset');
+    assert.equal(reset.body.placements, 0);
+    const metrics = await fetch(`http://${s.admin}/metrics`);
+    assert.equal(metrics.status, 200);
+    const text = await metrics.text();
+    const deliveries = /^apiserver_deliveries_total (\d+)$/m.exec(text);
+    assert.ok(deliveries && Number(deliveries[1]) >= 4, 'lifetime deliveries');
+    const duplicates = /^apiserver_delivery_duplicates_total (\d+)$/m.exec(text);
+    assert.ok(duplicates && Number(duplicates[1]) >= 1, 'lifetime duplicates');
+    assert.match(text, /^apiserver_rpc_total\{method="ResumeActor",code="OK"\} [1-9]\d*$/m);
+    assert.match(text, /^apiserver_actors\{status="RUNNING"\} [1-9]\d*$/m);
+    assert.match(text, /^apiserver_workers_live 12$/m);
+    assert.doesNotMatch(text, /actor-006/, 'no actor names in labels');
+  });
+
+  test('/ready answers LIVE once the workers are attached', async () => {
+    const ready = await fetch(`http://${s.admin}/ready`);
+    assert.equal(ready.status, 200);
+    assert.equal(await ready.text(), 'LIVE\n');
   });
 
   test('demo app knobs: bytes, delay_ms, sse', async () => {
@@ -291,7 +335,7 @@ describe('apiserver-stub control plane and workers', () => {
   });
 
   test('admin API: bad input → 400, unknown actor or worker → 404', async () => {
-    assert.equal((await admin(s.admin, 'GET', '/healthz')).status, 200);
+    assert.equal((await admin(s.admin, 'GET', '/healthz')).status, 404, 'health is /ready now');
     assert.equal((await admin(s.admin, 'PUT', '/config', { coldResumeMs: -1 })).status, 400);
     assert.equal((await admin(s.admin, 'PUT', '/config', { bogus: 1 })).status, 400);
     assert.equal((await admin(s.admin, 'PUT', '/config', '{not json')).status, 400);

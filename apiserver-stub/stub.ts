@@ -1,12 +1,15 @@
 /**
- * Starts the whole apiserver-stub: the control plane (gRPC ateapi.Control + atestub.Workers on one port), the
- * admin API, and the in-process workers, which attach over the stub's own gRPC port exactly like separate worker
+ * Starts the whole apiserver-stub: the control plane (gRPC ateapi.Control + atestub.Workers on one port, or
+ * atestub.Workers on its own `--attach-listen` port so workers need not reach the control API), the admin API,
+ * and the in-process workers, which attach over the stub's own attach port exactly like separate worker
  * processes do. Returns the bound addresses and a close() that stops everything in order.
  */
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
+import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
 import type { StubConfig } from './config.js';
@@ -20,7 +23,8 @@ import { WorkerAgent } from './worker/agent.js';
 import { WorkersService } from './workers-service.js';
 
 export interface RunningStub {
-  readonly addresses: { readonly grpc: string; readonly admin: string; readonly workers: string };
+  /** `attach` is where workers attach (the `grpc` address unless --attach-listen is given). */
+  readonly addresses: { readonly grpc: string; readonly attach: string; readonly admin: string; readonly workers: string };
   readonly workerAddresses: readonly string[];
   readonly cp: ControlPlane;
   readonly agents: readonly WorkerAgent[];
@@ -40,6 +44,22 @@ function bind(server: grpc.Server, address: string): Promise<number> {
   });
 }
 
+/** Lets open calls finish for up to 2 s, then forces the server down. */
+function shutdown(server: grpc.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, 2000);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+const GRPC_SERVER_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 };
+
 export async function startApiserverStub(config: StubConfig, log: Logger): Promise<RunningStub> {
   const store = new Store();
   const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
@@ -47,37 +67,35 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const counters = new RpcCounters();
   const churn = new Churn(cp, log);
 
-  const server = new grpc.Server({ 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 });
+  const server = new grpc.Server(GRPC_SERVER_OPTIONS);
   server.addService(controlServiceDefinition(), controlHandlers(cp, counters));
+  const attachServer = config.attachListen === undefined ? server : new grpc.Server(GRPC_SERVER_OPTIONS);
   const workersService = new WorkersService(cp, counters, log);
-  server.addService(workersServiceDefinition(), { Attach: workersService.attach });
+  attachServer.addService(workersServiceDefinition(), { Attach: workersService.attach });
   const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port));
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
+  const attachAt = config.attachListen ?? { host: config.listen.host, port: grpcPort };
 
-  const admin = buildAdmin({ cp, counters, churn });
+  let readiness: Readiness = 'not-ready';
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness });
+  guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
+    readiness = 'draining';
     cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));
     await admin.close();
     workersService.endAll();
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, 2000);
-      server.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await Promise.all([...new Set([server, attachServer])].map(shutdown));
   };
 
   try {
+    const attachPort = attachServer === server ? grpcPort : await bind(attachServer, formatHostPort(attachAt.host, attachAt.port));
+    const attachAddress = formatHostPort(attachAt.host, attachPort);
     await admin.listen({ host: config.admin.host, port: config.admin.port });
     const adminAddress = boundAddress(admin.server);
-    const apiserver = dialAddress(config.listen.host, grpcPort);
+    const apiserver = dialAddress(attachAt.host, attachPort);
     for (let i = 0; i < config.workers; i++) {
       agents.push(
         new WorkerAgent({
@@ -92,6 +110,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     }
     await Promise.all(agents.map((a) => a.start()));
     await Promise.all(agents.map((a) => a.whenAttached()));
+    readiness = 'live';
     const workerAddresses = agents.map((a) => a.listener.address);
     const workers =
       config.workers === 0
@@ -99,7 +118,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
         : config.workers === 1
           ? workerAddresses[0]!
           : `${agents[0]!.ip}-${agents[agents.length - 1]!.ip}:${config.workerPort}`;
-    return { addresses: { grpc: grpcAddress, admin: adminAddress, workers }, workerAddresses, cp, agents, close: closeAll };
+    return { addresses: { grpc: grpcAddress, attach: attachAddress, admin: adminAddress, workers }, workerAddresses, cp, agents, close: closeAll };
   } catch (err) {
     await closeAll().catch(() => undefined);
     throw err;

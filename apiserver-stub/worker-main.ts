@@ -5,12 +5,11 @@ import { WorkerAgent } from './worker/agent.js';
 import { readWorkerConfig, workerHelp } from './worker/config.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const parsed = readWorkerConfig(argv);
-  if (parsed.kind === 'help') {
+  const { help, config } = readWorkerConfig(argv);
+  if (help || !config) {
     process.stdout.write(workerHelp());
     return;
   }
-  const config = parsed.config;
   const log = createLogger('worker');
   const agent = new WorkerAgent({
     apiserver: config.apiserver,

@@ -1,9 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { CLI, startComponent, workerNet, type RunningComponent } from '../lib/testing/component.js';
+import { CLI_SCRIPT as CLI } from '../cli/launch-component.js';
+import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { workerNet } from '../lib/loopback.js';
+import { actorHost } from '../lib/testing/actors.js';
+import { until } from '../lib/testing/wait.js';
 import { ipv4Add } from './ip.js';
-import { actorHost, admin, controlClient, until, workerRequest, type ControlTestClient } from './testing/clients.js';
+import { admin, controlClient, workerRequest, type ControlTestClient } from './testing/clients.js';
 
 interface WorkerStats {
   alive: boolean;

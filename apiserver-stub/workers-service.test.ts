@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type ControlToWorker, type WorkerToControl, type WorkersClient } from './atestub-types.js';
-import { admin, until } from './testing/clients.js';
+import { until } from '../lib/testing/wait.js';
+import { admin } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
 /** A hand-driven worker: the raw Attach stream, its received operations, and how it ended. */

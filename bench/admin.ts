@@ -32,6 +32,10 @@ export interface ProxyCounters {
   readonly entries: number;
   readonly evictions: Readonly<Record<string, number>>;
   readonly reruns: Readonly<Record<string, number>>;
+  /** Re-runs by their number within a request (`"1"`, `"2"`, ...; empty for a proxy that does not report it). */
+  readonly rerunsByAttempt: Readonly<Record<string, number>>;
+  readonly connectFailures: number;
+  readonly resets: number;
   readonly resolverResumeCalls: number;
   readonly process: ProcessCounters | null;
 }
@@ -94,6 +98,9 @@ export function readProxy(stats: unknown): ProxyCounters {
     entries: num(cache['entries']),
     evictions: numbers(cache['evictions']),
     reruns: numbers(s['reruns']),
+    rerunsByAttempt: numbers(obj(s['rerunAttempts'])['byAttempt']),
+    connectFailures: num(obj(s['upstream'])['connectFailures']),
+    resets: num(obj(s['upstream'])['resets']),
     resolverResumeCalls: sumValues(obj(s['resolver'])['resumeCalls']),
     process: readProcess(s),
   };
@@ -134,8 +141,9 @@ export class Admin {
     return call('GET', `${this.base}/stats`);
   }
 
-  async reset(): Promise<void> {
-    await call('POST', `${this.base}/stats/reset`);
+  /** Zeros the component's /stats counters; answers the fresh /stats document. */
+  reset(): Promise<unknown> {
+    return call('POST', `${this.base}/stats/reset`);
   }
 
   get(path: string): Promise<unknown> {

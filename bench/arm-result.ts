@@ -72,7 +72,7 @@ export function buildArmResult(name: ArmName, description: string, load: LoadRes
     components,
     loadgen: { component: 'loadgen', cpuMs: loadgenCpuMs, cpuMsPerRequest: requests > 0 ? loadgenCpuMs / requests : 0, peakRssBytes: load.loadgenPeakRssBytes },
     ...(cache ? { cache } : {}),
-    ...(proxy ? { evictions: sum(proxy.evictions), reruns: sum(proxy.reruns) } : {}),
+    ...(proxy ? { evictions: sum(proxy.evictions), reruns: sum(proxy.reruns), rerunsByAttempt: proxy.rerunsByAttempt } : {}),
     ...(stub && extras.countDuplicates ? { duplicates: stub.duplicates } : {}),
     ...(extras.warmupResumeCalls !== undefined ? { warmupResumeCalls: extras.warmupResumeCalls } : {}),
     ...(extras.suspendedAtStart !== undefined ? { suspendedAtStart: extras.suspendedAtStart } : {}),

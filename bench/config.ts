@@ -11,7 +11,7 @@ import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.j
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
-  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000)' },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24)' },
   connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
   duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
@@ -26,8 +26,8 @@ export const BENCH_FLAGS = {
   'resolve-latency-ms': { type: 'number', default: 1, env: 'BENCH_RESOLVE_LATENCY_MS', help: 'stub --resolve-latency-ms (cost of one resolve)' },
   'cold-resume-ms': { type: 'number', default: 50, env: 'BENCH_COLD_RESUME_MS', help: 'stub --cold-resume-ms (cost of waking a suspended actor)' },
   'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
-  workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64)' },
-  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160)' },
+  workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 10)' },
   atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
   'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
   seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
@@ -80,10 +80,12 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     arms.push(found as ArmName);
   }
   const many = v.scenario === 'many-actors';
-  const actors = v.actors > 0 ? v.actors : many ? 10_000 : 50;
-  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : 1;
-  // Room for every actor plus spare workers for moves (churn) and cold placement.
-  const workers = v.workers > 0 ? v.workers : Math.max(64, Math.ceil((actors * 1.25) / capacity));
+  const faults = v.scenario === 'faults';
+  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : 50;
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : 1;
+  // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
+  // processes, with room left for the actors of the one it kills.
+  const workers = v.workers > 0 ? v.workers : faults ? 4 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
   if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');

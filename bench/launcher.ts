@@ -1,12 +1,13 @@
 /**
  * The benchmark's processes, started the way they are deployed: one OS process per component
- * (`node dist/lib/cli.js <component> ...`) plus the floor forwarder (`node dist/bench/floor.js`), through the
- * project's launcher (lib/launch.ts). Only the last lines of each process's output are kept, for error messages
- * during long runs. Nothing outlives the benchmark.
+ * (`actor-edge <component> ...`) plus the floor forwarder (`node dist/bench/floor.js`), through the project's one
+ * launcher (lib/launch.ts). Only the last lines of each process's output are kept, for error messages during long
+ * runs. Nothing outlives the benchmark.
  */
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launch, launchComponent as launchCli, type LaunchOptions, type Launched } from '../lib/launch.js';
+import { launchComponent as launchCli } from '../cli/launch-component.js';
+import { launch, type LaunchOptions, type Launched } from '../lib/launch.js';
 
 export { killAll, type Launched, type LaunchOptions } from '../lib/launch.js';
 

@@ -34,6 +34,11 @@ export interface LoadResult {
 export interface LoadHooks {
   /** Called once the load is running (churn starts here). */
   readonly onStart?: () => void | Promise<void>;
+  /** Called for every answer (its status) and every failed request (connection error or timeout). */
+  readonly onResponse?: (status: number) => void;
+  readonly onError?: () => void;
+  /** Ends the load early when it resolves (the duration is then an upper bound). */
+  readonly until?: Promise<unknown>;
 }
 
 /** Runs one load phase for `durationS` seconds and returns what the client saw. */
@@ -61,10 +66,17 @@ export async function runLoad(plan: LoadPlan, durationS: number, hooks: LoadHook
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(opts, (err, res) => (err ? reject(err as Error) : resolve(res)));
     cpu0 = process.cpuUsage();
-    instance.on('response', (_client: autocannon.Client, _status: number, _bytes: number, responseTime: number) => {
+    const onResponse = hooks.onResponse;
+    instance.on('response', (_client: autocannon.Client, status: number, _bytes: number, responseTime: number) => {
       recorder.record(responseTime);
+      onResponse?.(status);
     });
+    if (hooks.onError) instance.on('reqError', hooks.onError);
     if (hooks.onStart) started = Promise.resolve().then(hooks.onStart);
+    void hooks.until?.then(
+      () => instance.stop(),
+      () => instance.stop(),
+    );
   });
   await started;
   const cpu = process.cpuUsage(cpu0);

@@ -105,17 +105,10 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
         status: arm.non2xx + arm.errors === 0 ? 'met' : 'not-met',
         detail: `${arm.non2xx} non-2xx, ${arm.errors} errors of ${arm.requests} requests`,
       });
-      out.push(
-        arm.duplicates === undefined
-          ? { name: `${arm.name}: duplicate deliveries = 0`, status: 'n/a', detail: 'stub stats unavailable' }
-          : {
-              name: `${arm.name}: duplicate deliveries = 0`,
-              status: arm.duplicates === 0 ? 'met' : 'not-met',
-              detail: `${arm.duplicates} duplicates`,
-            },
-      );
+      out.push(duplicatesTarget(arm));
     }
   }
+  if (scenario === 'faults') out.push(...faultTargets(arms));
   if (scenario === 'cold') {
     for (const arm of arms) {
       const cold = arm.cold;
@@ -129,6 +122,47 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
             },
       );
     }
+  }
+  return out;
+}
+
+/** No request delivered twice (the one target that fails a run). */
+function duplicatesTarget(arm: ArmResult): TargetResult {
+  return arm.duplicates === undefined
+    ? { name: `${arm.name}: duplicate deliveries = 0`, status: 'n/a', detail: 'stub stats unavailable' }
+    : { name: `${arm.name}: duplicate deliveries = 0`, status: arm.duplicates === 0 ? 'met' : 'not-met', detail: `${arm.duplicates} duplicates` };
+}
+
+/** The faults scenario's targets, per arm: judged from counts, reported, never asserted. */
+export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
+  const out: TargetResult[] = [];
+  for (const arm of arms) {
+    const f = arm.faults;
+    if (!f) continue;
+    const phase = (prefix: string) => f.phases.find((p) => p.name.startsWith(prefix));
+    const killed = phase('(a)');
+    out.push({
+      name: `${arm.name}: (a) the killed worker's actors answer 200 from their new worker`,
+      status: f.killedActorsMoved === f.killedActors ? 'met' : 'not-met',
+      detail: `${f.killedActorsMoved}/${f.killedActors} actors of ${f.killedWorker}; in the phase ${killed?.non2xx ?? 0} non-2xx, ${killed?.errors ?? 0} errors (${killed ? statusText(killed) : '–'})`,
+    });
+    const perProcess = (killed?.connectFailures ?? 0) / Math.max(1, f.proxyProcesses);
+    out.push({
+      name: `${arm.name}: (a) failed connects per proxy process = 1`,
+      status: perProcess <= 1 ? 'met' : 'not-met',
+      detail: `${fmt(perProcess, 1)} per process (${killed?.connectFailures ?? 0} in ${f.proxyProcesses}); evictions ${countsText(killed?.evictions)} (one failed connect per process needs eviction by worker)`,
+    });
+    for (const [prefix, what] of [['(b)', 'ext_proc restart'], ['(c)', 'control plane down']] as const) {
+      const p = phase(prefix);
+      if (!p) continue;
+      const failed = p.non2xx + p.errors;
+      out.push({
+        name: `${arm.name}: ${prefix} no client-visible error for hits (${what})`,
+        status: failed <= p.misses ? 'met' : 'not-met',
+        detail: `${failed} non-2xx or errors, ${p.misses} misses, ${p.hits} hits in ${fmt(p.durationS, 1)} s (only a miss needs ${prefix === '(b)' ? 'ext_proc' : 'the control plane'}; failures ≤ misses means no hit failed)`,
+      });
+    }
+    out.push(duplicatesTarget(arm));
   }
   return out;
 }
@@ -213,11 +247,12 @@ export function summaryTable(arms: readonly ArmResult[]): string {
 function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): string | null {
   if (scenario === 'churn') {
     return table(
-      ['arm', 'requests', 'non-2xx', 'errors', 'evictions', 're-runs', 'duplicates', 'status codes'],
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
-      arms.map((a) => [a.name, fmtInt(a.requests), fmtInt(a.non2xx), fmtInt(a.errors), fmtInt(a.evictions), fmtInt(a.reruns), fmtInt(a.duplicates), statusText(a)]),
+      ['arm', 'requests', 'non-2xx', 'errors', 'evictions', 're-runs', 're-runs by number', 'duplicates', 'status codes'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],
+      arms.map((a) => [a.name, fmtInt(a.requests), fmtInt(a.non2xx), fmtInt(a.errors), fmtInt(a.evictions), fmtInt(a.reruns), byNumberText(a.rerunsByAttempt), fmtInt(a.duplicates), statusText(a)]),
     );
   }
+  if (scenario === 'faults') return faultsTable(arms);
   if (scenario === 'cold') {
     return table(
       ['arm', 'actors answered', 'concurrent per actor', 'first success p50 ms', 'p99 ms', 'max ms', 'ResumeActor per actor', 'OK per actor'],
@@ -253,10 +288,47 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
   return null;
 }
 
-function statusText(a: ArmResult): string {
+function statusText(a: Pick<ArmResult, 'statusCounts'>): string {
   return Object.entries(a.statusCounts)
     .map(([code, n]) => `${code}×${n}`)
     .join(' ');
+}
+
+/** `reason n` pairs, e.g. `stale 3 · connect 5` (– when empty). */
+function countsText(counts: Readonly<Record<string, number>> | undefined): string {
+  const parts = Object.entries(counts ?? {}).filter(([, n]) => n !== 0);
+  return parts.length ? parts.map(([k, n]) => `${k} ${fmtInt(n)}`).join(' · ') : '–';
+}
+
+/** `#1 380 · #2 11`: re-runs by their number within a request. */
+function byNumberText(byAttempt: Readonly<Record<string, number>> | undefined): string {
+  if (byAttempt === undefined) return '–';
+  return Object.entries(byAttempt).map(([k, n]) => `#${k} ${fmtInt(n)}`).join(' · ') || '–';
+}
+
+function faultsTable(arms: readonly ArmResult[]): string {
+  return table(
+    ['arm', 'phase', 's', 'requests', 'non-2xx', 'errors', 'status codes', 'cache hits', 'misses', 'evictions by reason', 'failed connects', 'resets', 're-runs', 'ResumeActor by code'],
+    ['l', 'l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'l', 'r', 'r', 'r', 'l'],
+    arms.flatMap((a) =>
+      (a.faults?.phases ?? []).map((p) => [
+        a.name,
+        p.name,
+        fmt(p.durationS, 1),
+        fmtInt(p.requests),
+        fmtInt(p.non2xx),
+        fmtInt(p.errors),
+        statusText(p),
+        fmtInt(p.hits),
+        fmtInt(p.misses),
+        countsText(p.evictions),
+        fmtInt(p.connectFailures),
+        fmtInt(p.resets),
+        fmtInt(p.reruns),
+        countsText(p.resumeByCode),
+      ]),
+    ),
+  );
 }
 
 export function renderMarkdown(report: BenchReport): string {

@@ -13,6 +13,7 @@ import { renderChart } from './chart.js';
 import { buildConfig, helpText, type BenchConfig } from './config.js';
 import { computeRatios, correctnessFailed, evaluateTargets, fileStem, fmt, fmtInt, renderMarkdown } from './report.js';
 import { churn } from './scenarios/churn.js';
+import { faults } from './scenarios/faults.js';
 import { cold } from './scenarios/cold.js';
 import { manyActors } from './scenarios/many-actors.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
@@ -28,6 +29,7 @@ export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.f
   churn,
   cold,
   'many-actors': manyActors,
+  faults,
 });
 
 function log(message: string): void {
@@ -100,6 +102,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
             .sort()
             .slice(0, config.actors)
         : seededNames(config.actors);
+    } else if (scenario.startArm) {
+      actors = seededNames(config.actors);
     } else {
       log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)`);
       stack = await Stack.start(config);
@@ -115,6 +119,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         if (stack) ctx.placements = await stack.placements();
         if (name === 'target') {
           runtime = { spec, url: config.target as string, probes: targetProbes(config), stop: async () => {} };
+        } else if (scenario.startArm) {
+          runtime = await scenario.startArm(ctx, spec);
         } else {
           if (!stack) throw new Error(`arm ${name} needs the bench's own stack`);
           runtime = await stack.startArm(spec, spec.kind === 'floor' ? floorWorker(ctx.placements).ip : undefined);

@@ -3,7 +3,7 @@
  * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
  * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
  */
-import { workerNet } from '../lib/testing/component.js';
+import { workerNet } from '../lib/loopback.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
@@ -132,21 +132,7 @@ export class Stack {
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
-      const proxy = await launchComponent(
-        'proxy',
-        [
-          '--listen', '127.0.0.1:0',
-          '--admin', '127.0.0.1:0',
-          '--extproc', extprocGrpc,
-          '--apiserver', this.grpc,
-          '--access-log', 'off',
-          '--cache-ttl-ms', String(cfg.cacheTtlMs),
-          '--cache-max-entries', String(cfg.cacheMaxEntries),
-          '--actor-suffix', cfg.actorSuffix,
-          ...spec.proxyFlags,
-        ],
-        opts,
-      );
+      const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), opts);
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -167,6 +153,21 @@ export class Stack {
   async stop(): Promise<void> {
     await this.stub.stop();
   }
+}
+
+/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
+export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
+  return [
+    '--listen', '127.0.0.1:0',
+    '--admin', '127.0.0.1:0',
+    '--extproc', extprocGrpc,
+    '--apiserver', apiserverGrpc,
+    '--access-log', 'off',
+    '--cache-ttl-ms', String(cfg.cacheTtlMs),
+    '--cache-max-entries', String(cfg.cacheMaxEntries),
+    '--actor-suffix', cfg.actorSuffix,
+    ...spec.proxyFlags,
+  ];
 }
 
 /** Probes for --target mode: whatever admin URLs were given. */

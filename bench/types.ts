@@ -3,7 +3,7 @@
 export const ARM_NAMES = ['direct', 'floor', 'A', 'B1', 'B2', 'C'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'churn', 'cold', 'many-actors'] as const;
+export const SCENARIOS = ['steady', 'churn', 'cold', 'many-actors', 'faults'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -36,6 +36,40 @@ export interface ColdUsage {
   readonly concurrentPerActor: number;
 }
 
+/** What one phase of the faults scenario saw: the client's answers (by the time they arrived) and the counters' change. */
+export interface FaultPhase {
+  readonly name: string;
+  readonly description: string;
+  readonly durationS: number;
+  readonly requests: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly statusCounts: Readonly<Record<string, number>>;
+  readonly hits: number;
+  readonly misses: number;
+  readonly evictions: Readonly<Record<string, number>>;
+  readonly connectFailures: number;
+  readonly resets: number;
+  readonly reruns: number;
+  /** ResumeActor answers by gRPC code name. */
+  readonly resumeByCode: Readonly<Record<string, number>>;
+}
+
+/** The faults scenario's view: phase by phase, and what happened to the killed worker's actors. */
+export interface FaultsUsage {
+  readonly phases: readonly FaultPhase[];
+  readonly workerProcesses: number;
+  readonly proxyProcesses: number;
+  readonly killedWorker: string;
+  /** Actors the killed worker hosted. */
+  readonly killedActors: number;
+  /** Of those, answered 200 by a request sent right after the kill, from a worker other than the killed one. */
+  readonly killedActorsMoved: number;
+  /** How long ext_proc was down while it restarted, and the control plane's outage. */
+  readonly extprocDownMs: number;
+  readonly outageMs: number;
+}
+
 export interface ArmResult {
   readonly name: ArmName;
   readonly description: string;
@@ -66,6 +100,8 @@ export interface ArmResult {
   /** Proxy cache evictions (all reasons) and re-runs (all reasons); churn and many-actors. */
   readonly evictions?: number;
   readonly reruns?: number;
+  /** Re-runs by their number within a request (`"1"`: first re-runs, `"2"`: second, ...). */
+  readonly rerunsByAttempt?: Readonly<Record<string, number>>;
   /** Requests an actor served more than once (stub deliveries.duplicates); must be 0. */
   readonly duplicates?: number;
   /** ResumeActor calls made during the warm-up (the cold calls of a hot run). */
@@ -73,6 +109,7 @@ export interface ArmResult {
   /** Actors SUSPENDED when the measured window started (each may cost one cold call). */
   readonly suspendedAtStart?: number;
   readonly cold?: ColdUsage;
+  readonly faults?: FaultsUsage;
   readonly notes: readonly string[];
   /** The raw /stats bodies read at the end of the measured window, by process. */
   readonly stats?: Readonly<Record<string, unknown>>;

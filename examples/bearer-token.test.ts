@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import factory, { createBearerTokenFilter } from './bearer-token.js';
-import { fakeContext } from './fake-context.js';
+import { fakeContext } from './testing/fake-context.js';
 import type { FilterResult } from '../proxy/api/public.js';
 
 const HOST = 'counter.demo.actors.resources.substrate.ate.dev';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRateLimitFilter } from './rate-limit.js';
-import { fakeContext } from './fake-context.js';
+import { fakeContext } from './testing/fake-context.js';
 import type { FilterResult } from '../proxy/api/public.js';
 
 const SUFFIX = 'actors.resources.substrate.ate.dev';

@@ -1,28 +1,40 @@
 /** extproc's flags and its frozen Config: the only place that reads the environment. */
-import { readFlags, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { readConfig, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
 
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
   admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
+  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
-  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: 15000, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
+  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: DEFAULT_RESUME_BUDGET_MS, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
   parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION, parking the waiting requests.' },
   'park-budget-ms': { type: 'number', env: 'EXTPROC_PARK_BUDGET_MS', default: 5000, min: 1, help: 'With parking on: how long a retrying resume may keep requests parked.' },
+  'stream-idle-timeout-ms': {
+    type: 'number',
+    env: 'EXTPROC_STREAM_IDLE_TIMEOUT_MS',
+    default: 30000,
+    min: 0,
+    help: 'A Process stream on which the data plane neither sends nor half-closes for this long, while nothing is pending, ends with DEADLINE_EXCEEDED; 0 disables.',
+  },
   'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
 } as const satisfies FlagSpecs;
 
 export interface ExtprocConfig {
   readonly listen: HostPort;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   /** `host:port` of the control plane. */
   readonly apiserver: string;
   readonly workerPort: number;
   readonly actorSuffix: string;
   readonly resumeBudgetMs: number;
+  /** 0: no idle timeout. */
+  readonly streamIdleTimeoutMs: number;
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
 }
 
@@ -31,16 +43,17 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
   return Object.freeze({
     listen: parseHostPort(values.listen, '--listen'),
     admin: parseHostPort(values.admin, '--admin'),
+    adminToken: values['admin-token'],
     apiserver: formatHostPort(apiserver.host, apiserver.port),
     workerPort: values['worker-port'],
     actorSuffix: normaliseSuffix(values['actor-suffix']),
     resumeBudgetMs: values['resume-budget-ms'],
+    streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
   });
 }
 
 /** Reads argv over the environment over the defaults. */
-export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ExtprocConfig | undefined } {
-  const { help, values } = readFlags(EXTPROC_FLAGS, argv, env);
-  return { help, config: help ? undefined : buildConfig(values) };
+export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<ExtprocConfig> {
+  return readConfig(EXTPROC_FLAGS, buildConfig, argv, env);
 }

@@ -5,7 +5,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startComponent, workerNet, type RunningComponent } from '../lib/testing/component.js';
+import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { workerNet } from '../lib/loopback.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';
 
 const SUFFIX = 'actors.resources.substrate.ate.dev';

@@ -5,18 +5,10 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../lib/proto.js';
-import { summariseProcessingRequest, type RequestSummary } from './wire.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE } from '../lib/wire-contract.js';
+import { summariseProcessingRequest, type RequestKind, type RequestSummary } from './wire.js';
 
-export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';
-export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
-
-export type RequestKind =
-  | 'request_headers'
-  | 'response_headers'
-  | 'request_body'
-  | 'response_body'
-  | 'request_trailers'
-  | 'response_trailers';
+export type { RequestKind };
 
 /**
  * A ProcessingResponse: either the object form proto-loader serializes (bytes as Buffers, Struct values camelCase),

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { readFlags } from '../lib/flags.js';
-import { freePort } from '../lib/testing/component.js';
+import { freePort } from '../lib/loopback.js';
 import { metricValue } from '../lib/testing/scrape.js';
 import { startScriptedControl, type ScriptAnswer, type ScriptedControl } from '../lib/resume/testing/scripted-control.js';
 import { buildConfig, EXTPROC_FLAGS } from './config.js';
@@ -74,7 +74,7 @@ before(async () => {
 after(async () => {
   for (const s of started) {
     s.client.close();
-    await s.extproc.close(1000);
+    await s.extproc.close();
   }
   await control.close();
 });
@@ -369,7 +369,9 @@ test('a message with no request set ends the stream with INVALID_ARGUMENT', asyn
 test('admin: /ready, /stats counts and reset, /metrics without actor names and with lifetime counters', async () => {
   const fresh = await start();
   const base = `http://${fresh.extproc.adminAddress}`;
-  assert.equal((await fetch(`${base}/ready`)).status, 200);
+  const ready = await fetch(`${base}/ready`);
+  assert.equal(ready.status, 200);
+  assert.equal(await ready.text(), 'LIVE\n');
   script({
     'counter-7': () => ({ kind: 'ok', ip: '10.0.0.7' }),
     contended: (n) => (n === 0 ? { kind: 'error', code: grpc.status.ABORTED, details: 'busy' } : { kind: 'ok', ip: '10.0.0.7' }),
@@ -381,7 +383,7 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
   await until(() => fresh.extproc.metrics.stats().streams.active === 0, 'streams to close');
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
   assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'parked', 'process', 'requests', 'resumeCalls', 'streams']);
-  assert.deepEqual(stats.streams, { total: 5, active: 0 });
+  assert.deepEqual(stats.streams, { total: 5, active: 0, idleTimeouts: 0 });
   assert.deepEqual([stats.requests.ok, stats.requests.invalid_host, stats.requests.not_found], [3, 1, 1]);
   assert.deepEqual([stats.resumeCalls.OK, stats.resumeCalls.ABORTED, stats.resumeCalls.NOT_FOUND], [3, 1, 1]);
   assert.deepEqual(stats.parked, { active: 0, rejected: 0 });
@@ -400,6 +402,9 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
 
   const reset = await fetch(`${base}/stats/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
+  const answered = (await reset.json()) as Record<string, any>;
+  assert.deepEqual(Object.keys(answered).sort(), Object.keys(stats).sort(), 'the reset answers the fresh /stats document');
+  assert.equal(answered.streams.total, 0);
   const zero = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
   assert.equal(zero.streams.total, 0);
   assert.equal(zero.requests.ok, 0);

@@ -5,7 +5,15 @@
  * of them was the largest per-request cost in the server's own code. Field numbers are those of
  * envoy.service.ext_proc.v3 (see proto/envoy/...); unknown fields are skipped, as any protobuf decoder does.
  */
-import type { RequestKind } from './protocol.js';
+
+/** The ProcessingRequest `request` oneof members. */
+export type RequestKind =
+  | 'request_headers'
+  | 'response_headers'
+  | 'request_body'
+  | 'response_body'
+  | 'request_trailers'
+  | 'response_trailers';
 
 /** What the server reads from one ProcessingRequest. */
 export interface RequestSummary {

@@ -5,10 +5,15 @@
 import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
+import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
+import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
+import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
+  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
   'actor-cache': {
     type: 'choice',
@@ -19,7 +24,39 @@ export const PROXY_FLAGS = {
   },
   'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, help: 'How long a learned binding is served.' },
   'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
-  'max-reruns': { type: 'number', env: 'PROXY_MAX_RERUNS', default: 1, max: 10, help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.' },
+  'cache-refresh-ahead': {
+    type: 'choice',
+    env: 'PROXY_CACHE_REFRESH_AHEAD',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
+  },
+  'max-reruns': {
+    type: 'number',
+    env: 'PROXY_MAX_RERUNS',
+    default: DEFAULT_RERUN_POLICY.maxReruns,
+    max: MAX_RERUN_ATTEMPTS,
+    help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
+  },
+  'rerun-budget-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BUDGET_MS',
+    default: DEFAULT_RERUN_POLICY.budgetMs,
+    min: 1,
+    help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
+  },
+  'rerun-backoff-min-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MIN_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMinMs,
+    help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
+  },
+  'rerun-backoff-max-ms': {
+    type: 'number',
+    env: 'PROXY_RERUN_BACKOFF_MAX_MS',
+    default: DEFAULT_RERUN_POLICY.backoffMaxMs,
+    help: 'Longest such wait; each wait is drawn uniformly between the two.',
+  },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -39,28 +76,36 @@ export const PROXY_FLAGS = {
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
-  'extproc-message-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_MESSAGE_TIMEOUT_MS',
-    default: 10000,
-    min: 1,
-    help: 'How long to wait for each ext_proc answer (504 otherwise).',
-  },
-  'extproc-response-headers': {
-    type: 'choice',
-    env: 'PROXY_EXTPROC_RESPONSE_HEADERS',
-    choices: ['skip', 'send'],
-    default: 'skip',
-    help: 'Also send upstream response headers on the ext_proc stream (Envoy default mode; observe only).',
-  },
-  'failure-mode-allow': {
-    type: 'boolean',
-    env: 'PROXY_FAILURE_MODE_ALLOW',
-    default: false,
-    help: 'On an ext_proc error or timeout continue unprocessed (the request then has no route: 503).',
-  },
+  ...EXT_PROC_FLAGS,
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'drain-idle-grace-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_IDLE_GRACE_MS',
+    default: 1000,
+    help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
+  },
+  'upstream-max-connections': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    default: 128,
+    min: 1,
+    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
+  },
+  'upstream-max-pending': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_PENDING',
+    default: 1024,
+    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
+  },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
+  'xff-trusted-hops': {
+    type: 'number',
+    env: 'PROXY_XFF_TRUSTED_HOPS',
+    default: 0,
+    min: 0,
+    max: 64,
+    help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
+  },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
     type: 'number',
@@ -76,27 +121,22 @@ export const PROXY_FLAGS = {
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
 
 /** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
-export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-]);
+export { INTERNAL_HEADERS };
 
-/** The largest request head the ingress accepts (431 above), as Envoy's max_request_headers_kb default. */
-export const MAX_HEADER_BYTES = 60 * 1024;
+/** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
+export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
 export interface ProxyConfig {
   readonly listen: HostPort;
   readonly admin: HostPort;
+  readonly adminToken: string | undefined;
   readonly extproc: HostPort;
   readonly actorCache: boolean;
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
-  readonly maxReruns: number;
+  readonly cacheRefreshAhead: boolean;
+  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
+  readonly rerun: RerunPolicy;
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
   readonly apiserver: HostPort;
@@ -108,9 +148,16 @@ export interface ProxyConfig {
   readonly extprocMessageTimeoutMs: number;
   readonly extprocResponseHeaders: 'skip' | 'send';
   readonly failureModeAllow: boolean;
+  /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
+  readonly extProc: ExtProcSettings;
   readonly drainTimeoutMs: number;
+  readonly drainIdleGraceMs: number;
+  readonly upstreamMaxConnections: number;
+  readonly upstreamMaxPending: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
+  /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
+  readonly xffTrustedHops: number;
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
@@ -128,14 +175,24 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
   }
+  if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
+    throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
+  }
   return Object.freeze({
     listen: parseHostPort(flags.listen, '--listen'),
     admin: parseHostPort(flags.admin, '--admin'),
+    adminToken: flags['admin-token'],
     extproc: parseHostPort(flags.extproc, '--extproc'),
     actorCache: flags['actor-cache'] === 'on',
     cacheTtlMs: flags['cache-ttl-ms'],
     cacheMaxEntries: flags['cache-max-entries'],
-    maxReruns: flags['max-reruns'],
+    cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
+    rerun: Object.freeze({
+      maxReruns: flags['max-reruns'],
+      budgetMs: flags['rerun-budget-ms'],
+      backoffMinMs: flags['rerun-backoff-min-ms'],
+      backoffMaxMs: flags['rerun-backoff-max-ms'],
+    }),
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,
     apiserver: parseHostPort(flags.apiserver, '--apiserver'),
@@ -147,8 +204,13 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
     extprocResponseHeaders: flags['extproc-response-headers'],
     failureModeAllow: flags['failure-mode-allow'],
+    extProc: buildExtProcSettings(flags),
     drainTimeoutMs: flags['drain-timeout-ms'],
+    drainIdleGraceMs: flags['drain-idle-grace-ms'],
+    upstreamMaxConnections: flags['upstream-max-connections'],
+    upstreamMaxPending: flags['upstream-max-pending'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+    xffTrustedHops: flags['xff-trusted-hops'],
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs,
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],

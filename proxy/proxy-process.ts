@@ -1,5 +1,5 @@
 /**
- * One proxy process: counters and metrics, the chain (stages from `assembleStages`, then the router), the
+ * One proxy process: counters and metrics, the chain (stages from `chain/assemble.ts`, then the router), the
  * ingress, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one node:cluster worker
  * (then its admin listens on an internal loopback port and the primary aggregates it).
  */
@@ -23,8 +23,10 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
+  /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
+  stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface ProcessOptions {
@@ -35,7 +37,7 @@ export interface ProcessOptions {
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger('proxy');
-  const stats = new ProxyStats();
+  const stats = new ProxyStats(config.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
@@ -45,13 +47,15 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
+    maxConnections: config.upstreamMaxConnections,
+    maxPending: config.upstreamMaxPending,
   });
   const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
-    { maxReruns: config.maxReruns },
+    config.rerun,
   );
   const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages });
   const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining });
@@ -82,5 +86,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop };
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { request } from 'undici';
-import { workerNet } from '../lib/testing/component.js';
+import { workerNet } from '../lib/loopback.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run test:compose`: builds the image, then for ACTOR_CACHE=on and off brings the compose deployment up,
-# waits for every service to be healthy, sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move),
-# runs a 3-second load from the bench service inside the network, checks the proxy's and extproc's /stats, and
-# tears everything down (`down -v`), also when a step fails.
+# waits for every service to be healthy, checks from inside a worker container that only the apiserver's attach
+# port is reachable (not the admin APIs, ext_proc, the control API or the ingress), sends requests through
+# 127.0.0.1:8080 (a miss, a hit, a forced move), runs a 3-second load from the bench service inside the network,
+# checks the proxy's and extproc's /stats, and tears everything down (`down -v`), also when a step fails.
 #
 # Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
 # ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902), ACTOR_EDGE_STUB_ADMIN_PORT (9903).
@@ -89,6 +90,22 @@ no_restarts() {
   done
 }
 
+# Every address (on every network) of a service's container.
+addresses_of() {
+  docker inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$(dc ps -q "$1")"
+}
+
+# From worker-1 (where actor code runs): the control listeners must not connect, by service name or by any of the
+# containers' addresses; the apiserver's attach port must.
+check_isolation() {
+  local unreachable="proxy:9901,proxy:8080,extproc:50051,extproc:9902,apiserver:50052,apiserver:9903" ip
+  for ip in $(addresses_of proxy); do unreachable="$unreachable,$ip:9901,$ip:8080"; done
+  for ip in $(addresses_of extproc); do unreachable="$unreachable,$ip:50051,$ip:9902"; done
+  for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903"; done
+  dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e ACTOR_CACHE="$ACTOR_CACHE" \
+    worker-1 node dist/scripts/compose/check.js isolation
+}
+
 for mode in ${COMPOSE_TEST_MODES:-on off}; do
   export ACTOR_CACHE=$mode
   say "ACTOR_CACHE=$mode: up"
@@ -96,6 +113,7 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   dc up -d --no-build
   wait_healthy
   say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
+  check_isolation
   node dist/scripts/compose/check.js requests
   say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8

@@ -7,12 +7,6 @@ import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
 import type * as api from '../ateapi-types.js';
 
-export const SUFFIX = 'actors.resources.substrate.ate.dev';
-
-export function actorHost(name: string, atespace = 'demo'): string {
-  return `${name}.${atespace}.${SUFFIX}`;
-}
-
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; code: grpc.status; details: string };
 
 export interface ControlTestClient {
@@ -81,15 +75,4 @@ export async function admin<T = Record<string, unknown>>(base: string, method: s
   const res = await fetch(`http://${base}${path}`, init);
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

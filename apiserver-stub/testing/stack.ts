@@ -1,9 +1,10 @@
 /** An in-process apiserver-stub on OS-chosen ports and a private worker network, for tests. */
 import { createLogger } from '../../lib/logger.js';
-import { workerNet } from '../../lib/testing/component.js';
+import { workerNet } from '../../lib/loopback.js';
+import { SUFFIX } from '../../lib/testing/actors.js';
 import type { StubConfig } from '../config.js';
 import { startApiserverStub, type RunningStub } from '../stub.js';
-import { controlClient, SUFFIX, type ControlTestClient } from './clients.js';
+import { controlClient, type ControlTestClient } from './clients.js';
 
 export interface TestStack {
   readonly stub: RunningStub;
@@ -20,7 +21,9 @@ export async function startStack(overrides: Partial<StubConfig> = {}): Promise<T
   const net = await workerNet();
   const config: StubConfig = Object.freeze({
     listen: { host: '127.0.0.1', port: 0 },
+    attachListen: undefined,
     admin: { host: '127.0.0.1', port: 0 },
+    adminToken: undefined,
     workers: 4,
     workerIpBase: net.ipBase,
     workerPort: net.port,

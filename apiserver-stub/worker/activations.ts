@@ -1,10 +1,14 @@
 /**
  * The actors a worker serves right now, and what it delivered to them since its last report. The request path
- * touches only `get` and `Activation.deliver`: a map lookup, a counter and an array push.
+ * touches only `get` and `Activation.deliver`: a map lookup, a counter and an array push. The ids waiting for a
+ * report are capped per actor (`pendingIdLimit`, the report batch): a report is due long before, so the cap only
+ * matters when reports cannot go out; ids past it are not kept (the delivery is still counted).
  */
 import type { ServerResponse } from 'node:http';
 import { actorKey, type ActorRef } from '../../lib/actor-ref.js';
 import type { Served } from '../atestub-types.js';
+
+const DEFAULT_PENDING_ID_LIMIT = 4096;
 
 export class Activation {
   readonly key: string;
@@ -30,7 +34,7 @@ export class Activation {
     const table = this.table;
     if (this.pendingCount === 0) table.dirty.add(this);
     this.pendingCount++;
-    if (requestId !== undefined) this.pendingIds.push(requestId);
+    if (requestId !== undefined && this.pendingIds.length < table.pendingIdLimit) this.pendingIds.push(requestId);
     if (++table.requests === table.batchLimit) table.onBatchFull?.();
     return ++this.seq;
   }
@@ -44,11 +48,15 @@ export class ActivationTable {
   misdirected = 0;
   /** Called once when `requests` since the last drain reaches `batchLimit` (the owner reports early). */
   onBatchFull: (() => void) | undefined;
+  /** Most request ids one activation keeps until the next drain. */
+  readonly pendingIdLimit: number;
 
   constructor(
     readonly capacity: number,
     readonly batchLimit = Infinity,
-  ) {}
+  ) {
+    this.pendingIdLimit = Number.isFinite(batchLimit) ? batchLimit : DEFAULT_PENDING_ID_LIMIT;
+  }
 
   get(key: string): Activation | undefined {
     return this.byKey.get(key);

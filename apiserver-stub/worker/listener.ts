@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { formatHostPort } from '../../lib/address.js';
+import { UPSTREAM_MAX_HEADER_BYTES } from '../../lib/http-limits.js';
 
 /** Longer than any client's idle keep-alive, so the client (not the worker) closes idle sockets. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -35,7 +36,8 @@ export class WorkerListener {
   open(): Promise<void> {
     return this.serialise(async () => {
       if (this.server) return;
-      const server = http.createServer({ noDelay: true }, this.handler);
+      // Every head the proxy forwards (its own limit plus what it adds) is accepted.
+      const server = http.createServer({ noDelay: true, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }, this.handler);
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
       server.listen(this.port, this.host);

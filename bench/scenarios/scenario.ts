@@ -1,6 +1,7 @@
 /** What every scenario provides to the runner, and what the runner gives it. */
 import type { ActorPlacement } from '../admin.js';
 import type { BenchConfig } from '../config.js';
+import type { ArmSpec } from '../arms.js';
 import type { ArmRuntime, Stack } from '../stack.js';
 import type { ArmName, ArmResult, ScenarioName } from '../types.js';
 
@@ -23,6 +24,11 @@ export interface Scenario {
   readonly supportedArms: readonly ArmName[];
   /** One-time preparation after the stub is up (e.g. wake every actor). */
   prepare(ctx: ScenarioContext): Promise<void>;
+  /**
+   * Starts an arm's processes itself (a scenario that breaks them needs its own per arm); without it the runner
+   * starts one shared stub for the run and each arm's front processes on it.
+   */
+  readonly startArm?: (ctx: ScenarioContext, spec: ArmSpec) => Promise<ArmRuntime>;
   /** Measures one arm whose processes are running. */
   runArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmResult>;
 }

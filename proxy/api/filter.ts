@@ -1,6 +1,6 @@
 /**
  * The proxy's public filter API. A request runs through user filters (in `--filter` order), then actor-cache
- * (when on), then ext-proc, then the router. The chain (`chain.ts`) is the single owner of the same-request
+ * (when on), then ext-proc, then the router. The chain (`chain/chain.ts`) is the single owner of the same-request
  * re-run loop: filters decide, they never loop themselves.
  *
  * A filter module is an ES module whose default export is a `FilterFactory`.
@@ -60,6 +60,11 @@ export type UpstreamOutcome =
   /** No response headers within the route timeout. */
   | { readonly kind: 'timeout' }
   /**
+   * The HTTP client refused to build the upstream request from this request (its method, path or headers, e.g.
+   * as a filter changed them): nothing was sent and no worker was involved, so it never evicts and never re-runs.
+   */
+  | { readonly kind: 'invalid-request'; readonly code: string }
+  /**
    * The client went away before the upstream answered and the proxy abandoned the upstream request. It says
    * nothing about the worker: no eviction, no re-run (a client can never make the proxy evict a binding).
    */
@@ -70,9 +75,9 @@ export interface RequestContext {
   /** `x-request-id` (the client's, or generated). */
   readonly requestId: string;
   readonly method: string;
-  /** Path and query as received. */
+  /** Path and query, origin-form (an absolute-form target's path and query). */
   readonly path: string;
-  /** The Host / :authority as received. */
+  /** Host, or an absolute-form target's authority (which replaces Host). */
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;
@@ -82,7 +87,7 @@ export interface RequestContext {
   readonly attempt: number;
   /** Set by actor-cache or ext-proc; the router refuses to forward without one. Cleared before a re-run. */
   route: Route | undefined;
-  /** Per-filter scratch space that survives re-runs (key by your filter's name or a symbol). */
+  /** Per-filter scratch space for `--filter` modules that survives re-runs (key by your filter's name or a symbol). */
   readonly locals: Map<string | symbol, unknown>;
   readonly log: Logger;
   /**
@@ -92,16 +97,20 @@ export interface RequestContext {
   readonly signal?: AbortSignal;
 }
 
-export interface Filter {
+/**
+ * A filter. `Ctx` is what it is handed: `RequestContext` for `--filter` modules; the built-in stages are written
+ * against the proxy's own context, which adds their typed per-request slots.
+ */
+export interface Filter<Ctx extends RequestContext = RequestContext> {
   readonly name: string;
   /** Request phase: read/change headers, set a route, or answer locally. */
-  onRequest?(ctx: RequestContext): FilterResult | Promise<FilterResult>;
+  onRequest?(ctx: Ctx): FilterResult | Promise<FilterResult>;
   /** Upstream phase (observe only), in reverse filter order, once per attempt that reached the router. */
-  onUpstreamResponse?(ctx: RequestContext, outcome: UpstreamOutcome): void;
+  onUpstreamResponse?(ctx: Ctx, outcome: UpstreamOutcome): void;
   /** Called on every filter before the chain re-runs the request (actor-cache evicts here). */
-  onRerun?(ctx: RequestContext, reason: RerunReason): void;
+  onRerun?(ctx: Ctx, reason: RerunReason): void;
   /** Always called once when the client request is finished. */
-  onDone?(ctx: RequestContext, result: { readonly status: number; readonly error?: Error }): void;
+  onDone?(ctx: Ctx, result: { readonly status: number; readonly error?: Error }): void;
 }
 
 /** What a filter factory receives when the proxy loads it. */

@@ -11,11 +11,30 @@ import type { Router } from '../upstream/router.js';
 import { ERRORS } from './errors.js';
 import { pino } from 'pino';
 import { silentLog } from '../testing/helpers.js';
+import { waitFor } from '../../lib/testing/wait.js';
 
-function request(method = 'GET'): ProxyRequest {
+function request(method = 'GET', startedAt = performance.now()): ProxyRequest {
   const req = new http.IncomingMessage(new net.Socket());
   const res = new http.ServerResponse(req);
-  return new ProxyRequest(req, res, 'rid', method, '/p', 'a.demo.example', 'http', '127.0.0.1', new ForwardHeaders(['host', 'a.demo.example']), null, 0, silentLog);
+  return new ProxyRequest({
+    req,
+    res,
+    requestId: 'rid',
+    method,
+    path: '/p',
+    authority: 'a.demo.example',
+    scheme: 'http',
+    remoteAddress: '127.0.0.1',
+    headers: new ForwardHeaders(['host', 'a.demo.example']),
+    body: null,
+    startedAt,
+    log: silentLog,
+  });
+}
+
+/** Runs one request through the chain; resolves once the chain is done with it. */
+function runChain(chain: Chain, ctx: ProxyRequest): Promise<ProxyRequest> {
+  return new Promise((resolve) => chain.run(ctx, resolve));
 }
 
 /** A router that answers scripted outcomes, one per attempt, and records what it was asked. */
@@ -28,7 +47,7 @@ function scriptedRouter(outcomes: UpstreamOutcome[]): Router & { calls: { addres
       const o = outcomes.shift();
       if (o === undefined) throw new Error('no more scripted outcomes');
       if (o.kind === 'response') {
-        ctx.responding = true;
+        ctx.responseState = 'started';
         ctx.res.writeHead(o.status);
         ctx.res.end();
       }
@@ -68,7 +87,7 @@ test('a stale answer re-runs the whole chain once: onRerun on every filter, rout
   const counters = new Counters();
   const chain = new Chain([observer, resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 1 });
   const ctx = request();
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   chain.done(ctx, ctx.res.statusCode, undefined);
   assert.deepEqual(events, [
     'request#0 route=- port=-',
@@ -88,17 +107,62 @@ test('re-runs are bounded: exhausted stale answers become a 503 naming the reaso
   const router = scriptedRouter([STALE, STALE, STALE]);
   const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, new Counters(), { maxReruns: 1 });
   const ctx = request();
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   assert.equal(router.calls.length, 2);
   assert.equal(ctx.res.statusCode, 503);
   assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
+});
+
+test('back-to-back stale answers: the second re-run waits its backoff, each re-run is counted by its number', async () => {
+  const router = scriptedRouter([STALE, STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, counters, { maxReruns: 2, backoffMinMs: 1, backoffMaxMs: 1 });
+  const ctx = request();
+  await runChain(chain, ctx);
+  assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1']);
+  assert.equal(ctx.res.statusCode, 200);
+  assert.equal(ctx.attempt, 2);
+  assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 4)], [1, 1, 0]);
+  assert.equal(counters.rerunsStale, 2);
+  assert.equal(counters.rerunBackoffs, 1, 'only the second re-run waited');
+});
+
+test('a spent re-run budget ends the request with the re-runs-exhausted 503', async () => {
+  const router = scriptedRouter([STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 2, budgetMs: 1 });
+  const ctx = request('GET', performance.now() - 10);
+  await runChain(chain, ctx);
+  assert.equal(router.calls.length, 1);
+  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
+  assert.match(ctx.details ?? '', /budget of 1 ms/);
+  assert.equal(counters.rerunBudgetExhausted, 1);
+});
+
+test('a client that leaves during the backoff ends the request as cancelled, without the re-run', async () => {
+  const router = scriptedRouter([STALE, STALE, OK]);
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1'])], router, counters, { maxReruns: 2, backoffMinMs: 60_000, backoffMaxMs: 60_000, budgetMs: 120_000 });
+  const ctx = request();
+  const finished = runChain(chain, ctx);
+  // The client leaves once the chain waits before the second re-run (as the ingress does on close).
+  await waitFor(() => counters.rerunBackoffs === 1, 5000, 'the backoff to start');
+  ctx.res.destroy();
+  ctx.abortFilters();
+  await finished;
+  assert.equal(router.calls.length, 2, 'no third attempt');
+  assert.equal(ctx.error, ERRORS.DOWNSTREAM_CLOSED);
+  assert.match(ctx.details ?? '', /went away during/);
+  assert.equal(counters.rerunBackoffsCancelled, 1);
+  assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 3)], [1, 0]);
 });
 
 test('a POST reset after it was written is not re-run: 502', async () => {
   const router = scriptedRouter([{ kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' }, OK]);
   const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, new Counters(), { maxReruns: 1 });
   const ctx = request('POST');
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   assert.equal(router.calls.length, 1);
   assert.equal(ctx.res.statusCode, 502);
 });
@@ -109,7 +173,7 @@ test('a local reply short-circuits the chain; later filters and the router never
   const deny: Filter = { name: 'deny', onRequest: () => reply({ status: 403, body: 'no', headers: { 'x-why': 'test', 'x-ate-assignment-stale': 'true' } }) };
   const chain = new Chain([deny, later], router, new Counters(), { maxReruns: 1 });
   const ctx = request();
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   assert.equal(ctx.res.statusCode, 403);
   assert.equal(ctx.res.getHeader('x-why'), undefined, 'writeHead headers are not in the progressive API');
   assert.match(String((ctx.res as unknown as { _header: string })._header), /x-why: test/);
@@ -127,7 +191,7 @@ test('a filter that throws fails only this request with 500 naming the filter in
   };
   const chain = new Chain([boom, resolver(['10.0.0.1:1'])], scriptedRouter([OK]), new Counters(), { maxReruns: 1 });
   const ctx = request();
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   assert.equal(ctx.res.statusCode, 500);
   assert.equal(ctx.error, ERRORS.FILTER_FAILED);
   assert.match(ctx.details ?? '', /boom.*kaput/);
@@ -137,7 +201,7 @@ test('an async filter is awaited; without a route the answer is 503 "no healthy 
   const slow: Filter = { name: 'slow', onRequest: async () => CONTINUE };
   const chain = new Chain([slow], scriptedRouter([]), new Counters(), { maxReruns: 1 });
   const ctx = request();
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   assert.equal(ctx.res.statusCode, 503);
   assert.equal(ctx.error?.text, 'no healthy upstream');
 });
@@ -165,7 +229,7 @@ test('an error thrown in onUpstreamResponse, onRerun or onDone is logged with th
   const chain = new Chain([broken, witness, resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, new Counters(), { maxReruns: 1 });
   const ctx = request();
   Object.defineProperty(ctx, 'log', { value: log });
-  await chain.handle(ctx);
+  await runChain(chain, ctx);
   chain.done(ctx, ctx.res.statusCode, undefined);
   assert.equal(ctx.res.statusCode, 200, 'the request went on: re-run and answered');
   assert.equal(router.calls.length, 2);

@@ -3,42 +3,45 @@
  * resolver), then the router — which is not a filter, so "router last" cannot be got wrong.
  *
  * The chain is the single owner of the same-request re-run loop. When the router reports a stale rejection, a
- * connect failure or a reset, `shouldRerun` decides; on a re-run every filter's `onRerun` is called (actor-cache
- * evicts there), the route and the attempt's header changes are cleared, and the whole chain runs again from
- * the top for the same client request (Envoy's recreateStream). Filters never loop on their own.
+ * connect failure or a reset, `shouldRerun` decides; on a re-run (at once, or after the backoff it names) every
+ * filter's `onRerun` is called (actor-cache evicts there), the route and the attempt's header changes are
+ * cleared, and the whole chain runs again from the top for the same client request (Envoy's recreateStream).
+ * A client that leaves during a backoff ends the request as cancelled, without the re-run. Filters never loop on
+ * their own.
  *
  * The chain is written with callbacks rather than async/await: a request whose filters all answer synchronously
  * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
  */
+import { STALE_HEADER, STALE_STATUS } from '../../lib/wire-contract.js';
 import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from '../api/filter.js';
-import type { ProxyRequest } from '../request/context.js';
+import { CHAIN_DONE, type ChainDone, type ProxyRequest } from '../request/context.js';
+import type { StageContext } from '../request/stage-context.js';
 import type { Router } from '../upstream/router.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError } from './errors.js';
 import { sendError, sendLocalReply } from '../edge/local-reply.js';
-import { shouldRerun } from './rerun.js';
+import { DEFAULT_RERUN_POLICY, shouldRerun, type RerunPolicy } from './rerun.js';
 
-export interface ChainOptions {
-  readonly maxReruns: number;
-}
-
-/** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
-export type ChainDone = (ctx: ProxyRequest) => void;
+/** The re-run policy (any field left out takes its flag's default). */
+export type ChainOptions = Partial<RerunPolicy>;
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
 export class Chain {
-  readonly #reversed: readonly Filter[];
+  readonly #reversed: readonly Filter<StageContext>[];
   readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+  readonly #policy: RerunPolicy;
 
   constructor(
-    readonly filters: readonly Filter[],
+    /** User filters (plain `Filter`s) and the built-in stages' filters (which use their typed slots). */
+    readonly filters: readonly Filter<StageContext>[],
     readonly router: Router,
     private readonly counters: Counters,
-    private readonly opts: ChainOptions,
+    opts: ChainOptions = {},
   ) {
+    this.#policy = Object.freeze({ ...DEFAULT_RERUN_POLICY, ...opts });
     if (typeof (router as Partial<Router>).forward !== 'function') throw new Error('the chain must end with a router');
     for (const f of filters) {
       if (typeof f?.name !== 'string' || f.name === '') throw new Error('every filter needs a name');
@@ -55,18 +58,12 @@ export class Chain {
 
   /** Runs one client request through the chain; `done(ctx)` is called once the response is decided. Never throws. */
   run(ctx: ProxyRequest, done: ChainDone): void {
-    ctx.chainDone = false;
-    ctx.onChainDone = done;
+    ctx.chainState = { kind: 'running', done };
     try {
       this.#requestPhase(ctx, 0);
     } catch (err) {
       this.#internalError(ctx, err);
     }
-  }
-
-  /** `run` as a promise (resolves with `ctx`). */
-  handle(ctx: ProxyRequest): Promise<ProxyRequest> {
-    return new Promise((resolve) => this.run(ctx, resolve));
   }
 
   /** Something the proxy did not expect threw: fail this request with a 500, never the process. */
@@ -77,18 +74,17 @@ export class Chain {
   }
 
   #done(ctx: ProxyRequest): void {
-    const done = ctx.onChainDone;
-    if (done === undefined) return;
-    ctx.onChainDone = undefined;
-    ctx.chainDone = true;
-    done(ctx);
+    const state = ctx.chainState;
+    if (state.kind !== 'running') return;
+    ctx.chainState = CHAIN_DONE;
+    state.done(ctx);
   }
 
   /** Request phase: filters in order from `from`; any may answer locally; then the router. */
   #requestPhase(ctx: ProxyRequest, from: number): void {
     const filters = this.filters;
     for (let i = from; i < filters.length; i++) {
-      const f = filters[i] as Filter;
+      const f = filters[i] as Filter<StageContext>;
       if (f.onRequest === undefined) continue;
       let result: FilterResult | Promise<FilterResult>;
       try {
@@ -151,7 +147,7 @@ export class Chain {
   #upstreamPhase(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
     const reversed = this.#reversed;
     for (let i = 0; i < reversed.length; i++) {
-      const f = reversed[i] as Filter;
+      const f = reversed[i] as Filter<StageContext>;
       if (f.onUpstreamResponse === undefined) continue;
       try {
         f.onUpstreamResponse(ctx, outcome);
@@ -163,27 +159,63 @@ export class Chain {
     const decision = shouldRerun({
       outcome,
       attempt: ctx.attempt,
-      maxReruns: this.opts.maxReruns,
+      policy: this.#policy,
+      elapsedMs: performance.now() - ctx.startedAt,
+      jitter: Math.random(),
       method: ctx.method,
       bodyReplayable: ctx.body === null || ctx.body.replayable,
-      responseStarted: ctx.responding,
+      responseStarted: ctx.responseState !== 'unsent',
       downstreamClosed: ctx.downstreamClosed,
     });
     if (decision.kind === 'rerun') {
+      if (decision.delayMs > 0) return this.#backoff(ctx, decision.reason, decision.delayMs);
       this.#rerun(ctx, decision.reason);
       return this.#requestPhase(ctx, 0);
     }
     if (decision.kind === 'fail') {
       if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
-      else sendError(ctx, decision.error, describe(outcome));
+      else {
+        let details = describe(outcome);
+        if (decision.limit === 'budget') {
+          this.counters.rerunBudgetExhausted++;
+          details += `; re-run budget of ${this.#policy.budgetMs} ms spent after ${ctx.attempt} re-run(s)`;
+        }
+        sendError(ctx, decision.error, details);
+      }
     }
     this.#done(ctx);
+  }
+
+  /** Waits `delayMs`, then re-runs; a client that leaves meanwhile ends the request as cancelled instead. */
+  #backoff(ctx: ProxyRequest, reason: RerunReason, delayMs: number): void {
+    this.counters.rerunBackoffs++;
+    const signal = ctx.signal;
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      this.counters.rerunBackoffsCancelled++;
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      ctx.details = `the client went away during the ${delayMs} ms wait before re-run ${ctx.attempt + 1}`;
+      this.#done(ctx);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      try {
+        if (ctx.downstreamClosed) return onAbort();
+        this.#rerun(ctx, reason);
+        this.#requestPhase(ctx, 0);
+      } catch (err) {
+        this.#internalError(ctx, err);
+      }
+    }, delayMs);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
   }
 
   #rerun(ctx: ProxyRequest, reason: RerunReason): void {
     if (reason === 'stale') this.counters.rerunsStale++;
     else if (reason === 'connect') this.counters.rerunsConnect++;
     else this.counters.rerunsReset++;
+    this.counters.rerunsByAttempt[ctx.attempt + 1]!++;
     for (const f of this.filters) {
       if (f.onRerun === undefined) continue;
       try {
@@ -196,7 +228,7 @@ export class Chain {
     ctx.nextAttempt();
   }
 
-  #filterFailed(ctx: ProxyRequest, f: Filter, err: unknown): void {
+  #filterFailed(ctx: ProxyRequest, f: Filter<StageContext>, err: unknown): void {
     if (err instanceof ProxyError) {
       sendError(ctx, err.spec, `${f.name}: ${err.details ?? err.message}`);
       return;
@@ -222,13 +254,15 @@ export class Chain {
 function describe(outcome: UpstreamOutcome): string {
   switch (outcome.kind) {
     case 'stale':
-      return 'upstream answered 421 x-ate-assignment-stale';
+      return `upstream answered ${STALE_STATUS} ${STALE_HEADER}`;
     case 'connect-failed':
       return `upstream connect failed: ${outcome.code}`;
     case 'reset':
       return `upstream reset (${outcome.code})${outcome.requestWritten ? ' after the request was written' : ''}`;
     case 'timeout':
       return 'no upstream response headers within the route timeout';
+    case 'invalid-request':
+      return `the upstream request could not be built: ${outcome.code}`;
     default:
       return outcome.kind;
   }

@@ -18,14 +18,20 @@ function spec(code: string, status: number, source: ProxyErrorSpec['source'], te
 
 export const ERRORS = Object.freeze({
   NO_HOST: spec('PROXY_ERR_NO_HOST', 400, 'downstream', 'missing Host header'),
+  INVALID_AUTHORITY: spec('PROXY_ERR_INVALID_AUTHORITY', 400, 'downstream', 'invalid authority'),
+  INVALID_TARGET: spec('PROXY_ERR_INVALID_TARGET', 400, 'downstream', 'invalid request target'),
+  PATH_NOT_ABSOLUTE: spec('PROXY_ERR_ABSOLUTE_PATH_REJECTED', 404, 'downstream', 'request path must start with /'),
   NO_ROUTE: spec('PROXY_ERR_NO_ROUTE', 503, 'internal', 'no healthy upstream'),
   BAD_ROUTE: spec('PROXY_ERR_BAD_ROUTE', 503, 'extproc', 'no healthy upstream'),
   FILTER_FAILED: spec('PROXY_ERR_FILTER_FAILED', 500, 'filter', 'internal error in a request filter'),
   EXTPROC_FAILED: spec('PROXY_ERR_EXTPROC_FAILED', 500, 'extproc', 'external processing failed'),
   EXTPROC_TIMEOUT: spec('PROXY_ERR_EXTPROC_TIMEOUT', 504, 'extproc', 'external processing timed out'),
+  EXTPROC_BODY_TOO_LARGE: spec('PROXY_ERR_EXTPROC_BODY_TOO_LARGE', 413, 'downstream', 'request body too large for external processing'),
   EXTPROC_PROTOCOL: spec('PROXY_ERR_EXTPROC_PROTOCOL', 500, 'extproc', 'external processor sent an invalid response'),
+  UPSTREAM_REQUEST_INVALID: spec('PROXY_ERR_UPSTREAM_REQUEST_INVALID', 500, 'internal', 'the upstream request could not be built'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
+  UPSTREAM_OVERFLOW: spec('PROXY_ERR_UPSTREAM_OVERFLOW', 503, 'upstream', 'upstream overflow: too many requests queued for the worker'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),
   UPSTREAM_RESET_AFTER_SEND: spec(
     'PROXY_ERR_UPSTREAM_RESET_AFTER_SEND',
@@ -51,8 +57,6 @@ export const ERRORS = Object.freeze({
   DOWNSTREAM_CLOSED: spec('PROXY_ERR_DOWNSTREAM_CLOSED', 499, 'downstream', 'client closed the request'),
   INTERNAL: spec('PROXY_ERR_INTERNAL', 500, 'internal', 'internal proxy error'),
 });
-
-export type ProxyErrorName = keyof typeof ERRORS;
 
 /** An error carrying a catalog entry; `details` is for the log only. */
 export class ProxyError extends Error {

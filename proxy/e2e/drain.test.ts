@@ -1,155 +1,137 @@
 /**
- * End to end, SIGTERM on a real proxy process in front of a plain node:http worker that holds each response until
- * the test releases it, so "in flight when SIGTERM arrived" is a fact, not a timing guess: `/ready` turns 503, new
- * connections are refused, a request arriving on an open connection is answered with `Connection: close`, the
- * in-flight request finishes and the process exits 0 — or, when the drain timeout expires first, the remaining
- * connection is closed and the process still exits 0.
+ * End to end, a real proxy process (one, and `--workers 2`): SIGTERM while clients loop POSTs on keep-alive
+ * connections. Every POST a client wrote gets a complete response; the only failures allowed are a connection the
+ * proxy had closed (or refused) before the request was written.
  */
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import net from 'node:net';
-import type http from 'node:http';
+import { test } from 'node:test';
 import { request } from 'undici';
-import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { hostOf, startProxy, until, type Proxy } from '../testing/stack.js';
+import assert from 'node:assert/strict';
+import { actorHost } from '../../lib/testing/actors.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { startEdgeStack, type EdgeStack } from '../testing/edge-harness.js';
+import { RawConnection, rawRequest } from '../testing/raw-client.js';
 
-let worker: Upstream;
-let ep: ScriptedExtProc;
-/** Held responses by path: the worker answers `/held/*` only when the test calls `release`. */
-const held = new Map<string, http.ServerResponse>();
+interface LoopCounts {
+  /** POSTs written to a connection the proxy had not closed. */
+  written: number;
+  /** Complete responses to them. */
+  completed: number;
+  /** Responses that carried `Connection: close`. */
+  closing: number;
+  /** Written, then the connection broke before a complete response: a lost request. */
+  lost: number;
+  /** Connections found closed by the proxy before a request was written, and refused connects. */
+  notWritten: number;
+}
 
-before(async () => {
-  worker = await startUpstream((req, res) => {
-    if (req.url?.startsWith('/held/')) held.set(req.url, res);
-    else res.end(`answered ${req.url}`);
+/** POSTs in a loop until a connect is refused (the proxy stopped listening). */
+async function postLoop(ingress: string, client: number, counts: LoopCounts): Promise<void> {
+  const body = JSON.stringify({ client, pad: 'x'.repeat(200) });
+  let conn: RawConnection | undefined;
+  for (let i = 0; ; i++) {
+    if (conn === undefined) {
+      try {
+        conn = await RawConnection.open(ingress);
+      } catch {
+        counts.notWritten++;
+        return;
+      }
+    }
+    if (conn.peerEnded) {
+      counts.notWritten++;
+      conn.destroy();
+      conn = undefined;
+      continue;
+    }
+    const current = conn;
+    counts.written++;
+    current.write(rawRequest('POST', `/loop?c=${client}&i=${i}`, actorHost('looper'), { 'content-type': 'application/json' }, body));
+    try {
+      const answer = await current.nextResponse();
+      assert.equal(answer.status, 200);
+      counts.completed++;
+      if (answer.headers.connection === 'close') {
+        counts.closing++;
+        await current.closedPromise;
+        conn = undefined;
+      }
+    } catch {
+      counts.lost++;
+      current.destroy();
+      conn = undefined;
+    }
+  }
+}
+
+async function sigtermUnderPostLoops(stack: EdgeStack, clients: number): Promise<LoopCounts> {
+  const counts: LoopCounts = { written: 0, completed: 0, closing: 0, lost: 0, notWritten: 0 };
+  const loops = Array.from({ length: clients }, (_, c) => postLoop(stack.ingress, c, counts));
+  await waitFor(() => counts.completed >= clients * 20, 20_000, 'every client to be looping');
+  stack.proxy.child.kill('SIGTERM');
+  await Promise.all(loops);
+  assert.equal(await stack.proxy.exited, 0);
+  return counts;
+}
+
+for (const workers of ['1', '2']) {
+  test(`SIGTERM under looping keep-alive POSTs (--workers ${workers}): nothing written is lost`, async (t) => {
+    const stack = await startEdgeStack(['--workers', workers, '--access-log', 'off', '--drain-timeout-ms', '10000']);
+    try {
+      const counts = await sigtermUnderPostLoops(stack, 6);
+      t.diagnostic(JSON.stringify(counts));
+      assert.equal(counts.lost, 0, 'POSTs written and then reset');
+      assert.equal(counts.completed, counts.written);
+      assert.ok(counts.closing >= 1, 'requests arriving during the drain were served with Connection: close');
+      assert.equal(stack.upstream.arrivals.length, counts.completed);
+      assert.ok(stack.proxy.logs().some((l) => l.msg === 'stopped'));
+    } finally {
+      await stack.close();
+    }
   });
-  ep = await startScriptedExtProc(() => routeTo(worker.address));
-});
-
-after(async () => {
-  for (const res of held.values()) res.destroy();
-  await ep?.close();
-  await worker?.close();
-});
-
-function release(path: string): void {
-  const res = held.get(path);
-  assert.ok(res, `${path} is held`);
-  res.end(`answered ${path}`);
 }
 
-/** A raw keep-alive connection to the ingress that collects everything the proxy writes back. */
-async function openConnection(p: Proxy): Promise<{ send(path: string): void; received(): string; closed: Promise<void> }> {
-  const url = new URL(p.ingress);
-  const socket = net.connect(Number(url.port), url.hostname);
-  let text = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (d: string) => (text += d));
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  return {
-    send: (path) => socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostOf('drainer')}\r\n\r\n`),
-    received: () => text,
-    closed,
-  };
+/** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
+async function sigtermAndWaitForDraining(stack: EdgeStack): Promise<void> {
+  stack.proxy.child.kill('SIGTERM');
+  await waitFor(async () => {
+    const res = await request(`${stack.admin}/ready`).catch(() => undefined);
+    if (res === undefined) return false;
+    await res.body.text();
+    return res.statusCode === 503;
+  }, 5000, '/ready to answer 503');
 }
 
-/** The first log line with this message (waits for it: lines arrive a little after what they report). */
-async function logLine(p: Proxy, msg: string): Promise<Record<string, unknown>> {
-  const find = (): Record<string, unknown> | undefined => p.component.logs().find((l) => l.msg === msg);
-  await until(() => find() !== undefined, 10_000, `the "${msg}" log line`);
-  return find() as Record<string, unknown>;
-}
-
-async function readyStatus(p: Proxy): Promise<number | undefined> {
-  const r = await request(`${p.admin}/ready`).catch(() => undefined);
-  if (r === undefined) return undefined;
-  await r.body.text();
-  return r.statusCode;
-}
-
-/** Resolves with the exit code, or fails once `ms` passed (a drain that never ends). */
-function exitWithin(p: Proxy, ms: number): Promise<number | null> {
-  return Promise.race([
-    p.component.exited,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the proxy did not exit within ${ms} ms of SIGTERM`)), ms).unref()),
-  ]);
-}
-
-function connectRefused(p: Proxy): Promise<string> {
-  const url = new URL(p.ingress);
-  return new Promise((resolve) => {
-    const s = net.connect(Number(url.port), url.hostname);
-    s.once('connect', () => {
-      s.destroy();
-      resolve('connected');
-    });
-    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-  });
-}
-
-/** The HTTP responses in a raw exchange, as [status line, lower-case headers]. */
-function responses(raw: string): { status: string; headers: Record<string, string> }[] {
-  return [...raw.matchAll(/(HTTP\/1\.1 \d+[^\r]*)\r\n((?:[^\r]+\r\n)*)\r\n/g)].map((m) => ({
-    status: m[1] as string,
-    headers: Object.fromEntries(
-      (m[2] as string)
-        .split('\r\n')
-        .filter((l) => l !== '')
-        .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-    ),
-  }));
-}
-
-test('SIGTERM with a request in flight: /ready 503, new connections refused, Connection: close, the request finishes, exit 0', async () => {
-  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '60000', '--route-timeout-ms', '120000']);
+test('during the drain, a request on an idle keep-alive connection is served with Connection: close', async () => {
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000']);
   try {
-    const conn = await openConnection(proxy);
-    conn.send('/held/1');
-    await until(() => held.has('/held/1'), 10_000, 'the request to reach the worker');
-
-    proxy.component.child.kill('SIGTERM');
-    await until(async () => (await readyStatus(proxy)) === 503, 10_000, '/ready to fail');
-    assert.equal((await logLine(proxy, 'draining')).inflight, 1, 'the held request was in flight when SIGTERM arrived');
-    assert.equal(await connectRefused(proxy), 'ECONNREFUSED', 'no new connections while draining');
-
-    // A request that arrives on the open connection during the drain is served, and told the connection closes.
-    conn.send('/during-drain');
-    await until(() => worker.requests.some((r) => r.url === '/during-drain'), 10_000, 'the request sent during the drain to reach the worker');
-    release('/held/1');
-    await conn.closed;
-    const answers = responses(conn.received());
-    assert.deepEqual(answers.map((a) => a.status), ['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
-    assert.equal(answers[1]?.headers.connection, 'close');
-    assert.match(conn.received(), /answered \/held\/1[\s\S]*answered \/during-drain$/);
-
-    assert.equal(await exitWithin(proxy, 30_000), 0);
-    await logLine(proxy, 'stopped');
-    assert.equal(proxy.component.logs().some((l) => typeof l.msg === 'string' && l.msg.startsWith('drain timeout')), false);
+    const conn = await RawConnection.open(stack.ingress);
+    conn.write(rawRequest('GET', '/before', actorHost('idler')));
+    assert.equal((await conn.nextResponse()).status, 200);
+    await sigtermAndWaitForDraining(stack);
+    assert.ok(!conn.peerEnded, 'the idle connection is still open');
+    conn.write(rawRequest('POST', '/during', actorHost('idler'), {}, 'written during the drain'));
+    const answer = await conn.nextResponse();
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.connection, 'close');
+    await conn.closedPromise;
+    assert.equal(await stack.proxy.exited, 0);
+    assert.deepEqual(stack.upstream.arrivals, ['/before', '/during']);
   } finally {
-    await proxy.component.stop();
+    await stack.close();
   }
 });
 
-test('the drain timeout expires: the held connection is closed and the process still exits 0', async () => {
-  const proxy = await startProxy(ep.address, ['--actor-cache', 'off', '--drain-timeout-ms', '1000', '--route-timeout-ms', '120000']);
+test('during the drain, a connection that stays idle for the grace is closed and the drain ends without its timeout', async () => {
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000']);
   try {
-    const conn = await openConnection(proxy);
-    conn.send('/held/never');
-    await until(() => held.has('/held/never'), 10_000, 'the request to reach the worker');
-    proxy.component.child.kill('SIGTERM');
-    // Well beyond the 1 s drain timeout, far below what a timeout taken as seconds would allow.
-    assert.equal(await exitWithin(proxy, 30_000), 0);
-    await conn.closed;
-    assert.equal(conn.received(), '', 'the client got no answer: its connection was closed');
-    assert.equal((await logLine(proxy, 'draining')).inflight, 1);
-    assert.equal((await logLine(proxy, 'drain timeout: closing remaining connections')).inflight, 1);
-    await logLine(proxy, 'stopped');
+    const conn = await RawConnection.open(stack.ingress);
+    conn.write(rawRequest('GET', '/before', actorHost('idler')));
+    assert.equal((await conn.nextResponse()).status, 200);
+    stack.proxy.child.kill('SIGTERM');
+    await conn.closedPromise;
+    assert.equal(await stack.proxy.exited, 0);
+    assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'));
   } finally {
-    await proxy.component.stop();
+    await stack.close();
   }
 });

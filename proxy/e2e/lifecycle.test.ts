@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { freePort } from '../../lib/testing/component.js';
+import { freePort } from '../../lib/loopback.js';
 import { metricValue } from '../../lib/testing/scrape.js';
 import {
   accessLine,
@@ -82,7 +82,7 @@ test('ext_proc down → 500 on the stream error (no timeout waited out); the pro
   }
 });
 
-// SIGTERM draining is covered against held responses in drain.test.ts.
+// SIGTERM draining is covered against held responses in drain-lifecycle.test.ts and drain.test.ts.
 
 test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /stats/reset reach both, a dead worker is replaced', async () => {
   const proxy: Proxy = await startProxy(extprocAddress, ['--workers', '2', '--cache-ttl-ms', '600000']);
@@ -120,6 +120,10 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     let text = await scrape();
     assert.equal(metricValue(text, 'proxy_requests_total{code="200"}'), 40);
     assert.equal(metricValue(text, 'proxy_extproc_streams_total'), misses);
+    assert.equal(metricValue(text, 'proxy_request_duration_seconds_count'), 40, 'the workers\' duration histograms are merged');
+    const ready = await request(`${proxy.admin}/ready`);
+    assert.equal(ready.statusCode, 200);
+    assert.equal(await ready.body.text(), 'LIVE\n');
 
     // /cache goes to every worker: together they hold one binding per miss; DELETE /cache empties both.
     const dump = await adminJson<{ workers: { status: number; body: { entries: number } }[] }>(proxy.admin, '/cache');
@@ -130,7 +134,10 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     assert.deepEqual([cleared.cache.entries, cleared.cache.evictions.admin], [0, misses]);
 
     // /stats/reset zeros every worker's counters; Prometheus keeps the lifetime counters.
-    await resetStats(proxy.admin);
+    const reset = await request(`${proxy.admin}/stats/reset`, { method: 'POST' });
+    assert.equal(reset.statusCode, 200);
+    const fresh = (await reset.body.json()) as { requests: { total: number }; workers: number };
+    assert.deepEqual([fresh.workers, fresh.requests.total], [2, 0], 'the reset answers the fresh summed /stats');
     const zero = await proxyStats(proxy);
     assert.deepEqual([zero.requests.total, zero.cache.hits, zero.cache.misses, zero.extproc.streams], [0, 0, 0, 0]);
     text = await scrape();

@@ -113,3 +113,26 @@ test('a second x-request-id is dropped: one id per request, the first valid one'
   assert.equal(head.requestId, 'first');
   assert.deepEqual(pairs(head.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', 'first']]);
 });
+
+test('with no trusted hop Forwarded, X-Forwarded-Host and X-Real-IP are removed and X-Forwarded-Proto is the connection\'s', () => {
+  const raw = ['Host', 'h', 'Forwarded', 'for=1.2.3.4', 'X-Forwarded-Host', 'evil', 'X-Real-IP', '1.2.3.4', 'X-Forwarded-Proto', 'https'];
+  const m = new Map(pairs(sanitiseRequestHeaders(raw, '127.0.0.1', 'http', STRIP).headers));
+  assert.equal(m.has('forwarded'), false);
+  assert.equal(m.has('x-forwarded-host'), false);
+  assert.equal(m.has('x-real-ip'), false);
+  assert.equal(m.get('x-forwarded-proto'), 'http');
+});
+
+test('behind trusted hops the forwarding headers pass, the first X-Forwarded-Proto is kept, and the peer is appended', () => {
+  const raw = ['Host', 'h', 'Forwarded', 'for=1.2.3.4', 'X-Forwarded-Host', 'front', 'X-Real-IP', '1.2.3.4', 'X-Forwarded-Proto', 'https', 'X-Forwarded-Proto', 'http', 'X-Forwarded-For', '1.2.3.4'];
+  const head = sanitiseRequestHeaders(raw, '10.0.0.2', 'http', STRIP, 1);
+  const m = new Map(pairs(head.headers));
+  assert.equal(m.get('forwarded'), 'for=1.2.3.4');
+  assert.equal(m.get('x-forwarded-host'), 'front');
+  assert.equal(m.get('x-real-ip'), '1.2.3.4');
+  assert.equal(m.get('x-forwarded-proto'), 'https');
+  assert.equal(pairs(head.headers).filter(([n]) => n === 'x-forwarded-proto').length, 1);
+  assert.equal(m.get('x-forwarded-for'), '1.2.3.4, 10.0.0.2');
+  const absent = new Map(pairs(sanitiseRequestHeaders(['Host', 'h'], '10.0.0.2', 'http', STRIP, 1).headers));
+  assert.equal(absent.get('x-forwarded-proto'), 'http', 'set from the connection when the hop sent none');
+});

@@ -1,25 +1,27 @@
 /**
  * Ingress header sanitisation, done once per client request before any filter runs:
- * - hop-by-hop headers (RFC 9110 §7.6.1: Connection and every header it names, Proxy-Connection, Keep-Alive, TE,
- *   Transfer-Encoding, Upgrade) are removed, and so is `Expect` (the ingress answers `100 Continue` itself);
+ * - hop-by-hop headers (`hop-by-hop.ts`: the RFC 9110 list, Connection and every header it names) are removed,
+ *   and so is `Expect` (the ingress answers `100 Continue` itself); a Connection header cannot name away the
+ *   headers the proxy itself relies on or adds (`REQUEST_KEEP`);
  * - internal headers a client could forge to steer routing (`x-ate-target-port`, `ate-target-actor`, ...,
  *   plus `--strip-headers`) are removed;
- * - `x-forwarded-for` gets the peer address appended, `x-forwarded-proto` is set from the connection (a client
- *   value is not trusted), `x-request-id` is kept or generated.
+ * - forwarding headers follow `trustedHops` (`--xff-trusted-hops`, Envoy's `xff_num_trusted_hops`):
+ *   `x-forwarded-for` always gets the peer address appended (as Envoy with `use_remote_address`); with 0 trusted
+ *   hops `x-forwarded-proto` is set from the connection and `forwarded`, `x-forwarded-host` and `x-real-ip` are
+ *   removed (the peer is the client, and a client's claims are not passed on); with N > 0 the peer is a trusted
+ *   proxy, so a received `x-forwarded-proto` is kept (set from the connection when absent) and the other three
+ *   pass unchanged;
+ * - `x-request-id` is kept or generated.
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
 import { nextRequestId } from '../request/request-id.js';
+import { HOP_BY_HOP, removeNamedByConnection } from './hop-by-hop.js';
 
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'te',
-  'transfer-encoding',
-  'upgrade',
-  'trailer',
-  'expect',
-]);
+/** Request headers never forwarded: hop-by-hop, and Expect. */
+const REQUEST_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'expect']);
+
+/** Headers a client's Connection header cannot remove: the ones the proxy reads, frames the body by, or adds. */
+const REQUEST_KEEP: ReadonlySet<string> = new Set(['host', 'content-length', 'x-forwarded-for', 'x-forwarded-proto', 'x-request-id']);
 
 export interface IngressHead {
   /** Flat `[name, value, ...]`, lower-case names, ready to forward. */
@@ -35,10 +37,21 @@ export interface IngressHead {
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
+/** Forwarding headers that pass only from a trusted hop (`trustedHops` > 0); a client's are removed. */
+const FROM_TRUSTED_HOP_ONLY: ReadonlySet<string> = new Set(['forwarded', 'x-forwarded-host', 'x-real-ip']);
+
 /**
- * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme.
+ * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme;
+ * `trustedHops` is the number of trusted proxies in front of this one.
  */
-export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: string, scheme: string, strip: ReadonlySet<string>): IngressHead {
+export function sanitiseRequestHeaders(
+  raw: readonly string[],
+  remoteAddress: string,
+  scheme: string,
+  strip: ReadonlySet<string>,
+  trustedHops = 0,
+): IngressHead {
+  const trusted = trustedHops > 0;
   const out: string[] = [];
   let host: string | undefined;
   let duplicateHost = false;
@@ -46,15 +59,17 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
   let requestId: string | undefined;
   let connection: string | undefined;
   let xff: string | undefined;
+  let proto: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = (raw[i] as string).toLowerCase();
     const value = raw[i + 1] as string;
-    if (HOP_BY_HOP.has(name)) {
+    if (REQUEST_DROP.has(name)) {
       if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
       else if (name === 'transfer-encoding') hasBody = true;
       continue;
     }
     if (strip.has(name)) continue;
+    if (!trusted && FROM_TRUSTED_HOP_ONLY.has(name)) continue;
     switch (name) {
       case 'host':
         if (host !== undefined) duplicateHost = true;
@@ -67,6 +82,7 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
         xff = xff === undefined ? value : `${xff}, ${value}`;
         continue;
       case 'x-forwarded-proto':
+        if (trusted) proto ??= value;
         continue;
       case 'x-request-id':
         if (requestId !== undefined || !REQUEST_ID.test(value)) continue;
@@ -75,33 +91,12 @@ export function sanitiseRequestHeaders(raw: readonly string[], remoteAddress: st
     }
     out.push(name, value);
   }
-  if (connection !== undefined) removeNamedByConnection(out, connection);
+  if (connection !== undefined) removeNamedByConnection(out, connection, REQUEST_KEEP);
   if (requestId === undefined) {
     requestId = nextRequestId();
     out.push('x-request-id', requestId);
   }
   out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
-  out.push('x-forwarded-proto', scheme);
+  out.push('x-forwarded-proto', proto ?? scheme);
   return { headers: out, host, duplicateHost, hasBody, requestId };
-}
-
-/** Removes the headers a Connection header names (other than those already removed). */
-function removeNamedByConnection(out: string[], connection: string): void {
-  const c = connection.toLowerCase();
-  if (c === 'keep-alive' || c === 'close') return; // the usual values name nothing else
-  let named: Set<string> | undefined;
-  for (const token of c.split(',')) {
-    const t = token.trim();
-    if (t === '' || t === 'close' || HOP_BY_HOP.has(t)) continue;
-    // A client must not be able to drop the headers the proxy itself adds or relies on.
-    if (t === 'host' || t === 'x-forwarded-for' || t === 'x-forwarded-proto' || t === 'x-request-id' || t === 'content-length') continue;
-    (named ??= new Set()).add(t);
-  }
-  if (named === undefined) return;
-  for (let i = 0; i < out.length; i += 2) {
-    if (named.has(out[i] as string)) {
-      out.splice(i, 2);
-      i -= 2;
-    }
-  }
 }

@@ -2,8 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { actorHost } from '../../lib/testing/actors.js';
 import {
-  actorHost,
   fixture,
   rawExchange,
   routeTo,
@@ -36,7 +36,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   await up.close();
 });

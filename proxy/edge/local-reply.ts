@@ -13,8 +13,8 @@ const INTERNAL_BODY = Buffer.from('internal proxy error\n');
 /** Writes `reply` unless the client is gone or a response already started. Returns false when nothing was written. */
 export function sendLocalReply(ctx: ProxyRequest, reply: LocalReply): boolean {
   const res = ctx.res;
-  if (ctx.responding || res.headersSent || res.destroyed || res.writableEnded) return false;
-  ctx.responding = true;
+  if (ctx.responseState !== 'unsent' || res.headersSent || res.destroyed || res.writableEnded) return false;
+  ctx.responseState = 'started';
   if (reply.details !== undefined) ctx.details = reply.details;
   let status = reply.status | 0;
   if (status < 200 || status > 999) status = status >= 100 && status < 200 ? 200 : 500;

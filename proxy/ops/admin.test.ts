@@ -2,7 +2,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { actorHost, getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, waitFor, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+import { actorHost } from '../../lib/testing/actors.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;
@@ -20,7 +22,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   await up.close();
 });
@@ -36,7 +38,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(await get('/'), 200);
   assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
   const s = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'resolver', 'process']);
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process']);
   assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 } });
   assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
   assert.equal(s.upstream?.requests, 2);
@@ -45,12 +47,17 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(s.upstream?.resets, 0);
   assert.equal(s.cache?.enabled, false);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
-  assert.equal(s.resolver?.kind, 'extproc');
+  assert.deepEqual(s.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
+  assert.deepEqual(s.resolver, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }, 'the same shape as the apiserver resolver');
   for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
 
   const reset = await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
-  await reset.body.text();
+  const fresh = (await reset.body.json()) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process'], 'the reset answers the fresh /stats');
+  assert.equal(fresh.requests?.total, 0);
+  assert.deepEqual(fresh.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.deepEqual(fresh.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
   const zero = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
   assert.equal(zero.requests?.total, 0);
   assert.equal(zero.extproc?.streams, 0);
@@ -72,13 +79,13 @@ test('draining: /ready turns 503, in-flight requests finish, then the proxy stop
   const p = await startTestProxy(['--extproc', ep.address, '--drain-timeout-ms', '5000']);
   const ready = await request(`http://${p.admin}/ready`);
   assert.equal(ready.statusCode, 200);
-  await ready.body.text();
+  assert.equal(await ready.body.text(), 'LIVE\n');
   const inflight = request(`http://${p.ingress}/hold`, { headers: { host: actorHost('a') } });
   await waitFor(() => held.length === 1, 10_000, 'the held request to reach the upstream');
-  const stopped = p.stop();
+  const stopped = p.close();
   const during = await request(`http://${p.admin}/ready`);
   assert.equal(during.statusCode, 503);
-  await during.body.text();
+  assert.equal(await during.body.text(), 'DRAINING\n');
   (held.shift() as { end(body: string): void }).end('ok'); // still in flight until now
   const res = await inflight;
   assert.equal(res.statusCode, 200);

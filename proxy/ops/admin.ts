@@ -1,11 +1,13 @@
 /**
- * The admin server (fastify, its own listener): `GET /ready` (503 while draining), `GET /stats` (the JSON
- * contract), `POST /stats/reset`, `GET /metrics` (Prometheus text), plus whatever the built-in stages add
- * (the cache's `/cache` endpoints).
+ * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /ready` (503
+ * `DRAINING` while draining), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`),
+ * `GET /metrics` (Prometheus text); plus whatever the built-in stages add (the cache's `/cache` endpoints).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
+import { registerOpsRoutes } from '../../lib/ops-routes.js';
+import { guardAdmin } from '../../lib/admin-guard.js';
 import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
 import type { ProxyStage } from '../chain/stage.js';
@@ -18,18 +20,11 @@ export interface AdminDeps {
   readonly draining: () => boolean;
 }
 
-/** Blocks every proxy reports even when no stage fills them in. */
-export function defaultBlocks(config: ProxyConfig): Record<string, unknown> {
-  return {
-    cache: { enabled: false, hits: 0, misses: 0, entries: 0, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } },
-    resolver: { kind: config.resolver, resumeCalls: {} },
-  };
-}
-
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, resolver, process). */
-export function statsDocument(deps: Pick<AdminDeps, 'config' | 'stats' | 'stages'>): Record<string, unknown> {
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
+export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
-  const blocks: Record<string, unknown> = defaultBlocks(deps.config);
+  // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
+  const blocks: Record<string, unknown> = {};
   for (const stage of deps.stages) Object.assign(blocks, stage.stats?.());
   return {
     requests: mine.requests,
@@ -37,6 +32,7 @@ export function statsDocument(deps: Pick<AdminDeps, 'config' | 'stats' | 'stages
     upstream: mine.upstream,
     cache: blocks.cache,
     reruns: mine.reruns,
+    rerunAttempts: mine.rerunAttempts,
     resolver: blocks.resolver,
     ...Object.fromEntries(Object.entries(blocks).filter(([k]) => k !== 'cache' && k !== 'resolver')),
     process: processStats(),
@@ -51,18 +47,12 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  app.get('/ready', async (_req, reply) => {
-    if (deps.draining()) return reply.code(503).type('text/plain').send('DRAINING\n');
-    return reply.type('text/plain').send('LIVE\n');
-  });
-  app.get('/stats', async () => statsDocument(deps));
-  app.post('/stats/reset', async () => {
-    resetStats(deps);
-    return { reset: true };
-  });
-  app.get('/metrics', async (_req, reply) => {
-    const text = await deps.registry.metrics();
-    return reply.type(deps.registry.contentType).send(text);
+  guardAdmin(app, { token: deps.config.adminToken });
+  registerOpsRoutes(app, {
+    readiness: () => (deps.draining() ? 'draining' : 'live'),
+    stats: () => statsDocument(deps),
+    resetStats: () => resetStats(deps),
+    registry: deps.registry,
   });
   for (const stage of deps.stages) {
     if (stage.admin !== undefined) await app.register(stage.admin);

@@ -1,12 +1,16 @@
 /**
  * The proxy's counters: plain numbers bumped on the request path (no allocation, no label hashing). `/stats`
- * reports them minus the baseline taken at the last `POST /stats/reset`; `/metrics` reads the lifetime values
- * when scraped, so Prometheus counters never go backwards.
+ * reports them minus the baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the
+ * lifetime values when scraped, so Prometheus counters never go backwards.
  */
+import { SinceReset } from '../../lib/since-reset.js';
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 const CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+
+/** The highest `--max-reruns` (the per-attempt counters have one slot per re-run number). */
+export const MAX_RERUN_ATTEMPTS = 10;
 
 export class Counters {
   requests = 0;
@@ -23,6 +27,13 @@ export class Counters {
   rerunsStale = 0;
   rerunsConnect = 0;
   rerunsReset = 0;
+  /** Re-runs by their number within one request (index 1 = first re-run; up to --max-reruns, at most 10). */
+  readonly rerunsByAttempt = new Float64Array(MAX_RERUN_ATTEMPTS + 1);
+  /** Re-runs that waited a backoff first; of those, requests whose client left during the wait. */
+  rerunBackoffs = 0;
+  rerunBackoffsCancelled = 0;
+  /** Requests that could have re-run but had spent --rerun-budget-ms. */
+  rerunBudgetExhausted = 0;
 
   countResponse(status: number): void {
     this.requests++;
@@ -33,20 +44,12 @@ export class Counters {
     this.upstreamRequests++;
     this.upstreamByStatus[status > 0 && status < 1000 ? status : 0]!++;
   }
-
-  clone(): Counters {
-    const c = new Counters();
-    Object.assign(c, this);
-    (c as { requestsByStatus: Float64Array }).requestsByStatus = this.requestsByStatus.slice();
-    (c as { upstreamByStatus: Float64Array }).upstreamByStatus = this.upstreamByStatus.slice();
-    return c;
-  }
 }
 
-function byClass(counts: Float64Array, base: Float64Array | undefined): Record<StatusClass, number> {
+function byClass(counts: Float64Array): Record<StatusClass, number> {
   const out = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } as Record<StatusClass, number>;
   for (let s = 100; s < 600; s++) {
-    const n = (counts[s] as number) - (base ? (base[s] as number) : 0);
+    const n = counts[s] as number;
     if (n !== 0) out[CLASSES[Math.floor(s / 100) - 1] as StatusClass] += n;
   }
   return out;
@@ -62,35 +65,57 @@ export interface ProxyStatsBlock {
     readonly resets: number;
   };
   readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
+  readonly rerunAttempts: RerunAttemptsBlock;
+}
+
+/** Re-runs by number (`"1"`: first re-runs, `"2"`: second, ...), backoffs waited, and the budget's refusals. */
+export interface RerunAttemptsBlock {
+  readonly byAttempt: Record<string, number>;
+  readonly backoffs: number;
+  readonly cancelledInBackoff: number;
+  readonly budgetExhausted: number;
+}
+
+/** `{"1": n, "2": n, ...}` up to the highest re-run number that has a count, and at least up to `upTo`. */
+export function byAttempt(counts: Float64Array, upTo: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 1; i < counts.length; i++) {
+    const n = counts[i] as number;
+    if (i <= upTo || n !== 0) out[String(i)] = n;
+  }
+  return out;
 }
 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
   readonly live = new Counters();
-  #baseline: Counters = new Counters();
+  readonly #sinceReset = new SinceReset(() => this.live);
+
+  /** `maxReruns`: the re-run numbers always listed in `/stats` (those a request can reach). */
+  constructor(private readonly maxReruns = 0) {}
 
   reset(): void {
-    this.#baseline = this.live.clone();
+    this.#sinceReset.reset();
   }
 
   snapshot(): ProxyStatsBlock {
-    const l = this.live;
-    const b = this.#baseline;
+    const d = this.#sinceReset.current();
     return {
-      requests: { total: l.requests - b.requests, byStatus: byClass(l.requestsByStatus, b.requestsByStatus) },
-      extproc: {
-        streams: l.extprocStreams - b.extprocStreams,
-        active: l.extprocActive,
-        errors: l.extprocErrors - b.extprocErrors,
-        timeouts: l.extprocTimeouts - b.extprocTimeouts,
-      },
+      requests: { total: d.requests, byStatus: byClass(d.requestsByStatus) },
+      extproc: { streams: d.extprocStreams, active: this.live.extprocActive, errors: d.extprocErrors, timeouts: d.extprocTimeouts },
       upstream: {
-        requests: l.upstreamRequests - b.upstreamRequests,
-        byStatus: byClass(l.upstreamByStatus, b.upstreamByStatus),
-        connectFailures: l.upstreamConnectFailures - b.upstreamConnectFailures,
-        resets: l.upstreamResets - b.upstreamResets,
+        requests: d.upstreamRequests,
+        byStatus: byClass(d.upstreamByStatus),
+        connectFailures: d.upstreamConnectFailures,
+        resets: d.upstreamResets,
       },
-      reruns: { stale: l.rerunsStale - b.rerunsStale, connect: l.rerunsConnect - b.rerunsConnect, reset: l.rerunsReset - b.rerunsReset },
+      reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
+      rerunAttempts: {
+        byAttempt: byAttempt(d.rerunsByAttempt, this.maxReruns),
+        backoffs: d.rerunBackoffs,
+        cancelledInBackoff: d.rerunBackoffsCancelled,
+        budgetExhausted: d.rerunBudgetExhausted,
+      },
     };
   }
 }

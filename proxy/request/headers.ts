@@ -24,11 +24,6 @@ export class ForwardHeaders implements HeaderMap {
     return this.#list;
   }
 
-  /** True once anything was changed since construction or the last reset. */
-  get changed(): boolean {
-    return this.#copied;
-  }
-
   /** Back to the ingress headers (before a re-run). */
   reset(): void {
     this.#list = this.#original as string[];

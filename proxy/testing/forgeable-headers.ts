@@ -1,6 +1,7 @@
 /**
  * The request headers a client could forge to steer routing, written out for the tests rather than read from the
- * proxy's own list (proxy/config.ts): a name dropped there must fail the tests, not shrink what they expect.
+ * proxy's own list (INTERNAL_HEADERS in lib/wire-contract.ts): a name dropped there must fail the tests, not
+ * shrink what they expect.
  */
 export const FORGEABLE_HEADERS: readonly string[] = [
   'ate-endpoint-cached',

@@ -3,7 +3,6 @@
  * an in-process proxy (the real chain, router, ingress and admin) built from flags.
  */
 import http from 'node:http';
-import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -13,10 +12,9 @@ import { loadProto, lookup } from '../../lib/proto.js';
 import { boundAddress } from '../../lib/address.js';
 import { readProxyConfig, type ProxyConfig } from '../config.js';
 import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
-import { assembleStages } from '../main.js';
+import { assembleStages } from '../chain/assemble.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../stages/ext-proc/messages.js';
 
-export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
 export const silentLog = pino({ level: 'silent' });
 
 /** One received ProcessingRequest, headers decoded to a lower-case map. */
@@ -25,6 +23,8 @@ export interface SeenMessage {
   readonly headers: Record<string, string>;
   readonly protocolConfig: unknown;
   readonly endOfStream: boolean;
+  /** The whole message as decoded (attributes, metadata_context, bodies). */
+  readonly raw: Readonly<Record<string, unknown>>;
 }
 
 export type ExtProcScript = (msg: SeenMessage, call: grpc.ServerDuplexStream<unknown, unknown>) => ProcessingResponse | 'ignore' | 'end-ok' | 'fail' | Promise<ProcessingResponse | 'ignore' | 'end-ok' | 'fail'>;
@@ -45,7 +45,7 @@ function decode(m: Record<string, unknown>): SeenMessage {
   const h = (m[kind] as { headers?: { headers?: { key: string; value: string; raw_value: Buffer }[] }; end_of_stream?: boolean }) ?? {};
   const headers: Record<string, string> = {};
   for (const x of h.headers?.headers ?? []) headers[x.key] = x.raw_value.length > 0 ? x.raw_value.toString('latin1') : x.value;
-  return { kind, headers, protocolConfig: m.protocol_config, endOfStream: h.end_of_stream === true };
+  return { kind, headers, protocolConfig: m.protocol_config, endOfStream: h.end_of_stream === true, raw: m };
 }
 
 /** The success answer extproc gives: x-ate-target-port plus the original_dst metadata. */
@@ -178,21 +178,6 @@ export async function getJson(url: string): Promise<Record<string, unknown>> {
   return (await res.body.json()) as Record<string, unknown>;
 }
 
-export { waitFor } from '../../lib/testing/wait.js';
-
-export function actorHost(name: string, atespace = 'demo', port?: number): string {
-  return `${name}.${atespace}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
-}
-
-/** A loopback port with nothing listening on it (connections are refused). */
-export async function freeClosedPort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 /** Sends raw bytes on a new connection and returns everything the server wrote until it closed (or `waitMs`). */
 export async function rawExchange(address: string, data: string, waitMs = 3000): Promise<string> {
   const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
@@ -217,7 +202,7 @@ export async function rawExchange(address: string, data: string, waitMs = 3000):
   return out;
 }
 
-/** The path of a compiled test fixture (proxy/test/fixtures/<name>.js). */
+/** The path of a compiled test fixture (proxy/testing/fixtures/<name>.js). */
 export function fixture(name: string): string {
   return fileURLToPath(new URL(`./fixtures/${name}.js`, import.meta.url));
 }

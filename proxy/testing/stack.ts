@@ -3,20 +3,21 @@
  * network), extproc and proxy processes, plus small clients for the ingress and the admin APIs.
  */
 import { Agent, request } from 'undici';
-import { startComponent, workerNet, type RunningComponent } from '../../lib/testing/component.js';
-import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { workerNet } from '../../lib/loopback.js';
+import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
-export const SUFFIX = DEFAULT_ACTOR_SUFFIX;
-export const ATESPACE = 'demo';
+export { ATESPACE };
 
 /** `actor-000`, `actor-001`, ... as the stub seeds them. */
 export function actorName(i: number): string {
   return `actor-${String(i).padStart(3, '0')}`;
 }
 
+/** The authority of `actor` in the seeded atespace. */
 export function hostOf(actor: string, port?: number): string {
-  return `${actor}.${ATESPACE}.${SUFFIX}${port === undefined ? '' : `:${port}`}`;
+  return actorHost(actor, ATESPACE, port);
 }
 
 export interface StubOptions {
@@ -164,9 +165,17 @@ export interface ProxyStats {
   requests: { total: number; byStatus: Record<string, number> };
   extproc: { streams: number; active: number; errors: number; timeouts: number };
   upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
-  cache: { enabled: boolean; hits: number; misses: number; entries: number; evictions: Record<'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin', number> };
+  cache: {
+    enabled: boolean;
+    hits: number;
+    misses: number;
+    entries: number;
+    evictions: Record<'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin', number>;
+    coalesced: { waits: number; hit: number; alone: number; gone: number };
+    refreshes: { enabled: boolean; ok: number; failed: number; inFlight: number };
+  };
   reruns: { stale: number; connect: number; reset: number };
-  resolver: { kind: string; resumeCalls: Record<string, number> };
+  resolver: { kind: string; resumeCalls: Record<string, number>; flightJoins: number };
 }
 
 export interface StubStats {

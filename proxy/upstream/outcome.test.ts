@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CANCELLED, classifyFailure, isStaleRejection, relayHeaders, ResponseOutcome, STALE, TIMEOUT } from './outcome.js';
+import { CANCELLED, classifyFailure, isStaleRejection, ResponseOutcome, STALE, TIMEOUT } from './outcome.js';
 
 const raw = (...kv: string[]): Buffer[] => kv.map((s) => Buffer.from(s, 'latin1'));
 
@@ -12,22 +12,28 @@ test('a stale rejection is 421 with x-ate-assignment-stale: true, value case-ins
   assert.equal(isStaleRejection(200, raw('x-ate-assignment-stale', 'true')), false);
 });
 
-test('relayed headers lose hop-by-hop headers, those named by Connection, and the stale signal', () => {
-  const out = relayHeaders(
-    raw('Content-Type', 'text/plain', 'Connection', 'x-secret', 'X-Secret', '1', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked',
-      'X-Ate-Assignment-Stale', 'true', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9'),
-  );
-  assert.deepEqual(out, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Utf8', 'caf\xe9']);
-  const o = new ResponseOutcome(200, out);
+test('the response outcome exposes relayed headers as an object, repeated names as arrays', () => {
+  const o = new ResponseOutcome(200, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2']);
   assert.deepEqual(o.headers['set-cookie'], ['a=1', 'b=2']);
   assert.equal(o.headers['content-type'], 'text/plain');
 });
 
-test('failures before the request was written are connect failures; after, resets; a headers timeout is a timeout', () => {
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), false), { kind: 'connect-failed', code: 'ECONNREFUSED' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_CONNECT_TIMEOUT' }), false), { kind: 'connect-failed', code: 'UND_ERR_CONNECT_TIMEOUT' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true), { kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' });
-  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), true), { kind: 'timeout' });
+test('failures before the request was started are connect failures; after, resets; a headers timeout is a timeout', () => {
+  const err = (code: string): Error => Object.assign(new Error('x'), { code });
+  assert.deepEqual(classifyFailure(err('ECONNREFUSED'), false, false), { kind: 'connect-failed', code: 'ECONNREFUSED' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_CONNECT_TIMEOUT'), false, false), { kind: 'connect-failed', code: 'UND_ERR_CONNECT_TIMEOUT' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_SOCKET'), true, true), { kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_HEADERS_TIMEOUT'), true, true), { kind: 'timeout' });
+});
+
+test('a reset says whether the whole request had been written', () => {
+  assert.deepEqual(classifyFailure(Object.assign(new Error('x'), { code: 'UND_ERR_SOCKET' }), true, false), { kind: 'reset', requestWritten: false, code: 'UND_ERR_SOCKET' });
+});
+
+test('a request undici refuses to build is a local invalid-request, never a connect failure', () => {
+  const err = (code: string): Error => Object.assign(new Error('x'), { code });
+  assert.deepEqual(classifyFailure(err('UND_ERR_INVALID_ARG'), false, false), { kind: 'invalid-request', code: 'UND_ERR_INVALID_ARG' });
+  assert.deepEqual(classifyFailure(err('UND_ERR_NOT_SUPPORTED'), false, false), { kind: 'invalid-request', code: 'UND_ERR_NOT_SUPPORTED' });
 });
 
 test('only the exact stale header name counts, wherever it stands among the headers', () => {
@@ -35,21 +41,6 @@ test('only the exact stale header name counts, wherever it stands among the head
   assert.equal(isStaleRejection(421, raw('x-ate-assignment-stalf', 'true')), false, 'a name of the same length');
   assert.equal(isStaleRejection(421, raw('x-ate-assignment-stale-x', 'true')), false, 'a longer name');
   assert.equal(isStaleRejection(421, raw('x-other', 'true', 'content-type', 'text/plain', 'X-ATE-ASSIGNMENT-STALE', 'True')), true);
-});
-
-test('every hop-by-hop response header is dropped, also without a Connection header', () => {
-  const out = relayHeaders(
-    raw('Proxy-Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'Upgrade', 'h2c', 'TE', 'trailers',
-      'Trailer', 'x-t', 'Content-Length', '3'),
-  );
-  assert.deepEqual(out, ['Content-Length', '3']);
-});
-
-test('Connection lists are trimmed; every header it names goes, even repeated; its options and Content-Length stay', () => {
-  const out = relayHeaders(raw('Connection', 'close,  x-a ,keep-alive', 'X-A', '1', 'x-a', '2', 'Close', 'not an option', 'X-B', '3'));
-  assert.deepEqual(out, ['Close', 'not an option', 'X-B', '3']);
-  assert.deepEqual(relayHeaders(raw('Connection', 'content-length, x-a', 'Content-Length', '3', 'X-A', '1')), ['Content-Length', '3']);
-  assert.deepEqual(relayHeaders(raw('Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-B', '3')), ['X-B', '3']);
 });
 
 test('response headers are built once, repeated names become a list in order', () => {
@@ -64,7 +55,7 @@ test('the fixed outcomes, and failures without a usable error code', () => {
   assert.deepEqual({ ...STALE }, { kind: 'stale', status: 421 });
   assert.deepEqual({ ...CANCELLED }, { kind: 'cancelled' });
   assert.deepEqual({ ...TIMEOUT }, { kind: 'timeout' });
-  assert.deepEqual(classifyFailure(null, false), { kind: 'connect-failed', code: 'UNKNOWN' });
-  assert.deepEqual(classifyFailure({ code: 42 }, true), { kind: 'reset', requestWritten: true, code: 'UNKNOWN' });
-  assert.deepEqual(classifyFailure(new Error('no code'), false), { kind: 'connect-failed', code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure(null, false, false), { kind: 'connect-failed', code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure({ code: 42 }, true, true), { kind: 'reset', requestWritten: true, code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure(new Error('no code'), false, false), { kind: 'connect-failed', code: 'UNKNOWN' });
 });

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
+import { freePort as freeClosedPort } from '../../lib/loopback.js';
+import { actorHost } from '../../lib/testing/actors.js';
 import {
-  actorHost,
-  freeClosedPort,
   getJson,
   routeTo,
   startScriptedExtProc,
@@ -42,7 +42,8 @@ before(async () => {
     res.writeHead(421, { 'x-ate-assignment-stale': 'TRUE', 'content-type': 'text/plain' });
     res.end('misdirected request');
   });
-  resetter = await startUpstream((req) => req.socket.destroy(), '127.0.0.1', { readBody: false });
+  // Resets once it has read the whole request: the request was written, so it may have been processed.
+  resetter = await startUpstream((req) => req.socket.destroy());
   slow = await startUpstream((_req, res) => setTimeout(() => res.end('late'), 3000).unref(), '127.0.0.1', { readBody: false });
   closedAddress = `127.0.0.1:${await freeClosedPort()}`;
   ep = await startScriptedExtProc(() => routeTo(routes.shift() ?? good.address));
@@ -50,7 +51,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   for (const u of [good, stale, resetter, slow]) await u.close();
 });
@@ -103,7 +104,7 @@ test('a body above the replay limit meeting a stale worker gets a clear 503 and 
 });
 
 test('re-runs exhausted: a 503, never the worker 421 or its stale header', async () => {
-  routes = [stale.address, stale.address];
+  routes = [stale.address, stale.address, stale.address]; // the first pass and --max-reruns (2) re-runs
   const r = await send();
   assert.equal(r.status, 503);
   assert.match(r.text, /stale/);
@@ -135,7 +136,7 @@ test('a connect failure re-runs; the connect failure is counted', async () => {
 });
 
 test('a connect failure with no re-run left is a 503 naming it', async () => {
-  routes = [closedAddress, closedAddress];
+  routes = [closedAddress, closedAddress, closedAddress];
   const r = await send();
   assert.equal(r.status, 503);
   assert.match(r.text, /connect error/);
@@ -152,6 +153,41 @@ test('a reset before response headers re-runs a GET but not a POST (502: it may 
   assert.match(post.text, /not idempotent/);
   assert.equal(good.requests.length, goodBefore);
   routes = [];
+});
+
+test('a reset before the request body was all written re-runs even a POST: the actor cannot have had the whole request', async () => {
+  let headersSeen!: () => void;
+  const seen = new Promise<void>((resolve) => (headersSeen = resolve));
+  // Resets as soon as the request head arrives, while the client is still sending the body.
+  const early = await startUpstream((req) => {
+    req.socket.destroy();
+    headersSeen();
+  }, '127.0.0.1', { readBody: false });
+  try {
+    routes = [early.address, good.address];
+    const before = await stats();
+    const goodBefore = good.requests.length;
+    async function* body(): AsyncGenerator<Buffer> {
+      yield Buffer.from('first half, ');
+      await seen; // the rest only after the first upstream reset
+      yield Buffer.from('second half');
+    }
+    const res = await request(`http://${proxy.ingress}/x`, {
+      method: 'POST',
+      headers: { host: actorHost('a') },
+      body: body() as unknown as Dispatcher.DispatchOptions['body'],
+    });
+    const text = await res.body.text();
+    assert.equal(res.statusCode, 200);
+    assert.equal(JSON.parse(text).sha, createHash('sha256').update('first half, second half').digest('hex'));
+    assert.equal(good.requests.length, goodBefore + 1);
+    const after = await stats();
+    assert.equal(after.reruns.reset - before.reruns.reset, 1);
+    assert.equal(after.upstream.resets - before.upstream.resets, 1);
+  } finally {
+    routes = [];
+    await early.close();
+  }
 });
 
 test('no response headers within the route timeout → 504', async () => {

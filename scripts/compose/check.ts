@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 /**
- * The assertions of `npm run test:compose`, run from the host against the deployment's loopback-published ports.
+ * The assertions of `npm run test:compose`, run from the host against the deployment's loopback-published ports
+ * (requests, stats) or inside a worker container (isolation).
  *
  *   node dist/scripts/compose/check.js requests   (hit, miss, forced move; resets counters first)
  *   node dist/scripts/compose/check.js stats      (after the load: proxy and extproc /stats agree with the flag)
+ *   node dist/scripts/compose/check.js isolation  (TCP: CHECK_UNREACHABLE host:port,... must fail to connect,
+ *                                                   CHECK_REACHABLE host:port,... must connect)
  *
  * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
  * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
  * CHECK_STUB_ADMIN (http://127.0.0.1:9903), CHECK_WORKERS (4), ACTOR_SUFFIX.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
+import { Resolver } from 'node:dns/promises';
 import { request } from 'undici';
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 
@@ -140,11 +145,68 @@ async function stats(): Promise<void> {
   }
 }
 
+const CONNECT_TIMEOUT_MS = 3000;
+
+type Reach = { readonly kind: 'connected' } | { readonly kind: 'failed'; readonly why: string };
+
+/**
+ * Names are resolved with c-ares (A records, one 2-second try): on an internal network the resolver cannot
+ * forward, so getaddrinfo would wait out its own timeouts for every name that does not exist there, and block
+ * the thread pool for the names that do.
+ */
+const resolver = new Resolver({ timeout: 2000, tries: 1 });
+
+async function tryConnect(target: string): Promise<Reach> {
+  const colon = target.lastIndexOf(':');
+  const host = target.slice(0, colon).replace(/^\[|\]$/g, '');
+  const port = Number(target.slice(colon + 1));
+  if (net.isIP(host)) return connectOnce(host, port);
+  try {
+    const [address] = await resolver.resolve4(host);
+    return address === undefined ? { kind: 'failed', why: 'no address' } : connectOnce(address, port);
+  } catch (err) {
+    return { kind: 'failed', why: `name does not resolve here (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+}
+
+/** One TCP connect attempt; a timeout counts as a failure (a dropped SYN is as unreachable as a refusal). */
+function connectOnce(host: string, port: number): Promise<Reach> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (reach: Reach): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(reach);
+    };
+    const timer = setTimeout(() => done({ kind: 'failed', why: `no answer within ${CONNECT_TIMEOUT_MS} ms` }), CONNECT_TIMEOUT_MS);
+    socket.once('connect', () => done({ kind: 'connected' }));
+    socket.once('error', (err: NodeJS.ErrnoException) => done({ kind: 'failed', why: err.code ?? err.message }));
+  });
+}
+
+function targets(name: string): string[] {
+  return (env[name] ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+}
+
+async function isolation(): Promise<void> {
+  const unreachable = targets('CHECK_UNREACHABLE');
+  const reachable = targets('CHECK_REACHABLE');
+  assert.ok(unreachable.length > 0, 'CHECK_UNREACHABLE lists no targets');
+  const results = await Promise.all([...unreachable, ...reachable].map(async (t) => [t, await tryConnect(t)] as const));
+  for (const [target, reach] of results) {
+    const expectReachable = reachable.includes(target);
+    if (expectReachable) assert.equal(reach.kind, 'connected', `${target} should be reachable: ${reach.kind === 'failed' ? reach.why : ''}`);
+    else assert.equal(reach.kind, 'failed', `${target} is reachable from here but must not be`);
+    log(`${target}: ${reach.kind === 'connected' ? 'reachable' : `unreachable (${reach.why})`}`);
+  }
+}
+
 const phase = process.argv[2];
 try {
   if (phase === 'requests') await requests();
   else if (phase === 'stats') await stats();
-  else throw new Error(`usage: check.js requests|stats (got "${phase ?? ''}")`);
+  else if (phase === 'isolation') await isolation();
+  else throw new Error(`usage: check.js requests|stats|isolation (got "${phase ?? ''}")`);
   log(`${phase}: ok`);
 } catch (err) {
   process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);

@@ -4,9 +4,10 @@
  * SIGTERM, SIGHUP) stops the components in reverse order and exits 0; a component that exits on its own, or
  * does not become ready in time, is reported and stops the stack with exit code 1.
  */
-import { StackChild, describeExit, type Exit } from './child.js';
+import { spawnComponent } from '../../cli/launch-component.js';
+import { describeExit, NotReadyError, type Addresses, type Exit, type LaunchedProcess } from '../../lib/launch.js';
 import { formatLine, levelOf, type LineFormat } from './log-format.js';
-import { STEPS, banner, type ReadyMap } from './plan.js';
+import { STEPS, banner, type ReadyMap, type Step } from './plan.js';
 
 export interface LauncherOptions {
   readonly env: NodeJS.ProcessEnv;
@@ -25,139 +26,197 @@ export interface LauncherOptions {
   readonly parentPid?: number;
 }
 
+/** Why the stack stops. */
 type Outcome =
   | { kind: 'signal'; signal: NodeJS.Signals }
   | { kind: 'parent-gone'; pid: number }
   | { kind: 'died'; name: string; exit: Exit }
   | { kind: 'failed'; reason: string };
 
+/** How the wait for one component's ready line ended. */
+type StepResult = { kind: 'ready'; addresses: Addresses } | { kind: 'not-ready'; reason: string } | { kind: 'stack-stopping' };
+
 const SELF = 'stack';
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Output lines kept per component, for nothing but a short memory: the lines are shown as they arrive. */
+const KEEP_LINES = 20;
 
 export async function runStack(opts: LauncherOptions): Promise<number> {
-  const width = Math.max(SELF.length, ...STEPS.map((s) => s.name.length));
-  const fmt: LineFormat = { ...opts.format, width };
-  const say = (text: string): void => opts.write(formatLine(SELF, text, fmt));
-  const children: StackChild[] = [];
-  let stopping = false;
-  let firstSignalAt = 0;
+  const run = new StackRun(opts);
+  const unwatch = run.watch();
+  try {
+    await run.startAll();
+    return await run.stopAll(await run.outcome);
+  } finally {
+    unwatch();
+  }
+}
 
-  // The first outcome wins; `settled` flips synchronously so the start loop never races it.
-  let resolveOutcome!: (o: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => {
-    resolveOutcome = resolve;
-  });
-  let settled = false;
-  const settle = (o: Outcome): void => {
-    if (settled) return;
-    settled = true;
-    resolveOutcome(o);
-  };
+class StackRun {
+  /** The first outcome wins; `settled` flips synchronously so the start loop never races it. */
+  readonly outcome: Promise<Outcome>;
+  private resolveOutcome!: (o: Outcome) => void;
+  private settled = false;
+  private stopping = false;
+  private firstSignalAt = 0;
+  private readonly children: LaunchedProcess[] = [];
+  private readonly fmt: LineFormat;
 
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (!stopping && firstSignalAt === 0) {
-      firstSignalAt = Date.now();
-      settle({ kind: 'signal', signal });
+  constructor(private readonly opts: LauncherOptions) {
+    this.fmt = { ...opts.format, width: Math.max(SELF.length, ...STEPS.map((s) => s.name.length)) };
+    this.outcome = new Promise<Outcome>((resolve) => {
+      this.resolveOutcome = resolve;
+    });
+  }
+
+  /** Watches signals, the parent process and this process's exit; returns what undoes that. */
+  watch(): () => void {
+    const onSignal = (signal: NodeJS.Signals): void => this.onSignal(signal);
+    const killLeftovers = (): void => this.killAll();
+    for (const s of SIGNALS) process.on(s, onSignal);
+    process.on('exit', killLeftovers);
+    const parentWatch = this.watchParent();
+    return () => {
+      clearInterval(parentWatch);
+      for (const s of SIGNALS) process.off(s, onSignal);
+      killLeftovers();
+      process.off('exit', killLeftovers);
+    };
+  }
+
+  /** Starts every component in order, each once the previous one is ready; prints the banner if all are. */
+  async startAll(): Promise<void> {
+    const ready: ReadyMap = {};
+    for (const step of STEPS) {
+      if (this.settled) return;
+      const addresses = await this.startStep(step, ready);
+      if (addresses === undefined) return;
+      ready[step.name] = addresses;
+    }
+    if (!this.settled) for (const line of banner(ready, this.opts.env).lines) this.say(line);
+  }
+
+  /** Says why the stack stops, stops the components in reverse start order; resolves with the exit code. */
+  async stopAll(end: Outcome): Promise<number> {
+    this.stopping = true;
+    let code = this.announce(end);
+    for (const child of [...this.children].reverse()) {
+      if (!child.running) continue;
+      if (!(await this.stopChild(child))) code = 1;
+    }
+    this.say(code === 0 ? 'stopped' : 'stopped (exit code 1)');
+    return code;
+  }
+
+  private say(text: string): void {
+    this.opts.write(formatLine(SELF, text, this.fmt));
+  }
+
+  private settle(o: Outcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolveOutcome(o);
+  }
+
+  private onSignal(signal: NodeJS.Signals): void {
+    if (!this.stopping && this.firstSignalAt === 0) {
+      this.firstSignalAt = Date.now();
+      this.settle({ kind: 'signal', signal });
       return;
     }
     // A repeated signal (not the echo of the first one, which npm and terminals can deliver twice) forces it.
-    if (Date.now() - firstSignalAt > 1000) {
-      say(`${signal} again: killing every component now`);
-      for (const c of children) if (c.running) c.killGroup();
+    if (Date.now() - this.firstSignalAt > 1000) {
+      this.say(`${signal} again: killing every component now`);
+      this.killAll();
     }
-  };
-  for (const s of SIGNALS) process.on(s, onSignal);
-  const killLeftovers = (): void => {
-    for (const c of children) if (c.running) c.killGroup();
-  };
-  process.on('exit', killLeftovers);
-  const parentWatch =
-    opts.parentPid === undefined || opts.parentPid <= 1
-      ? undefined
-      : setInterval(() => {
-          if (!alive(opts.parentPid as number)) settle({ kind: 'parent-gone', pid: opts.parentPid as number });
-        }, 1000).unref();
+  }
 
-  try {
-    const ready: ReadyMap = {};
-    for (const step of STEPS) {
-      if (settled) break;
-      let args: string[];
-      try {
-        args = step.args(ready);
-      } catch (err) {
-        settle({ kind: 'failed', reason: (err as Error).message });
-        break;
-      }
-      const child = new StackChild({
-        name: step.name,
-        args,
-        env: opts.env,
-        onLine: (line) => {
-          if ((levelOf(line) ?? Infinity) >= opts.minLevel) opts.write(formatLine(step.name, line, fmt));
-        },
-      });
-      children.push(child);
-      say(`started ${step.name} (pid ${child.pid})`);
-      void child.exited.then((exit) => {
-        if (!stopping) settle({ kind: 'died', name: step.name, exit });
-      });
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), opts.readyTimeoutMs);
-      });
-      const first = await Promise.race([child.ready.catch(() => 'not-ready' as const), outcome, timeout]);
-      clearTimeout(timer);
-      if (first === 'timeout') {
-        settle({ kind: 'failed', reason: `${step.name} was not ready within ${opts.readyTimeoutMs} ms` });
-        break;
-      }
-      if (typeof first === 'object' && !('kind' in first)) {
-        ready[step.name] = first;
-      } else {
-        settle({ kind: 'failed', reason: `${step.name} exited before it was ready` });
-        break;
-      }
+  private killAll(): void {
+    for (const c of this.children) c.killGroup();
+  }
+
+  private watchParent(): NodeJS.Timeout | undefined {
+    const pid = this.opts.parentPid;
+    if (pid === undefined || pid <= 1) return undefined;
+    return setInterval(() => {
+      if (!alive(pid)) this.settle({ kind: 'parent-gone', pid });
+    }, 1000).unref();
+  }
+
+  /** Starts one component and waits for its ready line; undefined (and the outcome settled) if it never comes. */
+  private async startStep(step: Step, ready: ReadyMap): Promise<Addresses | undefined> {
+    let args: string[];
+    try {
+      args = step.args(ready);
+    } catch (err) {
+      this.settle({ kind: 'failed', reason: (err as Error).message });
+      return undefined;
     }
-    if (!settled) for (const line of banner(ready, opts.env).lines) say(line);
+    const child = this.spawn(step, args);
+    const result = await Promise.race<StepResult>([
+      child.ready.then(
+        (addresses) => ({ kind: 'ready', addresses }),
+        (err: unknown) => ({ kind: 'not-ready', reason: this.notReadyReason(step, err) }),
+      ),
+      this.outcome.then(() => ({ kind: 'stack-stopping' })),
+    ]);
+    if (result.kind === 'ready') return result.addresses;
+    this.settle({ kind: 'failed', reason: result.kind === 'not-ready' ? result.reason : `${step.name} exited before it was ready` });
+    return undefined;
+  }
 
-    const end = await outcome;
-    stopping = true;
-    let code = 0;
+  private notReadyReason(step: Step, err: unknown): string {
+    if (err instanceof NotReadyError && err.reason.kind === 'timeout') return `${step.name} was not ready within ${this.opts.readyTimeoutMs} ms`;
+    return `${step.name} exited before it was ready`;
+  }
+
+  private spawn(step: Step, args: string[]): LaunchedProcess {
+    const child = spawnComponent(step.name, args, {
+      env: this.opts.env,
+      readyTimeoutMs: this.opts.readyTimeoutMs,
+      keepLines: KEEP_LINES,
+      onLine: (line) => {
+        if ((levelOf(line) ?? Infinity) >= this.opts.minLevel) this.opts.write(formatLine(step.name, line, this.fmt));
+      },
+    });
+    this.children.push(child);
+    this.say(`started ${step.name} (pid ${child.pid})`);
+    void child.exited.then(() => {
+      if (!this.stopping) this.settle({ kind: 'died', name: step.name, exit: child.exit as Exit });
+    });
+    return child;
+  }
+
+  /** Says why the stack stops; resolves with the exit code that reason implies. */
+  private announce(end: Outcome): number {
     switch (end.kind) {
       case 'signal':
-        say(`${end.signal}: stopping`);
-        break;
+        this.say(`${end.signal}: stopping`);
+        return 0;
       case 'parent-gone':
-        say(`the process that started the stack (pid ${end.pid}) is gone: stopping`);
-        break;
+        this.say(`the process that started the stack (pid ${end.pid}) is gone: stopping`);
+        return 0;
       case 'died':
-        say(`${end.name} exited unexpectedly (${describeExit(end.exit)}): stopping the stack`);
-        code = 1;
-        break;
+        this.say(`${end.name} exited unexpectedly (${describeExit(end.exit)}): stopping the stack`);
+        return 1;
       case 'failed':
-        say(`${end.reason}: stopping the stack`);
-        code = 1;
-        break;
+        this.say(`${end.reason}: stopping the stack`);
+        return 1;
     }
-    for (const child of [...children].reverse()) {
-      if (!child.running) continue;
-      const result = await child.stop(opts.graceMs);
-      if (result.kind === 'killed') {
-        say(`${child.name} did not stop within ${opts.graceMs} ms: killed`);
-        code = 1;
-      } else if (result.exit.code !== 0) {
-        say(`${child.name} stopped with ${describeExit(result.exit)}`);
-        code = 1;
-      }
+  }
+
+  /** SIGTERM, then the group's SIGKILL after the grace; false (and said why) unless it exited cleanly. */
+  private async stopChild(child: LaunchedProcess): Promise<boolean> {
+    const result = await child.terminate(this.opts.graceMs);
+    if (result.kind === 'killed') {
+      this.say(`${child.label} did not stop within ${this.opts.graceMs} ms: killed`);
+      return false;
     }
-    say(code === 0 ? 'stopped' : 'stopped (exit code 1)');
-    return code;
-  } finally {
-    clearInterval(parentWatch);
-    for (const s of SIGNALS) process.off(s, onSignal);
-    killLeftovers();
-    process.off('exit', killLeftovers);
+    if (result.exit.code !== 0) {
+      this.say(`${child.label} stopped with ${describeExit(result.exit)}`);
+      return false;
+    }
+    return true;
   }
 }
 

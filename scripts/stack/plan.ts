@@ -5,7 +5,7 @@
  */
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import { formatHostPort, parseHostPort } from '../../lib/address.js';
-import type { Addresses } from './child.js';
+import type { Addresses } from '../../lib/launch.js';
 
 export type ComponentName = 'apiserver-stub' | 'extproc' | 'proxy';
 

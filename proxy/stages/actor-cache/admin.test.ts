@@ -6,6 +6,7 @@ import { BindingCache } from './binding-cache.js';
 import { cacheAdminPlugin } from './admin.js';
 import { registerCacheMetrics } from './metrics.js';
 import { cacheStatsBlock } from './stats.js';
+import { MissFlights } from './miss-flights.js';
 
 async function adminWith(cache: BindingCache | undefined) {
   const app = Fastify();
@@ -28,6 +29,28 @@ test('GET /cache dumps at most `limit` live bindings', async () => {
     assert.deepEqual(body.bindings.map((b) => [b.key, b.address]), [['demo/a5', '127.0.1.5:8443'], ['demo/a4', '127.0.1.4:8443']]);
     assert.equal((await app.inject({ method: 'GET', url: '/cache' })).json().bindings.length, 5);
     assert.equal((await app.inject({ method: 'GET', url: '/cache?limit=x' })).statusCode, 400);
+  } finally {
+    await app.close();
+  }
+});
+
+test('GET /cache shows per binding: address, generation, age, time left, hits, and whether a refresh is in flight', async () => {
+  let now = 1000;
+  const cache = new BindingCache({ ttlMs: 10_000, maxEntries: 100, refreshAheadFraction: 0.2, clock: { now: () => now } });
+  const a = cache.learn('demo/a', '127.0.1.1:8443')!;
+  const b = cache.learn('demo/b', '127.0.1.2:8443')!;
+  now += 8500;
+  cache.lookup('demo/a');
+  const due = cache.lookup('demo/a');
+  assert.ok(due.kind === 'hit' && due.refreshDue);
+  assert.equal(cache.claimRefresh('demo/a', a.generation), true);
+  const app = await adminWith(cache);
+  try {
+    const body = (await app.inject({ method: 'GET', url: '/cache' })).json() as { bindings: unknown[] };
+    assert.deepEqual(body.bindings, [
+      { key: 'demo/a', address: '127.0.1.1:8443', generation: a.generation, ageMs: 8500, expiresInMs: 1500, hits: 2, refreshing: true },
+      { key: 'demo/b', address: '127.0.1.2:8443', generation: b.generation, ageMs: 8500, expiresInMs: 1500, hits: 0, refreshing: false },
+    ]);
   } finally {
     await app.close();
   }
@@ -67,14 +90,17 @@ test('with the cache off the endpoints answer 404 and /stats says disabled', asy
     hits: 0,
     misses: 0,
     entries: 0,
-    evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 },
+    evictions: { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 },
+    coalesced: { waits: 0, hit: 0, alone: 0, gone: 0 },
+    refreshes: { enabled: false, ok: 0, failed: 0, inFlight: 0 },
   });
 });
 
 test('metrics read the cache counters when scraped', async () => {
   const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 1 });
+  const parts = { cache, flights: new MissFlights({ waitTimeoutMs: 1000 }), refresh: undefined };
   const registry = new Registry();
-  registerCacheMetrics(registry, cache);
+  registerCacheMetrics(registry, parts);
   cache.lookup('demo/a');
   cache.learn('demo/a', '127.0.1.1:8443');
   cache.lookup('demo/a');
@@ -88,7 +114,16 @@ test('metrics read the cache counters when scraped', async () => {
   cache.resetStats();
   assert.match(await registry.metrics(), /^actor_cache_hits_total 1$/m, 'metrics never go down');
   assert.equal(cache.stats().hits, 0);
-  const block = cacheStatsBlock(cache);
+  parts.flights.count('hit');
+  parts.flights.count('alone');
+  const block = cacheStatsBlock(parts);
   assert.equal(block.enabled, true);
   assert.equal(block.entries, 1);
+  assert.deepEqual(block.coalesced, { waits: 0, hit: 1, alone: 1, gone: 0 });
+  assert.deepEqual(block.refreshes, { enabled: false, ok: 0, failed: 0, inFlight: 0 });
+  const after = await registry.metrics();
+  assert.match(after, /^actor_cache_coalesced_waits_total\{result="hit"\} 1$/m);
+  assert.match(after, /^actor_cache_coalesced_waits_total\{result="gone"\} 0$/m);
+  assert.match(after, /^actor_cache_refreshes_total\{result="ok"\} 0$/m);
+  assert.match(after, /^actor_cache_evictions_total\{reason="worker"\} 0$/m);
 });

@@ -1,6 +1,7 @@
 /**
  * The cache's admin endpoints, a fastify plugin the proxy's admin server registers:
- * - `GET /cache?limit=N`: a bounded dump of live bindings, most recently used first (default 100, at most 10000);
+ * - `GET /cache?limit=N`: a bounded dump of live bindings, most recently used first (default 100, at most 10000):
+ *   per binding its key, address, generation, age, time left, request-path hits and whether a refresh is in flight;
  * - `DELETE /cache`: evicts every binding;
  * - `DELETE /cache/:atespace/:name`: evicts one binding (404 when there is none).
  * Admin evictions are counted under the reason `admin`.

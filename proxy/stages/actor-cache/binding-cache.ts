@@ -2,19 +2,32 @@
  * The actor-binding cache: `atespace/name` → the literal `ip:port` of the worker that last served the actor.
  *
  * A bounded LRU (lru-cache) with a fixed TTL from the moment a binding is learned (hits never extend it). Every
- * binding carries a generation number, unique across the cache, and eviction names the generation it means:
- * a request evicts only the binding it used, so a late stale answer can never delete a newer binding another
- * request learned meanwhile. The cache counts hits, misses and evictions by reason; it knows nothing about HTTP,
- * filters or metrics libraries.
+ * binding carries a generation number, unique across the cache and increasing, and eviction names the generation
+ * it means: a request evicts only the binding it used, so a late stale answer can never delete a newer binding
+ * another request learned meanwhile. Evicting every binding to one worker address (`evictWorker`) is guarded the
+ * same way, per entry: only bindings learned before the caller's generation mark go.
+ *
+ * Refresh-ahead bookkeeping lives here too, as plain time and state: a binding becomes due for a refresh in the
+ * last `refreshAheadFraction` of its TTL; `claimRefresh` lets one refresher have it, `renew` replaces it with the
+ * re-validated address (a fresh generation, one more TTL from its current expiry) and `refreshFailed` leaves it to
+ * expire. The cache counts hits, misses and evictions by reason; it knows nothing about HTTP, filters, ext_proc or
+ * metrics libraries.
  */
 import { LRUCache } from 'lru-cache';
+import { SinceReset } from '../../../lib/since-reset.js';
 import { isLiteralAddress } from '../../upstream/route-address.js';
 
 export { isLiteralAddress };
 
-/** Why a binding left the cache. `stale|connect|reset` come from requests, `ttl|lru` from the cache itself. */
-export type EvictionReason = 'stale' | 'connect' | 'reset' | 'ttl' | 'lru' | 'admin';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'ttl', 'lru', 'admin']);
+/**
+ * Why a binding left the cache. `stale|connect|reset` come from the request that used it, `worker` from a connect
+ * failure to its worker seen by another request, `ttl|lru` from the cache itself, `admin` from the admin API.
+ */
+export type EvictionReason = 'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin';
+export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'worker', 'ttl', 'lru', 'admin']);
+
+/** Where a binding is with refresh-ahead: not refreshed yet, a refresh in flight, or a refresh that failed. */
+export type RefreshState = 'idle' | 'in-flight' | 'failed';
 
 export interface Binding {
   /** Literal `ip:port` (IPv6 in brackets). */
@@ -23,9 +36,15 @@ export interface Binding {
   /** Clock time the binding was learned and when it stops being served (milliseconds, the cache's clock). */
   readonly learnedAt: number;
   readonly expiresAt: number;
+  /** From this clock time a hit makes the binding due for a refresh (Infinity: never). */
+  readonly refreshAt: number;
+  /** Request-path hits this binding served. */
+  readonly hits: number;
+  readonly refresh: RefreshState;
 }
 
-export type CacheLookup = { readonly kind: 'hit'; readonly binding: Binding } | { readonly kind: 'miss' };
+/** `refreshDue`: the hit fell in the refresh window and no refresh was claimed for this binding yet. */
+export type CacheLookup = { readonly kind: 'hit'; readonly binding: Binding; readonly refreshDue: boolean } | { readonly kind: 'miss' };
 
 export interface CacheStats {
   readonly hits: number;
@@ -39,38 +58,72 @@ export interface BindingCacheOptions {
   readonly ttlMs: number;
   /** The LRU bound. */
   readonly maxEntries: number;
+  /** A hit in the last this-much of a binding's TTL makes it due for a refresh; 0 (default): never. */
+  readonly refreshAheadFraction?: number;
   /** Millisecond clock (tests inject one); default `performance`. */
   readonly clock?: { now(): number };
+}
+
+export interface DumpedBinding {
+  readonly key: string;
+  readonly address: string;
+  readonly generation: number;
+  readonly ageMs: number;
+  readonly expiresInMs: number;
+  readonly hits: number;
+  /** A refresh-ahead exchange for this binding is in flight. */
+  readonly refreshing: boolean;
 }
 
 export interface CacheDump {
   readonly entries: number;
   readonly truncated: boolean;
-  readonly bindings: readonly { readonly key: string; readonly address: string; readonly generation: number; readonly expiresInMs: number }[];
+  readonly bindings: readonly DumpedBinding[];
 }
 
-function zeroEvictions(): Record<EvictionReason, number> {
-  return { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 };
+/** Every eviction reason with a count of 0. */
+export function zeroEvictions(): Record<EvictionReason, number> {
+  return { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
+}
+
+/** A stored binding: fixed facts plus the two things that change while it lives. */
+class Entry implements Binding {
+  hits = 0;
+  refresh: RefreshState = 'idle';
+  constructor(
+    readonly address: string,
+    readonly generation: number,
+    readonly learnedAt: number,
+    readonly expiresAt: number,
+    readonly refreshAt: number,
+  ) {}
 }
 
 export class BindingCache {
   readonly ttlMs: number;
   readonly maxEntries: number;
+  /** How long before expiry a binding in use becomes due for a refresh (0: never). */
+  readonly refreshWindowMs: number;
   readonly #clock: { now(): number };
-  readonly #lru: LRUCache<string, Binding>;
+  readonly #lru: LRUCache<string, Entry>;
+  /** Worker address → keys bound to it (every stored entry is here exactly once; bounded by the LRU). */
+  readonly #byAddress = new Map<string, Set<string>>();
   #nextGeneration = 1;
   #hits = 0;
   #misses = 0;
   #evictions = zeroEvictions();
-  #baseline: Omit<CacheStats, 'entries'> = { hits: 0, misses: 0, evictions: zeroEvictions() };
+  readonly #sinceReset = new SinceReset(() => ({ hits: this.#hits, misses: this.#misses, evictions: this.#evictions }));
 
   constructor(opts: BindingCacheOptions) {
     if (!Number.isInteger(opts.maxEntries) || opts.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
     if (!(opts.ttlMs >= 0)) throw new RangeError('ttlMs must be >= 0');
+    const fraction = opts.refreshAheadFraction ?? 0;
+    if (!(fraction >= 0 && fraction < 1)) throw new RangeError('refreshAheadFraction must be in [0, 1)');
     this.ttlMs = opts.ttlMs;
     this.maxEntries = opts.maxEntries;
+    this.refreshWindowMs = fraction * opts.ttlMs;
     this.#clock = opts.clock ?? performance;
-    this.#lru = new LRUCache<string, Binding>({
+    this.#lru = new LRUCache<string, Entry>({
       max: opts.maxEntries,
       // lru-cache treats ttl 0 as "no TTL"; with ttlMs 0 nothing is ever stored (see learn()).
       ttl: Math.max(1, opts.ttlMs),
@@ -79,8 +132,10 @@ export class BindingCache {
       updateAgeOnHas: false,
       allowStale: false,
       perf: this.#clock,
-      // Only the cache's own removals are counted here; request and admin evictions count themselves.
-      dispose: (_value, _key, reason) => {
+      // Every removal (replaced, deleted, pushed out, expired) leaves the address index. Only the cache's own
+      // removals are counted here; request, worker and admin evictions count themselves.
+      dispose: (entry, key, reason) => {
+        this.#unindex(entry.address, key);
         if (reason === 'evict') this.#evictions.lru += 1;
         else if (reason === 'expire') this.#evictions.ttl += 1;
       },
@@ -89,24 +144,39 @@ export class BindingCache {
 
   /** The live binding for `key` (an expired one is removed and counted as `ttl`). Counts a hit or a miss. */
   lookup(key: string): CacheLookup {
-    let binding = this.#lru.get(key);
-    if (binding !== undefined && this.#clock.now() >= binding.expiresAt) {
-      // lru-cache expires strictly after the TTL; a binding is served for exactly ttlMs.
-      this.#lru.delete(key);
-      this.#evictions.ttl += 1;
-      binding = undefined;
-    }
-    if (binding === undefined) {
+    const now = this.#clock.now();
+    const entry = this.#live(key, now);
+    if (entry === undefined) {
       this.#misses += 1;
       return { kind: 'miss' };
     }
     this.#hits += 1;
-    return { kind: 'hit', binding };
+    entry.hits += 1;
+    return { kind: 'hit', binding: entry, refreshDue: now >= entry.refreshAt && entry.refresh === 'idle' };
   }
 
-  /** The live binding for `key` without counting or touching recency. */
-  peek(key: string): Binding | undefined {
-    return this.#lru.peek(key);
+  /** The live binding for `key` without counting a hit or a miss (a request that waited for another's miss). */
+  current(key: string): Binding | undefined {
+    return this.#live(key, this.#clock.now());
+  }
+
+  #live(key: string, now: number): Entry | undefined {
+    const entry = this.#lru.get(key);
+    if (entry !== undefined && now >= entry.expiresAt) {
+      // lru-cache expires strictly after the TTL; a binding is served for exactly its lifetime.
+      this.#lru.delete(key);
+      this.#evictions.ttl += 1;
+      return undefined;
+    }
+    return entry;
+  }
+
+  /**
+   * The generation the next learned binding will get: every binding stored now has a smaller one. A request
+   * takes the mark when its attempt starts, so `evictWorker(address, mark)` spares bindings learned after that.
+   */
+  generationMark(): number {
+    return this.#nextGeneration;
   }
 
   /**
@@ -116,14 +186,24 @@ export class BindingCache {
   learn(key: string, address: string): Binding | undefined {
     if (this.ttlMs === 0 || !isLiteralAddress(address)) return undefined;
     const now = this.#clock.now();
-    const binding: Binding = Object.freeze({
-      address,
-      generation: this.#nextGeneration++,
-      learnedAt: now,
-      expiresAt: now + this.ttlMs,
-    });
-    this.#lru.set(key, binding);
-    return binding;
+    return this.#store(key, address, now, now + this.ttlMs);
+  }
+
+  #store(key: string, address: string, now: number, expiresAt: number): Entry {
+    const refreshAt = this.refreshWindowMs > 0 ? expiresAt - this.refreshWindowMs : Infinity;
+    const entry = new Entry(address, this.#nextGeneration++, now, expiresAt, refreshAt);
+    this.#lru.set(key, entry, { ttl: Math.max(1, Math.ceil(expiresAt - now)) }); // disposes (unindexes) the old one
+    let keys = this.#byAddress.get(address);
+    if (keys === undefined) this.#byAddress.set(address, (keys = new Set()));
+    keys.add(key);
+    return entry;
+  }
+
+  #unindex(address: string, key: string): void {
+    const keys = this.#byAddress.get(address);
+    if (keys === undefined) return;
+    keys.delete(key);
+    if (keys.size === 0) this.#byAddress.delete(address);
   }
 
   /**
@@ -136,6 +216,56 @@ export class BindingCache {
     this.#lru.delete(key);
     this.#evictions[reason] += 1;
     return true;
+  }
+
+  /**
+   * A connect to `address` failed: removes every binding to it whose generation is below `mark` (learned before
+   * the failing attempt began) and counts each as `worker`; bindings learned since survive. Returns how many went.
+   */
+  evictWorker(address: string, mark: number): number {
+    const keys = this.#byAddress.get(address);
+    if (keys === undefined) return 0;
+    const now = this.#clock.now();
+    let evicted = 0;
+    for (const key of [...keys]) {
+      const entry = this.#lru.peek(key, { allowStale: true });
+      if (entry === undefined || entry.address !== address || entry.generation >= mark) continue;
+      this.#lru.delete(key);
+      if (now >= entry.expiresAt) {
+        this.#evictions.ttl += 1; // it had expired anyway
+      } else {
+        this.#evictions.worker += 1;
+        evicted += 1;
+      }
+    }
+    return evicted;
+  }
+
+  /** Hands the refresh of `key`'s binding `generation` to one caller: true once, while it is live and idle. */
+  claimRefresh(key: string, generation: number): boolean {
+    const entry = this.#lru.peek(key);
+    if (entry === undefined || entry.generation !== generation || entry.refresh !== 'idle') return false;
+    if (this.#clock.now() >= entry.expiresAt) return false;
+    entry.refresh = 'in-flight';
+    return true;
+  }
+
+  /**
+   * The refresh of `key`'s binding `generation` re-validated it at `address`: replaces it with a fresh generation
+   * that expires one TTL after the old one did, so a binding in use is re-validated once per TTL. Returns
+   * undefined, changing nothing, when that binding is gone, newer or expired, or the address is not literal.
+   */
+  renew(key: string, generation: number, address: string): Binding | undefined {
+    const entry = this.#lru.peek(key);
+    const now = this.#clock.now();
+    if (entry === undefined || entry.generation !== generation || now >= entry.expiresAt || !isLiteralAddress(address)) return undefined;
+    return this.#store(key, address, now, entry.expiresAt + this.ttlMs);
+  }
+
+  /** The refresh of `key`'s binding `generation` failed: the binding is served until it expires, never refreshed again. */
+  refreshFailed(key: string, generation: number): void {
+    const entry = this.#lru.peek(key, { allowStale: true });
+    if (entry !== undefined && entry.generation === generation) entry.refresh = 'failed';
   }
 
   /** Removes `key` whatever its generation (admin). */
@@ -162,10 +292,18 @@ export class BindingCache {
   dump(limit: number): CacheDump {
     this.#lru.purgeStale();
     const now = this.#clock.now();
-    const bindings: CacheDump['bindings'][number][] = [];
+    const bindings: DumpedBinding[] = [];
     for (const [key, b] of this.#lru.entries()) {
       if (bindings.length >= limit) break;
-      bindings.push({ key, address: b.address, generation: b.generation, expiresInMs: Math.max(0, Math.round(b.expiresAt - now)) });
+      bindings.push({
+        key,
+        address: b.address,
+        generation: b.generation,
+        ageMs: Math.max(0, Math.round(now - b.learnedAt)),
+        expiresInMs: Math.max(0, Math.round(b.expiresAt - now)),
+        hits: b.hits,
+        refreshing: b.refresh === 'in-flight',
+      });
     }
     return { entries: this.#lru.size, truncated: this.#lru.size > bindings.length, bindings };
   }
@@ -176,12 +314,15 @@ export class BindingCache {
     return this.#lru.size;
   }
 
+  /** Worker addresses with at least one stored binding (the address index; for tests and bounds). */
+  get workerAddresses(): number {
+    return this.#byAddress.size;
+  }
+
   /** Counters since the last `resetStats()` (the `/stats` view). */
   stats(): CacheStats {
-    const b = this.#baseline;
-    const evictions = zeroEvictions();
-    for (const r of EVICTION_REASONS) evictions[r] = this.#evictions[r] - b.evictions[r];
-    return { hits: this.#hits - b.hits, misses: this.#misses - b.misses, entries: this.size, evictions };
+    const d = this.#sinceReset.current();
+    return { hits: d.hits, misses: d.misses, entries: this.size, evictions: d.evictions };
   }
 
   /** Counters since the cache was made; they never go down (the Prometheus view). */
@@ -191,6 +332,6 @@ export class BindingCache {
 
   /** Starts the `/stats` counters from zero again (lifetime counters and bindings are kept). */
   resetStats(): void {
-    this.#baseline = { hits: this.#hits, misses: this.#misses, evictions: { ...this.#evictions } };
+    this.#sinceReset.reset();
   }
 }

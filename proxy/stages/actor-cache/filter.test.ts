@@ -1,9 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { HeaderMap, RequestContext, UpstreamOutcome } from '../../api/filter.js';
+import type { Filter, HeaderMap, UpstreamOutcome } from '../../api/filter.js';
+import type { StageContext } from '../../request/stage-context.js';
 import { BindingCache } from './binding-cache.js';
 import { cacheOutcome, createActorCacheFilter } from './filter.js';
+import { MissFlights } from './miss-flights.js';
+import { RefreshAhead } from './refresh-ahead.js';
+import type { RevalidateRequest, Revalidator } from '../revalidator.js';
 
 const SUFFIX = 'actors.resources.substrate.ate.dev';
 const HOST = `counter.demo.${SUFFIX}`;
@@ -24,7 +28,7 @@ function headerMap(): HeaderMap {
   };
 }
 
-type FakeContext = RequestContext & { attempt: number };
+type FakeContext = StageContext & { attempt: number };
 
 function context(authority = HOST, method = 'GET'): FakeContext {
   return {
@@ -39,7 +43,15 @@ function context(authority = HOST, method = 'GET'): FakeContext {
     route: undefined,
     locals: new Map(),
     log,
+    hasBody: false,
+    actorCache: undefined,
+    extProc: undefined,
   };
+}
+
+/** The live binding for `key`, as the admin dump shows it (no hit or miss counted). */
+function bindingOf(cache: BindingCache, key: string): { address: string; generation: number } | undefined {
+  return cache.dump(Number.MAX_SAFE_INTEGER).bindings.find((b) => b.key === key);
 }
 
 const RESPONSE: UpstreamOutcome = { kind: 'response', status: 200, headers: {} };
@@ -71,7 +83,7 @@ test('a miss continues untouched, then a response routed by ext_proc teaches the
   extprocRoutes(ctx);
   filter.onUpstreamResponse?.(ctx, RESPONSE);
   assert.equal(cacheOutcome(ctx), 'miss');
-  const b = cache.peek('demo/counter');
+  const b = bindingOf(cache, 'demo/counter');
   assert.equal(b?.address, '127.0.1.1:8443');
 });
 
@@ -84,7 +96,7 @@ test('a hit routes to the cached address with its generation and the authority p
   assert.equal(ctx.headers.get('x-ate-target-port'), '9090');
   filter.onUpstreamResponse?.(ctx, RESPONSE);
   assert.equal(cacheOutcome(ctx), 'hit');
-  assert.equal(cache.peek('demo/counter')?.generation, b.generation, 'a hit does not re-learn');
+  assert.equal(bindingOf(cache, 'demo/counter')?.generation, b.generation, 'a hit does not re-learn');
   const dflt = context();
   dflt.headers.set('x-ate-target-port', '9999'); // never trusted, even if a forged value got this far
   filter.onRequest?.(dflt);
@@ -150,7 +162,7 @@ test('the apiserver resolver teaches the cache like ext_proc does', () => {
   filter.onRequest?.(ctx);
   ctx.route = { address: '127.0.1.4:8443', source: 'apiserver' };
   filter.onUpstreamResponse?.(ctx, RESPONSE);
-  assert.equal(cache.peek('demo/counter')?.address, '127.0.1.4:8443');
+  assert.equal(bindingOf(cache, 'demo/counter')?.address, '127.0.1.4:8443');
 });
 
 for (const [kind, outcome, reason] of [
@@ -165,14 +177,14 @@ for (const [kind, outcome, reason] of [
     filter.onRequest?.(ctx);
     assert.equal(ctx.route?.source, 'cache');
     filter.onUpstreamResponse?.(ctx, outcome);
-    assert.equal(cache.peek('demo/counter'), undefined, 'evicted in the upstream phase');
+    assert.equal(bindingOf(cache, 'demo/counter'), undefined, 'evicted in the upstream phase');
     rerun(filter, ctx, reason);
     assert.equal(cache.stats().evictions[reason], 1, 'counted once');
     filter.onRequest?.(ctx);
     assert.equal(ctx.route, undefined, 'the re-run misses');
     extprocRoutes(ctx, '127.0.1.2:8443');
     filter.onUpstreamResponse?.(ctx, RESPONSE);
-    assert.equal(cache.peek('demo/counter')?.address, '127.0.1.2:8443');
+    assert.equal(bindingOf(cache, 'demo/counter')?.address, '127.0.1.2:8443');
     assert.equal(cacheOutcome(ctx), 'rerun');
   });
 }
@@ -194,7 +206,7 @@ test('a client that went away evicts nothing: the binding stays', () => {
   filter.onRequest?.(ctx);
   assert.equal(ctx.route?.source, 'cache');
   filter.onUpstreamResponse?.(ctx, { kind: 'cancelled' });
-  assert.equal(cache.peek('demo/counter')?.address, '127.0.1.1:8443');
+  assert.equal(bindingOf(cache, 'demo/counter')?.address, '127.0.1.1:8443');
   const e = cache.stats().evictions;
   assert.equal(e.stale + e.connect + e.reset, 0);
 });
@@ -207,7 +219,7 @@ for (const reason of ['stale', 'connect', 'reset'] as const) {
     filter.onRequest?.(ctx);
     rerun(filter, ctx, reason);
     assert.equal(cache.size, 0);
-    assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0, [reason]: 1 });
+    assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0, [reason]: 1 });
   });
 }
 
@@ -219,7 +231,7 @@ test('a late stale answer for an old binding does not evict the newer binding', 
   const newer = cache.learn('demo/counter', '127.0.1.2:8443')!; // another request re-learned meanwhile
   filter.onUpstreamResponse?.(slow, { kind: 'stale', status: 421 });
   rerun(filter, slow, 'stale');
-  assert.equal(cache.peek('demo/counter')?.generation, newer.generation);
+  assert.equal(bindingOf(cache, 'demo/counter')?.generation, newer.generation);
   assert.equal(cache.stats().evictions.stale, 0);
   filter.onRequest?.(slow);
   assert.equal(slow.route?.address, '127.0.1.2:8443', 'the re-run uses the newer binding');
@@ -284,10 +296,10 @@ test('an upstream outcome for an attempt this filter has not seen changes nothin
   filter.onRequest?.(ctx);
   ctx.attempt = 1; // the chain moved on; this filter's request phase for attempt 1 has not run
   filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
-  assert.equal(cache.peek('demo/counter')?.generation, b.generation);
+  assert.equal(cache.current('demo/counter')?.generation, b.generation);
   ctx.route = { address: '127.0.1.5:8443', source: 'extproc' };
   filter.onUpstreamResponse?.(ctx, RESPONSE);
-  assert.equal(cache.peek('demo/counter')?.generation, b.generation);
+  assert.equal(cache.current('demo/counter')?.generation, b.generation);
 });
 
 test('hosts that name no actor pass the upstream and re-run phases untouched', () => {
@@ -327,4 +339,171 @@ test('many distinct authorities (the parse memo is bounded and refilled) still e
       assert.equal(ctx.headers.get('x-ate-target-port'), String(1000 + i));
     }
   }
+});
+
+// --- miss coalescing -------------------------------------------------------------------------------------------
+
+function coalescing() {
+  const cache = new BindingCache({ ttlMs: 60_000, maxEntries: 100 });
+  const flights = new MissFlights({ waitTimeoutMs: 10_000 });
+  const filter = createActorCacheFilter({ cache, actorSuffix: SUFFIX, flights });
+  return { cache, flights, filter };
+}
+
+/** How the leader's attempt ends, as the chain reports it to the filter. */
+const LEADER_ENDS: readonly { name: string; learns: boolean; end(f: Filter<StageContext>, ctx: FakeContext): void }[] = [
+  { name: 'answered (learned)', learns: true, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, RESPONSE)) },
+  { name: 'an ext_proc immediate response or error (no upstream, only onDone)', learns: false, end: (f, ctx) => f.onDone?.(ctx, { status: 503 }) },
+  { name: 'a stale answer', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 })) },
+  { name: 'a connect failure', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'connect-failed', code: 'ECONNREFUSED' })) },
+  { name: 'a reset', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'reset', requestWritten: false, code: 'ECONNRESET' })) },
+  { name: 'an upstream timeout', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'timeout' })) },
+  { name: 'its client gone', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'cancelled' })) },
+  { name: 'a re-run', learns: false, end: (f, ctx) => rerun(f as ReturnType<typeof setup>['filter'], ctx, 'connect') },
+  { name: 'a non-literal route', learns: false, end: (f, ctx) => (extprocRoutes(ctx, 'worker-1:8443'), f.onUpstreamResponse?.(ctx, RESPONSE)) },
+];
+
+for (const row of LEADER_ENDS) {
+  test(`coalescing: a leader that ends with ${row.name} → followers ${row.learns ? 'go as hits' : 'each run their own slow path'}`, async () => {
+    const { cache, flights, filter } = coalescing();
+    const leader = context();
+    assert.deepEqual(filter.onRequest?.(leader), { kind: 'continue' }, 'the leader goes on at once');
+    const followers = [context(), context(), context()];
+    const waits = followers.map((f) => filter.onRequest?.(f));
+    for (const w of waits) assert.ok(w instanceof Promise, 'followers wait');
+    row.end(filter, leader);
+    for (const w of waits) assert.deepEqual(await w, { kind: 'continue' });
+    const learned = cache.current('demo/counter');
+    for (const f of followers) {
+      if (row.learns) {
+        assert.deepEqual(f.route, { address: learned?.address, source: 'cache', generation: learned?.generation });
+        assert.equal(f.headers.get('x-ate-target-port'), '80');
+        assert.equal(cacheOutcome(f), 'coalesced');
+      } else {
+        assert.equal(f.route, undefined, 'no route: ext-proc resolves it');
+        assert.equal(cacheOutcome(f), 'miss');
+      }
+    }
+    assert.deepEqual(flights.stats(), row.learns ? { waits: 3, hit: 3, alone: 0, gone: 0 } : { waits: 3, hit: 0, alone: 3, gone: 0 });
+    assert.equal(cache.stats().misses, 4, 'every request that found no binding is a miss');
+    assert.equal(cache.stats().hits, 0, 'followers are counted as coalesced, not as hits');
+    assert.equal(flights.size, 0);
+  });
+}
+
+test('coalescing: followers sent on alone do not lead; the next miss leads a new flight and its own failure stays its own', async () => {
+  const { flights, filter } = coalescing();
+  const leader = context();
+  filter.onRequest?.(leader);
+  const follower = context();
+  const wait = filter.onRequest?.(follower);
+  filter.onDone?.(leader, { status: 504 });
+  await wait;
+  assert.equal(follower.actorCache?.leading, undefined);
+  assert.equal(flights.size, 0);
+  const next = context();
+  filter.onRequest?.(next);
+  assert.ok(next.actorCache?.leading, 'a new miss leads');
+  // The follower running alone answers: it learns, but settles nothing of the new flight.
+  extprocRoutes(follower);
+  filter.onUpstreamResponse?.(follower, RESPONSE);
+  assert.equal(flights.size, 1);
+  filter.onDone?.(next, { status: 200 });
+  assert.equal(flights.size, 0);
+});
+
+test('coalescing: a follower whose client leaves stops waiting; the others still get the binding', async () => {
+  const { flights, filter } = coalescing();
+  const leader = context();
+  filter.onRequest?.(leader);
+  const client = new AbortController();
+  const leaving = { ...context(), signal: client.signal };
+  const staying = context();
+  const w1 = filter.onRequest?.(leaving);
+  const w2 = filter.onRequest?.(staying);
+  client.abort();
+  assert.deepEqual(await w1, { kind: 'continue' });
+  assert.equal(leaving.route, undefined);
+  extprocRoutes(leader);
+  filter.onUpstreamResponse?.(leader, RESPONSE);
+  await w2;
+  assert.equal(staying.route?.source, 'cache');
+  assert.deepEqual(flights.stats(), { waits: 2, hit: 1, alone: 0, gone: 1 });
+});
+
+test('coalescing: a re-run that misses joins a flight in progress too', async () => {
+  const { cache, filter } = coalescing();
+  cache.learn('demo/counter', '127.0.1.1:8443');
+  const a = context();
+  const b = context();
+  filter.onRequest?.(a);
+  filter.onRequest?.(b);
+  filter.onUpstreamResponse?.(a, { kind: 'stale', status: 421 });
+  rerun(filter, a, 'stale');
+  filter.onUpstreamResponse?.(b, { kind: 'stale', status: 421 });
+  rerun(filter, b, 'stale');
+  assert.deepEqual(filter.onRequest?.(a), { kind: 'continue' }, 'a leads the re-run miss');
+  const wait = filter.onRequest?.(b);
+  assert.ok(wait instanceof Promise);
+  extprocRoutes(a, '127.0.1.2:8443');
+  filter.onUpstreamResponse?.(a, RESPONSE);
+  await wait;
+  assert.equal(b.route?.address, '127.0.1.2:8443');
+  assert.equal(cacheOutcome(b), 'rerun');
+});
+
+// --- evict by worker -------------------------------------------------------------------------------------------
+
+const W = '127.0.1.1:8443';
+
+for (const row of [
+  { name: 'a connect failure on a hit', outcome: { kind: 'connect-failed', code: 'ECONNREFUSED' }, hit: true, expect: { connect: 1, worker: 2 } },
+  { name: 'a connect failure on a miss ext_proc routed', outcome: { kind: 'connect-failed', code: 'ETIMEDOUT' }, hit: false, expect: { connect: 0, worker: 2 } },
+  { name: 'a reset (stays per actor)', outcome: { kind: 'reset', requestWritten: false, code: 'ECONNRESET' }, hit: true, expect: { reset: 1, worker: 0 } },
+  { name: 'a stale answer (stays per actor)', outcome: { kind: 'stale', status: 421 }, hit: true, expect: { stale: 1, worker: 0 } },
+] as const) {
+  test(`evict by worker: ${row.name}`, () => {
+    const { cache, filter } = setup();
+    if (row.hit) cache.learn('demo/counter', W);
+    cache.learn('demo/other', W);
+    cache.learn('demo/third', W);
+    cache.learn('demo/elsewhere', '127.0.1.2:8443');
+    const ctx = context();
+    filter.onRequest?.(ctx);
+    extprocRoutes(ctx, W);
+    const late = cache.learn('demo/late', W)!; // learned after this attempt began: survives
+    filter.onUpstreamResponse?.(ctx, row.outcome);
+    if (row.outcome.kind !== 'stale') rerun(filter, ctx, row.outcome.kind === 'reset' ? 'reset' : 'connect');
+    const e = cache.stats().evictions;
+    for (const [reason, n] of Object.entries(row.expect)) assert.equal(e[reason as keyof typeof e], n, reason);
+    assert.equal(cache.current('demo/late')?.generation, late.generation);
+    assert.equal(cache.current('demo/elsewhere')?.address, '127.0.1.2:8443');
+    assert.equal(cache.current('demo/other') === undefined, row.expect.worker > 0);
+  });
+}
+
+// --- refresh-ahead ---------------------------------------------------------------------------------------------
+
+test('refresh-ahead: only a hit in the window starts one, with the authority the client used; misses and early hits never do', async () => {
+  let now = 0;
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 10, refreshAheadFraction: 0.2, clock: { now: () => now } });
+  const requests: RevalidateRequest[] = [];
+  const revalidator: Revalidator = {
+    revalidate: async (r) => (requests.push(r), { kind: 'routed', address: '127.0.1.1:8443' }),
+  };
+  const refresh = new RefreshAhead({ cache, revalidator, log });
+  const filter = createActorCacheFilter({ cache, actorSuffix: SUFFIX, refresh });
+  filter.onRequest?.(context(`counter.demo.${SUFFIX}:8080`)); // a miss
+  cache.learn('demo/counter', '127.0.1.1:8443');
+  now = 799;
+  filter.onRequest?.(context(`counter.demo.${SUFFIX}:8080`));
+  assert.equal(requests.length, 0, 'a hit before the window');
+  now = 800;
+  filter.onRequest?.(context(`counter.demo.${SUFFIX}:8080`));
+  filter.onRequest?.(context(`counter.demo.${SUFFIX}:8080`));
+  await refresh.idle();
+  assert.deepEqual(requests, [{ authority: `counter.demo.${SUFFIX}:8080`, scheme: 'http' }]);
+  assert.equal(cache.current('demo/counter')?.expiresAt, 2000);
+  now = 1999;
+  assert.equal(cache.lookup('demo/counter').kind, 'hit', 'renewed: still a hit past the first expiry');
 });

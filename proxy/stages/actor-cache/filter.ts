@@ -3,52 +3,45 @@
  *
  * - Request phase: parse the actor from the authority with the shared parser (the same code extproc runs). A live
  *   binding routes the request to the cached `ip:port` (`source: 'cache'`, with the binding's generation) and sets
- *   `x-ate-target-port` to the authority's port; ext-proc then skips the request. A miss, or a host that names no
- *   actor, goes on untouched.
+ *   `x-ate-target-port` to the authority's port; ext-proc then skips the request. A hit in the binding's refresh
+ *   window starts its refresh-ahead (in the background). A host that names no actor goes on untouched.
+ * - A miss leads a miss flight for its actor, or — when another request's miss for the actor is in flight —
+ *   waits for it (`miss-flights.ts`): when that miss teaches the cache, the request goes as a hit; otherwise it
+ *   goes on to the slow path itself.
  * - Upstream phase: on a miss that ext_proc (or the apiserver resolver) routed, an upstream answer of any kind but
  *   a stale rejection teaches the cache `atespace/name → ip:port`. A stale rejection, a connect failure or a reset
- *   evicts exactly the binding this attempt used, whether or not the chain re-runs afterwards.
+ *   evicts exactly the binding this attempt used, whether or not the chain re-runs afterwards; a connect failure
+ *   also evicts every other binding to that worker learned before this attempt began (`worker`). The flight this
+ *   request leads is settled here (or, at the latest, when the request is done).
  * - Re-run: `onRerun` evicts the same way (idempotent with the upstream phase), so the next attempt misses and the
  *   slow path wakes or re-places the actor within the same client request.
  *
- * The filter never answers a request itself and never loops: the chain owns the re-run.
+ * The filter never answers a request itself and never loops: the chain owns the re-run. Its per-request state
+ * lives in the request's typed `actorCache` slot.
  */
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
-import { CONTINUE, type Filter, type FilterResult, type RequestContext, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
-import type { BindingCache, EvictionReason } from './binding-cache.js';
+import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
+import { CONTINUE, type Filter, type FilterResult, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
+import type { StageContext } from '../../request/stage-context.js';
+import type { Binding, BindingCache, EvictionReason } from './binding-cache.js';
+import type { Flight, MissFlights } from './miss-flights.js';
+import type { RefreshAhead } from './refresh-ahead.js';
+import type { CacheOutcome, CacheRequestState } from './request-state.js';
 
 export const ACTOR_CACHE_FILTER_NAME = 'actor-cache';
 
-/** The cache's part in one client request, for the access log: `rerun` once any attempt was re-run. */
-export type CacheOutcome = 'hit' | 'miss' | 'rerun';
-
-interface CacheRequestState {
-  readonly key: string;
-  /** The authority's port, as the `x-ate-target-port` value. */
-  readonly portText: string;
-  /** The attempt the two fields below describe. */
-  attempt: number;
-  /** The generation of the binding this attempt was routed with (undefined: a miss). */
-  generation: number | undefined;
-  /** This attempt's binding has already been evicted (eviction is idempotent per attempt). */
-  evicted: boolean;
-  outcome: CacheOutcome;
-}
-
-const STATE = Symbol.for('actor-edge.actor-cache');
-
-function stateOf(ctx: Pick<RequestContext, 'locals'>): CacheRequestState | undefined {
-  return ctx.locals.get(STATE) as CacheRequestState | undefined;
-}
-
 /** The cache outcome of a request, or undefined when the cache was off or the host named no actor. */
-export function cacheOutcome(ctx: Pick<RequestContext, 'locals'>): CacheOutcome | undefined {
-  return stateOf(ctx)?.outcome;
+export function cacheOutcome(ctx: Pick<StageContext, 'actorCache'>): CacheOutcome | undefined {
+  return ctx.actorCache?.outcome;
 }
 
 export interface ActorCacheFilterOptions {
   readonly cache: BindingCache;
   readonly actorSuffix: string;
+  /** Miss coalescing; absent: every miss goes to the slow path on its own. */
+  readonly flights?: MissFlights;
+  /** Refresh-ahead; absent: bindings simply expire. */
+  readonly refresh?: RefreshAhead;
 }
 
 /** What an authority names: the cache key and the port (also as the header value it becomes). */
@@ -65,8 +58,8 @@ const AUTHORITY_MEMO_MAX = 1024;
 
 const EVICTION_FOR: Readonly<Record<RerunReason, EvictionReason>> = { stale: 'stale', connect: 'connect', reset: 'reset' };
 
-export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
-  const { cache } = opts;
+export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<StageContext> {
+  const { cache, flights, refresh } = opts;
   const suffix = normaliseSuffix(opts.actorSuffix);
   const memo = new Map<string, AuthorityActor | null>();
 
@@ -81,70 +74,124 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter {
     return found;
   }
 
-  function evictUsed(ctx: RequestContext, st: CacheRequestState, reason: EvictionReason): void {
-    if (st.generation === undefined || st.evicted) return;
+  function route(ctx: StageContext, st: CacheRequestState, binding: Binding): void {
+    st.generation = binding.generation;
+    ctx.route = { address: binding.address, source: 'cache', generation: binding.generation };
+    ctx.headers.set(TARGET_PORT_HEADER, st.portText);
+  }
+
+  /** Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker. */
+  function evictAfter(ctx: StageContext, st: CacheRequestState, reason: EvictionReason): void {
+    if (st.evicted) return;
     st.evicted = true;
-    if (cache.evict(st.key, st.generation, reason)) {
+    if (st.generation !== undefined && cache.evict(st.key, st.generation, reason)) {
       ctx.log.debug({ actor: st.key, generation: st.generation, reason }, 'actor binding evicted');
     }
+    const address = ctx.route?.address;
+    if (reason !== 'connect' || address === undefined) return;
+    const n = cache.evictWorker(address, st.mark);
+    if (n > 0) ctx.log.debug({ worker: address, evicted: n, before: st.mark }, 'actor bindings to an unreachable worker evicted');
+  }
+
+  /** Learns the route of a miss the worker answered; true when the cache now holds it. */
+  function learnRouted(ctx: StageContext, st: CacheRequestState): boolean {
+    const r = ctx.route;
+    if (st.generation !== undefined || r === undefined) return false;
+    if (r.source !== 'extproc' && r.source !== 'apiserver') return false;
+    if (cache.learn(st.key, r.address) !== undefined) return true;
+    ctx.log.debug({ actor: st.key, address: r.address }, 'route address not cacheable');
+    return false;
+  }
+
+  function settleFlight(st: CacheRequestState, learned: boolean): void {
+    const flight = st.leading;
+    if (flight === undefined || flights === undefined) return;
+    st.leading = undefined;
+    flights.settle(flight, learned);
+  }
+
+  /** A follower: wait for the leader's flight, then go as a hit, or on to the slow path alone. */
+  async function follow(ctx: StageContext, st: CacheRequestState, flight: Flight, f: MissFlights): Promise<FilterResult> {
+    const end = await f.follow(flight, ctx.signal);
+    if (end === 'gone') {
+      f.count('gone'); // the client left: ext-proc opens no stream for it and the chain ends it
+      return CONTINUE;
+    }
+    const binding = end === 'learned' && ctx.route === undefined ? cache.current(st.key) : undefined;
+    if (binding === undefined) {
+      f.count('alone'); // the leader failed (or took too long): this request runs its own slow path
+      return CONTINUE;
+    }
+    f.count('hit');
+    if (st.outcome === 'miss') st.outcome = 'coalesced';
+    route(ctx, st, binding);
+    return CONTINUE;
   }
 
   return {
     name: ACTOR_CACHE_FILTER_NAME,
-
-    onRequest(ctx: RequestContext): FilterResult {
-      let st = stateOf(ctx);
+    onRequest(ctx: StageContext): FilterResult | Promise<FilterResult> {
+      let st = ctx.actorCache;
       if (st === undefined) {
         const actor = parseAuthority(ctx.authority);
         if (actor === null) return CONTINUE; // not an actor host: ext-proc decides what to answer
-        st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, evicted: false, outcome: 'miss' };
-        ctx.locals.set(STATE, st);
+        st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, mark: 0, evicted: false, leading: undefined, outcome: 'miss' };
+        ctx.actorCache = st;
       }
       st.attempt = ctx.attempt;
       st.generation = undefined;
       st.evicted = false;
       if (ctx.attempt > 0) st.outcome = 'rerun';
       if (ctx.route !== undefined) return CONTINUE; // an earlier filter already routed this attempt
+      st.mark = cache.generationMark();
       const found = cache.lookup(st.key);
-      if (found.kind === 'miss') return CONTINUE;
-      st.generation = found.binding.generation;
-      if (st.outcome === 'miss') st.outcome = 'hit';
-      ctx.route = { address: found.binding.address, source: 'cache', generation: found.binding.generation };
-      ctx.headers.set('x-ate-target-port', st.portText);
-      return CONTINUE;
+      if (found.kind === 'hit') {
+        if (st.outcome === 'miss') st.outcome = 'hit';
+        route(ctx, st, found.binding);
+        if (found.refreshDue && refresh !== undefined) refresh.start(st.key, found.binding, ctx.authority, ctx.scheme);
+        return CONTINUE;
+      }
+      if (flights === undefined) return CONTINUE;
+      const flight = flights.inFlight(st.key);
+      if (flight === undefined) {
+        st.leading = flights.lead(st.key);
+        return CONTINUE;
+      }
+      return follow(ctx, st, flight, flights);
     },
-
-    onUpstreamResponse(ctx: RequestContext, outcome: UpstreamOutcome): void {
-      const st = stateOf(ctx);
+    onUpstreamResponse(ctx: StageContext, outcome: UpstreamOutcome): void {
+      const st = ctx.actorCache;
       if (st === undefined || st.attempt !== ctx.attempt) return;
+      let learned = false;
       switch (outcome.kind) {
         case 'stale':
-          return evictUsed(ctx, st, 'stale');
+          evictAfter(ctx, st, 'stale');
+          break;
         case 'connect-failed':
-          return evictUsed(ctx, st, 'connect');
+          evictAfter(ctx, st, 'connect');
+          break;
         case 'reset':
-          return evictUsed(ctx, st, 'reset');
-        case 'timeout':
-          return; // the actor may just be slow: the binding stays
-        case 'cancelled':
-          return; // the client left: that says nothing about the worker
-        case 'response': {
-          const route = ctx.route;
-          if (st.generation !== undefined || route === undefined) return;
-          if (route.source !== 'extproc' && route.source !== 'apiserver') return;
-          if (cache.learn(st.key, route.address) === undefined) {
-            ctx.log.debug({ actor: st.key, address: route.address }, 'route address not cacheable');
-          }
-          return;
-        }
+          evictAfter(ctx, st, 'reset');
+          break;
+        case 'timeout': // the actor may just be slow: the binding stays
+        case 'cancelled': // the client left: that says nothing about the worker
+          break;
+        case 'response':
+          learned = learnRouted(ctx, st);
+          break;
       }
+      settleFlight(st, learned);
     },
-
-    onRerun(ctx: RequestContext, reason: RerunReason): void {
-      const st = stateOf(ctx);
+    onRerun(ctx: StageContext, reason: RerunReason): void {
+      const st = ctx.actorCache;
       if (st === undefined) return;
       st.outcome = 'rerun';
-      evictUsed(ctx, st, EVICTION_FOR[reason]);
+      evictAfter(ctx, st, EVICTION_FOR[reason]);
+      settleFlight(st, false);
+    },
+    onDone(ctx: StageContext): void {
+      const st = ctx.actorCache;
+      if (st !== undefined) settleFlight(st, false); // ended without an upstream answer (a local reply, an error, the client gone)
     },
   };
 }

@@ -1,33 +1,50 @@
 /**
  * The actor-cache stage: the filter plus its operational surface (the `/stats` `cache` block, `/cache` admin
- * endpoints, Prometheus metrics, the access log's `cache` field). With `--actor-cache off` the proxy uses
- * `createCacheOffStage()` instead, which has no filter.
+ * endpoints, Prometheus metrics, the access log's `cache` field), miss coalescing, and refresh-ahead through the
+ * resolver's re-validation (when `--cache-refresh-ahead on` and the resolver has one: ext-proc does). With
+ * `--actor-cache off` the proxy uses `createCacheOffStage()` instead, which has no filter.
  */
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { Revalidator } from '../revalidator.js';
 import { BindingCache } from './binding-cache.js';
 import { cacheAdminPlugin } from './admin.js';
 import { registerCacheMetrics } from './metrics.js';
 import { cacheStatsBlock } from './stats.js';
 import { cacheOutcome, createActorCacheFilter } from './filter.js';
+import { MissFlights } from './miss-flights.js';
+import { REFRESH_AHEAD_FRACTION, RefreshAhead } from './refresh-ahead.js';
 
 export interface ActorCacheStage extends ProxyStage {
   readonly cache: BindingCache;
 }
 
-export function createActorCacheStage(deps: StageDeps): ActorCacheStage {
+export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator | undefined): ActorCacheStage {
   const { config } = deps;
-  const cache = new BindingCache({ ttlMs: config.cacheTtlMs, maxEntries: config.cacheMaxEntries });
-  registerCacheMetrics(deps.registry, cache);
+  const refreshing = config.cacheRefreshAhead && revalidator !== undefined;
+  const cache = new BindingCache({
+    ttlMs: config.cacheTtlMs,
+    maxEntries: config.cacheMaxEntries,
+    refreshAheadFraction: refreshing ? REFRESH_AHEAD_FRACTION : 0,
+  });
+  const flights = new MissFlights({ waitTimeoutMs: config.extprocMessageTimeoutMs });
+  const refresh = refreshing ? new RefreshAhead({ cache, revalidator, log: deps.log }) : undefined;
+  const parts = { cache, flights, refresh };
+  registerCacheMetrics(deps.registry, parts);
   return {
     cache,
-    filter: createActorCacheFilter({ cache, actorSuffix: config.actorSuffix }),
-    stats: () => ({ cache: cacheStatsBlock(cache) }),
-    resetStats: () => cache.resetStats(),
+    filter: createActorCacheFilter({ cache, actorSuffix: config.actorSuffix, flights, ...(refresh ? { refresh } : {}) }),
+    stats: () => ({ cache: cacheStatsBlock(parts) }),
+    resetStats: () => {
+      cache.resetStats();
+      flights.resetStats();
+      refresh?.resetStats();
+    },
     admin: cacheAdminPlugin({ cache }),
     logFields(ctx) {
       const outcome = cacheOutcome(ctx);
       return outcome === undefined ? undefined : { cache: outcome };
     },
+    close: () => refresh?.close(),
   };
 }
 

@@ -1,13 +1,43 @@
 /** The `cache` block of the proxy's `/stats` JSON (a contract shared with the benchmark and tests). */
-import type { BindingCache, CacheStats } from './binding-cache.js';
+import { zeroCounts } from './counter-set.js';
+import { zeroEvictions, type BindingCache, type CacheStats } from './binding-cache.js';
+import { COALESCED_RESULTS, type CoalescedResult, type MissFlights } from './miss-flights.js';
+import { REFRESH_RESULTS, type RefreshAhead, type RefreshResult } from './refresh-ahead.js';
+
+/** The cache and the two mechanisms around it, as the stage holds them. */
+export interface CacheParts {
+  readonly cache: BindingCache;
+  readonly flights: MissFlights;
+  /** Absent with `--cache-refresh-ahead off` (or a resolver that cannot re-validate). */
+  readonly refresh: RefreshAhead | undefined;
+}
 
 export interface CacheStatsBlock extends CacheStats {
   readonly enabled: boolean;
+  /** Misses that waited for another request's miss of the same actor, and what became of them. */
+  readonly coalesced: Readonly<Record<'waits' | CoalescedResult, number>>;
+  /** Refresh-ahead exchanges by result, and how many are in flight now. */
+  readonly refreshes: Readonly<Record<RefreshResult | 'inFlight', number>> & { readonly enabled: boolean };
 }
 
-const ZERO: CacheStats = { hits: 0, misses: 0, entries: 0, evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0 } };
-
-/** `cache` is undefined when the proxy runs with `--actor-cache off`: every counter is then 0. */
-export function cacheStatsBlock(cache: BindingCache | undefined): CacheStatsBlock {
-  return { enabled: cache !== undefined, ...(cache?.stats() ?? ZERO) };
+/** `parts` is undefined when the proxy runs with `--actor-cache off`: every counter is then 0. */
+export function cacheStatsBlock(parts: CacheParts | undefined): CacheStatsBlock {
+  if (parts === undefined) {
+    return {
+      enabled: false,
+      hits: 0,
+      misses: 0,
+      entries: 0,
+      evictions: zeroEvictions(),
+      coalesced: { waits: 0, ...zeroCounts(COALESCED_RESULTS) },
+      refreshes: { enabled: false, ...zeroCounts(REFRESH_RESULTS), inFlight: 0 },
+    };
+  }
+  const { cache, flights, refresh } = parts;
+  return {
+    enabled: true,
+    ...cache.stats(),
+    coalesced: flights.stats(),
+    refreshes: { enabled: refresh !== undefined, ...(refresh?.stats() ?? zeroCounts(REFRESH_RESULTS)), inFlight: refresh?.inFlight ?? 0 },
+  };
 }

@@ -1,11 +1,9 @@
 /**
  * The `--resolver apiserver` stage: the resolver filter (standing where ext-proc stands), the `/stats`
- * `resolver` block, its metric, and closing its control-plane connection at shutdown. With the default
- * `--resolver extproc` the proxy reports `extprocResolverStats()`.
+ * `resolver` block, its metric, and closing its control-plane connection at shutdown.
  */
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
 import { createApiserverResolver } from './resolver.js';
-import { EXTPROC_RESOLVER_STATS, type ResolverStatsBlock } from './stats.js';
 import { formatHostPort } from '../../../lib/address.js';
 
 export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
@@ -23,8 +21,4 @@ export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
     resetStats: () => resolver.resetStats(),
     close: () => resolver.close(),
   };
-}
-
-export function extprocResolverStats(): { readonly resolver: ResolverStatsBlock } {
-  return { resolver: EXTPROC_RESOLVER_STATS };
 }

@@ -1,22 +1,33 @@
-/** The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles). */
+/**
+ * The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles), its
+ * `/stats` `resolver` block, the background re-validation refresh-ahead uses (one stream per refresh), and
+ * closing its gRPC channel at shutdown.
+ */
 import { formatHostPort } from '../../../lib/address.js';
-import { ExtProcClient } from './grpc-client.js';
+import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
+import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { config } = deps;
-  const client = new ExtProcClient({
+  const settings = config.extProc;
+  const client = new GrpcExtProcClient({
     address: formatHostPort(config.extproc.host, config.extproc.port),
-    messageTimeoutMs: config.extprocMessageTimeoutMs,
+    messageTimeoutMs: settings.messageTimeoutMs,
+    maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
   });
   return {
-    filter: createExtProcFilter({
-      client,
-      failureModeAllow: config.failureModeAllow,
-      sendResponseHeaders: config.extprocResponseHeaders === 'send',
-    }),
+    filter: createExtProcFilter({ client, settings }),
+    revalidator: createExtProcRevalidator(client, settings.forwardRules),
+    stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };
+}
+
+/** extproc makes the ResumeActor calls: the proxy itself makes none. */
+function extprocResolverBlock(): ResolverStatsBlock {
+  return { kind: 'extproc', resumeCalls: {}, flightJoins: 0 };
 }

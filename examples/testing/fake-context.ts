@@ -1,6 +1,6 @@
 /** A minimal RequestContext for testing filters without a proxy (what a filter author's own tests can use). */
 import { pino } from 'pino';
-import type { HeaderMap, RequestContext } from '../proxy/api/public.js';
+import type { HeaderMap, RequestContext } from '../../proxy/api/public.js';
 
 function headerMap(init: Record<string, string>): HeaderMap {
   const m = new Map<string, string[]>(Object.entries(init).map(([k, v]) => [k.toLowerCase(), [v]]));

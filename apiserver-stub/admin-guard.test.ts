@@ -1,0 +1,20 @@
+/** End to end: the stub's admin refuses cross-site and rebinding state changes, and calls without its token. */
+import { test } from 'node:test';
+import { startComponent } from '../cli/testing/component.js';
+import { assertAdminGuarded } from '../lib/testing/admin-guard-checks.js';
+
+test('apiserver-stub: the admin guard', async () => {
+  const token = 'stub-admin-secret';
+  const stub = await startComponent('apiserver-stub', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '0', '--actors', '1'], {
+    env: { APISERVER_ADMIN_TOKEN: token },
+  });
+  try {
+    await assertAdminGuarded(stub.addresses.admin!, token, [
+      { method: 'POST', path: '/stats/reset' },
+      { method: 'DELETE', path: '/churn' },
+      { method: 'PUT', path: '/config' },
+    ]);
+  } finally {
+    await stub.stop();
+  }
+});

@@ -1,0 +1,133 @@
+/**
+ * The faults scenario's processes, one set per arm (a fault leaves the set changed): an apiserver-stub with no
+ * in-process workers, N separate `actor-edge worker` processes that attach to it (each on its own loopback IP, so
+ * one can be killed with SIGKILL), an extproc on a fixed port (so it can be restarted where the proxy expects
+ * it), and the proxy under test.
+ */
+import { freePort, workerNet } from '../lib/loopback.js';
+import { ipv4Add } from '../apiserver-stub/ip.js';
+import { Admin, readActors, type ActorPlacement } from './admin.js';
+import type { ArmSpec } from './arms.js';
+import type { BenchConfig } from './config.js';
+import { resumeAll } from './control.js';
+import { launchComponent, type Launched } from './launcher.js';
+import { proxyArgs, type ArmRuntime, type Probe } from './stack.js';
+
+export interface WorkerProcess {
+  readonly ip: string;
+  readonly process: Launched;
+}
+
+export interface FaultRuntime extends ArmRuntime {
+  readonly kind: 'faults';
+  readonly stubAdmin: Admin;
+  readonly workers: readonly WorkerProcess[];
+  /** Where each actor runs now. */
+  placements(): Promise<ActorPlacement[]>;
+  /** SIGKILL one worker process. */
+  killWorker(ip: string): Promise<void>;
+  /** Stops extproc and starts it again on the same address; resolves once the new one is ready. */
+  restartExtproc(): Promise<void>;
+}
+
+export function isFaultRuntime(r: ArmRuntime): r is FaultRuntime {
+  return (r as Partial<FaultRuntime>).kind === 'faults';
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`faults: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors: readonly string[]): Promise<FaultRuntime> {
+  if (spec.kind !== 'proxy') throw new Error(`faults: arm ${spec.name} is not a proxy arm`);
+  const started: Launched[] = [];
+  const opts = { echo: config.echo };
+  const stopAll = async (): Promise<void> => {
+    for (const p of [...started].reverse()) await p.stop();
+  };
+  try {
+    const net = await workerNet();
+    const stub = await launchComponent(
+      'apiserver-stub',
+      [
+        '--listen', '127.0.0.1:0',
+        '--admin', '127.0.0.1:0',
+        '--workers', '0',
+        '--worker-port', String(net.port),
+        '--actors', String(config.actors),
+        '--atespace', config.atespace,
+        '--resolve-latency-ms', String(config.resolveLatencyMs),
+        '--cold-resume-ms', String(config.coldResumeMs),
+        '--actor-suffix', config.actorSuffix,
+      ],
+      { ...opts, readyTimeoutMs: 60_000 },
+    );
+    started.push(stub);
+    const grpc = stub.addresses['grpc'] as string;
+    const stubAdmin = new Admin(stub.addresses['admin'] as string);
+    const workers: WorkerProcess[] = await Promise.all(
+      Array.from({ length: config.workers }, async (_, i) => {
+        const ip = ipv4Add(net.ipBase, i);
+        const process = await launchComponent(
+          'worker',
+          ['--apiserver', grpc, '--advertise-ip', ip, '--worker-port', String(net.port), '--capacity', String(config.workerCapacity), '--actor-suffix', config.actorSuffix],
+          opts,
+        );
+        started.push(process);
+        return { ip, process };
+      }),
+    );
+    await waitUntil(
+      'every worker process to attach',
+      async () => {
+        const w = (await stubAdmin.stats()) as { workers?: Record<string, { alive?: boolean }> };
+        return workers.every((x) => w.workers?.[x.ip]?.alive === true);
+      },
+      30_000,
+    );
+    await resumeAll(grpc, config.atespace, actors);
+
+    const extprocPort = await freePort();
+    const extprocArgs = ['--listen', `127.0.0.1:${extprocPort}`, '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix];
+    let extproc: Launched | undefined;
+    const probes: Probe[] = [];
+    if (spec.extproc) {
+      extproc = await launchComponent('extproc', extprocArgs, opts);
+      started.push(extproc);
+    }
+    const proxy = await launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { WORKER_PORT: String(net.port) } });
+    started.push(proxy);
+    probes.push({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
+    // extproc's own /stats would be lost at its restart: its streams are read from the proxy instead.
+    probes.push({ component: 'apiserver-stub', kind: 'stub', admin: stubAdmin });
+    return {
+      kind: 'faults',
+      spec,
+      url: `http://${proxy.addresses['ingress']}`,
+      probes,
+      stubAdmin,
+      workers,
+      placements: async () => readActors(await stubAdmin.get('/actors')).filter((a) => a.atespace === config.atespace),
+      async killWorker(ip) {
+        const w = workers.find((x) => x.ip === ip);
+        if (!w) throw new Error(`faults: no worker process ${ip}`);
+        await w.process.kill();
+      },
+      async restartExtproc() {
+        if (!extproc) return;
+        await extproc.stop();
+        started.splice(started.indexOf(extproc), 1);
+        extproc = await launchComponent('extproc', extprocArgs, opts);
+        started.push(extproc);
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

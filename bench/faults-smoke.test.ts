@@ -1,0 +1,50 @@
+/**
+ * The faults scenario end to end, quick: separate worker processes, a stub, extproc and the proxy, with a worker
+ * killed, extproc restarted and the control plane down in one measured window. Checks counts that must hold
+ * whatever the machine's speed — the run exits 0, every phase is reported and saw answers, the kill was felt and
+ * nothing was delivered twice — never how fast.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchReport } from './types.js';
+
+const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
+let outDir = '';
+
+after(async () => {
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+test('npm run bench -- --quick --scenario faults runs every phase and reports it', { timeout: 110_000 }, async () => {
+  outDir = await mkdtemp(path.join(os.tmpdir(), 'bench-faults-'));
+  const child = spawn(process.execPath, [RUN, '--quick', '--scenario', 'faults', '--out-dir', outDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /\| C \| \(a\) worker killed \|/);
+
+  const json = (await readdir(outDir)).find((f) => f.endsWith('-faults.json'));
+  assert.ok(json, 'the report was written');
+  const report = JSON.parse(await readFile(path.join(outDir, json), 'utf8')) as BenchReport;
+  assert.deepEqual(report.arms.map((a) => a.name), ['C']);
+  const f = report.arms[0]?.faults;
+  assert.ok(f, 'the arm has a faults block');
+  assert.deepEqual(f.phases.map((p) => p.name), ['baseline', '(a) worker killed', '(b) extproc restart', '(c) control plane down', 'recovery']);
+  for (const p of f.phases) assert.ok(p.requests > 0, `${p.name} saw answers`);
+  assert.equal(f.workerProcesses, 4);
+  assert.ok(f.killedActors > 0, 'the killed worker hosted actors');
+  const killed = f.phases[1]!;
+  assert.ok(killed.connectFailures + killed.resets > 0, 'the proxy felt the kill');
+  assert.ok(killed.reruns > 0, 'and re-ran requests');
+  assert.equal(f.phases[0]!.non2xx, 0, 'nothing failed before the faults');
+  assert.equal(report.arms[0]!.duplicates, 0);
+  assert.ok(report.targets.some((t) => t.name.includes('(c) no client-visible error for hits')));
+});

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+/** `actor-edge <component> [flags]`: the one entry point for every process the project runs. */
+import { UsageError } from '../lib/flags.js';
+import { COMPONENTS } from './components.js';
+
+function usage(): string {
+  const rows = Object.entries(COMPONENTS).map(([name, c]) => `  ${name.padEnd(16)}${c.summary}`);
+  return ['Usage: actor-edge <component> [flags]', '', 'Components:', ...rows, '', 'Run `actor-edge <component> --help` for its flags.', ''].join('\n');
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return;
+  }
+  const component = COMPONENTS[name];
+  if (!component) throw new UsageError(`unknown component "${name}"\n\n${usage()}`);
+  const mod = await component.load();
+  await mod.main(rest);
+}
+
+run(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`actor-edge: ${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`actor-edge: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

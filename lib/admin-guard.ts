@@ -1,0 +1,157 @@
+/**
+ * The guard every admin server installs (proxy, proxy cluster primary, extproc, apiserver-stub): state-changing
+ * calls (any method but GET, HEAD and OPTIONS) are refused unless
+ * - `Host` names the admin itself: for a loopback listener 127.x.x.x, `localhost` or `[::1]` with the listener's
+ *   port; for any other listener (a wildcard or an interface address) one of the machine's own IP addresses
+ *   (loopback included: a port published by a container runtime arrives with the host's 127.0.0.1), `localhost`,
+ *   or a single-label name (a compose service name such as `proxy`), with any port (published ports may differ).
+ *   A DNS-rebinding page always sends a dotted name its author controls;
+ * - `Origin`, when present, names the admin by the same rule (a cross-site form or fetch carries a foreign one;
+ *   `Origin: null` is foreign too);
+ * - the bearer token matches, when the component runs with `--admin-token` (compared in constant time).
+ * Host and Origin refusals are 403, a missing or wrong token 401; each with a JSON `{ error, code }`.
+ * `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export interface AdminRequest {
+  readonly method: string;
+  readonly host: string | undefined;
+  readonly origin: string | undefined;
+  readonly authorization: string | undefined;
+}
+
+/** Where the admin listens (the bound address and port) and what the machine calls itself. */
+export interface AdminListener {
+  readonly address: string;
+  readonly port: number;
+  /** The machine's own IP addresses (consulted for a non-loopback listener). */
+  readonly ownAddresses: readonly string[];
+}
+
+export type AdminRefusalCode = 'ADMIN_FOREIGN_HOST' | 'ADMIN_FOREIGN_ORIGIN' | 'ADMIN_TOKEN_REQUIRED';
+
+export type AdminDecision =
+  | { readonly kind: 'allow' }
+  | { readonly kind: 'refuse'; readonly status: 401 | 403; readonly code: AdminRefusalCode; readonly error: string };
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+interface Authority {
+  /** Lower case, IPv6 without brackets. */
+  readonly hostname: string;
+  readonly port: number;
+}
+
+/** `host[:port]` as in a Host header (`[v6]:port` bracketed); undefined when malformed. */
+export function parseAuthority(text: string, defaultPort = 80): Authority | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]\s/@]+))(?::(\d{1,5}))?$/.exec(text);
+  if (m === null) return undefined;
+  const port = m[3] === undefined ? defaultPort : Number(m[3]);
+  if (port > 65535) return undefined;
+  const hostname = (m[1] ?? m[2] ?? '').toLowerCase();
+  if (m[1] !== undefined && !net.isIPv6(hostname)) return undefined;
+  return { hostname, port };
+}
+
+function isLoopbackIp(ip: string): boolean {
+  if (net.isIPv4(ip)) return ip.startsWith('127.');
+  if (ip.startsWith('::ffff:')) return isLoopbackIp(ip.slice(7));
+  return ip === '::1';
+}
+
+function isLoopbackName(hostname: string): boolean {
+  return hostname === 'localhost' || isLoopbackIp(hostname);
+}
+
+/** Does `a` (from Host or Origin) name this admin? */
+export function namesAdmin(a: Authority, listener: AdminListener): boolean {
+  if (isLoopbackIp(listener.address)) return isLoopbackName(a.hostname) && a.port === listener.port;
+  if (!net.isIP(a.hostname)) return a.hostname === 'localhost' || !a.hostname.includes('.');
+  return isLoopbackIp(a.hostname) || a.hostname === listener.address.toLowerCase() || listener.ownAddresses.includes(a.hostname);
+}
+
+function originAuthority(origin: string): Authority | undefined {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  return parseAuthority(url.host, url.protocol === 'https:' ? 443 : 80);
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** Constant-time comparison of the presented bearer token with the expected one. */
+function tokenMatches(authorization: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  const presented = m?.[1] ?? '';
+  const equal = timingSafeEqual(digest(presented), digest(token));
+  return equal && m !== null;
+}
+
+function refuse(status: 401 | 403, code: AdminRefusalCode, error: string): AdminDecision {
+  return { kind: 'refuse', status, code, error };
+}
+
+export function decideAdminAccess(req: AdminRequest, listener: AdminListener, token: string | undefined): AdminDecision {
+  if (SAFE_METHODS.has(req.method.toUpperCase())) return { kind: 'allow' };
+  const host = req.host === undefined ? undefined : parseAuthority(req.host);
+  if (host === undefined || !namesAdmin(host, listener)) {
+    return refuse(403, 'ADMIN_FOREIGN_HOST', `admin: Host "${req.host ?? ''}" does not name this admin server; state-changing calls must address it directly`);
+  }
+  if (req.origin !== undefined) {
+    const origin = originAuthority(req.origin);
+    if (origin === undefined || !namesAdmin(origin, listener)) {
+      return refuse(403, 'ADMIN_FOREIGN_ORIGIN', `admin: Origin "${req.origin}" is not this admin server; cross-site state-changing calls are refused`);
+    }
+  }
+  if (token !== undefined && !tokenMatches(req.authorization, token)) {
+    return refuse(401, 'ADMIN_TOKEN_REQUIRED', 'admin: this call needs "Authorization: Bearer <admin token>"');
+  }
+  return { kind: 'allow' };
+}
+
+/** The machine's own IP addresses, as `os.networkInterfaces()` reports them now. */
+export function machineAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.toLowerCase()));
+}
+
+export interface AdminGuardOptions {
+  /** When set, state-changing calls also need `Authorization: Bearer <token>`. */
+  readonly token: string | undefined;
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** Installs the guard on an admin server (applies to every route, also those registered later). */
+export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void {
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (SAFE_METHODS.has(req.method)) return;
+    const bound = app.server.address();
+    const listener: AdminListener = {
+      address: bound !== null && typeof bound === 'object' ? bound.address : '',
+      port: bound !== null && typeof bound === 'object' ? bound.port : 0,
+      ownAddresses: machineAddresses(),
+    };
+    const headers = req.raw.headers;
+    const decision = decideAdminAccess(
+      { method: req.method, host: single(headers.host), origin: single(headers.origin), authorization: single(headers.authorization) },
+      listener,
+      opts.token,
+    );
+    if (decision.kind === 'refuse') {
+      if (decision.status === 401) void reply.header('www-authenticate', 'Bearer');
+      return reply.code(decision.status).send({ error: decision.error, code: decision.code });
+    }
+  });
+}

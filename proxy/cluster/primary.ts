@@ -1,0 +1,27 @@
+/**
+ * `--workers N`: a node:cluster primary and N proxy processes sharing the ingress listener. Each worker runs the
+ * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), owns the public admin listener and
+ * fans admin calls out to them (`admin-fanout.ts`), and on SIGTERM drains every worker (`drain.ts`), then exits.
+ */
+import { logReady, type Logger } from '../../lib/logger.js';
+import { boundAddress } from '../../lib/address.js';
+import { onShutdownSignal } from '../../lib/shutdown.js';
+import type { ProxyConfig } from '../config.js';
+import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
+import { createPrimaryAdmin } from './admin-fanout.js';
+
+/** How long after a worker's own drain timeout the primary stops waiting and kills it. */
+const KILL_GRACE_MS = 5000;
+
+export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promise<void> {
+  const workers = new WorkerSupervisor(config.workers, log);
+  await workers.start();
+  const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
+  await admin.listen({ host: config.admin.host, port: config.admin.port });
+  const first = workers.live()[0] as WorkerInfo;
+  onShutdownSignal(log, async () => {
+    await workers.drain(config.drainTimeoutMs + KILL_GRACE_MS);
+    await admin.close();
+  });
+  logReady(log, { ingress: first.ingress as string, admin: boundAddress(admin.server), workers: String(config.workers) });
+}

@@ -1,0 +1,89 @@
+/**
+ * The primary's worker table: forks the proxy workers, learns their addresses, replaces a worker that dies
+ * (after start-up; during start-up a death fails the start), and drains them all at shutdown.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from '../../lib/logger.js';
+import { LISTENING, type ListeningMessage } from './messages.js';
+import { drainWorkers } from './drain.js';
+
+export interface WorkerInfo {
+  readonly worker: Worker;
+  ingress?: string;
+  admin?: string;
+}
+
+export class WorkerSupervisor {
+  readonly #infos = new Map<number, WorkerInfo>();
+  readonly #count: number;
+  readonly #log: Logger;
+  #ready = false;
+  #draining = false;
+  #reportReady: (() => void) | undefined;
+  #failStart: ((err: Error) => void) | undefined;
+  #allExited: (() => void) | undefined;
+
+  constructor(count: number, log: Logger) {
+    this.#count = count;
+    this.#log = log;
+  }
+
+  /** Forks the workers; resolves once every one listens, rejects when one exits before that. */
+  start(): Promise<void> {
+    const started = new Promise<void>((resolve, reject) => {
+      this.#reportReady = resolve;
+      this.#failStart = reject;
+    });
+    cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
+    for (let i = 0; i < this.#count; i++) this.#fork();
+    return started;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Workers that reported their addresses. */
+  live(): WorkerInfo[] {
+    return [...this.#infos.values()].filter((i) => i.admin !== undefined);
+  }
+
+  /** Drains every worker (SIGKILL after `graceMs`); resolves once all exited. */
+  drain(graceMs: number): Promise<void> {
+    this.#draining = true;
+    const allExited = new Promise<void>((resolve) => {
+      this.#allExited = resolve;
+      if (this.#infos.size === 0) resolve();
+    });
+    return drainWorkers([...this.#infos.values()].map((i) => i.worker), allExited, graceMs);
+  }
+
+  #fork(): void {
+    const worker = cluster.fork();
+    const info: WorkerInfo = { worker };
+    this.#infos.set(worker.id, info);
+    worker.on('message', (m: Partial<ListeningMessage> | undefined) => {
+      if (m?.type !== LISTENING) return;
+      info.ingress = m.ingress;
+      info.admin = m.admin;
+      if (!this.#ready && this.live().length >= this.#count) {
+        this.#ready = true;
+        this.#reportReady?.();
+      }
+    });
+  }
+
+  #exited(worker: Worker, code: number, signal: string): void {
+    this.#infos.delete(worker.id);
+    if (this.#draining) {
+      if (this.#infos.size === 0) this.#allExited?.();
+      return;
+    }
+    if (!this.#ready) {
+      this.#failStart?.(new Error(`proxy worker exited during start-up (code ${code}, signal ${signal})`));
+      return;
+    }
+    this.#log.error({ worker: worker.id, code, signal }, 'proxy worker died: starting a replacement');
+    this.#fork();
+  }
+}

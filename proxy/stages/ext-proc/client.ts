@@ -1,0 +1,30 @@
+/**
+ * What the ext-proc filter needs from an ext_proc client: open one `Process` stream per HTTP request, exchange
+ * messages on it, close it. `grpc-client.ts` is the real one (gRPC, Envoy's stream and close semantics); tests
+ * can hand the filter a fake.
+ */
+import type { ProcessingRequest, ProcessingResponse } from './messages.js';
+
+/** What one message exchange ended with. */
+export type ExchangeResult =
+  | { readonly kind: 'response'; readonly response: ProcessingResponse }
+  /** The processor ended the stream with OK: continue without it. */
+  | { readonly kind: 'closed' }
+  | { readonly kind: 'error'; readonly code: string; readonly details: string }
+  | { readonly kind: 'timeout' }
+  /** The client request went away while waiting. */
+  | { readonly kind: 'aborted' };
+
+export interface ExtProcStream {
+  /** Sends `message` and waits for the processor's answer (or the stream's end, the message timeout, or `signal`). */
+  exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult>;
+  /** Ends the stream; a caller still waiting gets `aborted`. Idempotent. */
+  close(): void;
+}
+
+export interface ExtProcClient {
+  /** Opens a new Process stream (one per HTTP request). */
+  open(): ExtProcStream;
+  /** Closes the channel (at shutdown). */
+  close(): void;
+}

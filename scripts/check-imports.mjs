@@ -1,0 +1,74 @@
+// Checks the TypeScript sources' relative imports before they are compiled (run by `npm test`):
+// - no import cycles;
+// - lib/ imports nothing outside lib/ (shared pieces depend on no component, nor on the CLI);
+// - code that is not test code imports no test helper (testing/ or e2e/ folders, *.test.ts);
+// - `node --test` runs only *.test files: no other file matches its default test-file patterns.
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { include } = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8'));
+
+const sources = include.flatMap((dir) =>
+  readdirSync(path.join(ROOT, dir), { recursive: true })
+    .map((f) => path.join(dir, String(f)).split(path.sep).join('/'))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')),
+);
+
+const IMPORT = [/\b(?:import|export)\s[^;]*?\bfrom\s*['"](\.[^'"]+)['"]/g, /\bimport\s*['"](\.[^'"]+)['"]/g, /\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g];
+
+function withoutComments(text) {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** file → the source files it imports (relative imports only, `.js` resolved to the `.ts` source). */
+const graph = new Map();
+const problems = [];
+for (const file of sources) {
+  const text = withoutComments(readFileSync(path.join(ROOT, file), 'utf8'));
+  const targets = new Set();
+  for (const re of IMPORT) {
+    for (const m of text.matchAll(re)) {
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1])).replace(/\.js$/, '.ts');
+      if (!existsSync(path.join(ROOT, target))) problems.push(`${file}: imports ${m[1]}, which has no source file`);
+      else targets.add(target);
+    }
+  }
+  graph.set(file, [...targets]);
+}
+
+const isTestCode = (f) => /(^|\/)(testing|e2e)\//.test(f) || /\.test\.ts$/.test(f);
+for (const [file, targets] of graph) {
+  for (const t of targets) {
+    if (file.startsWith('lib/') && !t.startsWith('lib/')) problems.push(`${file}: lib/ must not import ${t}`);
+    if (!isTestCode(file) && isTestCode(t)) problems.push(`${file}: production code must not import the test helper ${t}`);
+  }
+}
+
+// The patterns node's test runner uses to find test files in a folder.
+const RUNNER = [/(^|\/)test\//, /(^|\/)test-[^/]*$/, /(^|\/)test\.[^/]*$/, /[-_.]test\.[^/]*$/];
+for (const file of sources) {
+  if (RUNNER.some((re) => re.test(file)) && !file.endsWith('.test.ts')) problems.push(`${file}: node --test would run it as a test`);
+}
+
+// Depth-first search; a back edge closes a cycle.
+const state = new Map(); // file → 'open' | 'done'
+const stack = [];
+function visit(file) {
+  state.set(file, 'open');
+  stack.push(file);
+  for (const t of graph.get(file) ?? []) {
+    if (state.get(t) === 'open') problems.push(`import cycle: ${[...stack.slice(stack.indexOf(t)), t].join(' → ')}`);
+    else if (!state.has(t)) visit(t);
+  }
+  stack.pop();
+  state.set(file, 'done');
+}
+for (const file of graph.keys()) if (!state.has(file)) visit(file);
+
+if (problems.length > 0) {
+  process.stderr.write(`check-imports: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+  process.exit(1);
+}
+process.stdout.write(`check-imports: ${sources.length} files, no cycles, layering kept\n`);
