@@ -29,9 +29,17 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
   });
 }
 
-test('npm run bench -- --quick with arms floor and C answers, counts and writes its results', { timeout: 60_000 }, async () => {
+/** The load's concurrency (the benchmark's default) and hot actors (the steady scenario's default). */
+const CONNECTIONS = 8;
+const ACTORS = 50;
+
+test('npm run bench -- --quick with arms floor and C answers, counts and writes its results', { timeout: 120_000 }, async () => {
   outDir = await mkdtemp(path.join(os.tmpdir(), 'bench-smoke-'));
-  const { code, stdout, stderr } = await runBench(['--quick', '--arms', 'floor,C', '--duration', '1', '--warmup', '0.5', '--out-dir', outDir]);
+  // A TTL no run outlives: however slow the machine, no binding learned during the run expires.
+  const { code, stdout, stderr } = await runBench([
+    '--quick', '--arms', 'floor,C', '--duration', '2', '--warmup', '1', '--cache-ttl-ms', '600000', '--out-dir', outDir,
+    '--connections', String(CONNECTIONS), '--actors', String(ACTORS),
+  ]);
   assert.equal(code, 0, stderr);
   assert.match(stdout, /\| floor \| [\d,]+ \|/);
   assert.match(stdout, /\| C \| [\d,]+ \|/);
@@ -49,14 +57,20 @@ test('npm run bench -- --quick with arms floor and C answers, counts and writes 
     assert.ok((arm.cpuMsPerRequest ?? 0) > 0, `${arm.name} CPU counted`);
   }
   const c = report.arms.find((a) => a.name === 'C')!;
-  assert.ok(c.resumeCalls !== null && c.extprocStreams !== null);
-  // Hot actors behind a cache with a 5 s TTL, one second measured: each of the 50 actors misses at most once
-  // (one shared ResumeActor, perhaps one more if a request misses between the flight's answer and the learning),
-  // and at worst all 8 connections miss the same actor at once. Cache off would be one of each per request.
-  assert.ok(c.resumeCalls <= 2 * 50, `C made ${c.resumeCalls} ResumeActor calls`);
-  assert.ok(c.extprocStreams <= 8 * 50, `C opened ${c.extprocStreams} ext_proc streams`);
-  assert.ok(c.extprocStreams < c.requests / 2, `C opened ${c.extprocStreams} ext_proc streams for ${c.requests} requests`);
-  assert.ok(c.cache && c.cache.hits > 0 && c.cache.hitRatio > 0.9, JSON.stringify(c.cache));
+  assert.ok(c.resumeCalls !== null && c.extprocStreams !== null && c.cache !== undefined);
+  // These bounds hold however few requests a loaded machine completes. A binding, once learned, serves its actor
+  // for the rest of the run, so an actor misses only while its first lookup is still on its way: at most once per
+  // connection. Cache off would miss on every request.
+  const { hits, misses } = c.cache;
+  assert.ok(misses <= CONNECTIONS * ACTORS, `C missed ${misses} times`);
+  // Every request the load generator counted was looked up in the window; up to one per connection may still
+  // have been in the proxy when the window closed (plus any the load generator gave up on). Streams and
+  // ResumeActor calls are counted by other processes, a little after the proxy's miss, so the same slack applies
+  // at both ends of the window.
+  const slack = CONNECTIONS + c.errors;
+  assert.ok(hits + misses >= c.requests && hits + misses <= c.requests + slack, `${hits} hits + ${misses} misses for ${c.requests} requests`);
+  assert.ok(Math.abs(c.extprocStreams - misses) <= slack, `C opened ${c.extprocStreams} ext_proc streams for ${misses} misses`);
+  assert.ok(c.resumeCalls <= misses + slack, `C made ${c.resumeCalls} ResumeActor calls for ${misses} misses`);
   assert.equal(typeof report.ratios['C/floor'], 'number');
   assert.ok(report.targets.some((t) => t.name.startsWith('C >= 95% of floor') && (t.status === 'met' || t.status === 'not-met')));
 });

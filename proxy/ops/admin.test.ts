@@ -9,11 +9,13 @@ import { getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, 
 let ep: ScriptedExtProc;
 let up: Upstream;
 let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+/** Responses to `/hold` wait here until the test releases them. */
+const held: { end(body: string): void }[] = [];
 
 before(async () => {
   up = await startUpstream((req, res) => {
-    const delay = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('delay_ms') ?? 0);
-    setTimeout(() => res.end('ok'), delay);
+    if (req.url === '/hold') held.push(res);
+    else res.end('ok');
   });
   ep = await startScriptedExtProc(() => routeTo(up.address));
   proxy = await startTestProxy(['--extproc', ep.address]);
@@ -78,12 +80,13 @@ test('draining: /ready turns 503, in-flight requests finish, then the proxy stop
   const ready = await request(`http://${p.admin}/ready`);
   assert.equal(ready.statusCode, 200);
   assert.equal(await ready.body.text(), 'LIVE\n');
-  const inflight = request(`http://${p.ingress}/?delay_ms=600`, { headers: { host: actorHost('a') } });
-  await waitFor(() => up.requests.some((r) => r.url === '/?delay_ms=600'), 3000, 'the slow request to reach the upstream');
+  const inflight = request(`http://${p.ingress}/hold`, { headers: { host: actorHost('a') } });
+  await waitFor(() => held.length === 1, 10_000, 'the held request to reach the upstream');
   const stopped = p.close();
   const during = await request(`http://${p.admin}/ready`);
   assert.equal(during.statusCode, 503);
   assert.equal(await during.body.text(), 'DRAINING\n');
+  (held.shift() as { end(body: string): void }).end('ok'); // still in flight until now
   const res = await inflight;
   assert.equal(res.statusCode, 200);
   assert.equal(await res.body.text(), 'ok');
