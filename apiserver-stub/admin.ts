@@ -12,11 +12,14 @@ import type { RpcCounters } from './rpc-counters.js';
 import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
 import { resetStats, statsDocument } from './stats.js';
+import type { WorkerTlsCounters } from './worker/tls.js';
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
   readonly counters: RpcCounters;
   readonly churn: Churn;
+  /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
+  readonly workerTls?: WorkerTlsCounters;
 }
 
 interface ActorParams {
@@ -37,7 +40,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, workerTls }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -53,11 +56,12 @@ export function buildAdmin({ cp, counters, churn }: AdminDeps): FastifyInstance 
 
   app.get('/stats', async () => {
     await cp.flushWorkers();
-    return statsDocument(cp, counters, churn);
+    return statsDocument(cp, counters, churn, workerTls);
   });
   app.post('/stats/reset', async () => {
     await cp.flushWorkers();
     resetStats(cp, counters, churn);
+    workerTls?.reset();
     return { ok: true };
   });
 

@@ -4,8 +4,10 @@ import type { Churn } from './churn.js';
 import type { ControlPlane } from './control-plane.js';
 import { workerView } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
+import type { WorkerTlsCounters } from './worker/tls.js';
 
-export function statsDocument(cp: ControlPlane, counters: RpcCounters, churn: Churn) {
+/** `workerTls`: the in-process workers' mTLS handshakes (present only when they terminate mTLS). */
+export function statsDocument(cp: ControlPlane, counters: RpcCounters, churn: Churn, workerTls?: WorkerTlsCounters) {
   const store = cp.store;
   const actors: Record<string, number> = {};
   for (const a of store.actors.values()) actors[a.status] = (actors[a.status] ?? 0) + 1;
@@ -20,6 +22,7 @@ export function statsDocument(cp: ControlPlane, counters: RpcCounters, churn: Ch
     churn: churn.status(),
     settings: { ...cp.settings },
     process: processStats(),
+    ...(workerTls === undefined ? {} : { workerTls: workerTls.snapshot() }),
   };
 }
 

@@ -30,6 +30,7 @@ export const ERRORS = Object.freeze({
   UPSTREAM_REQUEST_INVALID: spec('PROXY_ERR_UPSTREAM_REQUEST_INVALID', 500, 'internal', 'the upstream request could not be built'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
+  UPSTREAM_IDENTITY: spec('PROXY_ERR_UPSTREAM_IDENTITY', 502, 'upstream', 'upstream identity verification failed'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),
   UPSTREAM_RESET_AFTER_SEND: spec(
     'PROXY_ERR_UPSTREAM_RESET_AFTER_SEND',

@@ -41,6 +41,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   simple('proxy_extproc_errors_total', 'ext_proc streams that ended with a gRPC error.', () => c.extprocErrors);
   simple('proxy_extproc_timeouts_total', 'ext_proc messages not answered within the message timeout.', () => c.extprocTimeouts);
   simple('proxy_upstream_connect_failures_total', 'Upstream attempts that could not connect.', () => c.upstreamConnectFailures);
+  simple('proxy_upstream_identity_failures_total', 'Upstream workers whose certificate failed verification.', () => c.upstreamIdentityFailures);
   simple('proxy_upstream_resets_total', 'Upstream attempts reset before response headers.', () => c.upstreamResets);
   simple('proxy_rerun_backoffs_total', 'Re-runs that waited a backoff first (the second and later re-runs of a request).', () => c.rerunBackoffs);
   simple('proxy_rerun_backoffs_cancelled_total', 'Requests whose client went away while they waited a re-run backoff.', () => c.rerunBackoffsCancelled);

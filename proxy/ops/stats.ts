@@ -23,6 +23,11 @@ export class Counters {
   readonly upstreamByStatus = new Float64Array(1000);
   upstreamConnectFailures = 0;
   upstreamResets = 0;
+  /** Workers whose certificate failed verification (mTLS). */
+  upstreamIdentityFailures = 0;
+  /** Upstream TLS credential files re-loaded after a change, and changes that could not be loaded. */
+  upstreamTlsReloads = 0;
+  upstreamTlsReloadErrors = 0;
   rerunsStale = 0;
   rerunsConnect = 0;
   rerunsReset = 0;
@@ -71,6 +76,9 @@ export interface ProxyStatsBlock {
     readonly byStatus: Record<StatusClass, number>;
     readonly connectFailures: number;
     readonly resets: number;
+    readonly identityFailures: number;
+    readonly tlsReloads: number;
+    readonly tlsReloadErrors: number;
   };
   readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
   readonly rerunAttempts: RerunAttemptsBlock;
@@ -122,6 +130,9 @@ export class ProxyStats {
         byStatus: byClass(l.upstreamByStatus, b.upstreamByStatus),
         connectFailures: l.upstreamConnectFailures - b.upstreamConnectFailures,
         resets: l.upstreamResets - b.upstreamResets,
+        identityFailures: l.upstreamIdentityFailures - b.upstreamIdentityFailures,
+        tlsReloads: l.upstreamTlsReloads - b.upstreamTlsReloads,
+        tlsReloadErrors: l.upstreamTlsReloadErrors - b.upstreamTlsReloadErrors,
       },
       reruns: { stale: l.rerunsStale - b.rerunsStale, connect: l.rerunsConnect - b.rerunsConnect, reset: l.rerunsReset - b.rerunsReset },
       rerunAttempts: {

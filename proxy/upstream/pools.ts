@@ -2,7 +2,7 @@
  * One undici keep-alive Pool per upstream worker address. Pools are created on first use for a literal `ip:port`
  * (never a name: nothing is resolved through DNS) and closed when they have been idle for a whole sweep interval.
  */
-import { Pool } from 'undici';
+import { Pool, type buildConnector } from 'undici';
 import { isLiteralAddress } from './route-address.js';
 
 export interface PoolOptions {
@@ -13,6 +13,8 @@ export interface PoolOptions {
   readonly maxHeaderBytes: number;
   /** How often idle pools are closed (0: never). */
   readonly sweepIntervalMs: number;
+  /** Opens each new connection (mTLS, `upstream/tls.ts`); absent: plain TCP. */
+  readonly connector?: buildConnector.connector;
 }
 
 interface Entry {
@@ -41,10 +43,11 @@ export class UpstreamPools {
       return hit.pool;
     }
     if (!isLiteralAddress(address)) return undefined;
-    const pool = new Pool(`http://${address}`, {
+    const connector = this.#opts.connector;
+    const pool = new Pool(`${connector === undefined ? 'http' : 'https'}://${address}`, {
       connections: null,
       pipelining: 1,
-      connect: { timeout: this.#opts.connectTimeoutMs },
+      connect: connector ?? { timeout: this.#opts.connectTimeoutMs },
       headersTimeout: this.#opts.headersTimeoutMs,
       bodyTimeout: this.#opts.bodyTimeoutMs,
       maxHeaderSize: this.#opts.maxHeaderBytes,
