@@ -4,6 +4,7 @@
  * form every component reads. For local stacks and tests only: production identities come from the platform.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -53,8 +54,6 @@ function extensions(spec: LeafSpec): string {
 }
 
 export class DevCa {
-  private serial = 1;
-
   private constructor(
     readonly dir: string,
     readonly certFile: string,
@@ -79,6 +78,14 @@ export class DevCa {
     return new DevCa(dir, certFile, keyFile);
   }
 
+  /** The CA already written to `dir/<name>.pem` and `dir/<name>.key` (to issue more certificates). */
+  static async open(dir: string, name = 'ca'): Promise<DevCa> {
+    const certFile = path.join(dir, `${name}.pem`);
+    const keyFile = path.join(dir, `${name}.key`);
+    await Promise.all([readFile(certFile), readFile(keyFile)]); // both must exist
+    return new DevCa(dir, certFile, keyFile);
+  }
+
   /** Issues `spec` and writes its credential bundle to `dir/<name>.pem` (default: this CA's directory). */
   async issue(spec: LeafSpec, dir = this.dir): Promise<string> {
     await mkdir(dir, { recursive: true });
@@ -93,7 +100,7 @@ export class DevCa {
       await writeFile(ext, extensions(spec));
       await openssl([
         'x509', '-req', '-in', csr, '-CA', this.certFile, '-CAkey', this.keyFile, '-sha256',
-        '-set_serial', String(Date.now() * 1000 + this.serial++), '-days', String(spec.days ?? 30), '-extfile', ext, '-out', cert,
+        '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-days', String(spec.days ?? 30), '-extfile', ext, '-out', cert,
       ]);
       const bundle = `${base}.pem`;
       await writeFile(bundle, (await readFile(cert, 'utf8')) + (await readFile(key, 'utf8')), { mode: 0o600 });
