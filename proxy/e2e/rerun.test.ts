@@ -76,7 +76,7 @@ for (const change of ['suspend', 'move'] as const) {
     assert.equal(a.app?.worker, now.workerIp, 'served by the worker the actor runs on now');
     if (change === 'move') assert.notEqual(a.app?.worker, oldWorker);
     const s = await proxyStats(proxy);
-    assert.deepEqual(s.cache.evictions, { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+    assert.deepEqual(s.cache.evictions, { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
     assert.deepEqual(s.reruns, { stale: 1, connect: 0, reset: 0 });
     assert.equal((await extprocStats(extproc)).streams.total, 1);
     assert.equal(await resumeCalls(stub), 1);
@@ -242,7 +242,7 @@ test('a client that gives up on a cached request evicts nothing: the next reques
   req.destroy();
   await until(async () => (await proxyStats(proxy)).requests.total >= 1, 5000, 'the proxy to finish the abandoned request');
   const after1 = await proxyStats(proxy);
-  assert.deepEqual(after1.cache.evictions, { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(after1.cache.evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
   assert.deepEqual(after1.reruns, { stale: 0, connect: 0, reset: 0 });
   const next = await send(proxy, actor);
   assert.equal(next.status, 200);

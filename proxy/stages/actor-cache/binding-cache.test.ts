@@ -63,7 +63,7 @@ test('eviction is generation-guarded: a late eviction of an old binding leaves t
   assert.equal(cache.evict('demo/a', newer.generation, 'stale'), true);
   assert.equal(cache.evict('demo/a', newer.generation, 'stale'), false, 'evicting twice counts once');
   assert.equal(cache.lookup('demo/a').kind, 'miss');
-  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
 });
 
 test('evictions are counted by the reason given', () => {
@@ -77,7 +77,7 @@ test('evictions are counted by the reason given', () => {
   assert.equal(cache.remove('demo/c'), true);
   assert.equal(cache.remove('demo/c'), false);
   assert.equal(cache.clear(), 1);
-  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 1, worker: 0, ttl: 0, lru: 0, admin: 2 });
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 1, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 2 });
   assert.equal(cache.size, 0);
 });
 
@@ -121,11 +121,11 @@ test('resetStats zeros the /stats counters but keeps the bindings and the lifeti
   cache.lookup('demo/a');
   cache.lookup('demo/b');
   cache.resetStats();
-  assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
   cache.evict('demo/a', b.generation, 'stale');
   cache.lookup('demo/a');
-  assert.deepEqual(cache.stats(), { hits: 0, misses: 1, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
-  assert.deepEqual(cache.lifetimeStats(), { hits: 1, misses: 2, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 1, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.lifetimeStats(), { hits: 1, misses: 2, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
 });
 
 test('current() reads a live binding without counting a hit or a miss', () => {
