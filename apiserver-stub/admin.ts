@@ -1,23 +1,28 @@
 /**
- * The admin HTTP API (fastify): health, /stats and its reset, actors (list, inspect with delivered request ids,
+ * The admin HTTP API (fastify): the common ops routes (lib/ops-routes.ts: /ready, /stats, /stats/reset, /metrics),
+ * actors (list, inspect with delivered request ids,
  * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config),
  * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { validRef, type ControlPlane } from './control-plane.js';
-import { asStubError, codeName, errors, httpStatusOf } from './errors.js';
+import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
+import { grpcCodeName } from '../lib/wire-contract.js';
+import { asStubError, errors, httpStatusOf } from './errors.js';
 import { actorView, workerView } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
 import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
-import { resetStats, statsDocument } from './stats.js';
+import { createStubMetrics } from './metrics.js';
+import { StubStats } from './stats.js';
 import type { WorkerTlsCounters } from './worker/tls.js';
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
   readonly counters: RpcCounters;
   readonly churn: Churn;
+  readonly readiness: () => Readiness;
   /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
   readonly workerTls?: WorkerTlsCounters;
 }
@@ -32,7 +37,7 @@ interface WorkerParams {
 
 function sendError(reply: FastifyReply, err: unknown): FastifyReply {
   const e = asStubError(err);
-  return reply.code(httpStatusOf(e.code)).send({ error: e.message, code: codeName(e.code) });
+  return reply.code(httpStatusOf(e.code)).send({ error: e.message, code: grpcCodeName(e.code) });
 }
 
 function workerIp(params: WorkerParams): string {
@@ -40,7 +45,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, workerTls }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -52,17 +57,13 @@ export function buildAdmin({ cp, counters, churn, workerTls }: AdminDeps): Fasti
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
 
-  app.get('/healthz', async () => ({ ok: true }));
-
-  app.get('/stats', async () => {
-    await cp.flushWorkers();
-    return statsDocument(cp, counters, churn, workerTls);
-  });
-  app.post('/stats/reset', async () => {
-    await cp.flushWorkers();
-    resetStats(cp, counters, churn);
-    workerTls?.reset();
-    return { ok: true };
+  const stats = new StubStats(cp, counters, churn, workerTls);
+  registerOpsRoutes(app, {
+    readiness,
+    stats: () => stats.document(),
+    resetStats: () => stats.reset(),
+    registry: createStubMetrics(cp, counters, workerTls),
+    refresh: () => cp.flushWorkers(),
   });
 
   app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => {

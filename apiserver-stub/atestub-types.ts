@@ -5,6 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../lib/proto.js';
+import { WORKERS_PROTO, WORKERS_SERVICE } from '../lib/wire-contract.js';
 
 export type Int64 = string | number;
 
@@ -55,14 +56,13 @@ export type ControlOp =
   | { op?: 'set_listening'; set_listening: { listening: boolean } };
 export type ControlToWorker = { op_id: Int64 } & ControlOp;
 
-const PROTO = 'atestub/atestub.proto';
 
 export function workersServiceDefinition(): grpc.ServiceDefinition {
   return workersClientConstructor().service;
 }
 
 export function workersClientConstructor(): grpc.ServiceClientConstructor {
-  return lookup<grpc.ServiceClientConstructor>(loadProto(PROTO), 'atestub.Workers');
+  return lookup<grpc.ServiceClientConstructor>(loadProto(WORKERS_PROTO), WORKERS_SERVICE);
 }
 
 /** A typed Attach client. */

@@ -2,7 +2,7 @@
  * apiserver-stub flags and the frozen Config built from them: the only place this component reads the environment.
  */
 import net from 'node:net';
-import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../lib/flags.js';
+import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
@@ -76,37 +76,36 @@ export function stubHelp(): string {
   return formatHelp('apiserver-stub', STUB_SUMMARY, STUB_FLAGS);
 }
 
-/** Parses argv + env into a frozen StubConfig, or `help` when --help was given. Throws UsageError on bad input. */
-export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { kind: 'help' } | { kind: 'config'; config: StubConfig } {
-  const { help, values: v } = readFlags(STUB_FLAGS, argv, env);
-  if (help) return { kind: 'help' };
+/** Parses argv + env into a frozen StubConfig (none when --help was given). Throws UsageError on bad input. */
+export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<StubConfig> {
+  return readConfig(STUB_FLAGS, buildStubConfig, argv, env);
+}
+
+function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
   if (!net.isIPv4(v['worker-ip-base'])) throw new UsageError(`--worker-ip-base: expected an IPv4 address, got "${v['worker-ip-base']}"`);
   if (v.workers > 0) ipv4Add(v['worker-ip-base'], v.workers - 1); // throws past 255.255.255.255
   if (!isResourceName(v.atespace)) throw new UsageError(`--atespace: "${v.atespace}" is not a DNS-1123 label`);
   const suffix = normaliseSuffix(v['actor-suffix']);
   if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
-  return {
-    kind: 'config',
-    config: Object.freeze({
-      listen: parseHostPort(v.listen, '--listen'),
-      attachListen: v['attach-listen'] === undefined ? undefined : parseHostPort(v['attach-listen'], '--attach-listen'),
-      admin: parseHostPort(v.admin, '--admin'),
-      adminToken: v['admin-token'],
-      workers: v.workers,
-      workerIpBase: v['worker-ip-base'],
-      workerPort: v['worker-port'],
-      workerCapacity: v['worker-capacity'],
-      actors: v.actors,
-      atespace: v.atespace,
-      resolveLatencyMs: v['resolve-latency-ms'],
-      coldResumeMs: v['cold-resume-ms'],
-      autoCreate: v['auto-create'],
-      actorSuffix: suffix,
-      tls: controlTls(v['tls-credential-bundle'], v['tls-client-ca']),
-      workerTls: workerTlsSettings(
-        { credentialBundle: v['worker-tls-credential-bundle'], clientCa: v['worker-tls-client-ca'], clientIdentity: v['worker-tls-client-identity'] },
-        { credentialBundle: '--worker-tls-credential-bundle', clientCa: '--worker-tls-client-ca', clientIdentity: '--worker-tls-client-identity' },
-      ),
-    }),
-  };
+  return Object.freeze({
+    listen: parseHostPort(v.listen, '--listen'),
+    attachListen: v['attach-listen'] === undefined ? undefined : parseHostPort(v['attach-listen'], '--attach-listen'),
+    admin: parseHostPort(v.admin, '--admin'),
+    adminToken: v['admin-token'],
+    workers: v.workers,
+    workerIpBase: v['worker-ip-base'],
+    workerPort: v['worker-port'],
+    workerCapacity: v['worker-capacity'],
+    actors: v.actors,
+    atespace: v.atespace,
+    resolveLatencyMs: v['resolve-latency-ms'],
+    coldResumeMs: v['cold-resume-ms'],
+    autoCreate: v['auto-create'],
+    actorSuffix: suffix,
+    tls: controlTls(v['tls-credential-bundle'], v['tls-client-ca']),
+    workerTls: workerTlsSettings(
+      { credentialBundle: v['worker-tls-credential-bundle'], clientCa: v['worker-tls-client-ca'], clientIdentity: v['worker-tls-client-identity'] },
+      { credentialBundle: '--worker-tls-credential-bundle', clientCa: '--worker-tls-client-ca', clientIdentity: '--worker-tls-client-identity' },
+    ),
+  });
 }

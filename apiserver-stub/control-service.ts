@@ -3,7 +3,7 @@
  * method and status code. Errors leave as the StubError's code and message.
  */
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, lookup } from '../lib/proto.js';
+import { controlService } from '../lib/resume/control-client.js';
 import { isResourceName } from '../lib/actor-ref.js';
 import type * as api from './ateapi-types.js';
 import { asStubError, errors } from './errors.js';
@@ -12,7 +12,7 @@ import { actorMessage, workerMessage } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
 
 export function controlServiceDefinition(): grpc.ServiceDefinition {
-  return lookup<grpc.ServiceClientConstructor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control').service;
+  return controlService().service;
 }
 
 type Handler<Req, Res> = (request: Req) => Promise<Res> | Res;

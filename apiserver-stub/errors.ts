@@ -30,11 +30,6 @@ export const errors = Object.freeze({
   protocol: (message: string) => new StubError(Code.INVALID_ARGUMENT, `attach protocol: ${message}`),
 });
 
-/** gRPC code → its name as in the gRPC spec (OK, ABORTED, ...). */
-export function codeName(code: number): string {
-  return (Code as unknown as Record<number, string>)[code] ?? `CODE_${code}`;
-}
-
 /** The HTTP status the admin API answers for a StubError code. */
 export function httpStatusOf(code: Code): number {
   switch (code) {

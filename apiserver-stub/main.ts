@@ -5,12 +5,11 @@ import { readStubConfig, stubHelp } from './config.js';
 import { startApiserverStub } from './stub.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const parsed = readStubConfig(argv);
-  if (parsed.kind === 'help') {
+  const { help, config } = readStubConfig(argv);
+  if (help || !config) {
     process.stdout.write(stubHelp());
     return;
   }
-  const config = parsed.config;
   const log = createLogger('apiserver-stub');
   const stub = await startApiserverStub(config, log);
   onShutdownSignal(log, () => stub.close());

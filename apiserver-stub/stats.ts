@@ -1,35 +1,55 @@
 /** The admin /stats document (shape is a contract with the benchmark) and its reset. */
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
+import { SinceReset } from '../lib/since-reset.js';
 import type { Churn } from './churn.js';
 import type { ControlPlane } from './control-plane.js';
 import { workerView } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
 import type { WorkerTlsCounters } from './worker/tls.js';
 
-/** `workerTls`: the in-process workers' mTLS handshakes (present only when they terminate mTLS). */
-export function statsDocument(cp: ControlPlane, counters: RpcCounters, churn: Churn, workerTls?: WorkerTlsCounters) {
-  const store = cp.store;
-  const actors: Record<string, number> = {};
-  for (const a of store.actors.values()) actors[a.status] = (actors[a.status] ?? 0) + 1;
-  const workers: Record<string, ReturnType<typeof workerView>> = {};
-  for (const w of store.workers.values()) workers[w.ip] = workerView(w);
-  return {
-    rpc: counters.snapshot(),
-    actors,
-    workers,
-    deliveries: { total: store.deliveries, duplicates: store.duplicates },
-    placements: store.placements,
-    churn: churn.status(),
-    settings: { ...cp.settings },
-    process: processStats(),
-    ...(workerTls === undefined ? {} : { workerTls: workerTls.snapshot() }),
-  };
-}
+export class StubStats {
+  private readonly store: SinceReset<{ deliveries: number; duplicates: number; placements: number }>;
+  private readonly workerTls: SinceReset<WorkerTlsCounters> | undefined;
 
-export function resetStats(cp: ControlPlane, counters: RpcCounters, churn: Churn): void {
-  counters.reset();
-  cp.store.resetStats();
-  cp.moves = 0;
-  churn.resetCounters();
-  resetProcessStats();
+  constructor(
+    private readonly cp: ControlPlane,
+    private readonly counters: RpcCounters,
+    private readonly churn: Churn,
+    /** The in-process workers' mTLS handshakes (`workerTls` in the document, present only when they terminate mTLS). */
+    workerTls?: WorkerTlsCounters,
+  ) {
+    const store = cp.store;
+    this.store = new SinceReset(() => ({ deliveries: store.deliveries, duplicates: store.duplicates, placements: store.placements }));
+    this.workerTls = workerTls === undefined ? undefined : new SinceReset(() => workerTls);
+  }
+
+  document() {
+    const store = this.cp.store;
+    const actors: Record<string, number> = {};
+    for (const a of store.actors.values()) actors[a.status] = (actors[a.status] ?? 0) + 1;
+    const workers: Record<string, ReturnType<typeof workerView>> = {};
+    for (const w of store.workers.values()) workers[w.ip] = workerView(w);
+    const since = this.store.current();
+    return {
+      rpc: this.counters.snapshot(),
+      actors,
+      workers,
+      deliveries: { total: since.deliveries, duplicates: since.duplicates },
+      placements: since.placements,
+      churn: this.churn.status(),
+      settings: { ...this.cp.settings },
+      process: processStats(),
+      ...(this.workerTls === undefined ? {} : { workerTls: this.workerTls.current() }),
+    };
+  }
+
+  reset(): void {
+    this.counters.reset();
+    this.store.reset();
+    this.workerTls?.reset();
+    this.cp.store.resetStats();
+    this.cp.moves = 0;
+    this.churn.resetCounters();
+    resetProcessStats();
+  }
 }

@@ -86,6 +86,7 @@ function podName(ip: string): string {
 export class Store {
   readonly actors = new Map<string, ActorRecord>();
   readonly workers = new Map<string, WorkerRecord>();
+  /** Lifetime tallies (never reset; `/stats` reports them since its last reset). */
   deliveries = 0;
   duplicates = 0;
   placements = 0;
@@ -237,10 +238,8 @@ export class Store {
     }
   }
 
+  /** Forgets the delivery records (request ids, per-worker counts); the lifetime tallies are kept. */
   resetStats(): void {
-    this.deliveries = 0;
-    this.duplicates = 0;
-    this.placements = 0;
     for (const a of this.actors.values()) a.requestIds.clear();
     for (const w of this.workers.values()) {
       w.requests = 0;

@@ -240,6 +240,30 @@ describe('apiserver-stub control plane and workers', () => {
     assert.deepEqual(stats.body.workers[actor.ateom_pod_ip]?.actors, ['demo/actor-006']);
     const misdirected = Object.values(stats.body.workers).reduce((n, w) => n + w.misdirected, 0);
     assert.equal(misdirected, 1);
+
+    // The reset answers the fresh /stats; /metrics keeps the lifetime counts.
+    const reset = await admin<{ deliveries: { total: number; duplicates: number }; rpc: Record<string, unknown>; placements: number }>(s.admin, 'POST', '/stats/reset');
+    assert.equal(reset.status, 200);
+    assert.deepEqual(reset.body.deliveries, { total: 0, duplicates: 0 });
+    assert.deepEqual(reset.body.rpc, {}, 'no RPC since the reset');
+    assert.equal(reset.body.placements, 0);
+    const metrics = await fetch(`http://${s.admin}/metrics`);
+    assert.equal(metrics.status, 200);
+    const text = await metrics.text();
+    const deliveries = /^apiserver_deliveries_total (\d+)$/m.exec(text);
+    assert.ok(deliveries && Number(deliveries[1]) >= 4, 'lifetime deliveries');
+    const duplicates = /^apiserver_delivery_duplicates_total (\d+)$/m.exec(text);
+    assert.ok(duplicates && Number(duplicates[1]) >= 1, 'lifetime duplicates');
+    assert.match(text, /^apiserver_rpc_total\{method="ResumeActor",code="OK"\} [1-9]\d*$/m);
+    assert.match(text, /^apiserver_actors\{status="RUNNING"\} [1-9]\d*$/m);
+    assert.match(text, /^apiserver_workers_live 12$/m);
+    assert.doesNotMatch(text, /actor-006/, 'no actor names in labels');
+  });
+
+  test('/ready answers LIVE once the workers are attached', async () => {
+    const ready = await fetch(`http://${s.admin}/ready`);
+    assert.equal(ready.status, 200);
+    assert.equal(await ready.text(), 'LIVE\n');
   });
 
   test('demo app knobs: bytes, delay_ms, sse', async () => {
@@ -310,7 +334,7 @@ describe('apiserver-stub control plane and workers', () => {
   });
 
   test('admin API: bad input → 400, unknown actor or worker → 404', async () => {
-    assert.equal((await admin(s.admin, 'GET', '/healthz')).status, 200);
+    assert.equal((await admin(s.admin, 'GET', '/healthz')).status, 404, 'health is /ready now');
     assert.equal((await admin(s.admin, 'PUT', '/config', { coldResumeMs: -1 })).status, 400);
     assert.equal((await admin(s.admin, 'PUT', '/config', { bogus: 1 })).status, 400);
     assert.equal((await admin(s.admin, 'PUT', '/config', '{not json')).status, 400);

@@ -11,6 +11,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
+import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
@@ -97,10 +98,12 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
   const attachAt = config.attachListen ?? (credentials === undefined ? { host: config.listen.host, port: grpcPort } : { host: '127.0.0.1', port: 0 });
 
-  const admin = buildAdmin({ cp, counters, churn, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
+  let readiness: Readiness = 'not-ready';
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
+    readiness = 'draining';
     cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));
@@ -131,6 +134,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     }
     await Promise.all(agents.map((a) => a.start()));
     await Promise.all(agents.map((a) => a.whenAttached()));
+    readiness = 'live';
     const workerAddresses = agents.map((a) => a.listener.address);
     const workers =
       config.workers === 0

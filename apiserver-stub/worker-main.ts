@@ -6,12 +6,11 @@ import { readWorkerConfig, workerHelp } from './worker/config.js';
 import { startWorkerTls } from './worker/tls.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const parsed = readWorkerConfig(argv);
-  if (parsed.kind === 'help') {
+  const { help, config } = readWorkerConfig(argv);
+  if (help || !config) {
     process.stdout.write(workerHelp());
     return;
   }
-  const config = parsed.config;
   const log = createLogger('worker');
   const tls = config.tls === undefined ? undefined : startWorkerTls(config.tls, log);
   const agent = new WorkerAgent({

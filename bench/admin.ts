@@ -141,8 +141,9 @@ export class Admin {
     return call('GET', `${this.base}/stats`);
   }
 
-  async reset(): Promise<void> {
-    await call('POST', `${this.base}/stats/reset`);
+  /** Zeros the component's /stats counters; answers the fresh /stats document. */
+  reset(): Promise<unknown> {
+    return call('POST', `${this.base}/stats/reset`);
   }
 
   get(path: string): Promise<unknown> {

@@ -4,6 +4,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../lib/proto.js';
+import { CONTROL_PROTO, CONTROL_SERVICE } from '../lib/wire-contract.js';
 
 interface ResumeClient extends grpc.Client {
   ResumeActor(
@@ -26,7 +27,7 @@ function resumeOnce(client: ResumeClient, atespace: string, name: string): Promi
  * progress) is retried; any other error is thrown.
  */
 export async function resumeAll(address: string, atespace: string, names: readonly string[], concurrency = 64): Promise<void> {
-  const Control = lookup<ClientCtor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control');
+  const Control = lookup<ClientCtor>(loadProto(CONTROL_PROTO), CONTROL_SERVICE);
   const client = new Control(address, grpc.credentials.createInsecure());
   let next = 0;
   const worker = async (): Promise<void> => {

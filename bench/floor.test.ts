@@ -63,9 +63,20 @@ test('the admin counts requests and CPU and resets them', async () => {
   assert.ok(before.process.cpuUserUs > 0);
   const reset = await request(`http://${floor.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
-  await reset.body.dump();
+  const fresh = (await reset.body.json()) as { requests: { total: number }; upstream: string; process: unknown };
+  assert.equal(fresh.requests.total, 0, 'the reset answers the fresh /stats');
+  assert.equal(typeof fresh.upstream, 'string');
+  const metrics = await (await request(`http://${floor.admin}/metrics`)).body.text();
+  const lifetime = /^floor_requests_total (\d+)$/m.exec(metrics);
+  assert.ok(lifetime && Number(lifetime[1]) >= before.requests.total, 'Prometheus keeps the lifetime count');
   const after = (await (await request(`http://${floor.admin}/stats`)).body.json()) as { requests: { total: number } };
   assert.equal(after.requests.total, 0);
+});
+
+test('/ready answers LIVE while running', async () => {
+  const ready = await request(`http://${floor.admin}/ready`);
+  assert.equal(ready.statusCode, 200);
+  assert.equal(await ready.body.text(), 'LIVE\n');
 });
 
 test('an upstream that refuses connections gives 502', async () => {

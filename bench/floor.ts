@@ -6,24 +6,46 @@
  * logic costs little.
  *
  * `node dist/bench/floor.js --listen 127.0.0.1:0 --admin 127.0.0.1:0 --upstream IP:PORT`
- * logs the same "ready" line as the components ({http, admin}); the admin answers GET /stats ({requests, process})
- * and POST /stats/reset like theirs, so the benchmark reads its CPU the same way.
+ * logs the same "ready" line as the components ({http, admin}); its admin follows the components' conventions
+ * (lib/ops-routes.ts: /ready, /stats {requests, upstream, process}, /stats/reset, /metrics), so the benchmark reads
+ * its CPU the same way.
  */
 import http, { type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import Fastify from 'fastify';
+import { Registry } from 'prom-client';
 import { Pool, type Dispatcher } from 'undici';
-import { readFlags, formatHelp, type FlagSpecs } from '../lib/flags.js';
+import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, boundAddress } from '../lib/address.js';
 import { createLogger, logReady } from '../lib/logger.js';
+import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
+import { scrapedCounter } from '../lib/prom-metrics.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
+import { SinceReset } from '../lib/since-reset.js';
 
 const FLAGS = {
   listen: { type: 'string', env: 'FLOOR_LISTEN', default: '127.0.0.1:0', help: 'HTTP listen address' },
-  admin: { type: 'string', env: 'FLOOR_ADMIN', default: '127.0.0.1:0', help: 'admin listen address (/stats)' },
+  admin: { type: 'string', env: 'FLOOR_ADMIN', default: '127.0.0.1:0', help: 'admin listen address (/ready, /stats, /metrics)' },
   upstream: { type: 'string?', env: 'FLOOR_UPSTREAM', help: 'the one worker every request goes to, IP:PORT (required)' },
 } as const satisfies FlagSpecs;
+
+export interface FloorConfig {
+  readonly listen: string;
+  readonly admin: string;
+  readonly upstream: string;
+}
+
+function buildFloorConfig(values: FlagValues<typeof FLAGS>): FloorConfig {
+  if (!values.upstream) throw new UsageError('--upstream IP:PORT is required');
+  return Object.freeze({ listen: values.listen, admin: values.admin, upstream: values.upstream });
+}
+
+/** Reads argv over the environment over the defaults. */
+export function readFloorConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<FloorConfig> {
+  return readConfig(FLAGS, buildFloorConfig, argv, env);
+}
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
@@ -93,30 +115,31 @@ export interface Floor {
   close(): Promise<void>;
 }
 
-export async function startFloor(opts: { listen: string; admin: string; upstream: string }): Promise<Floor> {
+export async function startFloor(opts: FloorConfig): Promise<Floor> {
   const up = parseHostPort(opts.upstream, '--upstream');
   const pool = new Pool(`http://${opts.upstream}`, { pipelining: 1 });
-  let requests = 0;
+  const tallies = { requests: 0 };
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    requests++;
+    tallies.requests++;
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
     pool.dispatch(
       { path: req.url ?? '/', method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: requestHeaders(req.headers), body: hasBody ? req : null },
       new ForwardHandler(res),
     );
   });
-  const admin = http.createServer((req, res) => {
-    if (req.url === '/stats' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ requests: { total: requests }, upstream: `${up.host}:${up.port}`, process: processStats() }));
-    } else if (req.url === '/stats/reset' && req.method === 'POST') {
-      requests = 0;
+  const sinceReset = new SinceReset(() => tallies);
+  const registry = new Registry();
+  scrapedCounter(registry, { name: 'floor_requests_total', help: 'Requests received.', read: () => tallies.requests });
+  let readiness: Readiness = 'not-ready';
+  const adminApp = Fastify({ logger: false });
+  registerOpsRoutes(adminApp, {
+    readiness: () => readiness,
+    stats: () => ({ requests: { total: sinceReset.current().requests }, upstream: `${up.host}:${up.port}`, process: processStats() }),
+    resetStats: () => {
+      sinceReset.reset();
       resetProcessStats();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"reset":true}');
-    } else {
-      res.writeHead(404).end();
-    }
+    },
+    registry,
   });
   const listen = async (s: http.Server, addr: string, what: string): Promise<string> => {
     const hp = parseHostPort(addr, what);
@@ -127,28 +150,31 @@ export async function startFloor(opts: { listen: string; admin: string; upstream
     return boundAddress(s);
   };
   const httpAddr = await listen(server, opts.listen, '--listen');
-  const adminAddr = await listen(admin, opts.admin, '--admin');
+  const adminAt = parseHostPort(opts.admin, '--admin');
+  await adminApp.listen({ host: adminAt.host, port: adminAt.port });
+  const adminAddr = boundAddress(adminApp.server);
+  readiness = 'live';
   return {
     http: httpAddr,
     admin: adminAddr,
     async close() {
+      readiness = 'draining';
       server.closeAllConnections();
-      admin.closeAllConnections();
-      await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => admin.close(r))]);
+      await new Promise((r) => server.close(r));
+      await adminApp.close();
       await pool.close();
     },
   };
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { help, values } = readFlags(FLAGS, argv);
-  if (help) {
+  const { help, config } = readFloorConfig(argv);
+  if (help || !config) {
     process.stdout.write(formatHelp('bench floor', 'A bare node:http + undici dispatch forwarder to one fixed worker.', FLAGS).replace('actor-edge bench floor', 'node dist/bench/floor.js'));
     return;
   }
-  if (!values.upstream) throw new Error('--upstream IP:PORT is required');
   const log = createLogger('floor');
-  const floor = await startFloor({ listen: values.listen, admin: values.admin, upstream: values.upstream });
+  const floor = await startFloor(config);
   logReady(log, { http: floor.http, admin: floor.admin });
   onShutdownSignal(log, async () => {
     await floor.close();

@@ -46,17 +46,10 @@ export class Stack {
     const stub = await launchComponent(
       'apiserver-stub',
       [
-        '--listen', '127.0.0.1:0',
-        '--admin', '127.0.0.1:0',
+        ...stubArgs(config, net.port),
         '--workers', String(config.workers),
         '--worker-ip-base', net.ipBase,
-        '--worker-port', String(net.port),
         '--worker-capacity', String(config.workerCapacity),
-        '--actors', String(config.actors),
-        '--atespace', config.atespace,
-        '--resolve-latency-ms', String(config.resolveLatencyMs),
-        '--cold-resume-ms', String(config.coldResumeMs),
-        '--actor-suffix', config.actorSuffix,
       ],
       { echo: config.echo, readyTimeoutMs: 120_000 },
     );
@@ -156,6 +149,20 @@ export class Stack {
 }
 
 /** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
+/** The apiserver-stub flags every bench stack shares (the actors, their latencies, the worker port). */
+export function stubArgs(config: BenchConfig, workerPort: number): string[] {
+  return [
+    '--listen', '127.0.0.1:0',
+    '--admin', '127.0.0.1:0',
+    '--worker-port', String(workerPort),
+    '--actors', String(config.actors),
+    '--atespace', config.atespace,
+    '--resolve-latency-ms', String(config.resolveLatencyMs),
+    '--cold-resume-ms', String(config.coldResumeMs),
+    '--actor-suffix', config.actorSuffix,
+  ];
+}
+
 export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
   return [
     '--listen', '127.0.0.1:0',

@@ -1,21 +1,15 @@
-/** extproc's admin HTTP server: GET /ready, GET /metrics (Prometheus), GET /stats, POST /stats/reset. */
+/** extproc's admin HTTP server: the common ops routes (lib/ops-routes.ts): /ready, /stats, /stats/reset, /metrics. */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import type { ExtprocMetrics } from './metrics.js';
 
-export function buildAdmin(metrics: ExtprocMetrics, isReady: () => boolean): FastifyInstance {
+export function buildAdmin(metrics: ExtprocMetrics, readiness: () => Readiness): FastifyInstance {
   const app = Fastify({ logger: false });
-  app.get('/ready', async (_req, reply) => {
-    if (!isReady()) return reply.code(503).type('text/plain').send('not ready\n');
-    return reply.type('text/plain').send('ready\n');
-  });
-  app.get('/metrics', async (_req, reply) => {
-    const body = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(body);
-  });
-  app.get('/stats', async () => metrics.stats());
-  app.post('/stats/reset', async () => {
-    metrics.reset();
-    return metrics.stats();
+  registerOpsRoutes(app, {
+    readiness,
+    stats: () => metrics.stats(),
+    resetStats: () => metrics.reset(),
+    registry: metrics.registry,
   });
   return app;
 }

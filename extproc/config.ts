@@ -1,9 +1,10 @@
 /** extproc's flags and its frozen Config: the only place that reads the environment. */
 import net from 'node:net';
-import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { readConfig, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
 
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
@@ -12,7 +13,7 @@ export const EXTPROC_FLAGS = {
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
-  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: 15000, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
+  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: DEFAULT_RESUME_BUDGET_MS, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
   parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION, parking the waiting requests.' },
   'park-budget-ms': { type: 'number', env: 'EXTPROC_PARK_BUDGET_MS', default: 5000, min: 1, help: 'With parking on: how long a retrying resume may keep requests parked.' },
   'stream-idle-timeout-ms': {
@@ -89,7 +90,6 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
 }
 
 /** Reads argv over the environment over the defaults. */
-export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ExtprocConfig | undefined } {
-  const { help, values } = readFlags(EXTPROC_FLAGS, argv, env);
-  return { help, config: help ? undefined : buildConfig(values) };
+export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<ExtprocConfig> {
+  return readConfig(EXTPROC_FLAGS, buildConfig, argv, env);
 }

@@ -2,7 +2,7 @@
 import { formatHelp } from '../lib/flags.js';
 import { createLogger, logReady } from '../lib/logger.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
-import { EXTPROC_FLAGS, readConfig } from './config.js';
+import { EXTPROC_FLAGS, readExtprocConfig } from './config.js';
 import { startExtproc } from './server.js';
 
 export const SUMMARY =
@@ -10,7 +10,7 @@ export const SUMMARY =
   'request authority through ateapi.Control/ResumeActor and publishes the worker address as dynamic metadata.';
 
 export async function main(argv: string[]): Promise<void> {
-  const { help, config } = readConfig(argv);
+  const { help, config } = readExtprocConfig(argv);
   if (help || !config) {
     process.stdout.write(formatHelp('extproc', SUMMARY, EXTPROC_FLAGS));
     return;

@@ -5,10 +5,8 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../lib/proto.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE } from '../lib/wire-contract.js';
 import { summariseProcessingRequest, type RequestKind, type RequestSummary } from './wire.js';
-
-export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';
-export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
 
 export type { RequestKind };
 

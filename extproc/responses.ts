@@ -1,21 +1,19 @@
 /**
  * ProcessingResponse builders. Header values go only in `raw_value`, as Buffers (Envoy >= 1.32 reads only
- * raw_value and rejects a mutation that sets both); `append: false` means overwrite. Dynamic metadata is a Struct
+ * raw_value and rejects a mutation that sets both); `append: false` means overwrite — the only append control
+ * Envoy's ext_proc has ever honoured, so it is the only one sent (`append_action` stays unset). Dynamic metadata is a Struct
  * whose top-level keys are Envoy metadata namespaces.
  */
 import { formatHostPort } from '../lib/address.js';
+import { ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_PORT_KEY, TARGET_PORT_HEADER } from '../lib/wire-contract.js';
 import { encodeResponse, structValueFields, type ProcessingResponse, type RequestKind } from './protocol.js';
-
-/** The namespace Envoy's ORIGINAL_DST cluster reads (`local` = the worker address to connect to). */
-export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
-export const TARGET_PORT_HEADER = 'x-ate-target-port';
 
 const VALUE = structValueFields();
 const TEXT_PLAIN = Buffer.from('text/plain');
 const OVERWRITE = Object.freeze({ value: false });
 
 function setHeader(key: string, value: Buffer): Record<string, unknown> {
-  return { header: { key, raw_value: value }, append: OVERWRITE, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' };
+  return { header: { key, raw_value: value }, append: OVERWRITE };
 }
 
 function stringValue(value: string): Record<string, unknown> {
@@ -50,7 +48,9 @@ export function routeResponse(ip: string, workerPort: number, targetPort: number
     dynamic_metadata: {
       fields: {
         [ORIGINAL_DST_NAMESPACE]: {
-          [VALUE.struct]: { fields: { local: stringValue(formatHostPort(ip, workerPort)), port: stringValue(port) } },
+          [VALUE.struct]: {
+            fields: { [ORIGINAL_DST_LOCAL_KEY]: stringValue(formatHostPort(ip, workerPort)), [ORIGINAL_DST_PORT_KEY]: stringValue(port) },
+          },
         },
       },
     },

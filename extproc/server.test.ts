@@ -73,7 +73,7 @@ before(async () => {
 after(async () => {
   for (const s of started) {
     s.client.close();
-    await s.extproc.close(1000);
+    await s.extproc.close();
   }
   await control.close();
 });
@@ -354,7 +354,9 @@ test('a message with no request set ends the stream with INVALID_ARGUMENT', asyn
 
 test('admin: /ready, /stats shape and reset, /metrics without actor names', async () => {
   const base = `http://${plain.extproc.adminAddress}`;
-  assert.equal((await fetch(`${base}/ready`)).status, 200);
+  const ready = await fetch(`${base}/ready`);
+  assert.equal(ready.status, 200);
+  assert.equal(await ready.text(), 'LIVE\n');
   await until(() => plain.extproc.metrics.stats().streams.active === 0, 'streams to close');
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
   assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'parked', 'process', 'requests', 'resumeCalls', 'streams']);
@@ -375,6 +377,9 @@ test('admin: /ready, /stats shape and reset, /metrics without actor names', asyn
 
   const reset = await fetch(`${base}/stats/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
+  const answered = (await reset.json()) as Record<string, any>;
+  assert.deepEqual(Object.keys(answered).sort(), Object.keys(stats).sort(), 'the reset answers the fresh /stats document');
+  assert.equal(answered.streams.total, 0);
   const zero = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
   assert.equal(zero.streams.total, 0);
   assert.equal(zero.requests.ok, 0);

@@ -5,8 +5,10 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { boundAddress, formatHostPort } from '../lib/address.js';
-import { createControlClient, grpcCodeName, resumeActorOnce, type ControlClient } from '../lib/resume/control-client.js';
+import { createControlClient, resumeActorOnce, type ControlClient } from '../lib/resume/control-client.js';
+import { grpcCodeName } from '../lib/wire-contract.js';
 import { ResumeFlights } from '../lib/resume/flight.js';
+import type { Readiness } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import type { ExtprocConfig } from './config.js';
@@ -42,9 +44,12 @@ export interface RunningExtproc {
   readonly adminAddress: string;
   readonly metrics: ExtprocMetrics;
   readonly flights: ResumeFlights;
-  /** Stops accepting streams, lets open ones finish (up to `graceMs`), closes everything. */
-  close(graceMs?: number): Promise<void>;
+  /** Stops accepting streams, lets open ones finish (up to CLOSE_GRACE_MS), closes everything. */
+  close(): Promise<void>;
 }
+
+/** How long open streams may take to finish once extproc is closing. */
+export const CLOSE_GRACE_MS = 5000;
 
 /** A ResumeActor call's own deadline: only a backstop against a control plane that never answers. */
 export function attemptBackstopMs(budgetMs: number): number {
@@ -80,8 +85,8 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   });
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
 
-  let ready = false;
-  const admin = buildAdmin(m, () => ready);
+  let readiness: Readiness = 'not-ready';
+  const admin = buildAdmin(m, () => readiness);
   guardAdmin(admin, { token: config.adminToken });
   try {
     await admin.listen({ host: config.admin.host, port: config.admin.port });
@@ -90,7 +95,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     control.close();
     throw err;
   }
-  ready = true;
+  readiness = 'live';
   const adminAddress = boundAddress(admin.server);
 
   let closing: Promise<void> | undefined;
@@ -99,14 +104,14 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     adminAddress,
     metrics: m,
     flights,
-    close(graceMs = 5000) {
+    close() {
       closing ??= (async () => {
-        ready = false;
+        readiness = 'draining';
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             server.forceShutdown();
             resolve();
-          }, graceMs);
+          }, CLOSE_GRACE_MS);
           server.tryShutdown(() => {
             clearTimeout(timer);
             resolve();

@@ -24,110 +24,154 @@ export interface StreamDeps {
   readonly idleTimeoutMs: number;
 }
 
-export function serveStream(call: ProcessCall, deps: StreamDeps): void {
-  const { resolver, metrics, log, idleTimeoutMs } = deps;
-  metrics.streamOpened();
-  let idle: NodeJS.Timeout | undefined;
-  const stopIdle = (): void => {
-    if (idle !== undefined) clearTimeout(idle);
-    idle = undefined;
-  };
-  /** The data plane was heard from, or the last pending answer was written: the idle period starts again. */
-  const restartIdle = (): void => {
-    if (idle !== undefined) idle.refresh();
-  };
-  // Created only when a resolution is pending, so streams that end normally never pay for it.
-  let abort: AbortController | undefined;
-  let busy = false;
-  let halfClosed = false;
-  let ended = false;
-  let closed = false;
-  let queue: RequestSummary[] | undefined;
+/**
+ * - `idle`: answering messages as they come;
+ * - `resolving`: request headers are being resolved; messages (and the peer's half-close) wait their turn;
+ * - `ended` / `failed`: the server ended the RPC with OK / with an error status; later messages are ignored;
+ * - `closed`: the call is gone (finished, cancelled or errored); a pending resolution is aborted.
+ */
+type StreamState =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'resolving'; readonly abort: AbortController; readonly queue: RequestSummary[]; halfClosed: boolean }
+  | { readonly kind: 'ended' }
+  | { readonly kind: 'failed' }
+  | { readonly kind: 'closed'; readonly failed: boolean };
 
-  const close = (): void => {
-    if (closed) return;
-    closed = true;
-    stopIdle();
-    metrics.streamClosed();
-    if (busy) abort?.abort();
-  };
-  const write = (response: ProcessingResponse): void => {
-    if (!ended && !call.cancelled) call.write(response);
-  };
-  const end = (): void => {
-    if (ended) return;
-    ended = true;
-    stopIdle();
-    if (!call.cancelled) call.end();
-  };
-  const drain = (): void => {
-    while (!busy && queue && queue.length > 0) handle(queue.shift()!);
-    if (!busy && halfClosed) end();
-  };
-  const handle = (message: RequestSummary): void => {
-    const kind = message.request;
-    if (kind === 'request_headers') {
-      busy = true;
-      abort ??= new AbortController();
-      resolver.requestHeaders(message.authority, abort.signal).then(
-        (response) => {
-          busy = false;
-          restartIdle();
-          write(response);
-          drain();
-        },
-        (err: unknown) => {
-          log.error({ err }, 'request headers failed');
-          busy = false;
-          fail(grpc.status.INTERNAL, 'internal error');
-        },
-      );
-    } else if (kind !== undefined && CONTINUE[kind]) {
-      write(CONTINUE[kind]);
-    } else {
-      fail(grpc.status.INVALID_ARGUMENT, 'ProcessingRequest has no request set');
+const IDLE: StreamState = Object.freeze({ kind: 'idle' });
+const ENDED: StreamState = Object.freeze({ kind: 'ended' });
+const FAILED: StreamState = Object.freeze({ kind: 'failed' });
+
+class ProcessStream {
+  private state: StreamState = IDLE;
+  /** The idle timer: armed while the data plane may still send or half-close (undefined without a timeout). */
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly call: ProcessCall,
+    private readonly deps: StreamDeps,
+  ) {
+    if (deps.idleTimeoutMs > 0) {
+      this.idleTimer = setTimeout(() => this.onIdle(), deps.idleTimeoutMs);
+      this.idleTimer.unref();
     }
-  };
-  let failed = false;
-  const fail = (code: grpc.status, details: string): void => {
-    if (ended) return;
-    ended = true;
-    failed = true;
-    stopIdle();
-    queue = undefined;
-    log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
-    if (!call.cancelled) call.emit('error', { code, details, metadata: new grpc.Metadata() });
-  };
-
-  if (idleTimeoutMs > 0) {
-    idle = setTimeout(function expire(): void {
-      if (busy) {
-        // Still resolving: the server, not the data plane, is the one being waited for.
-        idle?.refresh();
-        return;
-      }
-      metrics.streamIdleTimeout();
-      fail(grpc.status.DEADLINE_EXCEEDED, `stream idle for ${idleTimeoutMs} ms`);
-    }, idleTimeoutMs);
-    idle.unref();
   }
 
-  call.on('data', (message: RequestSummary) => {
-    if (ended) return;
-    restartIdle();
-    if (busy) (queue ??= []).push(message);
-    else handle(message);
-  });
-  call.on('end', () => {
-    halfClosed = true;
-    stopIdle();
-    if (!busy) end();
-  });
-  call.on('cancelled', close);
-  call.on('close', close);
-  call.on('finish', close);
-  call.on('error', (err: grpc.ServiceError) => {
-    if (!failed && err.code !== grpc.status.CANCELLED) log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
-    close();
-  });
+  onMessage(message: RequestSummary): void {
+    if (this.state.kind === 'resolving') {
+      this.restartIdle();
+      this.state.queue.push(message);
+    } else if (this.state.kind === 'idle') {
+      this.restartIdle();
+      this.handle(message);
+    }
+  }
+
+  onHalfClose(): void {
+    this.stopIdle();
+    if (this.state.kind === 'resolving') this.state.halfClosed = true;
+    else this.end();
+  }
+
+  onClosed(): void {
+    const s = this.state;
+    if (s.kind === 'closed') return;
+    this.stopIdle();
+    if (s.kind === 'resolving') s.abort.abort();
+    this.state = { kind: 'closed', failed: s.kind === 'failed' };
+    this.deps.metrics.streamClosed();
+  }
+
+  onError(err: grpc.ServiceError): void {
+    const s = this.state;
+    const ours = s.kind === 'failed' || (s.kind === 'closed' && s.failed);
+    if (!ours && err.code !== grpc.status.CANCELLED) this.deps.log.warn({ code: err.code, details: err.details }, 'ext_proc stream error');
+    this.onClosed();
+  }
+
+  private onIdle(): void {
+    // Still resolving: the server, not the data plane, is the one being waited for.
+    if (this.state.kind === 'resolving') return this.restartIdle();
+    if (this.state.kind !== 'idle') return;
+    this.deps.metrics.streamIdleTimeout();
+    this.fail(grpc.status.DEADLINE_EXCEEDED, `stream idle for ${this.deps.idleTimeoutMs} ms`);
+  }
+
+  /** The data plane was heard from, or the last pending answer was written: the idle period starts again. */
+  private restartIdle(): void {
+    this.idleTimer?.refresh();
+  }
+
+  private stopIdle(): void {
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private handle(message: RequestSummary): void {
+    const kind = message.request;
+    if (kind === 'request_headers') this.resolve(message.authority);
+    else if (kind !== undefined) this.write(CONTINUE[kind]);
+    else this.fail(grpc.status.INVALID_ARGUMENT, 'ProcessingRequest has no request set');
+  }
+
+  private resolve(authority: string): void {
+    const resolving = { kind: 'resolving' as const, abort: new AbortController(), queue: [] as RequestSummary[], halfClosed: false };
+    this.state = resolving;
+    this.deps.resolver.requestHeaders(authority, resolving.abort.signal).then(
+      (response) => {
+        if (this.state !== resolving) return;
+        this.state = IDLE;
+        this.restartIdle();
+        this.write(response);
+        this.drain(resolving.queue, resolving.halfClosed);
+      },
+      (err: unknown) => {
+        this.deps.log.error({ err }, 'request headers failed');
+        if (this.state !== resolving) return;
+        this.state = IDLE;
+        this.fail(grpc.status.INTERNAL, 'internal error');
+      },
+    );
+  }
+
+  /** Answers the messages that waited, in order, until one needs resolving again (which inherits the rest). */
+  private drain(queue: RequestSummary[], halfClosed: boolean): void {
+    while (this.state.kind === 'idle' && queue.length > 0) this.handle(queue.shift() as RequestSummary);
+    const s = this.state;
+    if (s.kind === 'resolving') {
+      s.queue.push(...queue);
+      s.halfClosed ||= halfClosed;
+    } else if (halfClosed) {
+      this.end();
+    }
+  }
+
+  private write(response: ProcessingResponse): void {
+    if (!this.call.cancelled) this.call.write(response);
+  }
+
+  private end(): void {
+    if (this.state.kind !== 'idle') return;
+    this.state = ENDED;
+    this.stopIdle();
+    if (!this.call.cancelled) this.call.end();
+  }
+
+  private fail(code: grpc.status, details: string): void {
+    if (this.state.kind !== 'idle') return;
+    this.state = FAILED;
+    this.stopIdle();
+    this.deps.log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
+    if (!this.call.cancelled) this.call.emit('error', { code, details, metadata: new grpc.Metadata() });
+  }
+}
+
+export function serveStream(call: ProcessCall, deps: StreamDeps): void {
+  deps.metrics.streamOpened();
+  const stream = new ProcessStream(call, deps);
+  call.on('data', (message: RequestSummary) => stream.onMessage(message));
+  call.on('end', () => stream.onHalfClose());
+  call.on('cancelled', () => stream.onClosed());
+  call.on('close', () => stream.onClosed());
+  call.on('finish', () => stream.onClosed());
+  call.on('error', (err: grpc.ServiceError) => stream.onError(err));
 }

@@ -5,6 +5,7 @@
  * of them was the largest per-request cost in the server's own code. Field numbers are those of
  * envoy.service.ext_proc.v3 (see proto/envoy/...); unknown fields are skipped, as any protobuf decoder does.
  */
+
 /** The ProcessingRequest `request` oneof members. */
 export type RequestKind =
   | 'request_headers'

@@ -163,3 +163,20 @@ export function formatHelp(command: string, summary: string, specs: FlagSpecs): 
   lines.push('  --help', '      Show this text.');
   return lines.join('\n') + '\n';
 }
+
+/** What every component's `read<Component>Config(argv, env)` returns (frozen): `config` is undefined when `help`. */
+export interface ConfigRead<C> {
+  readonly help: boolean;
+  readonly config: C | undefined;
+}
+
+/** Reads `specs` (argv over the environment over the defaults) and builds the component's frozen config from them. */
+export function readConfig<T extends FlagSpecs, C>(
+  specs: T,
+  build: (values: FlagValues<T>) => C,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): ConfigRead<C> {
+  const { help, values } = readFlags(specs, argv, env);
+  return Object.freeze({ help, config: help ? undefined : build(values) });
+}

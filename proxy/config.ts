@@ -5,10 +5,12 @@
 import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
+import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
+import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
 
 export const PROXY_FLAGS = {
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
@@ -76,27 +78,27 @@ export const PROXY_FLAGS = {
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
-  'extproc-message-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_MESSAGE_TIMEOUT_MS',
-    default: 10000,
-    min: 1,
-    help: 'How long to wait for each ext_proc answer (504 otherwise).',
-  },
-  'extproc-response-headers': {
-    type: 'choice',
-    env: 'PROXY_EXTPROC_RESPONSE_HEADERS',
-    choices: ['skip', 'send'],
-    default: 'skip',
-    help: 'Also send upstream response headers on the ext_proc stream (Envoy default mode; observe only).',
-  },
-  'failure-mode-allow': {
-    type: 'boolean',
-    env: 'PROXY_FAILURE_MODE_ALLOW',
-    default: false,
-    help: 'On an ext_proc error or timeout continue unprocessed (the request then has no route: 503).',
-  },
+  ...EXT_PROC_FLAGS,
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'drain-idle-grace-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_IDLE_GRACE_MS',
+    default: 1000,
+    help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
+  },
+  'upstream-max-connections': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    default: 128,
+    min: 1,
+    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
+  },
+  'upstream-max-pending': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_PENDING',
+    default: 1024,
+    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
+  },
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
     type: 'number',
@@ -146,15 +148,7 @@ export const PROXY_FLAGS = {
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
 
 /** Request headers a client could use to impersonate the proxy's own routing decisions: always removed at the ingress. */
-export const INTERNAL_HEADERS: readonly string[] = Object.freeze([
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-]);
+export { INTERNAL_HEADERS };
 
 /** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
 export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
@@ -181,7 +175,12 @@ export interface ProxyConfig {
   readonly extprocMessageTimeoutMs: number;
   readonly extprocResponseHeaders: 'skip' | 'send';
   readonly failureModeAllow: boolean;
+  /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
+  readonly extProc: ExtProcSettings;
   readonly drainTimeoutMs: number;
+  readonly drainIdleGraceMs: number;
+  readonly upstreamMaxConnections: number;
+  readonly upstreamMaxPending: number;
   /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
   readonly stripHeaders: readonly string[];
   /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
@@ -258,7 +257,11 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
     extprocResponseHeaders: flags['extproc-response-headers'],
     failureModeAllow: flags['failure-mode-allow'],
+    extProc: buildExtProcSettings(flags),
     drainTimeoutMs: flags['drain-timeout-ms'],
+    drainIdleGraceMs: flags['drain-idle-grace-ms'],
+    upstreamMaxConnections: flags['upstream-max-connections'],
+    upstreamMaxPending: flags['upstream-max-pending'],
     stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
     xffTrustedHops: flags['xff-trusted-hops'],
     headersTimeoutMs: flags['headers-timeout-ms'],

@@ -24,8 +24,10 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
+  /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
+  stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface ProcessOptions {
@@ -48,6 +50,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
     ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }),
+    maxConnections: config.upstreamMaxConnections,
+    maxPending: config.upstreamMaxPending,
   });
   const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
   const chain = new Chain(
@@ -86,5 +90,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop };
 }

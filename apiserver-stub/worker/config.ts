@@ -1,6 +1,6 @@
 /** `actor-edge worker` flags and its frozen config: the only place the worker process reads the environment. */
 import net from 'node:net';
-import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../../lib/flags.js';
+import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './tls.js';
@@ -54,9 +54,12 @@ export function workerHelp(): string {
   return formatHelp('worker', WORKER_SUMMARY, WORKER_FLAGS);
 }
 
-export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { kind: 'help' } | { kind: 'config'; config: WorkerConfig } {
-  const { help, values: v } = readFlags(WORKER_FLAGS, argv, env);
-  if (help) return { kind: 'help' };
+/** Parses argv + env into a frozen WorkerConfig (none when --help was given). Throws UsageError on bad input. */
+export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<WorkerConfig> {
+  return readConfig(WORKER_FLAGS, buildWorkerConfig, argv, env);
+}
+
+function buildWorkerConfig(v: FlagValues<typeof WORKER_FLAGS>): WorkerConfig {
   const advertiseIp = v['advertise-ip'];
   if (advertiseIp === undefined) throw new UsageError('--advertise-ip (WORKER_ADVERTISE_IP) is required');
   if (!net.isIP(advertiseIp)) throw new UsageError(`--advertise-ip: expected an IP address, got "${advertiseIp}"`);
@@ -65,16 +68,13 @@ export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const apiserver = parseHostPort(v.apiserver, '--apiserver');
   const suffix = normaliseSuffix(v['actor-suffix']);
   if (suffix.length === 0) throw new UsageError('--actor-suffix: must not be empty');
-  return {
-    kind: 'config',
-    config: Object.freeze({
-      apiserver: formatHostPort(apiserver.host, apiserver.port),
-      advertiseIp,
-      listenIp,
-      port: v['worker-port'],
-      capacity: v.capacity,
-      actorSuffix: suffix,
-      tls: readWorkerTls(v),
-    }),
-  };
+  return Object.freeze({
+    apiserver: formatHostPort(apiserver.host, apiserver.port),
+    advertiseIp,
+    listenIp,
+    port: v['worker-port'],
+    capacity: v.capacity,
+    actorSuffix: suffix,
+    tls: readWorkerTls(v),
+  });
 }

@@ -7,13 +7,14 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { parseActorHost } from '../../lib/actor-ref.js';
 import type { ActivationTable } from './activations.js';
 import { demoApp } from './demo-app.js';
-import { STALE_HEADER, TunnelReply } from './tunnel-reply.js';
+import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS, TARGET_ACTOR_HEADER, TARGET_PORT_HEADER } from '../../lib/wire-contract.js';
+import { TunnelReply } from './tunnel-reply.js';
 
 const MISDIRECTED_BODY = 'misdirected request';
 const MISDIRECTED_HEADERS = Object.freeze({
   'content-type': 'text/plain',
   'content-length': String(MISDIRECTED_BODY.length),
-  [STALE_HEADER]: 'true',
+  [STALE_HEADER]: STALE_HEADER_VALUE,
 });
 const HOST_CACHE_MAX = 4096;
 
@@ -42,13 +43,13 @@ export function createRequestHandler(workerIp: string, table: ActivationTable, a
     const activation = key === null ? undefined : table.get(key);
     if (activation === undefined) {
       table.misdirected++;
-      res.writeHead(421, MISDIRECTED_HEADERS);
+      res.writeHead(STALE_STATUS, MISDIRECTED_HEADERS);
       res.end(MISDIRECTED_BODY);
       return;
     }
     const headers = req.headers;
-    delete headers['x-ate-target-port'];
-    delete headers['ate-target-actor'];
+    delete headers[TARGET_PORT_HEADER];
+    delete headers[TARGET_ACTOR_HEADER];
     const rawId = headers['x-request-id'];
     const requestId = typeof rawId === 'string' ? rawId : undefined;
     const seq = activation.deliver(requestId);

@@ -23,7 +23,7 @@ export interface WorkerTlsSettings {
   readonly watchIntervalMs?: number;
 }
 
-/** Handshakes, shared by every worker of a process and reported in apiserver-stub's /stats as `workerTls`. */
+/** Handshakes (lifetime tallies), shared by every worker of a process; apiserver-stub reports them in /stats as `workerTls` (since the last reset) and in /metrics. */
 export class WorkerTlsCounters {
   accepted = 0;
   /** Client certificate missing or not signed by the client CA (or the handshake failed otherwise). */
@@ -33,12 +33,6 @@ export class WorkerTlsCounters {
 
   snapshot(): { accepted: number; refusedHandshake: number; refusedIdentity: number } {
     return { accepted: this.accepted, refusedHandshake: this.refusedHandshake, refusedIdentity: this.refusedIdentity };
-  }
-
-  reset(): void {
-    this.accepted = 0;
-    this.refusedHandshake = 0;
-    this.refusedIdentity = 0;
   }
 }
 

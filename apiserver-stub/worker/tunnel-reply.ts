@@ -8,8 +8,7 @@
  * stream).
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-
-export const STALE_HEADER = 'x-ate-assignment-stale';
+import { STALE_HEADER } from '../../lib/wire-contract.js';
 
 export interface AppReply {
   head(status: number, headers: OutgoingHttpHeaders): void;

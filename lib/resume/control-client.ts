@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../proto.js';
 import type { ActorRef } from '../actor-ref.js';
+import { CONTROL_PROTO, CONTROL_SERVICE } from '../wire-contract.js';
 
 /** An actor as the control plane reports it (only the fields the resolvers read are typed strictly). */
 export interface ControlActor {
@@ -44,7 +45,7 @@ export const RUNNING_STATUS = 'STATUS_RUNNING';
 
 /** The ateapi.Control service constructor and definition (for clients, and for servers such as test doubles). */
 export function controlService(): grpc.ServiceClientConstructor {
-  return lookup<grpc.ServiceClientConstructor>(loadProto('ateapi/ateapi.proto'), 'ateapi.Control');
+  return lookup<grpc.ServiceClientConstructor>(loadProto(CONTROL_PROTO), CONTROL_SERVICE);
 }
 
 /**
@@ -98,9 +99,4 @@ export function resumeActorOnce(client: ControlClient, ref: ActorRef, timeoutMs:
       },
     );
   });
-}
-
-/** `NOT_FOUND` for grpc.status.NOT_FOUND, and so on (used as a metric label and a /stats key). */
-export function grpcCodeName(code: grpc.status): string {
-  return grpc.status[code] ?? `CODE_${code}`;
 }

@@ -76,7 +76,7 @@ test('a completed flight is forgotten: the next caller starts a fresh call', asy
   assert.equal(b.kind === 'ok' && b.ip, '10.0.0.2');
 });
 
-test('a caller going away gets canceled; the call carries on and serves the others', async () => {
+test('a caller going away gets cancelled; the call carries on and serves the others', async () => {
   const g = gated();
   const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000 });
   const abort = new AbortController();
@@ -84,7 +84,7 @@ test('a caller going away gets canceled; the call carries on and serves the othe
   const staying = flights.resolve(REF, KEY);
   await g.waitCalls(1);
   abort.abort();
-  assert.deepEqual(await leaving, { kind: 'canceled' });
+  assert.deepEqual(await leaving, { kind: 'cancelled' });
   assert.equal(flights.inFlight, 1, 'the flight is still under way');
   g.calls[0]!(ok());
   assert.equal((await staying).kind, 'ok');
@@ -214,7 +214,7 @@ test('a parked caller that goes away frees its slot', async () => {
   await g.waitCalls(2);
   assert.equal(flights.lot?.active, 1);
   abort.abort();
-  assert.equal((await p).kind, 'canceled');
+  assert.equal((await p).kind, 'cancelled');
   assert.equal(flights.lot?.active, 0);
   g.calls[1]!(ok());
 });
@@ -231,10 +231,10 @@ test('success requires RUNNING and a valid IP', async () => {
   assert.equal(o.kind === 'ok' && o.ip, 'fd00::7');
 });
 
-test('an already-aborted signal is canceled without a call', async () => {
+test('an already-aborted signal is cancelled without a call', async () => {
   const s = scripted([ok()]);
   const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 100 });
-  assert.equal((await flights.resolve(REF, KEY, AbortSignal.abort())).kind, 'canceled');
+  assert.equal((await flights.resolve(REF, KEY, AbortSignal.abort())).kind, 'cancelled');
   assert.equal(s.count(), 0);
 });
 

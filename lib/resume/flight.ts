@@ -16,7 +16,7 @@ import type { ActorRef } from '../actor-ref.js';
 import { type AttemptResult, RUNNING_STATUS } from './control-client.js';
 import { backoffSequence, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
 import { ParkingLot } from './parking-lot.js';
-import { CANCELED, LOT_FULL, TIMEOUT, type ResumeOutcome } from './outcome.js';
+import { CANCELLED, LOT_FULL, TIMEOUT, type ResumeOutcome } from './outcome.js';
 
 export interface ParkingOptions {
   /** How long a retrying resume may keep callers parked. */
@@ -93,10 +93,10 @@ export class ResumeFlights {
 
   /**
    * Resolves the actor `ref` (whose key is `key`, `atespace/name`): joins the flight under way or starts one.
-   * `signal` is the caller's own lifetime: when it aborts, this caller gets `canceled` and the flight carries on.
+   * `signal` is the caller's own lifetime: when it aborts, this caller gets `cancelled` and the flight carries on.
    */
   resolve(ref: ActorRef, key: string, signal?: AbortSignal): Promise<ResumeOutcome> {
-    if (signal?.aborted) return Promise.resolve(CANCELED);
+    if (signal?.aborted) return Promise.resolve(CANCELLED);
     let flight = this.flights.get(key);
     const leader = flight === undefined;
     if (flight === undefined) {
@@ -110,7 +110,7 @@ export class ResumeFlights {
       let settled = false;
       const onAbort = (): void => {
         f.waiters.delete(waiter);
-        waiter.settle(CANCELED);
+        waiter.settle(CANCELLED);
       };
       const waiter: Waiter = {
         leader,

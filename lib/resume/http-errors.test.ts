@@ -29,7 +29,7 @@ test('gRPC codes map to the ingress table', () => {
 
 test('non-gRPC failures', () => {
   assert.deepEqual(httpErrorFor({ kind: 'lot-full' }, KEY), { status: 503, body: 'actor "team-a/counter-7" unavailable: router at capacity', outcome: 'parking_full' });
-  assert.deepEqual(httpErrorFor({ kind: 'canceled' }, KEY), { status: 408, body: 'request for actor team-a/counter-7 canceled by client', outcome: 'cancelled' });
+  assert.deepEqual(httpErrorFor({ kind: 'cancelled' }, KEY), { status: 408, body: 'request for actor team-a/counter-7 cancelled by client', outcome: 'cancelled' });
   assert.deepEqual(httpErrorFor({ kind: 'timeout' }, KEY), { status: 504, body: 'actor team-a/counter-7 request timed out', outcome: 'timeout' });
   assert.deepEqual(httpErrorFor({ kind: 'unroutable', reason: 'bad-ip', status: 'STATUS_RUNNING' }, KEY), { status: 500, body: 'actor team-a/counter-7 routing failed', outcome: 'routing_failed' });
   assert.deepEqual(invalidHostError('a"b'), { status: 404, body: 'invalid host "a\\"b"', outcome: 'invalid_host' });

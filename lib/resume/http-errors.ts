@@ -53,8 +53,8 @@ export function httpErrorFor(failure: ResumeFailure, key: string): HttpError {
   switch (failure.kind) {
     case 'lot-full':
       return { status: 503, body: `actor "${key}" unavailable: router at capacity`, outcome: 'parking_full' };
-    case 'canceled':
-      return { status: 408, body: `request for actor ${key} canceled by client`, outcome: 'cancelled' };
+    case 'cancelled':
+      return { status: 408, body: `request for actor ${key} cancelled by client`, outcome: 'cancelled' };
     case 'timeout':
       return { status: 504, body: `actor ${key} request timed out`, outcome: 'timeout' };
     case 'unroutable':

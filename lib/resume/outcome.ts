@@ -18,12 +18,12 @@ export type ResumeOutcome =
   /** Parking is on, the resume is retrying, and every parking slot is taken. */
   | { readonly kind: 'lot-full' }
   /** The caller went away before the resume finished (the resume itself carries on). */
-  | { readonly kind: 'canceled' }
+  | { readonly kind: 'cancelled' }
   /** The budget ran out while the first ResumeActor call had not answered yet. */
   | { readonly kind: 'timeout' };
 
 export type ResumeFailure = Exclude<ResumeOutcome, { kind: 'ok' }>;
 
-export const CANCELED: ResumeOutcome = Object.freeze({ kind: 'canceled' });
+export const CANCELLED: ResumeOutcome = Object.freeze({ kind: 'cancelled' });
 export const LOT_FULL: ResumeOutcome = Object.freeze({ kind: 'lot-full' });
 export const TIMEOUT: ResumeOutcome = Object.freeze({ kind: 'timeout' });

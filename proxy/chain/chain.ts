@@ -12,6 +12,7 @@
  * The chain is written with callbacks rather than async/await: a request whose filters all answer synchronously
  * (a cache hit) allocates no promise on its way to the router; only a filter that returns a promise pays for one.
  */
+import { STALE_HEADER, STALE_STATUS } from '../../lib/wire-contract.js';
 import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from '../api/filter.js';
 import { CHAIN_DONE, type ChainDone, type ProxyRequest } from '../request/context.js';
 import type { StageContext } from '../request/stage-context.js';
@@ -253,7 +254,7 @@ export class Chain {
 function describe(outcome: UpstreamOutcome): string {
   switch (outcome.kind) {
     case 'stale':
-      return 'upstream answered 421 x-ate-assignment-stale';
+      return `upstream answered ${STALE_STATUS} ${STALE_HEADER}`;
     case 'connect-failed':
       return `upstream connect failed: ${outcome.code}`;
     case 'reset':

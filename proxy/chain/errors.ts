@@ -26,11 +26,13 @@ export const ERRORS = Object.freeze({
   FILTER_FAILED: spec('PROXY_ERR_FILTER_FAILED', 500, 'filter', 'internal error in a request filter'),
   EXTPROC_FAILED: spec('PROXY_ERR_EXTPROC_FAILED', 500, 'extproc', 'external processing failed'),
   EXTPROC_TIMEOUT: spec('PROXY_ERR_EXTPROC_TIMEOUT', 504, 'extproc', 'external processing timed out'),
+  EXTPROC_BODY_TOO_LARGE: spec('PROXY_ERR_EXTPROC_BODY_TOO_LARGE', 413, 'downstream', 'request body too large for external processing'),
   EXTPROC_PROTOCOL: spec('PROXY_ERR_EXTPROC_PROTOCOL', 500, 'extproc', 'external processor sent an invalid response'),
   UPSTREAM_REQUEST_INVALID: spec('PROXY_ERR_UPSTREAM_REQUEST_INVALID', 500, 'internal', 'the upstream request could not be built'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
   UPSTREAM_IDENTITY: spec('PROXY_ERR_UPSTREAM_IDENTITY', 502, 'upstream', 'upstream identity verification failed'),
+  UPSTREAM_OVERFLOW: spec('PROXY_ERR_UPSTREAM_OVERFLOW', 503, 'upstream', 'upstream overflow: too many requests queued for the worker'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),
   UPSTREAM_RESET_AFTER_SEND: spec(
     'PROXY_ERR_UPSTREAM_RESET_AFTER_SEND',

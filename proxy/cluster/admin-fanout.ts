@@ -1,6 +1,7 @@
 /**
- * The primary's public admin server: `/ready` (503 while draining), `/stats` summed over the workers plus the
- * primary's own process stats, `/stats/reset` on every worker, `/metrics` merged with prom-client's
+ * The primary's public admin server, following the ops conventions (lib/ops-routes.ts): `/ready` (503 `DRAINING`
+ * while draining), `/stats` summed over the workers plus the primary's own process stats, `/stats/reset` on every
+ * worker (answering the fresh summed `/stats`), `/metrics` merged with prom-client's
  * AggregatorRegistry, and every other call (e.g. the cache endpoints) fanned out to each worker.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -8,6 +9,7 @@ import { request } from 'undici';
 import { AggregatorRegistry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
+import { sendReady } from '../../lib/ops-routes.js';
 import { sumDocuments } from './sum-documents.js';
 import type { WorkerSupervisor } from './supervisor.js';
 
@@ -36,21 +38,19 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     Promise.all(workers.live().map((i) => callWorker(i.admin as string, method, url, opts.adminToken, body)));
   const admin = Fastify({ logger: false });
   guardAdmin(admin, { token: opts.adminToken });
-  admin.get('/ready', async (_req, reply) => {
-    if (workers.draining) return reply.code(503).type('text/plain').send('DRAINING\n');
-    return reply.type('text/plain').send('LIVE\n');
-  });
-  admin.get('/stats', async () => {
+  admin.get('/ready', async (_req, reply) => sendReady(reply, workers.draining ? 'draining' : 'live'));
+  const statsDocument = async (): Promise<Record<string, unknown>> => {
     const docs = (await callAll('GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);
     const summed = sumDocuments(docs) as Record<string, unknown>;
     summed.process = sumDocuments([summed.process, processStats()]);
     summed.workers = docs.length;
     return summed;
-  });
+  };
+  admin.get('/stats', statsDocument);
   admin.post('/stats/reset', async () => {
     await callAll('POST', '/stats/reset', '{}');
     resetProcessStats();
-    return { reset: true };
+    return statsDocument();
   });
   admin.get('/metrics', async (_req, reply) => {
     const all = (await callAll('GET', '/internal/metrics.json')).map((a) => JSON.parse(a.text) as WorkerMetrics);

@@ -2,6 +2,10 @@
 
 /** Worker → primary: the worker listens; its ingress and internal admin addresses. */
 export const LISTENING = 'actor-edge:listening';
+/** Primary → worker: stop accepting connections (keep serving the open ones as usual), then confirm. */
+export const STOP_ACCEPTING = 'actor-edge:stop-accepting';
+/** Worker → primary: the worker no longer accepts connections. */
+export const ACCEPTING_STOPPED = 'actor-edge:accepting-stopped';
 /** Primary → worker: drain and exit. */
 export const DRAIN = 'actor-edge:drain';
 

@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import { createLogger } from '../../lib/logger.js';
 import type { ProxyConfig } from '../config.js';
 import { startProxyProcess, type AssembleStages } from '../proxy-process.js';
-import { DRAIN, LISTENING, type ListeningMessage } from './messages.js';
+import { ACCEPTING_STOPPED, DRAIN, LISTENING, STOP_ACCEPTING, type ListeningMessage } from './messages.js';
 
 export async function runClusterWorker(config: ProxyConfig, assemble: AssembleStages): Promise<void> {
   const log = createLogger('proxy').child({ worker: cluster.worker?.id });
@@ -16,7 +16,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    running.stop().then(
+    running.close().then(
       () => process.exit(0),
       (err: unknown) => {
         log.error({ err }, 'drain failed');
@@ -25,7 +25,10 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
     );
   };
   process.on('message', (m: { type?: string }) => {
-    if (m?.type === DRAIN) stop();
+    if (m?.type === STOP_ACCEPTING) {
+      running.stopAccepting();
+      process.send?.({ type: ACCEPTING_STOPPED });
+    } else if (m?.type === DRAIN) stop();
   });
   process.on('disconnect', stop); // the primary is gone
   process.on('SIGTERM', stop);

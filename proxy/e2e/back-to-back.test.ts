@@ -96,7 +96,10 @@ test('an actor moved twice while one request is served: 200 from its third worke
   assert.equal(a.app?.actor, actor);
   assert.equal(a.app?.requestId, 'moved-twice');
   assert.equal(ep.streams - streamsBefore, 3, 'one ext_proc stream per attempt');
-  assert.equal(new Set(seenWorkers).size, 3, `three different workers: ${seenWorkers.join(', ')}`);
+  // A move picks any other free worker at random, so the third may be the first again; each move changes worker.
+  assert.equal(seenWorkers.length, 3);
+  assert.notEqual(seenWorkers[1], seenWorkers[0], `each move changes worker: ${seenWorkers.join(', ')}`);
+  assert.notEqual(seenWorkers[2], seenWorkers[1], `each move changes worker: ${seenWorkers.join(', ')}`);
   assert.equal(a.app?.worker, seenWorkers[2], 'served by the worker the actor moved to last');
   assert.equal(a.app?.worker, (await stubActor(stub, actor)).workerIp);
 

@@ -99,7 +99,16 @@ test('--workers 2: two processes share the listener; /stats sums them', async ()
     assert.equal(s.workers, 2);
     assert.ok(s.requests.total >= 40);
     const metrics = await request(`${proxy.admin}/metrics`);
-    assert.match(await metrics.body.text(), /proxy_extproc_streams_total \d+/);
+    const text = await metrics.body.text();
+    assert.match(text, /proxy_extproc_streams_total \d+/);
+    const count = /^proxy_request_duration_seconds_count (\d+)/m.exec(text);
+    assert.ok(count && Number(count[1]) >= 40, 'the workers\' duration histograms are merged');
+    const ready = await request(`${proxy.admin}/ready`);
+    assert.equal(await ready.body.text(), 'LIVE\n');
+    const reset = await request(`${proxy.admin}/stats/reset`, { method: 'POST' });
+    const fresh = (await reset.body.json()) as { requests: { total: number }; workers: number };
+    assert.equal(fresh.workers, 2, 'the reset answers the fresh summed /stats');
+    assert.equal(fresh.requests.total, 0);
     const pids = new Set(proxy.component.logs().map((l) => l.pid));
     assert.ok(pids.size >= 3, 'a primary and two workers logged');
     assert.equal(await proxy.component.stop(), 0);

@@ -7,7 +7,8 @@
  * - the proxy's credential bundle is rotated while requests flow: every request answers 200;
  * - a proxy whose prefix no worker matches answers 502 PROXY_ERR_UPSTREAM_IDENTITY once per request (one
  *   ResumeActor per request: never a re-run into the same worker), logging what the worker presented;
- * - a proxy presenting another identity is refused by the workers (counted in the stub's /stats);
+ * - a proxy presenting another identity is refused by the workers (counted in the stub's /stats since the last
+ *   reset, and in its /metrics for the stub's lifetime);
  * - a missing credential bundle stops the proxy at start with a message naming the file.
  */
 import { after, before, test } from 'node:test';
@@ -162,6 +163,15 @@ test('a proxy presenting another identity is refused by the workers, and the stu
   const r = await send(intruder, actorName(11));
   assert.ok(r.status >= 500, `${r.status} ${r.text}`);
   await until(async () => (await workerTls()).refusedIdentity > before.refusedIdentity, 5000, 'the refused identity');
+  const refusedMetric = async (): Promise<number> => {
+    const text = await (await fetch(`${stub.admin}/metrics`)).text();
+    return Number(/^apiserver_worker_tls_handshakes_total\{outcome="refused_identity"\} (\d+)$/m.exec(text)?.[1] ?? 'NaN');
+  };
+  const lifetime = await refusedMetric();
+  assert.ok(lifetime >= 1, `metric: ${lifetime}`);
+  await resetStats(stub.admin);
+  assert.equal((await workerTls()).refusedIdentity, 0, '/stats counts from the reset');
+  assert.ok((await refusedMetric()) >= lifetime, '/metrics keeps the lifetime count');
 });
 
 test('a missing credential bundle stops the proxy at start, naming the file', async () => {

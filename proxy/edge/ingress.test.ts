@@ -36,7 +36,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   await up.close();
 });

@@ -3,9 +3,20 @@
  * the chain, and finishes it — counters, duration histogram, access-log line, every filter's `onDone` — when the
  * response is closed. Limits are node's own: request head over 60 KiB → 431, head not received within
  * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request target or Host the proxy does not
- * forward is answered before any filter runs (`request-target.ts`).
+ * forward is answered before any filter runs (`request-target.ts`), when its turn on the connection comes.
+ *
+ * Each client connection serves its requests one at a time (`client-connection.ts`): a pipelined request starts
+ * when the response before it is complete. When a connection closes, every request on it that is not finished yet
+ * — the one in service and those waiting behind it — ends there (499 when nothing was sent) and its upstream
+ * request is aborted; node:http itself reports no `close` for a response that never got the socket.
+ *
+ * Drain (SIGTERM): the listener closes at once; every response not yet started, and every request that still
+ * arrives, is answered with `Connection: close`; a connection that is idle is closed once it has stayed idle for
+ * `--drain-idle-grace-ms` (so a request a client is writing at that moment is served, not reset). The drain is
+ * over when no request is left and every connection is closed, or after `--drain-timeout-ms`.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config.js';
@@ -20,6 +31,7 @@ import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { sendError } from './local-reply.js';
+import { ClientConnection } from './client-connection.js';
 
 export interface IngressDeps {
   readonly config: ProxyConfig;
@@ -37,8 +49,10 @@ type TaggedResponse = ServerResponse & { [CTX]?: ProxyRequest };
 export class Ingress {
   readonly server: http.Server;
   #inflight = 0;
+  readonly #connections = new Set<ClientConnection>();
   #draining = false;
-  #idle: (() => void) | undefined;
+  #onDrained: (() => void) | undefined;
+  #listenerClosed: Promise<void> | undefined;
   readonly #deps: IngressDeps;
   readonly #strip: ReadonlySet<string>;
   readonly #logFields: readonly ProxyStage[];
@@ -61,10 +75,14 @@ export class Ingress {
       },
       (req, res) => this.#onRequest(req, res),
     );
-    // One listener per server, not per request: node calls it with `this` = the closed response.
+    this.server.on('connection', (socket: Socket) => this.#onConnection(socket));
+    // One listener per server, not per request or connection: node calls it with `this` = the closed object.
     const ingress = this;
     this.#onClose = function (this: TaggedResponse) {
-      ingress.#closed(this);
+      ingress.#responseClosed(this);
+    };
+    this.#onSocketClose = function (this: Socket) {
+      ingress.#connectionClosed(this);
     };
     this.#onChainDone = (ctx: ProxyRequest) => {
       if (ctx.clientState === 'closed') this.#finish(ctx);
@@ -72,6 +90,8 @@ export class Ingress {
   }
 
   readonly #onClose: (this: TaggedResponse) => void;
+  readonly #onSocketClose: (this: Socket) => void;
+  readonly #startNext = (ctx: ProxyRequest): void => this.#start(ctx);
   readonly #onChainDone: (ctx: ProxyRequest) => void;
 
   get inflight(): number {
@@ -82,10 +102,17 @@ export class Ingress {
     return this.#draining;
   }
 
+  #onConnection(socket: Socket): void {
+    const conn = new ClientConnection(socket);
+    this.#connections.add(conn);
+    socket.once('close', this.#onSocketClose);
+    if (this.#draining) this.#idleWhileDraining(conn);
+  }
+
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
     const startedAt = performance.now();
     this.#inflight++;
-    const { config, chain, log } = this.#deps;
+    const { config, log } = this.#deps;
     const remote = req.socket.remoteAddress ?? '';
     const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip, config.xffTrustedHops);
     const target = resolveRequestTarget(req.url ?? '', head);
@@ -106,22 +133,73 @@ export class Ingress {
     });
     (res as TaggedResponse)[CTX] = ctx;
     res.on('close', this.#onClose);
-    if (this.#draining) res.shouldKeepAlive = false;
     if (target.kind === 'refuse') {
-      sendError(ctx, target.error, target.details);
+      // Refused by the ingress itself (before any filter): answered when its turn on the connection comes.
+      ctx.error = target.error;
+      ctx.details = target.details;
+    }
+    const conn = ClientConnection.of(req.socket) as ClientConnection;
+    if (this.#draining) req.socket.setTimeout(0); // not idle any more
+    if (conn.current === undefined) {
+      conn.current = ctx;
+      this.#start(ctx);
+    } else {
+      conn.enqueue(ctx);
+    }
+  }
+
+  /** Runs a request that has its turn on its connection (unless its client left while it waited). */
+  #start(ctx: ProxyRequest): void {
+    if (ctx.clientState !== 'open') return;
+    if (this.#draining) ctx.res.shouldKeepAlive = false;
+    if (ctx.error !== undefined) {
+      sendError(ctx, ctx.error, ctx.details);
       ctx.chainState = CHAIN_DONE;
       return;
     }
-    chain.run(ctx, this.#onChainDone);
+    this.#deps.chain.run(ctx, this.#onChainDone);
   }
 
-  /** The response closed: stop whatever still works for it, and finish once the chain is done too. */
-  #closed(res: TaggedResponse): void {
+  /** A response closed (complete, or abandoned by either side): end its request; the next pipelined one starts. */
+  #responseClosed(res: TaggedResponse): void {
     const ctx = res[CTX];
-    if (ctx === undefined || ctx.clientState !== 'open') return;
-    ctx.clientState = 'closed';
+    if (ctx === undefined) return;
     res[CTX] = undefined;
-    if (!res.writableFinished) {
+    this.#clientClosed(ctx);
+    const conn = ClientConnection.of(ctx.req.socket);
+    // A socket that is no longer writable (the client left, or `Connection: close`) serves nothing more; its
+    // 'close' ends the requests still waiting.
+    if (conn === undefined || conn.current !== ctx || !conn.socket.writable) return;
+    const next = conn.advance();
+    // From the next turn of the event loop: undici frees the upstream connection of the response just finished
+    // in a microtask, so the next request reuses it instead of opening another.
+    if (next !== undefined) setImmediate(this.#startNext, next);
+    else if (this.#draining) this.#idleWhileDraining(conn);
+  }
+
+  /** The client connection closed: every request still on it ends now. */
+  #connectionClosed(socket: Socket): void {
+    const conn = ClientConnection.of(socket);
+    if (conn === undefined || !this.#connections.delete(conn)) return;
+    for (const ctx of conn.takeAll()) this.#clientClosed(ctx);
+    if (this.#draining) this.#checkDrained();
+  }
+
+  /**
+   * The client side of a request is over: stop whatever still works for it, and finish once the chain is done
+   * too. A pipelined request that never had its turn ends here as cancelled (499).
+   */
+  #clientClosed(ctx: ProxyRequest): void {
+    if (ctx.clientState !== 'open') return;
+    ctx.clientState = 'closed';
+    if (ctx.chainState.kind === 'idle') {
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      ctx.details = 'client closed the connection before this pipelined request had its turn';
+      ctx.chainState = CHAIN_DONE;
+    } else if (!ctx.res.writableFinished) {
+      // Marked destroyed first (node may not have done so yet when the socket's 'close' comes first), so the
+      // aborted upstream request is seen as `cancelled` — never a reset that evicts or re-runs.
+      ctx.res.destroy();
       ctx.abortFilters();
       ctx.upstream?.cancel();
     }
@@ -158,10 +236,7 @@ export class Ingress {
     if (config.accessLog) this.#accessLog(ctx, status, durationMs, log);
     chain.done(ctx, status, error);
     this.#inflight--;
-    if (this.#draining) {
-      this.server.closeIdleConnections();
-      if (this.#inflight === 0) this.#idle?.();
-    }
+    if (this.#draining) this.#checkDrained();
   }
 
   #accessLog(ctx: ProxyRequest, status: number, durationMs: number, log: Logger): void {
@@ -198,18 +273,23 @@ export class Ingress {
   }
 
   /**
-   * Stops accepting connections and waits up to `timeoutMs` for in-flight requests. Resolves true when they all
-   * finished; then (or on timeout) every connection is closed.
+   * Stops accepting connections, lets every open connection finish (see the header), and waits up to `timeoutMs`.
+   * Resolves true when every request finished and every connection closed; on timeout the remaining connections
+   * are closed and it resolves false.
    */
   async drain(timeoutMs: number): Promise<boolean> {
+    const closed = this.stopAccepting();
     this.#draining = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    let finished = this.#inflight === 0;
+    for (const conn of this.#connections) {
+      const current = conn.current;
+      if (current === undefined) this.#idleWhileDraining(conn);
+      else if (!current.res.headersSent) current.res.shouldKeepAlive = false;
+    }
+    let finished = this.#isDrained();
     if (!finished) {
       finished = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), timeoutMs);
-        this.#idle = () => {
+        this.#onDrained = () => {
           clearTimeout(timer);
           resolve(true);
         };
@@ -218,5 +298,30 @@ export class Ingress {
     this.server.closeAllConnections();
     await closed;
     return finished;
+  }
+
+  /**
+   * Closes the listener (once); open connections are served as before. Resolves when the server has closed, which
+   * is once every connection is closed too.
+   */
+  stopAccepting(): Promise<void> {
+    // net's close, not http's: http.Server#close also destroys idle keep-alive connections at once, resetting a
+    // request a client is writing on one at that moment.
+    return (this.#listenerClosed ??= new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve())));
+  }
+
+  /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
+  #idleWhileDraining(conn: ClientConnection): void {
+    const graceMs = this.#deps.config.drainIdleGraceMs;
+    if (graceMs === 0) conn.socket.destroy();
+    else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket
+  }
+
+  #isDrained(): boolean {
+    return this.#inflight === 0 && this.#connections.size === 0;
+  }
+
+  #checkDrained(): void {
+    if (this.#isDrained()) this.#onDrained?.();
   }
 }

@@ -20,7 +20,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   await up.close();
 });
@@ -51,7 +51,11 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
 
   const reset = await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
-  await reset.body.text();
+  const fresh = (await reset.body.json()) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process'], 'the reset answers the fresh /stats');
+  assert.equal(fresh.requests?.total, 0);
+  assert.deepEqual(fresh.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.deepEqual(fresh.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
   const zero = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
   assert.equal(zero.requests?.total, 0);
   assert.equal(zero.extproc?.streams, 0);
@@ -73,13 +77,13 @@ test('draining: /ready turns 503, in-flight requests finish, then the proxy stop
   const p = await startTestProxy(['--extproc', ep.address, '--drain-timeout-ms', '5000']);
   const ready = await request(`http://${p.admin}/ready`);
   assert.equal(ready.statusCode, 200);
-  await ready.body.text();
+  assert.equal(await ready.body.text(), 'LIVE\n');
   const inflight = request(`http://${p.ingress}/?delay_ms=600`, { headers: { host: actorHost('a') } });
   await waitFor(() => up.requests.some((r) => r.url === '/?delay_ms=600'), 3000, 'the slow request to reach the upstream');
-  const stopped = p.stop();
+  const stopped = p.close();
   const during = await request(`http://${p.admin}/ready`);
   assert.equal(during.statusCode, 503);
-  await during.body.text();
+  assert.equal(await during.body.text(), 'DRAINING\n');
   const res = await inflight;
   assert.equal(res.statusCode, 200);
   assert.equal(await res.body.text(), 'ok');

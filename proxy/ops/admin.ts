@@ -1,11 +1,12 @@
 /**
- * The admin server (fastify, its own listener): `GET /ready` (503 while draining), `GET /stats` (the JSON
- * contract), `POST /stats/reset`, `GET /metrics` (Prometheus text), plus whatever the built-in stages add
- * (the cache's `/cache` endpoints).
+ * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /ready` (503
+ * `DRAINING` while draining), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`),
+ * `GET /metrics` (Prometheus text); plus whatever the built-in stages add (the cache's `/cache` endpoints).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
+import { registerOpsRoutes } from '../../lib/ops-routes.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
 import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
@@ -47,18 +48,11 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   guardAdmin(app, { token: deps.config.adminToken });
-  app.get('/ready', async (_req, reply) => {
-    if (deps.draining()) return reply.code(503).type('text/plain').send('DRAINING\n');
-    return reply.type('text/plain').send('LIVE\n');
-  });
-  app.get('/stats', async () => statsDocument(deps));
-  app.post('/stats/reset', async () => {
-    resetStats(deps);
-    return { reset: true };
-  });
-  app.get('/metrics', async (_req, reply) => {
-    const text = await deps.registry.metrics();
-    return reply.type(deps.registry.contentType).send(text);
+  registerOpsRoutes(app, {
+    readiness: () => (deps.draining() ? 'draining' : 'live'),
+    stats: () => statsDocument(deps),
+    resetStats: () => resetStats(deps),
+    registry: deps.registry,
   });
   for (const stage of deps.stages) {
     if (stage.admin !== undefined) await app.register(stage.admin);

@@ -1,8 +1,9 @@
 /**
  * The proxy's counters: plain numbers bumped on the request path (no allocation, no label hashing). `/stats`
- * reports them minus the baseline taken at the last `POST /stats/reset`; `/metrics` reads the lifetime values
- * when scraped, so Prometheus counters never go backwards.
+ * reports them minus the baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the
+ * lifetime values when scraped, so Prometheus counters never go backwards.
  */
+import { SinceReset } from '../../lib/since-reset.js';
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
@@ -48,21 +49,12 @@ export class Counters {
     this.upstreamRequests++;
     this.upstreamByStatus[status > 0 && status < 1000 ? status : 0]!++;
   }
-
-  clone(): Counters {
-    const c = new Counters();
-    Object.assign(c, this);
-    (c as { requestsByStatus: Float64Array }).requestsByStatus = this.requestsByStatus.slice();
-    (c as { upstreamByStatus: Float64Array }).upstreamByStatus = this.upstreamByStatus.slice();
-    (c as { rerunsByAttempt: Float64Array }).rerunsByAttempt = this.rerunsByAttempt.slice();
-    return c;
-  }
 }
 
-function byClass(counts: Float64Array, base: Float64Array | undefined): Record<StatusClass, number> {
+function byClass(counts: Float64Array): Record<StatusClass, number> {
   const out = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } as Record<StatusClass, number>;
   for (let s = 100; s < 600; s++) {
-    const n = (counts[s] as number) - (base ? (base[s] as number) : 0);
+    const n = counts[s] as number;
     if (n !== 0) out[CLASSES[Math.floor(s / 100) - 1] as StatusClass] += n;
   }
   return out;
@@ -93,10 +85,10 @@ export interface RerunAttemptsBlock {
 }
 
 /** `{"1": n, "2": n, ...}` up to the highest re-run number that has a count, and at least up to `upTo`. */
-export function byAttempt(counts: Float64Array, base: Float64Array | undefined, upTo: number): Record<string, number> {
+export function byAttempt(counts: Float64Array, upTo: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (let i = 1; i < counts.length; i++) {
-    const n = (counts[i] as number) - (base ? (base[i] as number) : 0);
+    const n = counts[i] as number;
     if (i <= upTo || n !== 0) out[String(i)] = n;
   }
   return out;
@@ -105,41 +97,35 @@ export function byAttempt(counts: Float64Array, base: Float64Array | undefined, 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
   readonly live = new Counters();
-  #baseline: Counters = new Counters();
+  readonly #sinceReset = new SinceReset(() => this.live);
 
   /** `maxReruns`: the re-run numbers always listed in `/stats` (those a request can reach). */
   constructor(private readonly maxReruns = 0) {}
 
   reset(): void {
-    this.#baseline = this.live.clone();
+    this.#sinceReset.reset();
   }
 
   snapshot(): ProxyStatsBlock {
-    const l = this.live;
-    const b = this.#baseline;
+    const d = this.#sinceReset.current();
     return {
-      requests: { total: l.requests - b.requests, byStatus: byClass(l.requestsByStatus, b.requestsByStatus) },
-      extproc: {
-        streams: l.extprocStreams - b.extprocStreams,
-        active: l.extprocActive,
-        errors: l.extprocErrors - b.extprocErrors,
-        timeouts: l.extprocTimeouts - b.extprocTimeouts,
-      },
+      requests: { total: d.requests, byStatus: byClass(d.requestsByStatus) },
+      extproc: { streams: d.extprocStreams, active: this.live.extprocActive, errors: d.extprocErrors, timeouts: d.extprocTimeouts },
       upstream: {
-        requests: l.upstreamRequests - b.upstreamRequests,
-        byStatus: byClass(l.upstreamByStatus, b.upstreamByStatus),
-        connectFailures: l.upstreamConnectFailures - b.upstreamConnectFailures,
-        resets: l.upstreamResets - b.upstreamResets,
-        identityFailures: l.upstreamIdentityFailures - b.upstreamIdentityFailures,
-        tlsReloads: l.upstreamTlsReloads - b.upstreamTlsReloads,
-        tlsReloadErrors: l.upstreamTlsReloadErrors - b.upstreamTlsReloadErrors,
+        requests: d.upstreamRequests,
+        byStatus: byClass(d.upstreamByStatus),
+        connectFailures: d.upstreamConnectFailures,
+        resets: d.upstreamResets,
+        identityFailures: d.upstreamIdentityFailures,
+        tlsReloads: d.upstreamTlsReloads,
+        tlsReloadErrors: d.upstreamTlsReloadErrors,
       },
-      reruns: { stale: l.rerunsStale - b.rerunsStale, connect: l.rerunsConnect - b.rerunsConnect, reset: l.rerunsReset - b.rerunsReset },
+      reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
       rerunAttempts: {
-        byAttempt: byAttempt(l.rerunsByAttempt, b.rerunsByAttempt, this.maxReruns),
-        backoffs: l.rerunBackoffs - b.rerunBackoffs,
-        cancelledInBackoff: l.rerunBackoffsCancelled - b.rerunBackoffsCancelled,
-        budgetExhausted: l.rerunBudgetExhausted - b.rerunBudgetExhausted,
+        byAttempt: byAttempt(d.rerunsByAttempt, this.maxReruns),
+        backoffs: d.rerunBackoffs,
+        cancelledInBackoff: d.rerunBackoffsCancelled,
+        budgetExhausted: d.rerunBudgetExhausted,
       },
     };
   }

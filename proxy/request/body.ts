@@ -108,6 +108,24 @@ export class RequestBody {
     this.#base += n;
   }
 
+  /**
+   * Reads the whole body into the replay buffer before any attempt takes it (for a processor that must see the
+   * body first): the body, or undefined when it outgrows the limit. Throws when the client's body failed.
+   */
+  async buffered(): Promise<Buffer | undefined> {
+    while (!this.#ended && !this.#overLimit && this.#error === undefined) await this.#pull();
+    if (this.#error !== undefined) throw this.#error;
+    if (this.#overLimit) return undefined;
+    return Buffer.concat(this.#chunks, this.#retainedBytes);
+  }
+
+  /** Replaces a fully `buffered()` body (a processor's body mutation); every attempt sends the new one. */
+  replace(body: Buffer): void {
+    if (!this.#ended || this.#overLimit || this.#base !== 0) throw new Error('only a fully buffered body can be replaced');
+    this.#chunks = body.length > 0 ? [body] : [];
+    this.#retainedBytes = body.length;
+  }
+
   /** Reading from the client has begun (so node will not discard an unread rest of the body by itself). */
   get started(): boolean {
     return this.#iterator !== undefined;

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Route } from '../api/filter.js';
 import type { ForwardHeaders } from './headers.js';
 import type { RequestBody } from './body.js';
-import type { StageContext } from './stage-context.js';
+import type { ResponseHeadTransform, StageContext } from './stage-context.js';
 import type { ProxyErrorSpec } from '../chain/errors.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
@@ -47,8 +47,11 @@ export class ProxyRequest implements StageContext {
   // The request as the ingress saw it (documented on `RequestContext`), plus node's objects for it.
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  readonly method: string;
-  readonly path: string;
+  /** The request line as forwarded: ext_proc may rewrite it (`:method`, `:path`) for one attempt. */
+  method: string;
+  path: string;
+  readonly #ingressMethod: string;
+  readonly #ingressPath: string;
   readonly authority: string;
   readonly scheme: 'http' | 'https';
   readonly remoteAddress: string;
@@ -84,12 +87,16 @@ export class ProxyRequest implements StageContext {
   details: string | undefined;
   /** The upstream attempt in flight (to abort it when the client goes away). */
   upstream: { cancel(): void } | undefined;
+  /** Set by a stage that must see (and may change) the response head before it is written; cleared before a re-run. */
+  responseHeadTransform: ResponseHeadTransform | undefined = undefined;
 
   constructor(init: ProxyRequestInit) {
     this.req = init.req;
     this.res = init.res;
     this.method = init.method;
     this.path = init.path;
+    this.#ingressMethod = init.method;
+    this.#ingressPath = init.path;
     this.authority = init.authority;
     this.scheme = init.scheme;
     this.remoteAddress = init.remoteAddress;
@@ -134,9 +141,12 @@ export class ProxyRequest implements StageContext {
     this.#abort?.abort(new Error('client closed the request'));
   }
 
-  /** Before a re-run: clear the route and this attempt's header changes; attempt + 1. */
+  /** Before a re-run: clear the route and this attempt's header and request-line changes; attempt + 1. */
   nextAttempt(): void {
     this.route = undefined;
+    this.method = this.#ingressMethod;
+    this.path = this.#ingressPath;
+    this.responseHeadTransform = undefined;
     this.headers.reset();
     this.#attempt++;
   }

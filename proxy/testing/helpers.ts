@@ -23,6 +23,8 @@ export interface SeenMessage {
   readonly headers: Record<string, string>;
   readonly protocolConfig: unknown;
   readonly endOfStream: boolean;
+  /** The whole message as decoded (attributes, metadata_context, bodies). */
+  readonly raw: Readonly<Record<string, unknown>>;
 }
 
 export type ExtProcScript = (msg: SeenMessage, call: grpc.ServerDuplexStream<unknown, unknown>) => ProcessingResponse | 'ignore' | 'end-ok' | 'fail' | Promise<ProcessingResponse | 'ignore' | 'end-ok' | 'fail'>;
@@ -43,7 +45,7 @@ function decode(m: Record<string, unknown>): SeenMessage {
   const h = (m[kind] as { headers?: { headers?: { key: string; value: string; raw_value: Buffer }[] }; end_of_stream?: boolean }) ?? {};
   const headers: Record<string, string> = {};
   for (const x of h.headers?.headers ?? []) headers[x.key] = x.raw_value.length > 0 ? x.raw_value.toString('latin1') : x.value;
-  return { kind, headers, protocolConfig: m.protocol_config, endOfStream: h.end_of_stream === true };
+  return { kind, headers, protocolConfig: m.protocol_config, endOfStream: h.end_of_stream === true, raw: m };
 }
 
 /** The success answer extproc gives: x-ate-target-port plus the original_dst metadata. */

@@ -4,18 +4,19 @@
  * and which transport errors are connect failures and which are resets. Which response headers are relayed is
  * `edge/response-headers.ts`.
  */
+import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS } from '../../lib/wire-contract.js';
 import type { UpstreamOutcome } from '../api/filter.js';
 import { UpstreamIdentityError } from './tls.js';
 
-export const STALE_HEADER = 'x-ate-assignment-stale';
+export { STALE_HEADER };
 
 /** True for a stale rejection, given undici's raw response headers. */
 export function isStaleRejection(status: number, raw: readonly Buffer[]): boolean {
-  if (status !== 421) return false;
+  if (status !== STALE_STATUS) return false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as Buffer;
     if (name.length !== STALE_HEADER.length || name.toString('latin1').toLowerCase() !== STALE_HEADER) continue;
-    if ((raw[i + 1] as Buffer).toString('latin1').trim().toLowerCase() === 'true') return true;
+    if ((raw[i + 1] as Buffer).toString('latin1').trim().toLowerCase() === STALE_HEADER_VALUE) return true;
   }
   return false;
 }

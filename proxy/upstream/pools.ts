@@ -1,6 +1,10 @@
 /**
  * One undici keep-alive Pool per upstream worker address. Pools are created on first use for a literal `ip:port`
  * (never a name: nothing is resolved through DNS) and closed when they have been idle for a whole sweep interval.
+ *
+ * Each pool is bounded like an Envoy cluster's circuit breakers: at most `maxConnections` connections to the
+ * worker (one request each), and at most `maxPending` requests waiting for one of them. A request beyond both is
+ * refused by `admit()` before anything is sent (the router answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW`).
  */
 import { Pool, type buildConnector } from 'undici';
 import { isLiteralAddress } from './route-address.js';
@@ -13,17 +17,44 @@ export interface PoolOptions {
   readonly maxHeaderBytes: number;
   /** How often idle pools are closed (0: never). */
   readonly sweepIntervalMs: number;
+  /** Connections to one worker at most. */
+  readonly maxConnections: number;
+  /** Requests waiting for a connection to one worker at most. */
+  readonly maxPending: number;
   /** Opens each new connection (mTLS, `upstream/tls.ts`); absent: plain TCP. */
   readonly connector?: buildConnector.connector;
 }
 
-interface Entry {
-  readonly pool: Pool;
-  used: boolean;
+/** One worker's pool and the requests it holds (running or queued), counted by the router. */
+export class WorkerPool {
+  used = true;
+  #outstanding = 0;
+
+  constructor(
+    readonly pool: Pool,
+    /** Running plus queued requests at most: connections + pending. */
+    readonly limit: number,
+  ) {}
+
+  /** Takes a slot for one request; false when every connection is busy and the queue is full (an overflow). */
+  admit(): boolean {
+    if (this.#outstanding >= this.limit) return false;
+    this.#outstanding++;
+    return true;
+  }
+
+  /** Gives back the slot of a request undici is done with (completed, failed or aborted). */
+  release(): void {
+    this.#outstanding--;
+  }
+
+  get outstanding(): number {
+    return this.#outstanding;
+  }
 }
 
 export class UpstreamPools {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, WorkerPool>();
   readonly #opts: PoolOptions;
   readonly #timer: NodeJS.Timeout | undefined;
 
@@ -36,24 +67,26 @@ export class UpstreamPools {
   }
 
   /** The pool for `address`; undefined when the address is not a literal `ip:port`. */
-  get(address: string): Pool | undefined {
+  get(address: string): WorkerPool | undefined {
     const hit = this.#entries.get(address);
     if (hit !== undefined) {
       hit.used = true;
-      return hit.pool;
+      return hit;
     }
     if (!isLiteralAddress(address)) return undefined;
-    const connector = this.#opts.connector;
+    const opts = this.#opts;
+    const connector = opts.connector;
     const pool = new Pool(`${connector === undefined ? 'http' : 'https'}://${address}`, {
-      connections: null,
+      connections: opts.maxConnections,
       pipelining: 1,
-      connect: connector ?? { timeout: this.#opts.connectTimeoutMs },
-      headersTimeout: this.#opts.headersTimeoutMs,
-      bodyTimeout: this.#opts.bodyTimeoutMs,
-      maxHeaderSize: this.#opts.maxHeaderBytes,
+      connect: connector ?? { timeout: opts.connectTimeoutMs },
+      headersTimeout: opts.headersTimeoutMs,
+      bodyTimeout: opts.bodyTimeoutMs,
+      maxHeaderSize: opts.maxHeaderBytes,
     });
-    this.#entries.set(address, { pool, used: true });
-    return pool;
+    const entry = new WorkerPool(pool, opts.maxConnections + opts.maxPending);
+    this.#entries.set(address, entry);
+    return entry;
   }
 
   get size(): number {
@@ -66,8 +99,7 @@ export class UpstreamPools {
         entry.used = false;
         continue;
       }
-      const s = entry.pool.stats;
-      if (s.pending > 0 || s.running > 0) continue;
+      if (entry.outstanding > 0) continue;
       this.#entries.delete(address);
       void entry.pool.close().catch(() => undefined);
     }
@@ -75,17 +107,18 @@ export class UpstreamPools {
 
   /** Waits for running requests, then closes every connection. */
   async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    const pools = [...this.#entries.values()].map((e) => e.pool);
-    this.#entries.clear();
-    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await Promise.all(this.#takeAll().map((p) => p.close().catch(() => undefined)));
   }
 
   /** Closes every connection at once (in-flight requests fail). */
   async destroy(): Promise<void> {
+    await Promise.all(this.#takeAll().map((p) => p.destroy().catch(() => undefined)));
+  }
+
+  #takeAll(): Pool[] {
     if (this.#timer) clearInterval(this.#timer);
     const pools = [...this.#entries.values()].map((e) => e.pool);
     this.#entries.clear();
-    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
+    return pools;
   }
 }

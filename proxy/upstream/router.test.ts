@@ -51,7 +51,7 @@ before(async () => {
 });
 
 after(async () => {
-  await proxy.stop();
+  await proxy.close();
   await ep.close();
   for (const u of [good, stale, resetter, slow]) await u.close();
 });

@@ -4,16 +4,25 @@
  * `UpstreamOutcome`. A normal answer is relayed straight into the node response as it arrives (body chunks are
  * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
  * rejection is never relayed: its body is read and discarded so the connection stays usable.
+ *
+ * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
+ * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
+ * Requests without one take the direct path.
+ * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
+ * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
+ * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { UpstreamOutcome } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
-import type { UpstreamPools } from './pools.js';
+import type { UpstreamPools, WorkerPool } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
+import { sendLocalReply } from '../edge/local-reply.js';
+import type { ResponseHeadDecision, ResponseHeadTransform } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
 
 /** Receives an attempt's outcome. */
@@ -45,10 +54,11 @@ export class UndiciRouter implements Router {
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
     const pool = this.pools.get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
+    if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters);
+    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
     ctx.upstream = attempt;
-    pool.dispatch(
+    pool.pool.dispatch(
       {
         path: ctx.path,
         method: ctx.method,
@@ -67,6 +77,8 @@ export class UndiciRouter implements Router {
 
 const enum State {
   Waiting,
+  /** Response headers arrived and a response-head transform is deciding; the upstream is paused. */
+  Transforming,
   Relaying,
   Discarding,
   Done,
@@ -82,20 +94,37 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   #abort: ((err?: Error) => void) | undefined;
   #resume: (() => void) | undefined;
   #onDrain: (() => void) | undefined;
+  /** While transforming: body chunks that arrived anyway, and the trailers if the body already completed. */
+  #held: { chunks: Buffer[]; complete: readonly (Buffer | string)[] | null | undefined } | undefined;
   readonly #res: ServerResponse;
 
   constructor(
     private readonly ctx: ProxyRequest,
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
+    private pool: WorkerPool | undefined,
   ) {
     this.#res = ctx.res;
   }
 
-  /** The client went away: stop the upstream request (no-op once it is complete). */
+  /**
+   * The client went away: stop the upstream request (no-op once it is complete). A request still queued in the
+   * pool is reported cancelled at once; undici aborts it when it reaches a connection (`onConnect`), unsent.
+   */
   cancel(): void {
     if (this.#state === State.Done) return;
-    this.#abort?.(new Error('client closed the request'));
+    if (this.#abort !== undefined) {
+      this.#abort(new Error('client closed the request'));
+      return;
+    }
+    this.#state = State.Done;
+    this.#settle(CANCELLED);
+  }
+
+  /** undici is done with the request (exactly one of onComplete / onError): its pool slot is free. */
+  #release(): void {
+    this.pool?.release();
+    this.pool = undefined;
   }
 
   /** Reports the outcome once: a response synchronously, anything else from a fresh microtask. */
@@ -114,7 +143,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
     this.#started = true;
-    if (this.ctx.downstreamClosed) abort(new Error('client closed the request'));
+    if (this.#state === State.Done || this.ctx.downstreamClosed) abort(new Error('client closed the request'));
   }
 
   /** undici: the request, body included, has been written to the socket. */
@@ -141,6 +170,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     const trailer = declaredTrailer(raw);
     if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
+    const transform = this.ctx.responseHeadTransform;
+    if (transform !== undefined) return this.#transform(transform, status, headers);
     this.#state = State.Relaying;
     this.ctx.responseState = 'started';
     res.writeHead(status, headers);
@@ -148,7 +179,45 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** Hands the head to `transform` and pauses the upstream until it decides. */
+  #transform(transform: ResponseHeadTransform, status: number, headers: string[]): boolean {
+    this.#state = State.Transforming;
+    this.#held = { chunks: [], complete: undefined };
+    transform({ status, headers }).then(
+      (decision) => this.#decided(decision),
+      (err: unknown) => this.#decided({ kind: 'reply', reply: { status: 500, details: `response head transform failed: ${(err as Error)?.message}` } }),
+    );
+    return false;
+  }
+
+  #decided(decision: ResponseHeadDecision): void {
+    if (this.#state !== State.Transforming) return; // the upstream failed meanwhile
+    const held = this.#held;
+    this.#held = undefined;
+    const res = this.#res;
+    if (decision.kind === 'reply' || res.destroyed) {
+      this.#state = State.Done;
+      this.#abort?.(new Error(decision.kind === 'reply' ? 'replaced by a local reply' : 'client closed the request'));
+      if (decision.kind === 'reply') sendLocalReply(this.ctx, decision.reply);
+      this.#settle(new ResponseOutcome(decision.kind === 'reply' ? decision.reply.status : 0, []));
+      return;
+    }
+    const { status, headers } = decision.head;
+    this.#state = State.Relaying;
+    this.ctx.responseState = 'started';
+    res.writeHead(status, headers);
+    this.#settle(new ResponseOutcome(status, headers));
+    let flowing = true;
+    for (const chunk of held?.chunks ?? []) flowing = this.onData(chunk);
+    if (held?.complete !== undefined) this.onComplete(held.complete);
+    else if (flowing) this.#resume?.(); // otherwise 'drain' resumes
+  }
+
   onData(chunk: Buffer): boolean {
+    if (this.#state === State.Transforming) {
+      this.#held?.chunks.push(chunk);
+      return false;
+    }
     if (this.#state !== State.Relaying) return true;
     if (this.#res.write(chunk)) return true;
     this.#onDrain ??= () => this.#resume?.();
@@ -158,6 +227,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
 
   /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
   onComplete(trailers: readonly (Buffer | string)[] | null): void {
+    this.#release();
+    if (this.#state === State.Transforming && this.#held !== undefined) {
+      this.#held.complete = trailers;
+      return;
+    }
     const wasRelaying = this.#state === State.Relaying;
     this.#state = State.Done;
     if (!wasRelaying) return;
@@ -172,9 +246,10 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
+    this.#release();
     const state = this.#state;
     this.#state = State.Done;
-    if (state === State.Waiting) {
+    if (state === State.Waiting || state === State.Transforming) {
       if (this.ctx.downstreamClosed) {
         // We aborted the upstream because the client left: that is not the worker failing.
         this.#settle(CANCELLED);

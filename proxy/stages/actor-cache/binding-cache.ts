@@ -14,6 +14,7 @@
  * metrics libraries.
  */
 import { LRUCache } from 'lru-cache';
+import { SinceReset } from '../../../lib/since-reset.js';
 import { isLiteralAddress } from '../../upstream/route-address.js';
 
 export { isLiteralAddress };
@@ -111,7 +112,7 @@ export class BindingCache {
   #hits = 0;
   #misses = 0;
   #evictions = zeroEvictions();
-  #baseline: Omit<CacheStats, 'entries'> = { hits: 0, misses: 0, evictions: zeroEvictions() };
+  readonly #sinceReset = new SinceReset(() => ({ hits: this.#hits, misses: this.#misses, evictions: this.#evictions }));
 
   constructor(opts: BindingCacheOptions) {
     if (!Number.isInteger(opts.maxEntries) || opts.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
@@ -320,10 +321,8 @@ export class BindingCache {
 
   /** Counters since the last `resetStats()` (the `/stats` view). */
   stats(): CacheStats {
-    const b = this.#baseline;
-    const evictions = zeroEvictions();
-    for (const r of EVICTION_REASONS) evictions[r] = this.#evictions[r] - b.evictions[r];
-    return { hits: this.#hits - b.hits, misses: this.#misses - b.misses, entries: this.size, evictions };
+    const d = this.#sinceReset.current();
+    return { hits: d.hits, misses: d.misses, entries: this.size, evictions: d.evictions };
   }
 
   /** Counters since the cache was made; they never go down (the Prometheus view). */
@@ -333,6 +332,6 @@ export class BindingCache {
 
   /** Starts the `/stats` counters from zero again (lifetime counters and bindings are kept). */
   resetStats(): void {
-    this.#baseline = { hits: this.#hits, misses: this.#misses, evictions: { ...this.#evictions } };
+    this.#sinceReset.reset();
   }
 }

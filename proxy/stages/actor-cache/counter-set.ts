@@ -1,7 +1,10 @@
 /**
  * A fixed set of named counters with the two views every proxy counter has: since the last `POST /stats/reset`
- * (`/stats`) and since the process started (Prometheus, which must never see a counter go down).
+ * (`/stats`, through lib/since-reset.ts) and since the process started (Prometheus, which must never see a counter
+ * go down).
  */
+import { SinceReset } from '../../../lib/since-reset.js';
+
 /** Each name with a count of 0. */
 export function zeroCounts<N extends string>(names: readonly N[]): Record<N, number> {
   const out = {} as Record<N, number>;
@@ -11,11 +14,11 @@ export function zeroCounts<N extends string>(names: readonly N[]): Record<N, num
 
 export class CounterSet<Name extends string> {
   readonly #live: Record<Name, number>;
-  #baseline: Record<Name, number>;
+  readonly #sinceReset: SinceReset<Record<Name, number>>;
 
   constructor(readonly names: readonly Name[]) {
     this.#live = zeroCounts(names);
-    this.#baseline = zeroCounts(names);
+    this.#sinceReset = new SinceReset(() => this.#live);
   }
 
   inc(name: Name): void {
@@ -24,9 +27,7 @@ export class CounterSet<Name extends string> {
 
   /** Counts since the last `reset()`. */
   view(): Record<Name, number> {
-    const out = zeroCounts(this.names);
-    for (const n of this.names) out[n] = this.#live[n] - this.#baseline[n];
-    return out;
+    return this.#sinceReset.current() as Record<Name, number>;
   }
 
   /** Counts since the set was made. */
@@ -35,6 +36,6 @@ export class CounterSet<Name extends string> {
   }
 
   reset(): void {
-    this.#baseline = { ...this.#live };
+    this.#sinceReset.reset();
   }
 }

@@ -20,6 +20,7 @@
  * lives in the request's typed `actorCache` slot.
  */
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
+import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, type Filter, type FilterResult, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
 import type { StageContext } from '../../request/stage-context.js';
 import type { Binding, BindingCache, EvictionReason } from './binding-cache.js';
@@ -76,7 +77,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
   function route(ctx: StageContext, st: CacheRequestState, binding: Binding): void {
     st.generation = binding.generation;
     ctx.route = { address: binding.address, source: 'cache', generation: binding.generation };
-    ctx.headers.set('x-ate-target-port', st.portText);
+    ctx.headers.set(TARGET_PORT_HEADER, st.portText);
   }
 
   /** Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker. */

@@ -1,72 +1,51 @@
 /**
- * The cache's Prometheus metrics. They read the lifetime counters when scraped (so they never go down, whatever
- * `POST /stats/reset` does to `/stats`). Labels are fixed sets (eviction reasons, results), never actor names.
+ * The cache's Prometheus metrics, registered through lib/prom-metrics.ts. They read the lifetime counters when
+ * scraped (so they never go down, whatever `POST /stats/reset` does to `/stats`). Labels are fixed sets (eviction
+ * reasons, results), never actor names.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
-import { EVICTION_REASONS } from './binding-cache.js';
+import type { Registry } from 'prom-client';
+import { samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../../../lib/prom-metrics.js';
 import { COALESCED_RESULTS } from './miss-flights.js';
 import { REFRESH_RESULTS } from './refresh-ahead.js';
+import { zeroCounts } from './counter-set.js';
 import type { CacheParts } from './stats.js';
+
+/** The counts of `names` only, from a record that may hold more. */
+function only<N extends string>(names: readonly N[], counts: Readonly<Record<N, number>> | undefined): Record<N, number> {
+  const out = zeroCounts(names);
+  if (counts !== undefined) for (const n of names) out[n] = counts[n];
+  return out;
+}
 
 export function registerCacheMetrics(registry: Registry, parts: CacheParts): void {
   const { cache, flights, refresh } = parts;
-  new Counter({
+  scrapedCounter(registry, {
     name: 'actor_cache_hits_total',
     help: 'Requests routed from a live actor binding (ext_proc skipped).',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(cache.lifetimeStats().hits);
-    },
+    read: () => cache.lifetimeStats().hits,
   });
-  new Counter({
+  scrapedCounter(registry, {
     name: 'actor_cache_misses_total',
     help: 'Actor requests with no live binding (sent through the resolver, or waiting for another miss of the same actor).',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(cache.lifetimeStats().misses);
-    },
+    read: () => cache.lifetimeStats().misses,
   });
-  new Counter({
+  scrapedCounterBy(registry, {
     name: 'actor_cache_evictions_total',
-    help: 'Bindings removed, by reason: stale, connect, reset (a request saw the worker fail), worker (another request could not connect to its worker), ttl, lru, admin.',
+    help: 'Bindings removed, by reason: stale, connect, reset (a request saw the worker fail), identity (the worker failed certificate verification), worker (another request could not connect to its worker), ttl, lru, admin.',
     labelNames: ['reason'],
-    registers: [registry],
-    collect() {
-      const { evictions } = cache.lifetimeStats();
-      this.reset();
-      for (const reason of EVICTION_REASONS) this.inc({ reason }, evictions[reason]);
-    },
+    read: () => samplesBy('reason', cache.lifetimeStats().evictions),
   });
-  new Gauge({
-    name: 'actor_cache_entries',
-    help: 'Live bindings in the cache.',
-    registers: [registry],
-    collect() {
-      this.set(cache.size);
-    },
-  });
-  new Counter({
+  scrapedGauge(registry, { name: 'actor_cache_entries', help: 'Live bindings in the cache.', read: () => cache.size });
+  scrapedCounterBy(registry, {
     name: 'actor_cache_coalesced_waits_total',
     help: 'Misses that waited for another request\'s miss of the same actor, by result: hit (went as a hit), alone (ran their own slow path), gone (the client left).',
     labelNames: ['result'],
-    registers: [registry],
-    collect() {
-      const s = flights.lifetimeStats();
-      this.reset();
-      for (const result of COALESCED_RESULTS) this.inc({ result }, s[result]);
-    },
+    read: () => samplesBy('result', only(COALESCED_RESULTS, flights.lifetimeStats())),
   });
-  new Counter({
+  scrapedCounterBy(registry, {
     name: 'actor_cache_refreshes_total',
     help: 'Refresh-ahead exchanges for bindings in use, by result: ok (renewed), failed (left to expire).',
     labelNames: ['result'],
-    registers: [registry],
-    collect() {
-      const s = refresh?.lifetimeStats();
-      this.reset();
-      for (const result of REFRESH_RESULTS) this.inc({ result }, s?.[result] ?? 0);
-    },
+    read: () => samplesBy('result', only(REFRESH_RESULTS, refresh?.lifetimeStats())),
   });
 }

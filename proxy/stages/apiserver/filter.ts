@@ -11,6 +11,7 @@ import { parseActorHost, normaliseSuffix, type ActorRef } from '../../../lib/act
 import { formatHostPort } from '../../../lib/address.js';
 import { httpErrorFor, invalidHostError, type HttpError } from '../../../lib/resume/http-errors.js';
 import type { ResumeOutcome } from '../../../lib/resume/outcome.js';
+import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, reply, type Filter, type FilterResult, type RequestContext } from '../../api/filter.js';
 
 export const APISERVER_RESOLVER_FILTER_NAME = 'apiserver-resolver';
@@ -52,7 +53,7 @@ export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptio
         return errorReply(error);
       }
       ctx.route = { address: formatHostPort(outcome.ip, opts.workerPort), source: 'apiserver' };
-      ctx.headers.set('x-ate-target-port', String(port));
+      ctx.headers.set(TARGET_PORT_HEADER, String(port));
       return CONTINUE;
     },
   };

@@ -5,14 +5,12 @@
  */
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
-import { createControlClient, grpcCodeName, resumeActorOnce } from '../../../lib/resume/control-client.js';
+import { createControlClient, resumeActorOnce } from '../../../lib/resume/control-client.js';
+import { DEFAULT_RESUME_BUDGET_MS, grpcCodeName } from '../../../lib/wire-contract.js';
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
 import { createApiserverResolverFilter } from './filter.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
-
-/** extproc's default `--resume-budget-ms`. */
-export const DEFAULT_RESUME_BUDGET_MS = 15_000;
 
 export interface ApiserverResolverOptions {
   /** Control plane gRPC `host:port`. */

@@ -5,10 +5,23 @@ import http from 'node:http';
 import net from 'node:net';
 import { ProxyRequest } from '../../request/context.js';
 import { ForwardHeaders } from '../../request/headers.js';
+import { pino } from 'pino';
 import { silentLog, routeTo } from '../../testing/helpers.js';
 import { createExtProcFilter } from './filter.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import type { ProcessingRequest } from './messages.js';
+import { defaultExtProcSettings } from './settings.js';
+
+function options(client: Pick<ExtProcClient, 'open'>, o: { failureModeAllow: boolean; send: boolean }) {
+  const base = defaultExtProcSettings();
+  return {
+    client,
+    settings: defaultExtProcSettings({
+      failureModeAllow: o.failureModeAllow,
+      processingMode: { ...base.processingMode, responseHeaderMode: o.send ? 'SEND' : 'SKIP' },
+    }),
+  };
+}
 
 /** A client whose streams answer from a script, and record what they were sent and whether they were closed. */
 function fakeClient(answers: ExchangeResult[]) {
@@ -29,7 +42,7 @@ function fakeClient(answers: ExchangeResult[]) {
   return { client, streams };
 }
 
-function request(method = 'GET'): ProxyRequest {
+function request(method = 'GET', log = silentLog): ProxyRequest {
   const req = new http.IncomingMessage(new net.Socket());
   return new ProxyRequest({
     req,
@@ -43,7 +56,7 @@ function request(method = 'GET'): ProxyRequest {
     headers: new ForwardHeaders(['host', 'a.demo.example', 'x-a', '1']),
     body: null,
     startedAt: 0,
-    log: silentLog,
+    log,
   });
 }
 
@@ -51,7 +64,7 @@ const respond = (response: ReturnType<typeof routeTo>): ExchangeResult => ({ kin
 
 test('sends the request headers Envoy would, applies the route, and closes the stream; the time spent is recorded', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443', '9090'))]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: false }));
   const ctx = request();
   assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
   assert.deepEqual(ctx.route, { address: '127.0.1.1:8443', source: 'extproc' });
@@ -63,12 +76,14 @@ test('sends the request headers Envoy would, applies the route, and closes the s
   const names = sent?.request_headers?.headers?.headers?.map((h) => h.key);
   assert.deepEqual(names, [':authority', ':path', ':method', ':scheme', 'x-a']);
   assert.equal(typeof ctx.extProc?.elapsedMs, 'number');
-  assert.equal(filter.onUpstreamResponse, undefined, 'without response headers the filter has no upstream phase');
+  assert.equal(filter.onUpstreamResponse, undefined, 'the filter has no upstream phase');
+  assert.equal(filter.onDone, undefined, 'without response headers no stream outlives the request phase');
+  assert.equal(ctx.responseHeadTransform, undefined);
 });
 
 test('a routed request opens no stream', async () => {
   const { client, streams } = fakeClient([]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: false }));
   const ctx = request();
   ctx.route = { address: '127.0.1.9:8443', source: 'cache' };
   assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
@@ -82,12 +97,12 @@ test('timeouts and stream errors answer 504 and 500, or continue with --failure-
     [{ kind: 'error', code: 'UNAVAILABLE', details: 'down' }, 500],
   ] as const) {
     const strict = fakeClient([result]);
-    const r = await createExtProcFilter({ client: strict.client, failureModeAllow: false, sendResponseHeaders: true }).onRequest?.(request());
+    const r = await createExtProcFilter(options(strict.client, { failureModeAllow: false, send: true })).onRequest?.(request());
     assert.equal(r?.kind === 'reply' && r.reply.status, status);
     assert.equal(strict.streams[0]?.closed, true);
     const allow = fakeClient([result]);
     const ctx = request();
-    assert.deepEqual(await createExtProcFilter({ client: allow.client, failureModeAllow: true, sendResponseHeaders: true }).onRequest?.(ctx), { kind: 'continue' });
+    assert.deepEqual(await createExtProcFilter(options(allow.client, { failureModeAllow: true, send: true })).onRequest?.(ctx), { kind: 'continue' });
     assert.equal(ctx.route, undefined);
     assert.equal(allow.streams[0]?.closed, true);
   }
@@ -95,24 +110,24 @@ test('timeouts and stream errors answer 504 and 500, or continue with --failure-
 
 test('an immediate response becomes a local reply; an unroutable original_dst a 503', async () => {
   const immediate = fakeClient([respond({ immediate_response: { status: { code: 'NotFound' }, body: Buffer.from('nope') } })]);
-  const r = await createExtProcFilter({ client: immediate.client, failureModeAllow: false, sendResponseHeaders: false }).onRequest?.(request());
+  const r = await createExtProcFilter(options(immediate.client, { failureModeAllow: false, send: false })).onRequest?.(request());
   assert.equal(r?.kind === 'reply' && r.reply.status, 404);
   const named = fakeClient([respond(routeTo('worker.internal:8443'))]);
   const ctx = request();
-  const bad = await createExtProcFilter({ client: named.client, failureModeAllow: false, sendResponseHeaders: false }).onRequest?.(ctx);
+  const bad = await createExtProcFilter(options(named.client, { failureModeAllow: false, send: false })).onRequest?.(ctx);
   assert.equal(bad?.kind === 'reply' && bad.reply.status, 503);
   assert.equal(ctx.route, undefined);
 });
 
 test('--extproc-response-headers send: the stream stays open for the response headers, then closes; a re-run closes it', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443')), { kind: 'closed' }, respond(routeTo('127.0.1.2:8443'))]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: true });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: true }));
   const ctx = request();
   await filter.onRequest?.(ctx);
   assert.equal(streams[0]?.closed, false);
-  filter.onUpstreamResponse?.(ctx, { kind: 'response', status: 200, headers: { 'content-type': 'text/plain' } });
+  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: ['Content-Type', 'text/plain'] });
+  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['Content-Type', 'text/plain'] } });
   assert.equal(ctx.extProc?.stream, undefined);
-  await new Promise((resolve) => setImmediate(resolve));
   assert.equal(streams[0]?.closed, true);
   const sent = streams[0]?.sent[1];
   assert.deepEqual(sent?.response_headers?.headers?.headers?.map((h) => [h.key, h.raw_value?.toString()]), [[':status', '200'], ['content-type', 'text/plain']]);
@@ -124,9 +139,25 @@ test('--extproc-response-headers send: the stream stays open for the response he
   assert.equal(streams[1]?.closed, true);
 });
 
+test('a processor that sends header values only in `value` is logged once per stream (the values read as empty)', async () => {
+  const lines: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+  const valueOnly = (key: string) => ({ header: { key, value: 'v' } });
+  const answer = routeTo('127.0.1.1:8443') as unknown as { request_headers: { response: { header_mutation: { set_headers: unknown[] } } } };
+  answer.request_headers.response.header_mutation.set_headers.push(valueOnly('x-one'), valueOnly('x-two'));
+  const responseAnswer = { response_headers: { response: { header_mutation: { set_headers: [valueOnly('x-three')] } } } };
+  const { client } = fakeClient([respond(answer as never), respond(responseAnswer as never)]);
+  const ctx = request('GET', log);
+  await createExtProcFilter(options(client, { failureModeAllow: false, send: true })).onRequest?.(ctx);
+  assert.equal(ctx.headers.get('x-one'), '');
+  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: [] });
+  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['x-three', ''] } });
+  assert.equal(lines.filter((l) => l.includes('only in `value`')).length, 1);
+});
+
 test('a request whose client already left opens no stream (its signal is aborted even if first asked for now)', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443'))]);
-  const filter = createExtProcFilter({ client, failureModeAllow: false, sendResponseHeaders: false });
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: false }));
   const ctx = request();
   ctx.clientState = 'closed';
   ctx.abortFilters(); // before anyone asked for the signal: nothing to abort yet

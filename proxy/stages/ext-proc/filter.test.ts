@@ -45,7 +45,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of [proxy, allow, sendMode, routed]) await p.stop();
+  for (const p of [proxy, allow, sendMode, routed]) await p.close();
   await ep.close();
   await up.close();
 });
@@ -94,12 +94,11 @@ test('one stream per request, with the headers Envoy sends: pseudo-headers, lowe
   assert.equal((await stats(proxy)).extproc.active, 0);
 });
 
-test('header mutations: raw_value or value, overwrite by default, append when asked, removals; routing headers protected', async () => {
+test('header mutations: raw_value, overwrite by default, append when asked, removals; routing headers protected', async () => {
   const answer = routeTo(up.address) as { request_headers: { response: { header_mutation: unknown } } };
   answer.request_headers.response.header_mutation = {
     set_headers: [
       { header: { key: 'x-ate-target-port', raw_value: Buffer.from('8080') } },
-      { header: { key: 'X-From-Value', value: 'plain' } },
       { header: { key: 'x-mixed-case', raw_value: Buffer.from('replaced') } },
       { header: { key: 'x-multi', raw_value: Buffer.from('one') } },
       { header: { key: 'x-multi', raw_value: Buffer.from('two') }, append: { value: true } },
@@ -113,7 +112,6 @@ test('header mutations: raw_value or value, overwrite by default, append when as
   assert.equal(r.status, 200);
   const h = JSON.parse(r.text).headers as Record<string, string>;
   assert.equal(h['x-ate-target-port'], '8080');
-  assert.equal(h['x-from-value'], 'plain');
   assert.equal(h['x-mixed-case'], 'replaced');
   assert.equal(h['x-multi'], 'one, two');
   assert.equal(h['x-remove-me'], undefined);
@@ -224,7 +222,7 @@ test('ext_proc down → 500 fast; the proxy recovers when it comes back, without
     back = await startScriptedExtProc(() => routeTo(up.address), port);
     await waitFor(async () => (await send(p)).status === 200, 5000, 'recovery');
   } finally {
-    await p.stop();
+    await p.close();
     await back?.close();
   }
   void grpc;

@@ -1,81 +1,142 @@
 /**
- * ext-proc: the slow path. For a request that no earlier filter routed (a cache miss, or no cache), it opens one
- * `Process` stream and sends the request headers as Envoy does (`translate.ts`), then applies the answer:
- * - `immediate_response` → a local reply with its status (default 200), headers and body;
- * - header mutations → set (`append` true adds, otherwise overwrites), remove; values from `raw_value`, falling
- *   back to `value`. Pseudo-headers, `host` and `x-envoy-*` cannot be changed (Envoy's default mutation rules);
- * - dynamic metadata `envoy.filters.listener.original_dst` / `local` → the route (a literal `ip:port`; anything
- *   else → 503 "no healthy upstream").
- * Failures as Envoy with `failure_mode_allow: false`: message timeout → 504, stream error → 500; with
- * `--failure-mode-allow` the request continues unprocessed (and, having no route, gets 503).
- * With `--extproc-response-headers send` the upstream response headers are sent on the same stream (observe
- * only: the response has already started). Every stream is closed by the time the request is done.
- *
- * Per-request state (the open stream, the time spent) lives in the request's typed `extProc` slot.
+ * ext-proc: the slow path. For a request that no earlier filter routed (a cache miss, or no cache), one `Process`
+ * stream, phases as Envoy's `processing_mode` says (`settings.ts`; per host suffix as `plan.ts`):
+ * 1. request headers (SEND by default), as Envoy sends them (`translate.ts`);
+ * 2. the request body when `request_body_mode` is BUFFERED (read into the replay buffer; over its limit → 413);
+ * 3. the upstream response headers when `response_header_mode` is SEND: the router waits for the answer before it
+ *    writes the response head (`ctx.responseHeadTransform`), so mutations apply as in Envoy.
+ * Each answer: `immediate_response` → a local reply; the expected `*_headers`/`request_body` → header mutations
+ * (`mutation.ts`), a body mutation, dynamic metadata kept per receiving namespace (`metadata.ts`), a
+ * `mode_override` when `allow_mode_override`; any other answer (e.g. `streamed_immediate_response`, which Envoy
+ * accepts only in FULL_DUPLEX_STREAMED mode) is spurious. The route is metadata
+ * `envoy.filters.listener.original_dst` / `local` (a literal `ip:port`; anything else → 503).
+ * Failures as Envoy: message timeout → 504, stream error or spurious answer → 500, an invalid mutation → 500
+ * always; with `failure_mode_allow` the request continues unprocessed — except once the processor has been sent
+ * the request body (it may have been deciding on it), where a failure fails closed. The processor ending the
+ * stream with OK → continue without it. Every stream is closed by the time the request is done.
  */
-import { performance } from 'node:perf_hooks';
-import { CONTINUE, reply, type Filter, type FilterResult, type UpstreamOutcome } from '../../api/filter.js';
+import { CONTINUE, reply, type Filter, type FilterResult, type LocalReply } from '../../api/filter.js';
 import { ERRORS, type ProxyErrorSpec } from '../../chain/errors.js';
 import { isLiteralAddress } from '../../upstream/route-address.js';
-import type { StageContext } from '../../request/stage-context.js';
+import type { ResponseHead, ResponseHeadDecision, StageContext } from '../../request/stage-context.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';
-import { metadataString, type ProcessingResponse } from './messages.js';
-import { applyHeaderMutation, immediateReply, requestHeadersMessage, responseHeadersMessage } from './translate.js';
+import { Conversation } from './conversation.js';
+import type { CommonResponse, ProcessingResponse } from './messages.js';
+import { metadataString, ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from './metadata.js';
+import { overrideMode } from './mode-override.js';
+import { applyMutation, ResponseHeadTarget } from './mutation.js';
+import { planFor, type RequestPlan } from './plan.js';
+import { RequestLineTarget } from './request-target.js';
+import type { ExtProcSettings, ProcessingMode } from './settings.js';
+import { immediateReply, isGrpcRequest, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
-export const ORIGINAL_DST_NAMESPACE = 'envoy.filters.listener.original_dst';
-
-/** The route an answer publishes: `original_dst` / `local` in its dynamic metadata. */
-export function originalDst(msg: ProcessingResponse): string | undefined {
-  return metadataString(msg.dynamic_metadata, ORIGINAL_DST_NAMESPACE, 'local');
-}
+export { ORIGINAL_DST_NAMESPACE };
 
 export interface ExtProcFilterOptions {
   readonly client: Pick<ExtProcClient, 'open'>;
-  readonly failureModeAllow: boolean;
-  readonly sendResponseHeaders: boolean;
+  readonly settings: ExtProcSettings;
 }
 
 export function createExtProcFilter(opts: ExtProcFilterOptions): Filter<StageContext> {
   const onRequest = (ctx: StageContext): FilterResult | Promise<FilterResult> =>
     // Already routed (a cache hit), or the client already left (the chain ends it): no stream at all.
     ctx.route !== undefined || ctx.signal?.aborted === true ? CONTINUE : processRequest(ctx, opts);
-  if (!opts.sendResponseHeaders) return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
-  return { name: EXT_PROC_FILTER_NAME, onRequest, onUpstreamResponse: sendResponseHeaders, onRerun: closeStream, onDone: closeStream };
+  if (!mayKeepStreams(opts.settings)) return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
+  return { name: EXT_PROC_FILTER_NAME, onRequest, onRerun: closeStream, onDone: closeStream };
 }
 
-/** Opens a stream, sends the request headers, and applies the answer. */
+/** Whether a stream can outlive the request phase (the response headers are, or may become, SEND). */
+function mayKeepStreams(s: ExtProcSettings): boolean {
+  if (s.processingMode.responseHeaderMode === 'SEND' || s.allowModeOverride) return true;
+  return s.perHost.some((h) => h.override.kind === 'overrides' && h.override.processingMode.responseHeaderMode === 'SEND');
+}
+
+/** How one answer left the request: go on to the next phase (maybe with an overridden mode), or stop processing. */
+type Step = { readonly kind: 'next'; readonly mode: ProcessingMode; readonly common: CommonResponse } | { readonly kind: 'done'; readonly result: FilterResult };
+
+const done = (result: FilterResult): Step => ({ kind: 'done', result });
+
+/** Runs the request phases on a new stream and applies the answers. */
 async function processRequest(ctx: StageContext, opts: ExtProcFilterOptions): Promise<FilterResult> {
+  const { settings } = opts;
+  const plan = planFor(ctx.authority, settings);
+  if (plan === undefined) return CONTINUE; // ExtProcPerRoute.disabled: no stream
   closeStream(ctx); // a stream left from an earlier attempt
+  ctx.responseHeadTransform = undefined;
   const state = (ctx.extProc ??= { stream: undefined, elapsedMs: 0 });
-  const stream = opts.client.open();
-  if (opts.sendResponseHeaders) state.stream = stream;
-  const startedAt = performance.now();
-  let result: ExchangeResult;
-  try {
-    result = await stream.exchange(requestHeadersMessage(ctx, !ctx.hasBody), ctx.signal);
-  } finally {
-    state.elapsedMs += performance.now() - startedAt;
-    if (!opts.sendResponseHeaders) stream.close();
+  const conv = new Conversation(ctx, () => opts.client.open(), settings, state, plan.mode.requestBodyMode);
+  const step = await requestPhases(ctx, conv, plan);
+  if (step.kind === 'done') {
+    conv.close();
+    return step.result.kind === 'reply' ? step.result : routeFromMetadata(ctx, conv);
   }
-  const answer = result.kind === 'response' ? applyAnswer(ctx, result.response) : failureResult(result, opts.failureModeAllow);
-  if (answer.kind === 'reply' || result.kind !== 'response') closeStream(ctx);
-  return answer;
+  if (step.mode.responseHeaderMode === 'SEND') ctx.responseHeadTransform = (head) => responsePhase(ctx, conv, plan, head);
+  else conv.close();
+  return routeFromMetadata(ctx, conv);
 }
 
-/** Applies a request_headers answer: an immediate response, header mutations, and the route from the metadata. */
-function applyAnswer(ctx: StageContext, msg: ProcessingResponse): FilterResult {
-  if (msg.immediate_response != null) return reply(immediateReply(msg.immediate_response));
-  if (msg.request_headers == null) {
-    return errorReply(ERRORS.EXTPROC_PROTOCOL, `expected a request_headers response, got ${msg.response ?? 'nothing'}`);
+async function requestPhases(ctx: StageContext, conv: Conversation, plan: RequestPlan): Promise<Step> {
+  let mode = plan.mode;
+  const common: CommonResponse = {};
+  if (mode.requestHeaderMode === 'SEND') {
+    const result = await conv.exchange(requestHeadersMessage(ctx, !ctx.hasBody, conv.settings.forwardRules));
+    const step = answerStep(ctx, conv, result, 'request_headers', mode, plan.failureModeAllow);
+    if (step.kind === 'done') return step;
+    mode = step.mode;
   }
-  const invalid = applyHeaderMutation(ctx, msg.request_headers.response?.header_mutation);
-  if (invalid !== undefined) return errorReply(ERRORS.EXTPROC_PROTOCOL, invalid);
-  const local = originalDst(msg);
-  if (local === undefined) return CONTINUE;
-  if (!isLiteralAddress(local)) return errorReply(ERRORS.BAD_ROUTE, `original_dst "${local}" is not a literal ip:port`);
-  ctx.route = { address: local, source: 'extproc' };
-  return CONTINUE;
+  const body = ctx.body ?? null;
+  if (mode.requestBodyMode === 'BUFFERED' && body !== null) {
+    let buffered: Buffer | undefined;
+    try {
+      buffered = await body.buffered();
+    } catch {
+      return done(CONTINUE); // the client's body broke: the chain notices the client is gone
+    }
+    if (buffered === undefined) return done(errorReply(ERRORS.EXTPROC_BODY_TOO_LARGE, 'request body over --max-replay-body-bytes'));
+    const result = await conv.exchange(requestBodyMessage(buffered));
+    // The processor has seen the body: a failure from here on fails closed.
+    const step = answerStep(ctx, conv, result, 'request_body', mode, false);
+    if (step.kind === 'done') return step;
+    const invalid = applyBodyMutation(ctx, step.common);
+    if (invalid !== undefined) return done(errorReply(ERRORS.EXTPROC_PROTOCOL, invalid));
+  }
+  return { kind: 'next', mode, common };
+}
+
+/** Applies one request-path answer of kind `expected`. */
+function answerStep(
+  ctx: StageContext,
+  conv: Conversation,
+  result: ExchangeResult,
+  expected: 'request_headers' | 'request_body',
+  mode: ProcessingMode,
+  failureModeAllow: boolean,
+): Step {
+  if (result.kind !== 'response') return done(failureResult(result, failureModeAllow));
+  const msg = result.response;
+  const answer = classify(ctx, conv, msg, expected);
+  if (answer.kind !== 'common') return done(answer.kind === 'reply' ? reply(answer.reply) : spuriousResult(answer.details, failureModeAllow));
+  conv.receive(msg);
+  const mutation = applyMutation(new RequestLineTarget(ctx), answer.common.header_mutation, conv.settings.mutationRules);
+  conv.noteMutation(mutation);
+  if (mutation.error !== undefined) return done(errorReply(ERRORS.EXTPROC_PROTOCOL, mutation.error));
+  const next = expected === 'request_headers' && conv.settings.allowModeOverride ? overrideMode(mode, msg.mode_override) : mode;
+  return { kind: 'next', mode: next, common: answer.common };
+}
+
+type Answer =
+  | { readonly kind: 'common'; readonly common: CommonResponse }
+  | { readonly kind: 'reply'; readonly reply: LocalReply }
+  | { readonly kind: 'spurious'; readonly details: string };
+
+/** An answer as the phase expecting `expected` sees it: its CommonResponse, an immediate response, or spurious. */
+function classify(ctx: StageContext, conv: Conversation, msg: ProcessingResponse, expected: 'request_headers' | 'request_body' | 'response_headers'): Answer {
+  if (msg.immediate_response != null) return immediate(ctx, conv, msg);
+  // proto-loader names the oneof member in `response`; a hand-built message (tests, fakes) may only set the field.
+  const got = msg.response ?? Object.keys(msg).find((k) => (msg as Readonly<Record<string, unknown>>)[k] != null);
+  if (got === expected || msg[expected] != null) return { kind: 'common', common: msg[expected]?.response ?? {} };
+  return { kind: 'spurious', details: `expected a ${expected} response, got ${got ?? 'nothing'}` };
 }
 
 /** A stream that gave no answer, as Envoy with `failure_mode_allow` false (or true: continue unprocessed). */
@@ -91,19 +152,85 @@ function failureResult(result: Exclude<ExchangeResult, { kind: 'response' }>, fa
   }
 }
 
-function errorReply(spec: ProxyErrorSpec, details: string): FilterResult {
-  return reply({ status: spec.status, body: `${spec.text}\n`, details: `${spec.code}: ${details}` });
+/** An answer of the wrong kind (Envoy >= 1.35 fails closed unless `failure_mode_allow`, which stops processing). */
+function spuriousResult(details: string, failureModeAllow: boolean): FilterResult {
+  return failureModeAllow ? CONTINUE : errorReply(ERRORS.EXTPROC_PROTOCOL, details);
 }
 
-/** Upstream phase with `--extproc-response-headers send`: the response headers on the kept stream, then close. */
-function sendResponseHeaders(ctx: StageContext, outcome: UpstreamOutcome): void {
-  const state = ctx.extProc;
-  const stream = state?.stream;
-  if (state === undefined || stream === undefined) return;
-  if (outcome.kind !== 'response') return closeStream(ctx);
-  state.stream = undefined;
-  // Observe only: wait for the processor's answer to keep the conversation in order, then close.
-  void stream.exchange(responseHeadersMessage(outcome.status, outcome.headers)).then(() => stream.close());
+function errorLocalReply(spec: ProxyErrorSpec, details: string): LocalReply {
+  return { status: spec.status, body: `${spec.text}\n`, details: `${spec.code}: ${details}` };
+}
+
+function errorReply(spec: ProxyErrorSpec, details: string): FilterResult {
+  return reply(errorLocalReply(spec, details));
+}
+
+/** A BUFFERED body answer's body mutation; an error text when it cannot apply (Envoy answers 500). */
+function applyBodyMutation(ctx: StageContext, answer: CommonResponse): string | undefined {
+  const m = answer.body_mutation;
+  const body = ctx.body ?? null;
+  if (m == null || body === null || m.mutation === undefined) return undefined;
+  let replacement: Buffer;
+  if (m.mutation === 'body') replacement = Buffer.from(m.body ?? []);
+  else if (m.mutation === 'clear_body') {
+    if (m.clear_body !== true) return undefined;
+    replacement = Buffer.alloc(0);
+  } else return `body mutation ${m.mutation} is not supported in BUFFERED mode`;
+  const length = ctx.headers.get('content-length');
+  if (length !== undefined && length !== String(replacement.length)) {
+    return `content-length ${length} does not match the mutated body (${replacement.length} bytes)`;
+  }
+  body.replace(replacement);
+  return undefined;
+}
+
+/** The route from the kept `original_dst` metadata, if any. */
+function routeFromMetadata(ctx: StageContext, conv: Conversation): FilterResult {
+  const local = metadataString(conv.metadata, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_LOCAL_KEY);
+  if (local === undefined) return CONTINUE;
+  if (!isLiteralAddress(local)) {
+    closeStream(ctx);
+    ctx.responseHeadTransform = undefined;
+    return errorReply(ERRORS.BAD_ROUTE, `original_dst "${local}" is not a literal ip:port`);
+  }
+  ctx.route = { address: local, source: 'extproc' };
+  return CONTINUE;
+}
+
+/** Response phase: the upstream's head goes to the processor; its answer decides what the client gets. */
+async function responsePhase(ctx: StageContext, conv: Conversation, plan: RequestPlan, head: ResponseHead): Promise<ResponseHeadDecision> {
+  const unchanged: ResponseHeadDecision = { kind: 'continue', head };
+  let result: ExchangeResult;
+  try {
+    result = await conv.exchange(responseHeadersMessage(head.status, head.headers, ctx.method === 'HEAD' || head.status === 204 || head.status === 304));
+  } finally {
+    conv.close(); // nothing more is sent on this stream
+  }
+  if (result.kind !== 'response') {
+    const failure = failureResult(result, plan.failureModeAllow);
+    return failure.kind === 'reply' ? failure : unchanged;
+  }
+  const msg = result.response;
+  const answer = classify(ctx, conv, msg, 'response_headers');
+  if (answer.kind === 'reply') return answer;
+  if (answer.kind === 'spurious') {
+    const r = spuriousResult(answer.details, plan.failureModeAllow);
+    return r.kind === 'reply' ? r : unchanged;
+  }
+  conv.receive(msg);
+  const target = new ResponseHeadTarget(head.status, head.headers.slice());
+  const mutation = applyMutation(target, answer.common.header_mutation, conv.settings.mutationRules);
+  conv.noteMutation(mutation);
+  if (mutation.error !== undefined) return { kind: 'reply', reply: errorLocalReply(ERRORS.EXTPROC_PROTOCOL, mutation.error) };
+  return { kind: 'continue', head: { status: target.status, headers: target.headers } };
+}
+
+/** An immediate response as a local reply (its header mutation errors → 500). */
+function immediate(ctx: StageContext, conv: Conversation, msg: ProcessingResponse): { kind: 'reply'; reply: LocalReply } {
+  conv.receive(msg);
+  const { reply: local, mutation } = immediateReply(msg.immediate_response ?? {}, conv.settings.mutationRules, isGrpcRequest(ctx));
+  conv.noteMutation(mutation);
+  return { kind: 'reply', reply: mutation.error === undefined ? local : errorLocalReply(ERRORS.EXTPROC_PROTOCOL, mutation.error) };
 }
 
 /** Closes the stream this request kept open, if any. */

@@ -5,18 +5,24 @@
  * Closing follows Envoy's graceful close: as soon as nothing more will be sent the client half-closes and lets the
  * processor finish the call (an OK status, no error objects on either side); a processor that has not finished
  * within `REMOTE_CLOSE_TIMEOUT_MS` gets the stream cancelled (half-close then reset, Envoy's legacy close).
+ *
+ * An answer carrying `override_message_timeout` is not the answer: as Envoy, it restarts the wait's timer with the
+ * asked duration — once per message, and only when it is within [1 ms, `maxMessageTimeoutMs`] — and otherwise is
+ * ignored; either way the client keeps waiting for the real answer.
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
-import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
+import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 
 export interface ExtProcClientOptions {
   /** `host:port` of the processor. */
   readonly address: string;
   readonly messageTimeoutMs: number;
+  /** Envoy's `max_message_timeout`: the longest `override_message_timeout` honoured (0 or absent: none is). */
+  readonly maxMessageTimeoutMs?: number;
   readonly counters: Counters;
 }
 
@@ -85,7 +91,9 @@ export class GrpcExtProcClient implements ExtProcClient {
 
 interface Pending {
   readonly resolve: (r: ExchangeResult) => void;
-  readonly timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout;
+  /** The timer was already extended by an `override_message_timeout` (Envoy honours one per message). */
+  overridden: boolean;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: (() => void) | undefined;
 }
@@ -109,6 +117,7 @@ export class GrpcExtProcStream implements ExtProcStream {
     opts.counters.extprocStreams++;
     opts.counters.extprocActive++;
     call.on('data', (m: ProcessingResponse) => {
+      if (m.override_message_timeout != null) return this.#overrideTimeout(durationMs(m.override_message_timeout));
       this.#unanswered = false;
       this.#finish({ kind: 'response', response: m });
     });
@@ -126,16 +135,30 @@ export class GrpcExtProcStream implements ExtProcStream {
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
     return new Promise<ExchangeResult>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#opts.counters.extprocTimeouts++;
-        this.#finish({ kind: 'timeout' });
-      }, this.#opts.messageTimeoutMs);
+      const timer = this.#timer(this.#opts.messageTimeoutMs);
       const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending = { resolve, timer, signal, onAbort };
+      this.#pending = { resolve, timer, overridden: false, signal, onAbort };
       this.#unanswered = true;
       this.#call.write(message);
     });
+  }
+
+  #timer(ms: number): NodeJS.Timeout {
+    return setTimeout(() => {
+      this.#opts.counters.extprocTimeouts++;
+      this.#finish({ kind: 'timeout' });
+    }, ms);
+  }
+
+  /** `override_message_timeout`: restart the pending wait's timer with `ms`, if allowed; the wait goes on either way. */
+  #overrideTimeout(ms: number): void {
+    const p = this.#pending;
+    const max = this.#opts.maxMessageTimeoutMs ?? 0;
+    if (p === undefined || p.overridden || max < 1 || !(ms >= 1 && ms <= max)) return;
+    p.overridden = true;
+    clearTimeout(p.timer);
+    p.timer = this.#timer(ms);
   }
 
   #finish(result: ExchangeResult): void {

@@ -4,6 +4,7 @@
  * numeric HTTP status behind `envoy.type.v3.StatusCode` names.
  */
 import { loadProto, lookup } from '../../../lib/proto.js';
+import { EXT_PROC_PROTO, EXT_PROC_SERVICE } from '../../../lib/wire-contract.js';
 
 export interface HeaderValue {
   readonly key: string;
@@ -21,9 +22,33 @@ export interface HeaderMutation {
   readonly remove_headers?: readonly string[];
 }
 
+export interface BodyMutation {
+  readonly mutation?: string;
+  readonly body?: Buffer | Uint8Array;
+  readonly clear_body?: boolean;
+  readonly streamed_response?: unknown;
+}
+
 export interface CommonResponse {
   readonly status?: string;
   readonly header_mutation?: HeaderMutation | null;
+  readonly body_mutation?: BodyMutation | null;
+}
+
+/** `envoy.extensions.filters.http.ext_proc.v3.ProcessingMode` (enum values as names). */
+export interface ProcessingModeMessage {
+  readonly request_header_mode?: string;
+  readonly response_header_mode?: string;
+  readonly request_body_mode?: string;
+  readonly response_body_mode?: string;
+  readonly request_trailer_mode?: string;
+  readonly response_trailer_mode?: string;
+}
+
+/** `google.protobuf.Duration` (int64 seconds as a string, as lib/proto.ts loads it). */
+export interface DurationMessage {
+  readonly seconds?: string | number;
+  readonly nanos?: number;
 }
 
 export interface ImmediateResponse {
@@ -37,15 +62,25 @@ export interface ImmediateResponse {
 export interface StructValue {
   readonly kind?: string;
   readonly stringValue?: string;
-  readonly structValue?: { readonly fields?: Readonly<Record<string, StructValue>> } | null;
+  readonly numberValue?: number;
+  readonly boolValue?: boolean;
+  readonly structValue?: StructMessage | null;
+}
+
+export interface StructMessage {
+  readonly fields?: Readonly<Record<string, StructValue>>;
 }
 
 export interface ProcessingResponse {
   readonly response?: string;
   readonly request_headers?: { readonly response?: CommonResponse | null } | null;
   readonly response_headers?: { readonly response?: CommonResponse | null } | null;
+  readonly request_body?: { readonly response?: CommonResponse | null } | null;
   readonly immediate_response?: ImmediateResponse | null;
-  readonly dynamic_metadata?: { readonly fields?: Readonly<Record<string, StructValue>> } | null;
+  readonly streamed_immediate_response?: unknown;
+  readonly dynamic_metadata?: StructMessage | null;
+  readonly mode_override?: ProcessingModeMessage | null;
+  readonly override_message_timeout?: DurationMessage | null;
 }
 
 export interface WireHeader {
@@ -53,9 +88,19 @@ export interface WireHeader {
   readonly raw_value: Buffer;
 }
 
+interface HttpHeadersMessage {
+  readonly headers: { readonly headers: readonly WireHeader[] };
+  readonly end_of_stream: boolean;
+}
+
 export interface ProcessingRequest {
-  readonly request_headers?: { readonly headers: { readonly headers: readonly WireHeader[] }; readonly end_of_stream: boolean };
-  readonly response_headers?: { readonly headers: { readonly headers: readonly WireHeader[] }; readonly end_of_stream: boolean };
+  readonly request_headers?: HttpHeadersMessage;
+  readonly response_headers?: HttpHeadersMessage;
+  readonly request_body?: { readonly body: Buffer; readonly end_of_stream: boolean };
+  /** `envoy.config.core.v3.Metadata`: the forwarded namespaces. */
+  readonly metadata_context?: { readonly filter_metadata: Readonly<Record<string, StructMessage>> };
+  /** Keyed by the filter name `envoy.filters.http.ext_proc`; only on the first message, only when configured. */
+  readonly attributes?: Readonly<Record<string, StructMessage>>;
   readonly protocol_config?: {
     readonly request_body_mode: string;
     readonly response_body_mode: string;
@@ -63,8 +108,7 @@ export interface ProcessingRequest {
   };
 }
 
-export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';
-export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
+export { EXT_PROC_PROTO, EXT_PROC_SERVICE };
 
 let statusByName: ReadonlyMap<string, number> | undefined;
 
@@ -79,20 +123,26 @@ export function httpStatusOf(code: string | number | undefined): number {
   return statusByName.get(code) ?? (/^\d+$/.test(code) ? Number(code) : 0);
 }
 
-/** A header value as Envoy reads it: `raw_value` when set, else `value`. */
-export function headerValueOf(h: HeaderValue): { value: string; both: boolean } {
+/**
+ * A header value as Envoy (>= 1.32) reads it: only `raw_value`; a value given only in `value` reads as empty
+ * (`valueOnly` tells the caller, which logs it), and both non-empty is an error (`both`).
+ */
+export function headerValueOf(h: HeaderValue): { value: string; both: boolean; valueOnly: boolean } {
   const raw = h.raw_value;
-  const rawText = raw !== undefined && raw.length > 0 ? Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('latin1') : undefined;
-  const plain = h.value ?? '';
-  return { value: rawText ?? plain, both: rawText !== undefined && plain !== '' };
+  const hasRaw = raw !== undefined && raw.length > 0;
+  const hasValue = h.value !== undefined && h.value !== '';
+  const value = hasRaw ? Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('latin1') : '';
+  return { value, both: hasRaw && hasValue, valueOnly: hasValue && !hasRaw };
 }
 
-/** The string at `fields[namespace].fields[key]` of a dynamic-metadata Struct, if it is a string. */
-export function metadataString(
-  metadata: ProcessingResponse['dynamic_metadata'],
-  namespace: string,
-  key: string,
-): string | undefined {
-  const ns = metadata?.fields?.[namespace]?.structValue?.fields?.[key];
-  return typeof ns?.stringValue === 'string' && (ns.kind === undefined || ns.kind === 'stringValue') ? ns.stringValue : undefined;
+/** A Duration in milliseconds (fractions kept). */
+export function durationMs(d: DurationMessage): number {
+  return Number(d.seconds ?? 0) * 1000 + (d.nanos ?? 0) / 1e6;
+}
+
+/** A Struct of string values. */
+export function structOf(fields: Readonly<Record<string, string>>): StructMessage {
+  const out: Record<string, StructValue> = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = { kind: 'stringValue', stringValue: v };
+  return { fields: out };
 }

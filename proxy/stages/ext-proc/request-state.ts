@@ -2,7 +2,7 @@
 import type { ExtProcStream } from './client.js';
 
 export interface ExtProcRequestState {
-  /** The stream kept open for the response headers (`--extproc-response-headers send`), until they are sent. */
+  /** The request's open stream (kept for the response headers when they are sent), until it is closed. */
   stream: ExtProcStream | undefined;
   /** Milliseconds spent waiting for ext_proc, summed over attempts (the access log's `extprocMs`). */
   elapsedMs: number;

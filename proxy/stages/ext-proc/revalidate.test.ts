@@ -1,5 +1,8 @@
 /** ext-proc's refresh-ahead re-validation against a fake client: the message it sends, and how each answer reads. */
 import { test } from 'node:test';
+import { defaultExtProcSettings } from './settings.js';
+
+const NO_FORWARD_RULES = defaultExtProcSettings().forwardRules;
 import assert from 'node:assert/strict';
 import { routeTo } from '../../testing/helpers.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';
@@ -19,7 +22,7 @@ test('one stream per refresh, carrying the request_headers of GET / to the actor
       };
     },
   };
-  const r = await createExtProcRevalidator(client).revalidate({ authority: 'counter.demo.actors.example:8080', scheme: 'http' }, new AbortController().signal);
+  const r = await createExtProcRevalidator(client, NO_FORWARD_RULES).revalidate({ authority: 'counter.demo.actors.example:8080', scheme: 'http' }, new AbortController().signal);
   assert.deepEqual(r, { kind: 'routed', address: '127.0.1.3:8443' });
   assert.deepEqual([opened, closed], [1, 1]);
   const msg = sent[0]?.request_headers;
@@ -36,7 +39,7 @@ test('one stream per refresh, carrying the request_headers of GET / to the actor
 
   const aborted = new AbortController();
   aborted.abort();
-  assert.equal((await createExtProcRevalidator(client).revalidate({ authority: 'x', scheme: 'http' }, aborted.signal)).kind, 'failed');
+  assert.equal((await createExtProcRevalidator(client, NO_FORWARD_RULES).revalidate({ authority: 'x', scheme: 'http' }, aborted.signal)).kind, 'failed');
   assert.equal(opened, 1, 'no stream at shutdown');
 });
 

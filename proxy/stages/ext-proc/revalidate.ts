@@ -9,17 +9,20 @@ import { isLiteralAddress } from '../../upstream/route-address.js';
 import { nextRequestId } from '../../request/request-id.js';
 import type { RevalidateRequest, Revalidation, Revalidator } from '../revalidator.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';
-import { originalDst } from './filter.js';
+import { originalDstOf } from './metadata.js';
+import type { ExtProcSettings } from './settings.js';
 import { httpStatusOf } from './messages.js';
-import { requestHeadersMessage, type RequestHead } from './translate.js';
+import { protocolConfig, requestHeadersMessage, type RequestHead } from './translate.js';
 
-export function createExtProcRevalidator(client: Pick<ExtProcClient, 'open'>): Revalidator {
+/** `forwardRules`: the same `forward_rules` a request's own exchange obeys. */
+export function createExtProcRevalidator(client: Pick<ExtProcClient, 'open'>, forwardRules: ExtProcSettings['forwardRules']): Revalidator {
   return {
     async revalidate(request: RevalidateRequest, signal: AbortSignal): Promise<Revalidation> {
       if (signal.aborted) return failed('shutting down');
       const stream = client.open();
       try {
-        return revalidationOf(await stream.exchange(requestHeadersMessage(refreshHead(request), true), signal));
+        const message = { ...requestHeadersMessage(refreshHead(request), true, forwardRules), protocol_config: protocolConfig('NONE') };
+        return revalidationOf(await stream.exchange(message, signal));
       } finally {
         stream.close();
       }
@@ -42,7 +45,7 @@ export function revalidationOf(result: ExchangeResult): Revalidation {
       const msg = result.response;
       if (msg.immediate_response != null) return failed(`immediate response ${httpStatusOf(msg.immediate_response.status?.code ?? undefined) || 200}`);
       if (msg.request_headers == null) return failed(`expected a request_headers response, got ${msg.response ?? 'nothing'}`);
-      const local = originalDst(msg);
+      const local = originalDstOf(msg);
       if (local === undefined) return failed('no original_dst in the answer');
       if (!isLiteralAddress(local)) return failed(`original_dst "${local}" is not a literal ip:port`);
       return { kind: 'routed', address: local };

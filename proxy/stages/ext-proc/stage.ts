@@ -12,18 +12,16 @@ import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { config } = deps;
+  const settings = config.extProc;
   const client = new GrpcExtProcClient({
     address: formatHostPort(config.extproc.host, config.extproc.port),
-    messageTimeoutMs: config.extprocMessageTimeoutMs,
+    messageTimeoutMs: settings.messageTimeoutMs,
+    maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
   });
   return {
-    filter: createExtProcFilter({
-      client,
-      failureModeAllow: config.failureModeAllow,
-      sendResponseHeaders: config.extprocResponseHeaders === 'send',
-    }),
-    revalidator: createExtProcRevalidator(client),
+    filter: createExtProcFilter({ client, settings }),
+    revalidator: createExtProcRevalidator(client, settings.forwardRules),
     stats: () => ({ resolver: extprocResolverBlock() }),
     close: () => client.close(),
   };

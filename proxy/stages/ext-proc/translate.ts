@@ -1,92 +1,95 @@
 /**
- * Envoy's translation between a request and ext_proc messages: the request_headers message Envoy sends, the
- * response_headers message (`--extproc-response-headers send`), and how an answer's header mutations and
- * immediate responses apply (Envoy's default HeaderMutationRules: pseudo-headers, `host` and `x-envoy-*` cannot be
- * changed).
+ * Envoy's translation between a request and ext_proc messages: the request_headers message Envoy sends (filtered
+ * by `forward_rules`), the buffered request_body message, the response_headers message, and an immediate
+ * response as a local reply (its headers under the filter's mutation rules, as Envoy >= 1.27; `grpc_status` only
+ * for a gRPC request).
  */
 import type { HeaderMap, LocalReply, RequestContext } from '../../api/filter.js';
-import { headerValueOf, httpStatusOf, type HeaderMutation, type ProcessingRequest, type ProcessingResponse, type WireHeader } from './messages.js';
-
-const PROTOCOL_CONFIG = Object.freeze({
-  request_body_mode: 'NONE',
-  response_body_mode: 'NONE',
-  send_body_without_waiting_for_header_response: false,
-});
+import { httpStatusOf, type ImmediateResponse, type ProcessingRequest, type WireHeader } from './messages.js';
+import { applyMutation, ResponseHeadTarget, type MutationResult } from './mutation.js';
+import type { BodyMode, ExtProcSettings, MutationRules, NameMatcher } from './settings.js';
 
 function wire(key: string, value: string): WireHeader {
   return { key, raw_value: Buffer.from(value, 'latin1') };
+}
+
+function matches(matchers: readonly NameMatcher[], name: string): boolean {
+  for (const m of matchers) if (m.kind === 'exact' ? name === m.text : name.startsWith(m.text)) return true;
+  return false;
+}
+
+/** Envoy's `forward_rules`: a header goes to the processor if allowed (or no allow-list) and not disallowed. */
+function forwarded(rules: ExtProcSettings['forwardRules'], name: string): boolean {
+  if (rules.allowed.length > 0 && !matches(rules.allowed, name)) return false;
+  return rules.disallowed.length === 0 || !matches(rules.disallowed, name);
 }
 
 /** What the request_headers message is made of. */
 export type RequestHead = Pick<RequestContext, 'authority' | 'path' | 'method' | 'scheme'> & { readonly headers: Pick<HeaderMap, 'entries'> };
 
 /** The request_headers message Envoy would send for `ctx`. */
-export function requestHeadersMessage(ctx: RequestHead, endOfStream: boolean): ProcessingRequest {
-  const headers: WireHeader[] = [
-    wire(':authority', ctx.authority),
-    wire(':path', ctx.path),
-    wire(':method', ctx.method),
-    wire(':scheme', ctx.scheme),
-  ];
+export function requestHeadersMessage(ctx: RequestHead, endOfStream: boolean, rules: ExtProcSettings['forwardRules']): ProcessingRequest {
+  const all = rules.allowed.length === 0 && rules.disallowed.length === 0;
+  const headers: WireHeader[] = [];
+  const add = (name: string, value: string): void => {
+    if (all || forwarded(rules, name)) headers.push(wire(name, value));
+  };
+  add(':authority', ctx.authority);
+  add(':path', ctx.path);
+  add(':method', ctx.method);
+  add(':scheme', ctx.scheme);
   for (const [name, value] of ctx.headers.entries()) {
-    if (name !== 'host') headers.push(wire(name, value));
+    if (name !== 'host') add(name, value);
   }
-  return { request_headers: { headers: { headers }, end_of_stream: endOfStream }, protocol_config: PROTOCOL_CONFIG };
+  return { request_headers: { headers: { headers }, end_of_stream: endOfStream } };
 }
 
-/** Header names a processor may not change (Envoy's default HeaderMutationRules). */
-function mutationAllowed(name: string): boolean {
-  return name !== '' && !name.startsWith(':') && name !== 'host' && !name.startsWith('x-envoy-');
+/** The `protocol_config` Envoy puts on a stream's first message. */
+export function protocolConfig(requestBodyMode: BodyMode): NonNullable<ProcessingRequest['protocol_config']> {
+  return { request_body_mode: requestBodyMode, response_body_mode: 'NONE', send_body_without_waiting_for_header_response: false };
 }
 
-/** Applies a request header mutation; returns an error text for an invalid one (Envoy answers 500). */
-export function applyHeaderMutation(ctx: RequestContext, m: HeaderMutation | null | undefined): string | undefined {
-  if (m == null) return undefined;
-  for (const opt of m.set_headers ?? []) {
-    const h = opt.header;
-    if (h == null) continue;
-    const name = h.key.toLowerCase();
-    const { value, both } = headerValueOf(h);
-    if (both) return `header "${name}" has both value and raw_value`;
-    if (!mutationAllowed(name)) continue;
-    try {
-      if (opt.append?.value === true) ctx.headers.append(name, value);
-      else ctx.headers.set(name, value);
-    } catch {
-      return `invalid header "${name}"`;
-    }
-  }
-  for (const raw of m.remove_headers ?? []) {
-    const name = raw.toLowerCase();
-    if (mutationAllowed(name)) ctx.headers.delete(name);
-  }
-  return undefined;
+/** The whole (buffered) request body. */
+export function requestBodyMessage(body: Buffer): ProcessingRequest {
+  return { request_body: { body, end_of_stream: true } };
 }
 
-/** An ImmediateResponse as a local reply (status < 200 or absent → 200, as Envoy). */
-export function immediateReply(r: NonNullable<ProcessingResponse['immediate_response']>): LocalReply {
+/** The response_headers message for an upstream answer (`:status` first, then the headers as relayed). */
+export function responseHeadersMessage(status: number, headers: readonly string[], endOfStream: boolean): ProcessingRequest {
+  const wireHeaders: WireHeader[] = [wire(':status', String(status))];
+  for (let i = 0; i < headers.length; i += 2) wireHeaders.push(wire((headers[i] as string).toLowerCase(), headers[i + 1] as string));
+  return { response_headers: { headers: { headers: wireHeaders }, end_of_stream: endOfStream } };
+}
+
+/** `content-type` application/grpc, application/grpc+proto, application/grpc;... (Envoy's `isGrpcRequestHeaders`). */
+export function isGrpcRequest(ctx: RequestContext): boolean {
+  const type = ctx.headers.get('content-type')?.toLowerCase();
+  if (type === undefined || !type.startsWith('application/grpc')) return false;
+  const rest = type.charAt('application/grpc'.length);
+  return rest === '' || rest === '+' || rest === ';';
+}
+
+/**
+ * An ImmediateResponse as a local reply (status < 200 or absent → 200, as Envoy), or the mutation's error.
+ * `grpc_status` becomes a `grpc-status` header only for a gRPC request.
+ */
+export function immediateReply(
+  r: ImmediateResponse,
+  rules: MutationRules,
+  grpc: boolean,
+): { readonly reply: LocalReply; readonly mutation: MutationResult } {
   let status = httpStatusOf(r.status?.code ?? undefined);
   if (status < 200) status = 200;
+  const head = new ResponseHeadTarget(status, []);
+  const mutation = applyMutation(head, r.headers, rules);
   const headers: Record<string, string> = {};
-  for (const opt of r.headers?.set_headers ?? []) {
-    const h = opt.header;
-    if (h == null) continue;
-    const name = h.key.toLowerCase();
-    if (!mutationAllowed(name)) continue;
-    const { value } = headerValueOf(h);
-    headers[name] = opt.append?.value === true && headers[name] !== undefined ? `${headers[name]}, ${value}` : value;
+  for (let i = 0; i < head.headers.length; i += 2) {
+    const name = head.headers[i] as string;
+    const value = head.headers[i + 1] as string;
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
-  if (r.grpc_status != null) headers['grpc-status'] = String(r.grpc_status.status ?? 0);
+  if (grpc && r.grpc_status != null) headers['grpc-status'] = String(r.grpc_status.status ?? 0);
   const body = r.body !== undefined && r.body.length > 0 ? r.body : undefined;
-  return { status, headers, ...(body !== undefined ? { body } : {}), details: `ext_proc immediate response${r.details ? `: ${r.details}` : ''}` };
-}
-
-/** The response_headers message for an upstream answer (observe only: the response has already started). */
-export function responseHeadersMessage(status: number, headers: Readonly<Record<string, string | string[]>>): ProcessingRequest {
-  const wireHeaders: WireHeader[] = [wire(':status', String(status))];
-  for (const [name, value] of Object.entries(headers)) {
-    if (Array.isArray(value)) for (const v of value) wireHeaders.push(wire(name, v));
-    else wireHeaders.push(wire(name, value as string));
-  }
-  return { response_headers: { headers: { headers: wireHeaders }, end_of_stream: false } };
+  const details = `ext_proc immediate response${r.details ? `: ${r.details}` : ''}`;
+  return { reply: { status: head.status, headers, ...(body !== undefined ? { body } : {}), details }, mutation };
 }

@@ -1,0 +1,117 @@
+/**
+ * A small stack for the client-connection end-to-end tests: a real proxy process (`actor-edge proxy`), a scripted
+ * ext_proc that routes every actor to one node:http upstream, and that upstream, which counts its open
+ * connections and concurrent requests. Upstream paths: `/hold...` is answered only when the test calls
+ * `release()` (or never, if the proxy goes away first); `/big?bytes=N` answers N bytes; anything else answers a
+ * small JSON naming the path and the body length.
+ */
+import type http from 'node:http';
+import { request } from 'undici';
+import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from './helpers.js';
+
+export interface TrackedUpstream {
+  readonly upstream: Upstream;
+  readonly address: string;
+  /** Request paths (with query) in the order they arrived. */
+  readonly arrivals: string[];
+  openConnections: number;
+  maxConnections: number;
+  active: number;
+  maxActive: number;
+  /** Answers every held request (200). */
+  release(): void;
+  close(): Promise<void>;
+}
+
+export async function startTrackedUpstream(): Promise<TrackedUpstream> {
+  const held: http.ServerResponse[] = [];
+  const answer = (res: http.ServerResponse, body: string): void => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const state: TrackedUpstream = {
+    upstream: undefined as unknown as Upstream,
+    address: '',
+    arrivals: [],
+    openConnections: 0,
+    maxConnections: 0,
+    active: 0,
+    maxActive: 0,
+    release() {
+      for (const res of held.splice(0)) if (!res.destroyed) answer(res, '{"held":true}');
+    },
+    close: () => state.upstream.close(),
+  };
+  const upstream = await startUpstream((req, res, body) => {
+    const url = req.url ?? '/';
+    state.arrivals.push(url);
+    state.active++;
+    state.maxActive = Math.max(state.maxActive, state.active);
+    res.once('close', () => state.active--);
+    if (url.startsWith('/hold')) {
+      held.push(res);
+      return;
+    }
+    const bytes = url.startsWith('/big') ? Number(new URL(url, 'http://x').searchParams.get('bytes')) : 0;
+    if (bytes > 0) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes });
+      res.end(Buffer.alloc(bytes, 120));
+      return;
+    }
+    answer(res, JSON.stringify({ path: url, bodyLength: body.length }));
+  });
+  upstream.server.on('connection', (socket) => {
+    state.openConnections++;
+    state.maxConnections = Math.max(state.maxConnections, state.openConnections);
+    socket.once('close', () => state.openConnections--);
+  });
+  Object.assign(state, { upstream, address: upstream.address });
+  return state;
+}
+
+export interface EdgeStack {
+  readonly upstream: TrackedUpstream;
+  readonly extproc: ScriptedExtProc;
+  readonly proxy: RunningComponent;
+  /** `host:port` of the proxy's ingress. */
+  readonly ingress: string;
+  readonly admin: string;
+  close(): Promise<void>;
+}
+
+/** Starts the upstream, the scripted ext_proc and a proxy process with `args` added to its flags. */
+export async function startEdgeStack(args: string[] = []): Promise<EdgeStack> {
+  const upstream = await startTrackedUpstream();
+  const extproc = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
+  const proxy = await startComponent('proxy', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--extproc', extproc.address, ...args]);
+  return {
+    upstream,
+    extproc,
+    proxy,
+    ingress: proxy.addresses.ingress as string,
+    admin: `http://${proxy.addresses.admin}`,
+    async close() {
+      await proxy.stop();
+      await extproc.close();
+      await upstream.close();
+    },
+  };
+}
+
+export interface EdgeStats {
+  requests: { total: number; byStatus: Record<string, number> };
+  upstream: { requests: number };
+  cache: { hits: number; evictions: Record<string, number> };
+  reruns: Record<string, number>;
+}
+
+export async function edgeStats(stack: EdgeStack): Promise<EdgeStats> {
+  const res = await request(`${stack.admin}/stats`);
+  return (await res.body.json()) as EdgeStats;
+}
+
+/** The access-log lines the proxy wrote so far. */
+export function accessLines(stack: EdgeStack): Record<string, unknown>[] {
+  return stack.proxy.logs().filter((l) => l.msg === 'access');
+}
