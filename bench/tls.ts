@@ -3,29 +3,16 @@
  * temporary directory, and the flags that put every hop of an arm's stack on mTLS — the stub's control API and its
  * in-process workers, extproc → control plane, proxy → workers. The same identities `npm start` uses.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { ReloadingTlsCredentials } from '../lib/tls/grpc-client-credentials.js';
-import { devIdentities, writeDevCertificates, type DevCertFiles } from '../lib/tls/dev-certs.js';
+import { devIdentities, writeTemporaryDevCertificates, type DevCertFiles, type TemporaryDevCertificates } from '../lib/tls/dev-certs.js';
 
 /** The name the control plane's development certificate carries (the stub listens on 127.0.0.1). */
 const CONTROL_PLANE_NAME = 'localhost';
 
-export interface BenchCertificates {
-  readonly files: DevCertFiles;
-  remove(): Promise<void>;
-}
+export type BenchCertificates = TemporaryDevCertificates;
 
-export async function writeBenchCertificates(): Promise<BenchCertificates> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-bench-certs-'));
-  try {
-    const files = await writeDevCertificates(dir, { workers: 0, days: 1 });
-    return { files, remove: () => rm(dir, { recursive: true, force: true }) };
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+export function writeBenchCertificates(): Promise<BenchCertificates> {
+  return writeTemporaryDevCertificates('actor-edge-bench-certs-', { workers: 0, days: 1 });
 }
 
 export function stubTlsArgs(files: DevCertFiles): string[] {

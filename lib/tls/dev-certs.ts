@@ -3,6 +3,8 @@
  * proxy's and extproc's client identities, the control plane's server certificate, one identity shared by the
  * stub's in-process workers and one per separate worker. Workload certificates carry only a SPIFFE URI SAN.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { DevCa } from './dev-ca.js';
 
@@ -63,4 +65,22 @@ export async function writeDevCertificates(out: string, opts: DevCertOptions): P
   ]);
   const workers = await Promise.all(Array.from({ length: opts.workers }, (_, i) => issue(`worker-${i + 1}`, 'server', ids.workerNamed(`worker-${i + 1}`))));
   return { ca: path.join(out, 'ca.pem'), proxy, extproc, controlPlane, worker, workers };
+}
+
+/** Certificates written into a private temporary directory, and how to remove them. */
+export interface TemporaryDevCertificates {
+  readonly files: DevCertFiles;
+  remove(): Promise<void>;
+}
+
+/** `writeDevCertificates` into a fresh temporary directory named `<prefix>…` (removed again if writing fails). */
+export async function writeTemporaryDevCertificates(prefix: string, opts: DevCertOptions): Promise<TemporaryDevCertificates> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  try {
+    const files = await writeDevCertificates(dir, opts);
+    return { files, remove: () => rm(dir, { recursive: true, force: true }) };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
 }

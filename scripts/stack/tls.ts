@@ -3,10 +3,7 @@
  * when the stack stops), handed to every component through its own environment variables. `--tls off` (or
  * STACK_TLS=off) runs every hop in plaintext. A variable the user set wins over the generated one.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { devIdentities, writeDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
+import { devIdentities, writeTemporaryDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
 
 /** Reads `--tls on|off` from argv, else STACK_TLS (default on); undefined for anything else. */
 export function tlsSwitch(argv: readonly string[], env: NodeJS.ProcessEnv): 'on' | 'off' | undefined {
@@ -39,12 +36,6 @@ export interface StackCertificates {
 }
 
 export async function generateStackCertificates(): Promise<StackCertificates> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-certs-'));
-  try {
-    const files = await writeDevCertificates(dir, { workers: 0, days: 2 });
-    return { env: stackTlsEnv(files), remove: () => rm(dir, { recursive: true, force: true }) };
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const certs = await writeTemporaryDevCertificates('actor-edge-certs-', { workers: 0, days: 2 });
+  return { env: stackTlsEnv(certs.files), remove: certs.remove };
 }
