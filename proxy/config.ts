@@ -8,6 +8,8 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
+import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
+import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
 
 export const PROXY_FLAGS = {
@@ -116,6 +118,31 @@ export const PROXY_FLAGS = {
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+  'upstream-credential-bundle': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to the workers; empty: plaintext to the workers.',
+  },
+  'upstream-trust-bundle': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_TRUST_BUNDLE',
+    default: '',
+    help: 'PEM file with the CA certificates that sign the workers\' certificates (required with --upstream-credential-bundle).',
+  },
+  'upstream-spiffe-prefix': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_SPIFFE_PREFIX',
+    default: DEFAULT_SPIFFE_PREFIX,
+    help: 'A worker is accepted when one of its certificate\'s URI SANs starts with this prefix (never checked by IP or name).',
+  },
+  'upstream-tls-watch-ms': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_TLS_WATCH_MS',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
+  },
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
@@ -164,6 +191,32 @@ export interface ProxyConfig {
   readonly workerPort: number;
   /** Normalised (no dots at the ends, lower case). */
   readonly actorSuffix: string;
+  /** mTLS to the workers; undefined: plaintext. */
+  readonly upstreamTls: UpstreamTlsConfig | undefined;
+}
+
+export interface UpstreamTlsConfig {
+  readonly credentialBundle: string;
+  readonly trustBundle: string;
+  readonly spiffePrefix: string;
+  readonly watchIntervalMs: number;
+}
+
+function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
+  const credentialBundle = flags['upstream-credential-bundle'];
+  const trustBundle = flags['upstream-trust-bundle'];
+  if (credentialBundle === '') {
+    if (trustBundle !== '') throw new UsageError('--upstream-trust-bundle needs --upstream-credential-bundle (an empty credential bundle means plaintext)');
+    return undefined;
+  }
+  if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
+  let spiffePrefix: string;
+  try {
+    spiffePrefix = validateSpiffePrefix(flags['upstream-spiffe-prefix']);
+  } catch (err) {
+    throw new UsageError(`--upstream-spiffe-prefix: ${(err as Error).message}`);
+  }
+  return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
@@ -216,6 +269,7 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
     workerPort: flags['worker-port'],
     actorSuffix: normaliseSuffix(flags['actor-suffix']),
+    upstreamTls: upstreamTlsConfig(flags),
   });
 }
 

@@ -3,7 +3,9 @@
  * N ingress workers sharing the listener. The chain's stages come from `chain/assemble.ts`.
  */
 import cluster from 'node:cluster';
-import { formatHelp } from '../lib/flags.js';
+import { formatHelp, UsageError } from '../lib/flags.js';
+import { TlsFileError } from '../lib/tls/files.js';
+import { loadUpstreamTls } from './upstream/tls.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
@@ -19,6 +21,14 @@ export async function main(argv: string[]): Promise<void> {
   if (help || config === undefined) {
     process.stdout.write(formatHelp('proxy', SUMMARY, PROXY_FLAGS));
     return;
+  }
+  if (config.upstreamTls !== undefined && !cluster.isWorker) {
+    try {
+      loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it
+    } catch (err) {
+      if (err instanceof TlsFileError) throw new UsageError(err.message);
+      throw err;
+    }
   }
   if (cluster.isWorker) {
     await runClusterWorker(config, assembleStages);

@@ -12,6 +12,7 @@ import { MAX_HEADER_BYTES } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
 import { UpstreamPools } from './upstream/pools.js';
+import { startUpstreamTls } from './upstream/tls.js';
 import { UndiciRouter } from './upstream/router.js';
 import { Chain } from './chain/chain.js';
 import { Ingress } from './edge/ingress.js';
@@ -40,6 +41,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const stats = new ProxyStats(config.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
+  const upstreamTls = config.upstreamTls === undefined ? undefined : startUpstreamTls(config.upstreamTls, config.connectTimeoutMs, log, counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
   const pools = new UpstreamPools({
     connectTimeoutMs: config.connectTimeoutMs,
@@ -47,6 +49,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
+    ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }),
     maxConnections: config.upstreamMaxConnections,
     maxPending: config.upstreamMaxPending,
   });
@@ -76,6 +79,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       const clean = await ingress.drain(config.drainTimeoutMs);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       await (clean ? pools.close() : pools.destroy());
+      upstreamTls?.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
       log.info('stopped');

@@ -57,6 +57,11 @@ export type UpstreamOutcome =
   | { readonly kind: 'connect-failed'; readonly code: string }
   /** The connection broke before any response headers. `requestWritten`: the request may have reached the actor. */
   | { readonly kind: 'reset'; readonly requestWritten: boolean; readonly code: string }
+  /**
+   * The worker's certificate failed verification (chain, expiry, or no URI SAN with the SPIFFE prefix): nothing
+   * was sent. `presented`: what the worker presented; `reason`: why it was refused. Never re-runs.
+   */
+  | { readonly kind: 'identity-rejected'; readonly presented: string; readonly reason: string }
   /** No response headers within the route timeout. */
   | { readonly kind: 'timeout' }
   /**

@@ -263,6 +263,8 @@ function describe(outcome: UpstreamOutcome): string {
       return 'no upstream response headers within the route timeout';
     case 'invalid-request':
       return `the upstream request could not be built: ${outcome.code}`;
+    case 'identity-rejected':
+      return `upstream identity rejected (${outcome.reason}); presented ${outcome.presented}`;
     default:
       return outcome.kind;
   }

@@ -94,7 +94,7 @@ test('cache on: the first request costs one ext_proc stream and one ResumeActor,
   assert.match(metrics, /^actor_cache_hits_total 100$/m);
   assert.match(metrics, /^actor_cache_misses_total 1$/m);
   assert.match(metrics, /^actor_cache_entries 1$/m);
-  for (const reason of ['stale', 'connect', 'reset', 'worker', 'ttl', 'lru', 'admin']) {
+  for (const reason of ['stale', 'connect', 'reset', 'identity', 'worker', 'ttl', 'lru', 'admin']) {
     assert.match(metrics, new RegExp(`^actor_cache_evictions_total\\{reason="${reason}"\\} 0$`, 'm'));
   }
   assert.match(metrics, /^proxy_reruns_total\{reason="stale"\} 0$/m);
@@ -168,7 +168,7 @@ test('an actor forging 421 + x-ate-assignment-stale causes no eviction, and its 
   assert.equal(forged.headers['x-ate-assignment-stale'], undefined);
   const s = await proxyStats(on);
   assert.equal(s.cache.hits, 1);
-  assert.deepEqual(s.cache.evictions, { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(s.cache.evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
   const after = await adminJson<{ bindings: { key: string; generation: number }[] }>(on.admin, '/cache?limit=10000');
   assert.equal(after.bindings.find((b) => b.key === `${ATESPACE}/${actor}`)?.generation, generation);

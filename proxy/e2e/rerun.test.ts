@@ -77,7 +77,7 @@ for (const change of ['suspend', 'move'] as const) {
     assert.equal(a.app?.worker, now.workerIp, 'served by the worker the actor runs on now');
     if (change === 'move') assert.notEqual(a.app?.worker, oldWorker);
     const s = await proxyStats(proxy);
-    assert.deepEqual(s.cache.evictions, { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+    assert.deepEqual(s.cache.evictions, { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
     assert.deepEqual(s.reruns, { stale: 1, connect: 0, reset: 0 });
     assert.equal((await extprocStats(extproc)).streams.total, 1);
     assert.equal(await resumeCalls(stub), 1);
@@ -105,7 +105,7 @@ test("stop the actor's worker between two requests: 200 from another worker afte
     const s = await proxyStats(proxy);
     // The stub destroys the worker's open connections before its stop call returns, so by the time this request
     // is sent the proxy's pool has dropped its keep-alive connection: the attempt is a connect failure, not a reset.
-    assert.deepEqual(s.cache.evictions, { stale: 0, connect: 1, reset: 0, worker: alsoThere, ttl: 0, lru: 0, admin: 0 });
+    assert.deepEqual(s.cache.evictions, { stale: 0, connect: 1, reset: 0, identity: 0, worker: alsoThere, ttl: 0, lru: 0, admin: 0 });
     assert.deepEqual(s.reruns, { stale: 0, connect: 1, reset: 0 });
     assert.equal(s.upstream.connectFailures, 1);
   } finally {
@@ -216,7 +216,7 @@ test('a client that gives up on a cached request evicts nothing: the next reques
   const after1 = await proxyStats(proxy);
   assert.equal(after1.requests.byStatus['4xx'], 1, 'the abandoned request is counted once, as 499');
   assert.equal((await accessLine(proxy, 'abandoned-1')).status, 499);
-  assert.deepEqual(after1.cache.evictions, { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(after1.cache.evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
   assert.deepEqual(after1.reruns, { stale: 0, connect: 0, reset: 0 });
   const next = await send(proxy, actor);
   assert.equal(next.status, 200);

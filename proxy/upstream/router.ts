@@ -258,6 +258,13 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       const outcome = classifyFailure(err, this.#started, this.#written);
       if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
       else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+      else if (outcome.kind === 'identity-rejected') {
+        this.counters.upstreamIdentityFailures++;
+        this.ctx.log.warn(
+          { worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason },
+          'upstream worker failed identity verification',
+        );
+      }
       this.#settle(outcome);
       return;
     }

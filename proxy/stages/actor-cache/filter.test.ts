@@ -219,7 +219,7 @@ for (const reason of ['stale', 'connect', 'reset'] as const) {
     filter.onRequest?.(ctx);
     rerun(filter, ctx, reason);
     assert.equal(cache.size, 0);
-    assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0, [reason]: 1 });
+    assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0, [reason]: 1 });
   });
 }
 
