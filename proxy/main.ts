@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { formatHelp } from '../lib/flags.js';
 import { createLogger } from '../lib/logger.js';
-import { PROXY_FLAGS, readProxyConfig } from './config.js';
+import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { runClusterPrimary } from './cluster/primary.js';
@@ -20,13 +20,15 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(formatHelp('proxy', SUMMARY, PROXY_FLAGS));
     return;
   }
+  // A reload reads the config again from the same flags and environment (and the config file, again).
+  const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {
-    await runClusterWorker(config, assembleStages);
+    await runClusterWorker(config, assembleStages, rereadConfig);
     return;
   }
   if (config.workers > 1) {
     await runClusterPrimary(config, createLogger('proxy'));
     return;
   }
-  await startProxyProcess(config, assembleStages, { role: 'standalone' });
+  await startProxyProcess(config, assembleStages, { role: 'standalone', rereadConfig });
 }
