@@ -113,3 +113,38 @@ test('a reload that fails validation or module loading keeps the old filters and
   process.kill(stack.proxy.pid, 'SIGHUP');
   await waitFor(async () => (await get()).gen === 'hup:99', 5000, 'a SIGHUP reload takes effect');
 });
+
+test('--workers 2: the primary fans a reload out to every worker (admin route and SIGHUP)', async () => {
+  const clusterDir = mkdtempSync(path.join(os.tmpdir(), 'filter-reload-cluster-'));
+  const file = path.join(clusterDir, 'actor-edge.json');
+  const module = (version: string): void =>
+    writeFileSync(path.join(clusterDir, 'gen.mjs'), `export default () => ({ name: 'gen', onResponse(ctx, res) { res.headers.set('x-gen', '${version}'); } });\n`);
+  module('one');
+  writeFileSync(file, JSON.stringify({ filters: [{ module: './gen.mjs' }], 'access-log': 'off' }));
+  const cluster = await startEdgeStack(['--config', file, '--workers', '2']);
+  const gens = async (n: number): Promise<Set<string>> => {
+    const seen = new Set<string>();
+    for (let i = 0; i < n; i++) {
+      const res = await request(`http://${cluster.ingress}/c${i}`, { headers: { host: HOST }, reset: true });
+      await res.body.dump();
+      seen.add(`${res.statusCode} ${String(res.headers['x-gen'])}`);
+    }
+    return seen;
+  };
+  try {
+    assert.deepEqual(await gens(4), new Set(['200 one']));
+    module('two');
+    const res = await request(`${cluster.admin}/filters/reload`, { method: 'POST' });
+    const body = (await res.body.json()) as { workers: { status: number }[] };
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(body.workers.map((w) => w.status), [200, 200]);
+    assert.deepEqual(await gens(10), new Set(['200 two']));
+    module('three');
+    process.kill(cluster.proxy.pid, 'SIGHUP');
+    await waitFor(() => cluster.proxy.logs().some((l) => l.msg === 'filters reloaded on every worker'), 5000, 'the primary logged the fan-out');
+    assert.deepEqual(await gens(10), new Set(['200 three']));
+  } finally {
+    await cluster.close();
+    rmSync(clusterDir, { recursive: true, force: true });
+  }
+});
