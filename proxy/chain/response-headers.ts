@@ -9,7 +9,7 @@
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { HeaderMap } from '../api/filter.js';
-import { HOP_BY_HOP } from '../edge/hop-by-hop.js';
+import { HOP_BY_HOP, removeNamed } from '../edge/hop-by-hop.js';
 import { INTERNAL_HEADERS } from '../../lib/wire-contract.js';
 
 const REFUSED: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...INTERNAL_HEADERS, 'content-length']);
@@ -68,14 +68,7 @@ export class ResponseHeaders implements HeaderMap {
   }
 
   #remove(lower: string): void {
-    if (!this.has(lower)) return;
-    const l = this.#writable();
-    for (let i = 0; i < l.length; i += 2) {
-      if ((l[i] as string).toLowerCase() === lower) {
-        l.splice(i, 2);
-        i -= 2;
-      }
-    }
+    if (this.has(lower)) removeNamed(this.#writable(), new Set([lower]));
   }
 
   #writable(): string[] {

@@ -1,36 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
 import { Chain } from './chain.js';
 import { ChainResponse } from './response-phase.js';
 import { ProxyRequest } from '../request/context.js';
-import { ForwardHeaders } from '../request/headers.js';
 import { Counters } from '../ops/stats.js';
 import { CONTINUE, reply, type Filter } from '../api/filter.js';
 import type { Router } from '../upstream/router.js';
 import type { ResponseHeadDecision } from '../request/stage-context.js';
-import { silentLog } from '../testing/helpers.js';
+import { testRequest } from '../testing/proxy-request.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
-function request(): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
-  const res = new http.ServerResponse(req);
-  return new ProxyRequest({
-    req,
-    res,
-    requestId: 'rid',
-    method: 'GET',
-    path: '/p',
-    authority: 'a.demo.example',
-    scheme: 'http',
-    remoteAddress: '127.0.0.1',
-    headers: new ForwardHeaders(['host', 'a.demo.example']),
-    body: null,
-    startedAt: performance.now(),
-    log: silentLog,
-  });
-}
+const request = testRequest;
 
 /** A router that hands a 200 head to the response-head hook (when set) and records the decision; never answers the chain. */
 function headRouter(): Router & { decisions: (ResponseHeadDecision | 'no hook')[] } {
