@@ -26,8 +26,8 @@ export class FilterSet {
     for (const f of filters) {
       if (typeof f?.name !== 'string' || f.name === '') throw new Error('every filter needs a name');
     }
-    this.filters = Object.freeze([...filters]);
-    this.reversed = Object.freeze([...filters].reverse());
+    this.filters = [...filters];
+    this.reversed = [...filters].reverse();
     this.userFilters = userFilters;
     const first = filters.findIndex((f) => f.onResponse !== undefined);
     this.#firstResponder = first === -1 ? filters.length : first;
