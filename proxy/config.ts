@@ -11,8 +11,16 @@ import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
+import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
+import { filterSpec, type FilterSpec } from './chain/load-filters.js';
+import { readConfigFile, type ConfigFile } from './config-file.js';
 
 export const PROXY_FLAGS = {
+  config: {
+    type: 'string?',
+    env: 'PROXY_CONFIG',
+    help: 'A config file (.yaml, .yml or .json) holding any of these flags by name and the "filters" list ({ module, options }); flags and environment variables override it.',
+  },
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
@@ -73,7 +81,18 @@ export const PROXY_FLAGS = {
     help: 'Who resolves a cache miss: the ext_proc server (production), or the proxy calling ResumeActor itself (benchmark comparison).',
   },
   apiserver: { type: 'string', env: 'PROXY_APISERVER', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
-  filter: { type: 'list', env: 'PROXY_FILTERS', help: 'An ES module whose default export is a filter factory; user filters run first, in the order given.' },
+  filter: {
+    type: 'list',
+    env: 'PROXY_FILTERS',
+    help: 'An ES module whose default export is a filter factory; user filters run first, in the order given (replaces the config file\'s "filters").',
+  },
+  'filter-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_FILTER_TIMEOUT_MS',
+    default: DEFAULT_FILTER_TIMEOUT_MS,
+    min: 1,
+    help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
+  },
   'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
@@ -167,7 +186,11 @@ export interface ProxyConfig {
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
   readonly apiserver: HostPort;
-  readonly filters: readonly string[];
+  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
+  readonly filters: readonly FilterSpec[];
+  readonly filterTimeoutMs: number;
+  /** `--config`: the file the flags were merged over (undefined when none). */
+  readonly configFile: string | undefined;
   readonly accessLog: boolean;
   readonly workers: number;
   readonly routeTimeoutMs: number;
@@ -221,7 +244,8 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
-export function buildConfig(flags: ProxyFlags): ProxyConfig {
+/** `file`: the config file read for these flags, whose `filters` apply when no `--filter` was given. */
+export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
   for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
@@ -249,7 +273,9 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,
     apiserver: parseHostPort(flags.apiserver, '--apiserver'),
-    filters: flags.filter,
+    filters: Object.freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
+    filterTimeoutMs: flags['filter-timeout-ms'],
+    configFile: file?.path,
     accessLog: flags['access-log'] === 'on',
     workers: flags.workers,
     routeTimeoutMs: flags['route-timeout-ms'],
@@ -273,8 +299,18 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
   });
 }
 
-/** Reads flags (argv over environment over defaults) into a frozen config; `help` is true for `--help`. */
+/**
+ * Reads flags (argv over environment over the `--config` file over defaults) into a frozen config; `help` is true
+ * for `--help`. Called again on a reload, with the same argv and environment.
+ */
 export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ProxyConfig | undefined } {
-  const { help, values } = readFlags(PROXY_FLAGS, argv, env);
-  return { help, config: help ? undefined : buildConfig(values) };
+  const first = readFlags(PROXY_FLAGS, argv, env);
+  if (first.help) return { help: true, config: undefined };
+  const path = first.values.config;
+  if (path === undefined) return { help: false, config: buildConfig(first.values) };
+  const file = readConfigFile(path, PROXY_FLAGS);
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const { values } = readFlags(PROXY_FLAGS, argv, { ...file.env, ...given });
+  // A filter list from the file does not count as `--filter` (it carries options).
+  return { help: false, config: buildConfig({ ...values, filter: first.values.filter }, file) };
 }

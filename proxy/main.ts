@@ -7,7 +7,7 @@ import { formatHelp, UsageError } from '../lib/flags.js';
 import { TlsFileError } from '../lib/tls/files.js';
 import { loadUpstreamTls } from './upstream/tls.js';
 import { createLogger } from '../lib/logger.js';
-import { PROXY_FLAGS, readProxyConfig } from './config.js';
+import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { runClusterPrimary } from './cluster/primary.js';
@@ -30,13 +30,15 @@ export async function main(argv: string[]): Promise<void> {
       throw err;
     }
   }
+  // A reload reads the config again from the same flags and environment (and the config file, again).
+  const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {
-    await runClusterWorker(config, assembleStages);
+    await runClusterWorker(config, assembleStages, rereadConfig);
     return;
   }
   if (config.workers > 1) {
     await runClusterPrimary(config, createLogger('proxy'));
     return;
   }
-  await startProxyProcess(config, assembleStages, { role: 'standalone' });
+  await startProxyProcess(config, assembleStages, { role: 'standalone', rereadConfig });
 }

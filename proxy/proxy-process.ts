@@ -18,6 +18,7 @@ import { Chain } from './chain/chain.js';
 import { Ingress } from './edge/ingress.js';
 import { createAdmin } from './ops/admin.js';
 import type { ProxyStage, StageDeps } from './chain/stage.js';
+import { FilterReloader, type ReloadReport } from './chain/reload.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
@@ -28,12 +29,16 @@ export interface RunningProxy {
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
   close(): Promise<void>;
+  /** Re-reads the config and the filter modules and swaps the user filters (`chain/reload.ts`). */
+  reload(): Promise<ReloadReport>;
 }
 
 export interface ProcessOptions {
   /** `worker`: bind admin on an internal port, do not log "ready" (the primary does). */
   readonly role: 'standalone' | 'worker';
   readonly log?: Logger;
+  /** Reads the config again for a reload (default: the same config, so a reload re-imports the same modules). */
+  readonly rereadConfig?: () => ProxyConfig;
 }
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
@@ -58,10 +63,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
-    config.rerun,
+    { ...config.rerun, filterTimeoutMs: config.filterTimeoutMs, userFilters: stages.filter((s) => s.userFilter === true).length },
   );
+  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
+  const reload = (): Promise<ReloadReport> => reloader.reload();
   const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages });
-  const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining });
+  const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining, reload });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
   }
@@ -86,9 +93,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     })());
 
   if (opts.role === 'standalone') {
+    process.on('SIGHUP', () => void reload()); // the reloader logs the outcome
     onShutdownSignal(log, stop);
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop };
+  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop, reload };
 }

@@ -1,36 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
 import { Chain } from './chain.js';
 import { ProxyRequest } from '../request/context.js';
-import { ForwardHeaders } from '../request/headers.js';
 import { Counters } from '../ops/stats.js';
 import { CONTINUE, reply, type Filter, type RerunReason, type UpstreamOutcome } from '../api/filter.js';
 import type { Router } from '../upstream/router.js';
 import { ERRORS } from './errors.js';
 import { pino } from 'pino';
 import { silentLog } from '../testing/helpers.js';
+import { testRequest } from '../testing/proxy-request.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
-function request(method = 'GET', startedAt = performance.now()): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
-  const res = new http.ServerResponse(req);
-  return new ProxyRequest({
-    req,
-    res,
-    requestId: 'rid',
-    method,
-    path: '/p',
-    authority: 'a.demo.example',
-    scheme: 'http',
-    remoteAddress: '127.0.0.1',
-    headers: new ForwardHeaders(['host', 'a.demo.example']),
-    body: null,
-    startedAt,
-    log: silentLog,
-  });
-}
+const request = testRequest;
 
 /** Runs one request through the chain; resolves once the chain is done with it. */
 function runChain(chain: Chain, ctx: ProxyRequest): Promise<ProxyRequest> {

@@ -24,6 +24,8 @@ export const ERRORS = Object.freeze({
   NO_ROUTE: spec('PROXY_ERR_NO_ROUTE', 503, 'internal', 'no healthy upstream'),
   BAD_ROUTE: spec('PROXY_ERR_BAD_ROUTE', 503, 'extproc', 'no healthy upstream'),
   FILTER_FAILED: spec('PROXY_ERR_FILTER_FAILED', 500, 'filter', 'internal error in a request filter'),
+  FILTER_TIMEOUT: spec('PROXY_ERR_FILTER_TIMEOUT', 504, 'filter', 'a request filter timed out'),
+  BODY_TOO_LARGE: spec('PROXY_ERR_BODY_TOO_LARGE', 413, 'downstream', 'request body too large'),
   EXTPROC_FAILED: spec('PROXY_ERR_EXTPROC_FAILED', 500, 'extproc', 'external processing failed'),
   EXTPROC_TIMEOUT: spec('PROXY_ERR_EXTPROC_TIMEOUT', 504, 'extproc', 'external processing timed out'),
   EXTPROC_BODY_TOO_LARGE: spec('PROXY_ERR_EXTPROC_BODY_TOO_LARGE', 413, 'downstream', 'request body too large for external processing'),
@@ -75,4 +77,9 @@ export class ProxyError extends Error {
   get status(): number {
     return this.spec.status;
   }
+}
+
+/** A catalog error as a local reply: its status and plain-text body; `details` go to the access log only. */
+export function errorReply(spec: ProxyErrorSpec, details?: string): { status: number; body: string; details: string } {
+  return { status: spec.status, body: `${spec.text}\n`, details: details ?? spec.code };
 }

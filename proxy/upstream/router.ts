@@ -5,9 +5,10 @@
  * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
  * rejection is never relayed: its body is read and discarded so the connection stays usable.
  *
- * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
- * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
- * Requests without one take the direct path.
+ * When `ctx.responseHeadTransform` is set (ext_proc with response headers SEND, and the filters' response phase,
+ * which the chain composes into it), the response head is handed to it first and written only as it decides (or
+ * replaced by its local reply); the upstream is paused while a promised decision is pending. Requests without one
+ * take the direct path.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
@@ -22,7 +23,7 @@ import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
 import { sendLocalReply } from '../edge/local-reply.js';
-import type { ResponseHeadDecision, ResponseHeadTransform } from '../request/stage-context.js';
+import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
 
 /** Receives an attempt's outcome. */
@@ -171,7 +172,18 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
     const transform = this.ctx.responseHeadTransform;
-    if (transform !== undefined) return this.#transform(transform, status, headers);
+    if (transform !== undefined) {
+      const decision = transform({ status, headers });
+      if (typeof (decision as Partial<Promise<unknown>>).then === 'function') return this.#transform(decision as Promise<ResponseHeadDecision>);
+      if ((decision as ResponseHeadDecision).kind === 'reply') return this.#transform(Promise.resolve(decision as ResponseHeadDecision));
+      const { head } = decision as { head: ResponseHead };
+      return this.#relay(res, head.status, head.headers);
+    }
+    return this.#relay(res, status, headers);
+  }
+
+  /** Writes the response head; the body follows as it arrives. */
+  #relay(res: ServerResponse, status: number, headers: string[]): boolean {
     this.#state = State.Relaying;
     this.ctx.responseState = 'started';
     res.writeHead(status, headers);
@@ -179,11 +191,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
-  /** Hands the head to `transform` and pauses the upstream until it decides. */
-  #transform(transform: ResponseHeadTransform, status: number, headers: string[]): boolean {
+  /** Pauses the upstream until the response-head transform decides. */
+  #transform(pending: Promise<ResponseHeadDecision>): boolean {
     this.#state = State.Transforming;
     this.#held = { chunks: [], complete: undefined };
-    transform({ status, headers }).then(
+    pending.then(
       (decision) => this.#decided(decision),
       (err: unknown) => this.#decided({ kind: 'reply', reply: { status: 500, details: `response head transform failed: ${(err as Error)?.message}` } }),
     );
@@ -202,11 +214,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       this.#settle(new ResponseOutcome(decision.kind === 'reply' ? decision.reply.status : 0, []));
       return;
     }
-    const { status, headers } = decision.head;
-    this.#state = State.Relaying;
-    this.ctx.responseState = 'started';
-    res.writeHead(status, headers);
-    this.#settle(new ResponseOutcome(status, headers));
+    this.#relay(res, decision.head.status, decision.head.headers);
     let flowing = true;
     for (const chunk of held?.chunks ?? []) flowing = this.onData(chunk);
     if (held?.complete !== undefined) this.onComplete(held.complete);

@@ -35,6 +35,8 @@ function context(authority = HOST, method = 'GET'): FakeContext {
     requestId: 'r1',
     method,
     path: '/',
+    originalPath: '/',
+    readBody: async () => Buffer.alloc(0),
     authority,
     scheme: 'http',
     remoteAddress: '127.0.0.1',
