@@ -10,6 +10,7 @@ import { workersClientConstructor, type ControlToWorker, type WorkerToControl, t
 import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
+import { createWebSocketHandler } from './websocket.js';
 
 export interface WorkerAgentOptions {
   /** Control plane gRPC address, host:port. */
@@ -66,7 +67,8 @@ export class WorkerAgent {
       }
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port);
+    const upgrade = createWebSocketHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, upgrade);
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

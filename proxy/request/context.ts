@@ -12,6 +12,7 @@ import type { ResponseHeadTransform, StageContext } from './stage-context.js';
 import type { ProxyErrorSpec } from '../chain/errors.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
+import type { UpgradeIntent } from '../upstream/tunnel.js';
 
 /** What the ingress knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
@@ -87,6 +88,8 @@ export class ProxyRequest implements StageContext {
   details: string | undefined;
   /** The upstream attempt in flight (to abort it when the client goes away). */
   upstream: { cancel(): void } | undefined;
+  /** An upgrade (WebSocket) handshake the router forwards as one (`edge/upgrade.ts`); undefined for other requests. */
+  upgrade: UpgradeIntent | undefined = undefined;
   /** Set by a stage that must see (and may change) the response head before it is written; cleared before a re-run. */
   responseHeadTransform: ResponseHeadTransform | undefined = undefined;
 
