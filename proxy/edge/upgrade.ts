@@ -202,7 +202,7 @@ class UpgradeRun {
 
 /**
  * Hooks the handler into an HTTP/1.1 server: `'upgrade'` requests, and `'connect'` (a CONNECT on the ingress
- * itself is authority-form: 404 `PROXY_ERR_ABSOLUTE_PATH_REJECTED`, as any such target; tunnels have their own
+ * itself has an authority-form target, refused by `request-target.ts` as any such target; tunnels have their own
  * listener, `connect-listener.ts`).
  */
 export function attachUpgrades(server: Server, handler: UpgradeHandler): void {
