@@ -20,7 +20,7 @@ import type { Chain } from '../chain/chain.js';
 import type { Counters } from '../ops/stats.js';
 import type { ProxyStage } from '../chain/stage.js';
 import type { TunnelHub } from '../upstream/tunnel-hub.js';
-import type { UpgradeTunnel } from '../upstream/tunnel.js';
+import type { OpenedUpgrade } from '../request/upgrade-intent.js';
 import { CHAIN_DONE, ProxyRequest } from '../request/context.js';
 import { ForwardHeaders } from '../request/headers.js';
 import { ERRORS, type ProxyErrorSpec } from '../chain/errors.js';
@@ -88,7 +88,7 @@ export class UpgradeHandler {
   }
 
   /** Counters, access log and every filter's onDone, once. */
-  finish(ctx: ProxyRequest, tunnel: UpgradeTunnel | undefined): void {
+  finish(ctx: ProxyRequest, tunnel: OpenedUpgrade | undefined): void {
     const { counters, chain, config, log } = this.deps;
     const res = ctx.res;
     let status: number;
@@ -110,7 +110,7 @@ export class UpgradeHandler {
     chain.done(ctx, status, error);
   }
 
-  #accessLine(ctx: ProxyRequest, status: number, tunnel: UpgradeTunnel | undefined): Record<string, unknown> {
+  #accessLine(ctx: ProxyRequest, status: number, tunnel: OpenedUpgrade | undefined): Record<string, unknown> {
     const line: Record<string, unknown> = {
       requestId: ctx.requestId,
       method: ctx.method,
@@ -148,7 +148,7 @@ export class UpgradeHandler {
 
 /** One upgrade request from arrival to finish: the chain, then the tunnel or the answer, then the socket's close. */
 class UpgradeRun {
-  #tunnel: UpgradeTunnel | undefined;
+  #tunnel: OpenedUpgrade | undefined;
   #socketClosed = false;
   #tunnelClosed = false;
 
@@ -164,7 +164,7 @@ class UpgradeRun {
     this.#maybeFinish();
   }
 
-  opened(tunnel: UpgradeTunnel): void {
+  opened(tunnel: OpenedUpgrade): void {
     this.#tunnel = tunnel;
     tunnel.onClose(() => {
       this.#tunnelClosed = true;

@@ -12,7 +12,7 @@ import type { ResponseHeadTransform, StageContext } from './stage-context.js';
 import type { ProxyErrorSpec } from '../chain/errors.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
-import type { UpgradeIntent } from '../upstream/tunnel.js';
+import type { UpgradeIntent } from './upgrade-intent.js';
 
 /** What the ingress knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {

@@ -8,6 +8,8 @@
  * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
  * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
  * Requests without one take the direct path.
+ * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option: a non-101 answer
+ * is classified and relayed as any; on a 101 undici hands over the socket and `tunnel.ts` relays it.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.

@@ -8,20 +8,11 @@
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ProxyRequest } from '../request/context.js';
+import type { OpenedUpgrade, UpgradeIntent } from '../request/upgrade-intent.js';
 import type { TunnelBytes, TunnelCloseReason } from '../ops/tunnel-stats.js';
 import type { OpenTunnel, TunnelHub } from './tunnel-hub.js';
 import { relayHeaders } from '../edge/response-headers.js';
 import { ResponseOutcome } from './outcome.js';
-
-/** What the ingress asks of the router for an upgrade request; set on `ProxyRequest.upgrade`. */
-export interface UpgradeIntent {
-  /** The upgrade token forwarded (`websocket`, or one `--upgrade-allow` names). */
-  readonly token: string;
-  /** Bytes the client sent after its request head (already the tunnel's). */
-  readonly head: Buffer;
-  /** The 101 was relayed and the tunnel is open (called once). */
-  opened(tunnel: UpgradeTunnel): void;
-}
 
 export interface TunnelDeps {
   readonly hub: TunnelHub;
@@ -58,7 +49,7 @@ export function relayUpgrade(
 
 type Listener = () => void;
 
-export class UpgradeTunnel implements OpenTunnel {
+export class UpgradeTunnel implements OpenTunnel, OpenedUpgrade {
   readonly kind = 'upgrade' as const;
   readonly openedAt = performance.now();
   #reason: TunnelCloseReason | undefined;
