@@ -11,6 +11,7 @@
  * each way, and who closed it (`client`, or `upstream`: the ingress side, or `drain`).
  */
 import http, { type IncomingMessage } from 'node:http';
+import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
@@ -100,14 +101,9 @@ export class ConnectListener {
     void tunnel;
   }
 
-  listen(host: string, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
+  async listen(host: string, port: number): Promise<void> {
+    this.server.listen(port, host);
+    await once(this.server, 'listening'); // rejects on 'error'
   }
 
   /** Stops accepting (open tunnels are untouched: they drain as ingress connections). */
