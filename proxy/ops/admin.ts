@@ -20,7 +20,7 @@ export interface AdminDeps {
   readonly draining: () => boolean;
 }
 
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, process). */
 export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
   // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
