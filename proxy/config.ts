@@ -136,6 +136,18 @@ export const PROXY_FLAGS = {
   },
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
+  'tunnel-idle-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_TUNNEL_IDLE_TIMEOUT_MS',
+    default: 300000,
+    help: 'An upgraded connection (WebSocket) that carries no byte either way for this long is closed; 0 disables.',
+  },
+  'upgrade-allow': {
+    type: 'list',
+    env: 'PROXY_UPGRADE_ALLOW',
+    help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
+  },
+  'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
@@ -216,6 +228,12 @@ export interface ProxyConfig {
   readonly actorSuffix: string;
   /** mTLS to the workers; undefined: plaintext. */
   readonly upstreamTls: UpstreamTlsConfig | undefined;
+  /** `--tunnel-idle-timeout-ms` (0: no idle timeout). */
+  readonly tunnelIdleTimeoutMs: number;
+  /** Lower-case upgrade tokens forwarded: `websocket` plus `--upgrade-allow` (never `h2c`). */
+  readonly upgradeTokens: ReadonlySet<string>;
+  /** `--connect-listen`, when set. */
+  readonly connectListen: HostPort | undefined;
 }
 
 export interface UpstreamTlsConfig {
@@ -296,7 +314,21 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     workerPort: flags['worker-port'],
     actorSuffix: normaliseSuffix(flags['actor-suffix']),
     upstreamTls: upstreamTlsConfig(flags),
+    tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
+    upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+    connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
   });
+}
+
+function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {
+  const tokens = new Set(['websocket']);
+  for (const raw of allow) {
+    const t = raw.trim().toLowerCase();
+    if (!TOKEN.test(t)) throw new UsageError(`--upgrade-allow: "${raw}" is not an upgrade token`);
+    if (t === 'h2c') throw new UsageError('--upgrade-allow: h2c cannot be forwarded');
+    tokens.add(t);
+  }
+  return tokens;
 }
 
 /**

@@ -19,12 +19,18 @@ import { Ingress } from './edge/ingress.js';
 import { createAdmin } from './ops/admin.js';
 import type { ProxyStage, StageDeps } from './chain/stage.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
+import { TunnelHub } from './upstream/tunnel-hub.js';
+import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
+import { UpgradeHandler } from './edge/upgrade.js';
+import { ConnectListener } from './edge/connect-listener.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
 export interface RunningProxy {
   readonly ingress: string;
   readonly admin: string;
+  /** The CONNECT listener's address (`--connect-listen`). */
+  readonly connect?: string;
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
@@ -58,7 +64,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     maxConnections: config.upstreamMaxConnections,
     maxPending: config.upstreamMaxPending,
   });
-  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
+  const hub = new TunnelHub(log);
+  registerTunnelMetrics(metrics.registry, hub.stats);
+  const router = new UndiciRouter(pools, counters, {
+    routeTimeoutMs: config.routeTimeoutMs,
+    tunnels: { hub, idleTimeoutMs: config.tunnelIdleTimeoutMs },
+  });
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
@@ -67,23 +78,44 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   );
   const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
   const reload = (): Promise<ReloadReport> => reloader.reload();
-  const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages });
-  const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining, reload });
+  const upgrades = new UpgradeHandler({ config, chain, counters, log, stages, hub });
+  const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages, upgrades });
+  const connect = config.connectListen === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server });
+  const admin: FastifyInstance = await createAdmin({
+    config,
+    stats,
+    registry: metrics.registry,
+    stages: [...stages, hub.asStage()],
+    draining: () => ingress.draining,
+    reload,
+  });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
   }
 
   await ingress.listen(config.listen.host, config.listen.port);
+  if (connect !== undefined && config.connectListen !== undefined) await connect.listen(config.connectListen.host, config.connectListen.port);
   const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
   const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
-  const addresses = { ingress: boundAddress(ingress.server), admin: boundAddress(admin.server) };
+  const addresses = {
+    ingress: boundAddress(ingress.server),
+    admin: boundAddress(admin.server),
+    ...(connect === undefined ? {} : { connect: boundAddress(connect.server) }),
+  };
+  const stopAccepting = (): void => {
+    void ingress.stopAccepting();
+    void connect?.stopAccepting();
+  };
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
-      const clean = await ingress.drain(config.drainTimeoutMs);
+      void connect?.stopAccepting();
+      // Open tunnels keep flowing until the drain timeout, then are closed; the ingress waits for their sockets.
+      const tunnels = hub.drain(config.drainTimeoutMs);
+      const clean = (await ingress.drain(config.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       await (clean ? pools.close() : pools.destroy());
       upstreamTls?.close();
@@ -98,5 +130,5 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop, reload };
+  return { ...addresses, stopAccepting, close: stop, reload };
 }

@@ -11,6 +11,7 @@ import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
 import type { WorkerTls } from './tls.js';
+import { createWebSocketHandler } from './websocket.js';
 
 export interface WorkerAgentOptions {
   /** Control plane gRPC address, host:port. */
@@ -69,7 +70,8 @@ export class WorkerAgent {
       }
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, opts.tls);
+    const upgrade = createWebSocketHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, opts.tls, upgrade);
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

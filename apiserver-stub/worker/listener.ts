@@ -1,10 +1,11 @@
 /**
  * The worker's HTTP/1.1 listener — plain, or mTLS when given a `WorkerTls` — which can be closed (new connections
- * refused, open keep-alive sockets destroyed) and opened again on the same address.
+ * refused, open keep-alive sockets and upgraded connections destroyed) and opened again on the same address.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { formatHostPort } from '../../lib/address.js';
 import { UPSTREAM_MAX_HEADER_BYTES } from '../../lib/http-limits.js';
 import type { WorkerTls } from './tls.js';
@@ -15,12 +16,16 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 export class WorkerListener {
   private server: http.Server | https.Server | null = null;
   private transition: Promise<void> = Promise.resolve();
+  /** Upgraded connections (node's server no longer tracks them): closed with the listener. */
+  private readonly upgraded = new Set<Duplex>();
 
   constructor(
     private readonly handler: http.RequestListener,
     private readonly host: string,
     private port: number,
     private readonly tls?: WorkerTls,
+    /** Upgrade requests (the WebSocket echo, `websocket.ts`). */
+    private readonly upgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void,
   ) {}
 
   get listening(): boolean {
@@ -50,6 +55,14 @@ export class WorkerListener {
         tls.attach(secure, this.address);
         server = secure;
       }
+      const upgrade = this.upgrade;
+      if (upgrade !== undefined) {
+        server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+          this.upgraded.add(socket);
+          socket.once('close', () => this.upgraded.delete(socket));
+          upgrade(req, socket, head);
+        });
+      }
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
       server.listen(this.port, this.host);
@@ -67,6 +80,7 @@ export class WorkerListener {
       this.server = null;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      for (const socket of this.upgraded) socket.destroy();
       await closed;
     });
   }

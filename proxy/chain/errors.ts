@@ -57,6 +57,11 @@ export const ERRORS = Object.freeze({
     'upstream',
     'upstream connect error or reset and the request body is too large to replay; not re-run',
   ),
+  UPGRADE_REFUSED: spec('PROXY_ERR_UPGRADE_REFUSED', 403, 'downstream', 'upgrade not allowed'),
+  CONNECT_NO_PORT: spec('PROXY_ERR_CONNECT_NO_PORT', 400, 'downstream', 'CONNECT target must be host:port'),
+  CONNECT_NOT_ACTOR: spec('PROXY_ERR_CONNECT_NOT_ACTOR', 404, 'downstream', 'CONNECT target is not an actor host'),
+  CONNECT_ONLY: spec('PROXY_ERR_CONNECT_ONLY', 405, 'downstream', 'this listener accepts CONNECT only'),
+  DRAINING: spec('PROXY_ERR_DRAINING', 503, 'internal', 'the proxy is shutting down: no new upgrades or tunnels'),
   DOWNSTREAM_CLOSED: spec('PROXY_ERR_DOWNSTREAM_CLOSED', 499, 'downstream', 'client closed the request'),
   INTERNAL: spec('PROXY_ERR_INTERNAL', 500, 'internal', 'internal proxy error'),
 });

@@ -31,5 +31,10 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
     await workers.drain(config.drainTimeoutMs + KILL_GRACE_MS);
     await admin.close();
   });
-  logReady(log, { ingress: first.ingress as string, admin: boundAddress(admin.server), workers: String(config.workers) });
+  logReady(log, {
+    ingress: first.ingress as string,
+    admin: boundAddress(admin.server),
+    ...(first.connect === undefined ? {} : { connect: first.connect }),
+    workers: String(config.workers),
+  });
 }

@@ -34,6 +34,11 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   process.on('SIGTERM', stop);
   process.on('SIGHUP', () => void running.reload()); // the primary reloads through the admin; a stray HUP must not kill a worker
   process.on('SIGINT', stop);
-  const listening: ListeningMessage = { type: LISTENING, ingress: running.ingress, admin: running.admin };
+  const listening: ListeningMessage = {
+    type: LISTENING,
+    ingress: running.ingress,
+    admin: running.admin,
+    ...(running.connect === undefined ? {} : { connect: running.connect }),
+  };
   process.send?.(listening);
 }

@@ -35,7 +35,7 @@ export function reloadAnswer(report: ReloadReport): { readonly status: number; r
     : { status: 500, body: { error: 'FILTER_LOAD_FAILED', reason: report.reason } };
 }
 
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, process). */
 export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
   // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).

@@ -14,6 +14,7 @@ import type { FilterSet } from '../chain/filter-set.js';
 import { isOriginForm } from './origin-form.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
+import type { UpgradeIntent } from './upgrade-intent.js';
 
 /** What the ingress knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
@@ -89,6 +90,8 @@ export class ProxyRequest implements StageContext {
   details: string | undefined;
   /** The upstream attempt in flight (to abort it when the client goes away). */
   upstream: { cancel(): void } | undefined;
+  /** An upgrade (WebSocket) handshake the router forwards as one (`edge/upgrade.ts`); undefined for other requests. */
+  upgrade: UpgradeIntent | undefined = undefined;
   /** Set by a stage that must see (and may change) the response head before it is written; cleared before a re-run. */
   responseHeadTransform: ResponseHeadTransform | undefined = undefined;
   /** The filters this request runs through, from its start to its end (a reload never changes them mid-request). */

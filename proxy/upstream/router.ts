@@ -9,11 +9,15 @@
  * which the chain composes into it), the response head is handed to it first and written only as it decides (or
  * replaced by its local reply); the upstream is paused while a promised decision is pending. Requests without one
  * take the direct path.
+ * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option: a non-101 answer
+ * is classified and relayed as any; on a 101 undici hands over the socket and `tunnel.ts` relays it.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamOutcome } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
@@ -25,6 +29,7 @@ import { relayHeaders } from '../edge/response-headers.js';
 import { sendLocalReply } from '../edge/local-reply.js';
 import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
+import { relayUpgrade, type TunnelDeps } from './tunnel.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
@@ -41,6 +46,8 @@ export interface Router {
 
 export interface RouterOptions {
   readonly routeTimeoutMs: number;
+  /** Where upgraded connections are accounted (without it, an upgrade request is forwarded as a plain one). */
+  readonly tunnels?: TunnelDeps;
 }
 
 export class UndiciRouter implements Router {
@@ -57,7 +64,8 @@ export class UndiciRouter implements Router {
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
+    const upgrade = this.opts.tunnels === undefined ? undefined : ctx.upgrade;
+    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool, upgrade === undefined ? undefined : this.opts.tunnels);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -67,7 +75,8 @@ export class UndiciRouter implements Router {
         body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
         headersTimeout: this.opts.routeTimeoutMs,
         idempotent: false,
-        upgrade: null,
+        // An upgrade (WebSocket) handshake: undici sends Connection: upgrade and hands over the socket on a 101.
+        upgrade: upgrade?.token ?? null,
         // Plain HTTP has no TLS server name; a value here spares undici deriving one from Host on every request.
         servername: route.address,
       } as Dispatcher.DispatchOptions,
@@ -104,8 +113,29 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
+    private readonly tunnels?: TunnelDeps,
   ) {
     this.#res = ctx.res;
+  }
+
+  /**
+   * undici: the worker answered 101 to an upgrade request and handed over its socket. The tunnel keeps this
+   * request's pool slot until it closes (an open tunnel counts against the worker's caps).
+   */
+  onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
+    this.counters.countUpstream(status);
+    const intent = this.ctx.upgrade;
+    const pool = this.pool;
+    this.pool = undefined;
+    this.#state = State.Done;
+    const release = (): void => pool?.release();
+    if (intent === undefined || this.tunnels === undefined) {
+      socket.destroy();
+      release();
+      this.#settle(new ResponseOutcome(status, []));
+      return;
+    }
+    this.#settle(relayUpgrade(this.ctx, intent, status, (raw ?? []) as Buffer[], socket as Socket, release, this.tunnels));
   }
 
   /**
