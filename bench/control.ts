@@ -33,11 +33,17 @@ export async function forEachLimited<T>(items: readonly T[], concurrency: number
 
 /**
  * Resumes every actor (a no-op for running ones), `concurrency` at a time. ABORTED (another operation in
- * progress) is retried; any other error is thrown.
+ * progress) is retried; any other error is thrown. `credentials`: TLS to the control plane; absent: plaintext.
  */
-export async function resumeAll(address: string, atespace: string, names: readonly string[], concurrency = 64): Promise<void> {
+export async function resumeAll(
+  address: string,
+  atespace: string,
+  names: readonly string[],
+  concurrency = 64,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+): Promise<void> {
   const Control = lookup<ClientCtor>(loadProto(CONTROL_PROTO), CONTROL_SERVICE);
-  const client = new Control(address, grpc.credentials.createInsecure());
+  const client = new Control(address, credentials);
   const resume = async (name: string): Promise<void> => {
     for (let attempt = 0; ; attempt++) {
       try {

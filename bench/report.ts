@@ -13,6 +13,8 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
   ['C', 'floor'],
   ['C', 'floor-1'],
   ['C', 'direct'],
+  ['C-mtls', 'C'],
+  ['A-mtls', 'A'],
 ];
 
 /** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */

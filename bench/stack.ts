@@ -2,6 +2,8 @@
  * The processes under test. One apiserver-stub (control plane plus its in-process workers) lives for the whole
  * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
  * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
+ * The mTLS arms need workers that terminate mTLS: the first of them starts a second stub, the same but with mTLS
+ * on its control API and its workers (`bench/tls.ts`), with every actor woken, and every mTLS arm runs against it.
  */
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -13,6 +15,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
+import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
 
@@ -39,15 +42,20 @@ export interface ArmRuntime {
 const UNUSED_EXTPROC = '127.0.0.1:9';
 
 export class Stack {
+  /** The mTLS arms' stack, started by the first of them. */
+  #mtlsStack: Promise<Stack> | undefined;
+
   private constructor(
     readonly config: BenchConfig,
     private readonly stub: Launched,
     readonly stubAdmin: Admin,
     readonly grpc: string,
     readonly workerPort: number,
+    /** Present: this stack runs mTLS on every hop with these certificates (removed when it stops). */
+    private readonly certs?: BenchCertificates,
   ) {}
 
-  static async start(config: BenchConfig): Promise<Stack> {
+  static async start(config: BenchConfig, certs?: BenchCertificates): Promise<Stack> {
     const net = await workerNet();
     const stub = await launchComponent(
       'apiserver-stub',
@@ -56,6 +64,7 @@ export class Stack {
         '--workers', String(config.workers),
         '--worker-ip-base', net.ipBase,
         '--worker-capacity', String(config.workerCapacity),
+        ...(certs === undefined ? [] : stubTlsArgs(certs.files)),
       ],
       { echo: config.echo, readyTimeoutMs: 120_000 },
     );
@@ -65,7 +74,23 @@ export class Stack {
       await stub.stop();
       throw new Error(`apiserver-stub ready line lacks grpc/admin: ${JSON.stringify(stub.addresses)}`);
     }
-    return new Stack(config, stub, new Admin(admin), grpc, net.port);
+    return new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+  }
+
+  /** The mTLS stack: certificates, a stub whose control API and workers run mTLS, every actor awake. */
+  private mtlsStack(): Promise<Stack> {
+    return (this.#mtlsStack ??= (async () => {
+      const certs = await writeBenchCertificates();
+      let stack: Stack;
+      try {
+        stack = await Stack.start(this.config, certs);
+      } catch (err) {
+        await certs.remove();
+        throw err;
+      }
+      await stack.wakeAll((await stack.placements()).map((p) => p.name));
+      return stack;
+    })());
   }
 
   /** Every actor of the bench's atespace, with its placement, in name order. */
@@ -76,7 +101,7 @@ export class Stack {
 
   /** Wakes every actor through ResumeActor (before hot arms; not measured). */
   async wakeAll(names: readonly string[]): Promise<void> {
-    await resumeAll(this.grpc, this.config.atespace, names);
+    await resumeAll(this.grpc, this.config.atespace, names, 64, this.certs === undefined ? undefined : controlCredentials(this.certs.files));
   }
 
   /** Suspends every actor through the stub admin (the cold scenario's starting line). */
@@ -90,7 +115,9 @@ export class Stack {
 
   /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
   async startArm(spec: ArmSpec, placements: readonly ActorPlacement[]): Promise<ArmRuntime> {
+    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, placements);
     const cfg = this.config;
+    const tls = this.certs?.files;
     const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
     const opts = { echo: cfg.echo, env: this.env() };
     if (spec.kind === 'direct') {
@@ -128,7 +155,14 @@ export class Stack {
       if (spec.extproc) {
         const extproc = await launchComponent(
           'extproc',
-          ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', this.grpc, '--worker-port', String(this.workerPort), '--actor-suffix', cfg.actorSuffix],
+          [
+            '--listen', '127.0.0.1:0',
+            '--admin', '127.0.0.1:0',
+            '--apiserver', this.grpc,
+            '--worker-port', String(this.workerPort),
+            '--actor-suffix', cfg.actorSuffix,
+            ...(tls === undefined ? [] : extprocTlsArgs(tls)),
+          ],
           opts,
         );
         started.push(extproc);
@@ -137,7 +171,7 @@ export class Stack {
       }
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
-      const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), { ...opts, nodeArgs });
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -157,11 +191,13 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    await this.stub.stop();
+    const mtls = this.#mtlsStack;
+    this.#mtlsStack = undefined;
+    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined)]);
+    await this.certs?.remove();
   }
 }
 
-/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
 /** The apiserver-stub flags every bench stack shares (the actors, their latencies, the worker port). */
 export function stubArgs(config: BenchConfig, workerPort: number): string[] {
   return [
@@ -176,6 +212,7 @@ export function stubArgs(config: BenchConfig, workerPort: number): string[] {
   ];
 }
 
+/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
 export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
   return [
     '--listen', '127.0.0.1:0',

@@ -10,6 +10,8 @@ import { workersClientConstructor, type ControlToWorker, type WorkerToControl, t
 import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
+import type { WorkerTls } from './tls.js';
+import { createWebSocketHandler } from './websocket.js';
 
 export interface WorkerAgentOptions {
   /** Control plane gRPC address, host:port. */
@@ -30,6 +32,8 @@ export interface WorkerAgentOptions {
    */
   readonly reportIntervalMs?: number;
   readonly reportBatch?: number;
+  /** mTLS on the HTTP listener; absent: plain HTTP. */
+  readonly tls?: WorkerTls;
 }
 
 const REPORT_INTERVAL_MS = 1000;
@@ -66,7 +70,8 @@ export class WorkerAgent {
       }
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port);
+    const upgrade = createWebSocketHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, opts.tls, upgrade);
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

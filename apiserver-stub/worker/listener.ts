@@ -1,23 +1,31 @@
 /**
- * The worker's HTTP/1.1 listener, which can be closed (new connections refused, open keep-alive sockets
- * destroyed) and opened again on the same address.
+ * The worker's HTTP/1.1 listener — plain, or mTLS when given a `WorkerTls` — which can be closed (new connections
+ * refused, open keep-alive sockets and upgraded connections destroyed) and opened again on the same address.
  */
 import http from 'node:http';
+import https from 'node:https';
 import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { formatHostPort } from '../../lib/address.js';
 import { UPSTREAM_MAX_HEADER_BYTES } from '../../lib/http-limits.js';
+import type { WorkerTls } from './tls.js';
 
 /** Longer than any client's idle keep-alive, so the client (not the worker) closes idle sockets. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export class WorkerListener {
-  private server: http.Server | null = null;
+  private server: http.Server | https.Server | null = null;
   private transition: Promise<void> = Promise.resolve();
+  /** Upgraded connections (node's server no longer tracks them): closed with the listener. */
+  private readonly upgraded = new Set<Duplex>();
 
   constructor(
     private readonly handler: http.RequestListener,
     private readonly host: string,
     private port: number,
+    private readonly tls?: WorkerTls,
+    /** Upgrade requests (the WebSocket echo, `websocket.ts`). */
+    private readonly upgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void,
   ) {}
 
   get listening(): boolean {
@@ -37,7 +45,24 @@ export class WorkerListener {
     return this.serialise(async () => {
       if (this.server) return;
       // Every head the proxy forwards (its own limit plus what it adds) is accepted.
-      const server = http.createServer({ noDelay: true, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }, this.handler);
+      const options = { noDelay: true, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES };
+      const tls = this.tls;
+      let server: http.Server | https.Server;
+      if (tls === undefined) {
+        server = http.createServer(options, this.handler);
+      } else {
+        const secure = https.createServer({ ...options, ...tls.serverOptions() }, this.handler);
+        tls.attach(secure, this.address);
+        server = secure;
+      }
+      const upgrade = this.upgrade;
+      if (upgrade !== undefined) {
+        server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+          this.upgraded.add(socket);
+          socket.once('close', () => this.upgraded.delete(socket));
+          upgrade(req, socket, head);
+        });
+      }
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
       server.listen(this.port, this.host);
@@ -55,6 +80,7 @@ export class WorkerListener {
       this.server = null;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      for (const socket of this.upgraded) socket.destroy();
       await closed;
     });
   }

@@ -19,7 +19,7 @@ const MISDIRECTED_HEADERS = Object.freeze({
 const HOST_CACHE_MAX = 4096;
 
 /** Host → actor key (null: not an actor host). Bounded; cleared when full. */
-class HostCache {
+export class HostCache {
   private readonly map = new Map<string, string | null>();
   constructor(private readonly suffix: string) {}
 

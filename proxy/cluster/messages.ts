@@ -13,4 +13,6 @@ export interface ListeningMessage {
   readonly type: typeof LISTENING;
   readonly ingress: string;
   readonly admin: string;
+  /** The CONNECT listener (`--connect-listen`), shared like the ingress. */
+  readonly connect?: string;
 }

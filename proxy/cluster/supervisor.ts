@@ -10,6 +10,7 @@ import { drainWorkers } from './drain.js';
 export interface WorkerInfo {
   readonly worker: Worker;
   ingress?: string;
+  connect?: string;
   admin?: string;
 }
 
@@ -65,6 +66,7 @@ export class WorkerSupervisor {
     worker.on('message', (m: Partial<ListeningMessage> | undefined) => {
       if (m?.type !== LISTENING) return;
       info.ingress = m.ingress;
+      info.connect = m.connect;
       info.admin = m.admin;
       if (!this.#ready && this.live().length >= this.#count) {
         this.#ready = true;

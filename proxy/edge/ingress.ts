@@ -32,6 +32,7 @@ import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { sendError } from './local-reply.js';
 import { ClientConnection } from './client-connection.js';
+import { attachUpgrades, type UpgradeHandler } from './upgrade.js';
 
 export interface IngressDeps {
   readonly config: ProxyConfig;
@@ -41,6 +42,8 @@ export interface IngressDeps {
   readonly log: Logger;
   /** Stages contributing access-log fields. */
   readonly stages: readonly ProxyStage[];
+  /** Upgrade requests (WebSocket) and CONNECT on this listener (`upgrade.ts`). */
+  readonly upgrades?: UpgradeHandler;
 }
 
 const CTX = Symbol('actor-edge.ctx');
@@ -76,6 +79,7 @@ export class Ingress {
       (req, res) => this.#onRequest(req, res),
     );
     this.server.on('connection', (socket: Socket) => this.#onConnection(socket));
+    if (deps.upgrades !== undefined) attachUpgrades(this.server, deps.upgrades);
     // One listener per server, not per request or connection: node calls it with `this` = the closed object.
     const ingress = this;
     this.#onClose = function (this: TaggedResponse) {
@@ -312,6 +316,7 @@ export class Ingress {
 
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
   #idleWhileDraining(conn: ClientConnection): void {
+    if (conn.tunnel) return;
     const graceMs = this.#deps.config.drainIdleGraceMs;
     if (graceMs === 0) conn.socket.destroy();
     else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket

@@ -6,7 +6,7 @@
  * worker (one request each), and at most `maxPending` requests waiting for one of them. A request beyond both is
  * refused by `admit()` before anything is sent (the router answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW`).
  */
-import { Pool } from 'undici';
+import { Pool, type buildConnector } from 'undici';
 import { isLiteralAddress } from './route-address.js';
 
 export interface PoolOptions {
@@ -21,6 +21,8 @@ export interface PoolOptions {
   readonly maxConnections: number;
   /** Requests waiting for a connection to one worker at most. */
   readonly maxPending: number;
+  /** Opens each new connection (mTLS, `upstream/tls.ts`); absent: plain TCP. */
+  readonly connector?: buildConnector.connector;
 }
 
 /** One worker's pool and the requests it holds (running or queued), counted by the router. */
@@ -73,10 +75,11 @@ export class UpstreamPools {
     }
     if (!isLiteralAddress(address)) return undefined;
     const opts = this.#opts;
-    const pool = new Pool(`http://${address}`, {
+    const connector = opts.connector;
+    const pool = new Pool(`${connector === undefined ? 'http' : 'https'}://${address}`, {
       connections: opts.maxConnections,
       pipelining: 1,
-      connect: { timeout: opts.connectTimeoutMs },
+      connect: connector ?? { timeout: opts.connectTimeoutMs },
       headersTimeout: opts.headersTimeoutMs,
       bodyTimeout: opts.bodyTimeoutMs,
       maxHeaderSize: opts.maxHeaderBytes,

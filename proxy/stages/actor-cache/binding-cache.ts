@@ -14,7 +14,7 @@
  * metrics libraries.
  *
  * Sharing (several processes, one table): a subscriber hears every binding this process learns or renews and every
- * binding it evicts for a reason of its own use (`stale|connect|reset|worker`), each named by its origin (0: this
+ * binding it evicts for a reason of its own use (`stale|connect|reset|identity|worker`), each named by its origin (0: this
  * process) and the origin's generation. Another process's events come back through `adopt` and `drop`, guarded by
  * that same pair: a binding from an origin never replaces a newer one from that origin, and a drop removes only the
  * binding it names. Bindings adopted from elsewhere become due for a refresh only in the second half of the refresh
@@ -30,8 +30,8 @@ export { isLiteralAddress };
  * Why a binding left the cache. `stale|connect|reset` come from the request that used it, `worker` from a connect
  * failure to its worker seen by another request, `ttl|lru` from the cache itself, `admin` from the admin API.
  */
-export type EvictionReason = 'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'worker', 'ttl', 'lru', 'admin']);
+export type EvictionReason = 'stale' | 'connect' | 'reset' | 'identity' | 'worker' | 'ttl' | 'lru' | 'admin';
+export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'identity', 'worker', 'ttl', 'lru', 'admin']);
 
 /** Where a binding is with refresh-ahead: not refreshed yet, a refresh in flight, or a refresh that failed. */
 export type RefreshState = 'idle' | 'in-flight' | 'failed';
@@ -99,7 +99,7 @@ export interface CacheDump {
 
 /** Every eviction reason with a count of 0. */
 export function zeroEvictions(): Record<EvictionReason, number> {
-  return { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
+  return { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
 /** `refreshFrom` of a binding that is never refreshed. */
