@@ -8,6 +8,7 @@ import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
+import { loadCertificate } from './edge/tls-certificate.js';
 import { runClusterPrimary } from './cluster/primary.js';
 import { runClusterWorker } from './cluster/worker.js';
 
@@ -20,6 +21,8 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(formatHelp('proxy', SUMMARY, PROXY_FLAGS));
     return;
   }
+  // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
+  if (config.tls !== undefined) loadCertificate(config.tls);
   if (cluster.isWorker) {
     await runClusterWorker(config, assembleStages);
     return;

@@ -11,7 +11,8 @@ import type { ProxyConfig } from './config.js';
 import { MAX_HEADER_BYTES } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
-import { UpstreamPools } from './upstream/pools.js';
+import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
+import { createH2cSessions } from './upstream/h2c-sessions.js';
 import { UndiciRouter } from './upstream/router.js';
 import { Chain } from './chain/chain.js';
 import { Ingress } from './edge/ingress.js';
@@ -22,6 +23,8 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
 export interface RunningProxy {
   readonly ingress: string;
+  /** The HTTPS listener's address, with `--tls-listen`. */
+  readonly tls?: string;
   readonly admin: string;
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
@@ -41,7 +44,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
-  const pools = new UpstreamPools({
+  const poolOptions: PoolOptions = {
     connectTimeoutMs: config.connectTimeoutMs,
     headersTimeoutMs: config.routeTimeoutMs,
     bodyTimeoutMs: 300_000,
@@ -49,8 +52,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     sweepIntervalMs: 60_000,
     maxConnections: config.upstreamMaxConnections,
     maxPending: config.upstreamMaxPending,
-  });
-  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs });
+  };
+  const pools = new UpstreamPools(poolOptions);
+  const h2cSessions = createH2cSessions(poolOptions);
+  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs }, h2cSessions);
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
@@ -64,10 +69,13 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   }
 
   await ingress.listen(config.listen.host, config.listen.port);
+  if (config.tls !== undefined) await ingress.listenTls(config.tls.listen.host, config.tls.listen.port, config.tls);
   const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
   const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
-  const addresses = { ingress: boundAddress(ingress.server), admin: boundAddress(admin.server) };
+  const addresses: { ingress: string; admin: string; tls?: string } = { ingress: boundAddress(ingress.listener.server), admin: boundAddress(admin.server) };
+  const tlsListener = ingress.tlsListener;
+  if (tlsListener !== undefined) addresses.tls = boundAddress(tlsListener.server);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -75,7 +83,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
       const clean = await ingress.drain(config.drainTimeoutMs);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
-      await (clean ? pools.close() : pools.destroy());
+      await Promise.all([pools, h2cSessions].map((p) => (clean ? p.close() : p.destroy())));
       for (const stage of stages) await stage.close?.();
       await admin.close();
       log.info('stopped');

@@ -24,6 +24,7 @@ export function fakeContext(authority: string, headers: Record<string, string> =
     path: '/',
     authority,
     scheme: 'http',
+    protocol: 'http/1.1',
     remoteAddress: '127.0.0.1',
     headers: headerMap({ host: authority, ...headers }),
     attempt,

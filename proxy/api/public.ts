@@ -7,6 +7,7 @@ export type {
   HeaderMap,
   LocalReply,
   RequestContext,
+  ClientProtocol,
   RerunReason,
   Route,
   UpstreamOutcome,

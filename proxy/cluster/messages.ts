@@ -12,5 +12,6 @@ export const DRAIN = 'actor-edge:drain';
 export interface ListeningMessage {
   readonly type: typeof LISTENING;
   readonly ingress: string;
+  readonly tls?: string;
   readonly admin: string;
 }

@@ -23,5 +23,6 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
     await workers.drain(config.drainTimeoutMs + KILL_GRACE_MS);
     await admin.close();
   });
-  logReady(log, { ingress: first.ingress as string, admin: boundAddress(admin.server), workers: String(config.workers) });
+  const tls: Record<string, string> = first.tls === undefined ? {} : { tls: first.tls };
+  logReady(log, { ingress: first.ingress as string, ...tls, admin: boundAddress(admin.server), workers: String(config.workers) });
 }

@@ -10,6 +10,8 @@ import { drainWorkers } from './drain.js';
 export interface WorkerInfo {
   readonly worker: Worker;
   ingress?: string;
+  /** The HTTPS listener, with `--tls-listen`. */
+  tls?: string;
   admin?: string;
 }
 
@@ -66,6 +68,7 @@ export class WorkerSupervisor {
       if (m?.type !== LISTENING) return;
       info.ingress = m.ingress;
       info.admin = m.admin;
+      info.tls = m.tls;
       if (!this.#ready && this.live().length >= this.#count) {
         this.#ready = true;
         this.#reportReady?.();

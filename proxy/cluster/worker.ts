@@ -33,6 +33,6 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   process.on('disconnect', stop); // the primary is gone
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  const listening: ListeningMessage = { type: LISTENING, ingress: running.ingress, admin: running.admin };
+  const listening: ListeningMessage = { type: LISTENING, ingress: running.ingress, tls: running.tls, admin: running.admin };
   process.send?.(listening);
 }

@@ -16,6 +16,21 @@ const CONTENT_LENGTH = 'content-length';
 /** Trailer fields never relayed. */
 const TRAILER_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, STALE_HEADER, CONTENT_LENGTH, 'host']);
 
+/** Trailers as undici reports them: raw `[name, value, ...]` from HTTP/1.1, a header object from HTTP/2. */
+export type UpstreamTrailers = readonly (Buffer | string)[] | Readonly<Record<string, string | string[] | undefined>> | null;
+
+/** The trailers as a flat `[name, value, ...]` list (null: none). */
+export function trailerList(trailers: UpstreamTrailers): readonly (Buffer | string)[] | null {
+  if (trailers === null || Array.isArray(trailers)) return trailers as readonly (Buffer | string)[] | null;
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(trailers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.push(name, v);
+    else out.push(name, value as string);
+  }
+  return out;
+}
+
 function text(b: Buffer | string): string {
   return typeof b === 'string' ? b : b.toString('latin1');
 }

@@ -37,6 +37,7 @@ function context(authority = HOST, method = 'GET'): FakeContext {
     path: '/',
     authority,
     scheme: 'http',
+    protocol: 'http/1.1',
     remoteAddress: '127.0.0.1',
     headers: headerMap(),
     attempt: 0,
