@@ -10,6 +10,7 @@ import { workersClientConstructor, type ControlToWorker, type WorkerToControl, t
 import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
+import { createStreamHandler } from './stream-handler.js';
 
 export interface WorkerAgentOptions {
   /** Control plane gRPC address, host:port. */
@@ -66,7 +67,8 @@ export class WorkerAgent {
       }
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port);
+    const streamHandler = createStreamHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, streamHandler);
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

@@ -366,7 +366,7 @@ export class Ingress {
 
   /** Opens the HTTPS listener; throws `TlsCertificateError` when the certificate files are missing or unusable. */
   listenTls(host: string, port: number, files: { certFile: string; keyFile: string }): Promise<void> {
-    this.#tls = new TlsListener(files, this.#accept, this.#deps.log);
+    this.#tls = new TlsListener(files, this.#accept, this.#deps.log, this.#deps.config.headersTimeoutMs);
     return this.#tls.listen(host, port);
   }
 
@@ -396,6 +396,7 @@ export class Ingress {
     }
     this.server.closeAllConnections();
     for (const session of this.#sessions) session.destroy();
+    this.#plain.destroyUndecided();
     await closed;
     return finished;
   }

@@ -44,9 +44,23 @@ function closeServer(server: net.Server): Promise<void> {
 export class PlainListener implements Listener {
   readonly server: net.Server;
   #closed: Promise<void> | undefined;
+  /** Connections whose first bytes have not arrived yet. */
+  readonly #undecided = new Set<Socket>();
 
   constructor(sink: ConnectionSink, sniffTimeoutMs: number) {
-    this.server = net.createServer({ noDelay: true }, (socket) => sniffProtocol(socket, sniffTimeoutMs, (protocol) => sink(socket, protocol)));
+    this.server = net.createServer({ noDelay: true }, (socket) => {
+      this.#undecided.add(socket);
+      socket.once('close', () => this.#undecided.delete(socket));
+      sniffProtocol(socket, sniffTimeoutMs, (protocol) => {
+        this.#undecided.delete(socket);
+        sink(socket, protocol);
+      });
+    });
+  }
+
+  /** Closes the connections that have not sent a byte yet (the end of a drain). */
+  destroyUndecided(): void {
+    for (const socket of this.#undecided) socket.destroy();
   }
 
   listen(host: string, port: number): Promise<void> {
@@ -74,11 +88,11 @@ export class TlsListener implements Listener {
   readonly certificate: CertificateWatch;
   #closed: Promise<void> | undefined;
 
-  /** Throws `TlsCertificateError` when the files are missing or unusable. */
-  constructor(files: TlsFiles, sink: ConnectionSink, log: Logger) {
+  /** Throws `TlsCertificateError` when the files are missing or unusable. `handshakeTimeoutMs`: per connection. */
+  constructor(files: TlsFiles, sink: ConnectionSink, log: Logger, handshakeTimeoutMs: number) {
     const initial = loadCertificate(files);
     this.server = tls.createServer(
-      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ALPNCallback: selectProtocol, noDelay: true },
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ALPNCallback: selectProtocol, noDelay: true, handshakeTimeout: handshakeTimeoutMs },
       (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
     );
     // A failed handshake concerns one client only.
