@@ -27,7 +27,7 @@ import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } 
 import { relayHeaders } from '../edge/response-headers.js';
 import { sendLocalReply } from '../edge/local-reply.js';
 import type { ResponseHeadDecision, ResponseHeadTransform } from '../request/stage-context.js';
-import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, type UpstreamTrailers } from './trailers.js';
+import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, trailerObject, type UpstreamTrailers } from './trailers.js';
 import { upstreamProtocol } from './protocol-choice.js';
 
 /** Receives an attempt's outcome. */
@@ -246,7 +246,9 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (!wasRelaying) return;
     if (trailers !== null && trailers.length > 0) {
       try {
-        this.#res.addTrailers(relayTrailers(trailers));
+        const pairs = relayTrailers(trailers);
+        // node's HTTP/2 response takes an object (pairs would be read as fields named 0, 1, ...).
+        this.#res.addTrailers(this.ctx.protocol === 'h2' ? trailerObject(pairs) : pairs);
       } catch (err) {
         this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
       }

@@ -31,6 +31,17 @@ export function trailerList(trailers: UpstreamTrailers): readonly (Buffer | stri
   return out;
 }
 
+/** Relayed trailer pairs as an HTTP/2 header object (lower-case names; repeated fields joined with `, `). */
+export function trailerObject(pairs: readonly [string, string][]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const lower = name.toLowerCase();
+    const prev = out[lower];
+    out[lower] = prev === undefined ? value : `${prev}, ${value}`;
+  }
+  return out;
+}
+
 function text(b: Buffer | string): string {
   return typeof b === 'string' ? b : b.toString('latin1');
 }
