@@ -220,3 +220,21 @@ test('a stream the client resets is cancelled: the upstream request is aborted',
     session.close();
   }
 });
+
+test('drain: an HTTP/2 connection gets GOAWAY and its open stream still finishes', async () => {
+  const draining = await startTestProxy(['--extproc', ep.address, '--drain-timeout-ms', '10000']);
+  const session = http2.connect(`http://${draining.ingress}`);
+  session.on('error', () => undefined);
+  const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
+  const active = up.active;
+  const stream = session.request({ ':path': '/hold-drain', ':authority': HOST });
+  const response = new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+  stream.resume();
+  await waitFor(() => up.active === active + 1, 5000, 'the request reaches the upstream');
+  const closed = draining.close();
+  await goaway;
+  up.release();
+  assert.equal(await response, 200);
+  await closed;
+  session.destroy();
+});
