@@ -13,7 +13,7 @@ import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { routeTo, startScriptedExtProc, startTestProxy, type ScriptedExtProc } from '../testing/helpers.js';
 import { startTrackedUpstream, type TrackedUpstream } from '../testing/edge-harness.js';
-import { createTestCa, type TestCa } from '../testing/test-ca.js';
+import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import { FRAME, H2_ERROR, RawH2 } from '../testing/raw-h2.js';
 
 const run = promisify(execFile);

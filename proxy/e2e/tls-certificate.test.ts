@@ -14,7 +14,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import { startComponent } from '../../cli/testing/component.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { startProxy, type Proxy } from '../testing/stack.js';
-import { createTestCa, type TestCa } from '../testing/test-ca.js';
+import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('tls-actor');
 let ca: TestCa;
