@@ -196,7 +196,9 @@ test('rapid reset: a client opening and resetting streams is bounded; other conn
       c.headers(id, [[':method', 'GET'], [':scheme', 'http'], [':path', `/hold-rr-${i}`], [':authority', HOST]]);
       c.reset(id);
     }
-    await c.waitFor((f) => f.type === FRAME.GOAWAY, 3000);
+    // node (nghttp2's reset-rate guard) closes the connection with GOAWAY.
+    const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 5000);
+    assert.ok(goaway !== undefined || c.closed, 'the resetting connection is closed');
     const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `http://${proxy.ingress}/after-rapid-reset`]);
     assert.equal(other.status, 200);
   } finally {
