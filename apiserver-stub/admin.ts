@@ -16,12 +16,15 @@ import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
 import { createStubMetrics } from './metrics.js';
 import { StubStats } from './stats.js';
+import type { WorkerTlsCounters } from './worker/tls.js';
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
   readonly counters: RpcCounters;
   readonly churn: Churn;
   readonly readiness: () => Readiness;
+  /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
+  readonly workerTls?: WorkerTlsCounters;
 }
 
 interface ActorParams {
@@ -42,7 +45,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -54,12 +57,12 @@ export function buildAdmin({ cp, counters, churn, readiness }: AdminDeps): Fasti
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
 
-  const stats = new StubStats(cp, counters, churn);
+  const stats = new StubStats(cp, counters, churn, workerTls);
   registerOpsRoutes(app, {
     readiness,
     stats: () => stats.document(),
     resetStats: () => stats.reset(),
-    registry: createStubMetrics(cp, counters),
+    registry: createStubMetrics(cp, counters, workerTls),
     refresh: () => cp.flushWorkers(),
   });
 

@@ -66,6 +66,7 @@ test('churn moves and suspends actors while a client following the control plane
   }
   const stopped = await admin<{ running: boolean; moves: number; suspends: number }>(s.admin, 'DELETE', '/churn');
   assert.equal(stopped.body.running, false);
+  // Churn runs on its own timer, so the counts are "at least what the loop waited for", not exact.
   assert.ok(stopped.body.moves >= 15, `moves ${stopped.body.moves}`);
   assert.ok(stopped.body.suspends >= 3, `suspends ${stopped.body.suspends}`);
   assert.deepEqual([...statuses.keys()], [200], `statuses ${JSON.stringify([...statuses])}`);

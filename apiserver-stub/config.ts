@@ -6,6 +6,8 @@ import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, ty
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
+import { WORKER_TLS_FLAGS } from './worker/config.js';
+import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
 
 export const STUB_FLAGS = {
   listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control, and atestub.Workers unless --attach-listen is given)' },
@@ -26,6 +28,16 @@ export const STUB_FLAGS = {
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
   'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
+  'tls-credential-bundle': {
+    type: 'string',
+    env: 'APISERVER_TLS_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the control plane\'s server certificate and key: ateapi.Control is then served over TLS and requires a client certificate (empty: plaintext)',
+  },
+  'tls-client-ca': { type: 'string', env: 'APISERVER_TLS_CLIENT_CA', default: '', help: 'PEM file with the CA certificates that sign the clients\' certificates (required with --tls-credential-bundle)' },
+  'worker-tls-credential-bundle': { ...WORKER_TLS_FLAGS['tls-credential-bundle'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-credential-bundle'].help },
+  'worker-tls-client-ca': { ...WORKER_TLS_FLAGS['tls-client-ca'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-ca'].help },
+  'worker-tls-client-identity': { ...WORKER_TLS_FLAGS['tls-client-identity'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-identity'].help },
 } as const satisfies FlagSpecs;
 
 export const STUB_SUMMARY =
@@ -48,6 +60,16 @@ export interface StubConfig {
   readonly coldResumeMs: number;
   readonly autoCreate: boolean;
   readonly actorSuffix: string;
+  /** TLS on the ateapi.Control listener; undefined: plaintext. */
+  readonly tls: { readonly credentialBundle: string; readonly clientCa: string } | undefined;
+  /** mTLS on the in-process workers' listeners; undefined: plain HTTP. */
+  readonly workerTls: WorkerTlsSettings | undefined;
+}
+
+function controlTls(credentialBundle: string, clientCa: string): StubConfig['tls'] {
+  if (credentialBundle === '' && clientCa === '') return undefined;
+  if (credentialBundle === '' || clientCa === '') throw new UsageError('--tls-credential-bundle and --tls-client-ca go together');
+  return Object.freeze({ credentialBundle, clientCa });
 }
 
 export function stubHelp(): string {
@@ -80,5 +102,10 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     coldResumeMs: v['cold-resume-ms'],
     autoCreate: v['auto-create'],
     actorSuffix: suffix,
+    tls: controlTls(v['tls-credential-bundle'], v['tls-client-ca']),
+    workerTls: workerTlsSettings(
+      { credentialBundle: v['worker-tls-credential-bundle'], clientCa: v['worker-tls-client-ca'], clientIdentity: v['worker-tls-client-identity'] },
+      { credentialBundle: '--worker-tls-credential-bundle', clientCa: '--worker-tls-client-ca', clientIdentity: '--worker-tls-client-identity' },
+    ),
   });
 }

@@ -8,6 +8,7 @@ import { samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, scrapedGauge
 import type { ControlPlane } from './control-plane.js';
 import type { RpcCounters } from './rpc-counters.js';
 import { workerAlive } from './store.js';
+import type { WorkerTlsCounters } from './worker/tls.js';
 
 function rpcSamples(counters: RpcCounters): Sample<'method' | 'code'>[] {
   const out: Sample<'method' | 'code'>[] = [];
@@ -17,7 +18,8 @@ function rpcSamples(counters: RpcCounters): Sample<'method' | 'code'>[] {
   return out;
 }
 
-export function createStubMetrics(cp: ControlPlane, counters: RpcCounters): Registry {
+/** `workerTls`: the in-process workers' mTLS handshakes, when they terminate mTLS. */
+export function createStubMetrics(cp: ControlPlane, counters: RpcCounters, workerTls?: WorkerTlsCounters): Registry {
   const registry = new Registry();
   const store = cp.store;
   scrapedCounterBy(registry, {
@@ -48,5 +50,13 @@ export function createStubMetrics(cp: ControlPlane, counters: RpcCounters): Regi
     help: 'Workers attached and listening now.',
     read: () => [...store.workers.values()].filter(workerAlive).length,
   });
+  if (workerTls !== undefined) {
+    scrapedCounterBy(registry, {
+      name: 'apiserver_worker_tls_handshakes_total',
+      help: 'mTLS handshakes the in-process workers completed (accepted) or refused (refused_handshake: no valid client certificate; refused_identity: not the accepted client identity).',
+      labelNames: ['outcome'],
+      read: () => samplesBy('outcome', { accepted: workerTls.accepted, refused_handshake: workerTls.refusedHandshake, refused_identity: workerTls.refusedIdentity }),
+    });
+  }
   return registry;
 }

@@ -5,17 +5,22 @@ import type { Churn } from './churn.js';
 import type { ControlPlane } from './control-plane.js';
 import { workerView } from './messages.js';
 import type { RpcCounters } from './rpc-counters.js';
+import type { WorkerTlsCounters } from './worker/tls.js';
 
 export class StubStats {
   private readonly store: SinceReset<{ deliveries: number; duplicates: number; placements: number }>;
+  private readonly workerTls: SinceReset<WorkerTlsCounters> | undefined;
 
   constructor(
     private readonly cp: ControlPlane,
     private readonly counters: RpcCounters,
     private readonly churn: Churn,
+    /** The in-process workers' mTLS handshakes (`workerTls` in the document, present only when they terminate mTLS). */
+    workerTls?: WorkerTlsCounters,
   ) {
     const store = cp.store;
     this.store = new SinceReset(() => ({ deliveries: store.deliveries, duplicates: store.duplicates, placements: store.placements }));
+    this.workerTls = workerTls === undefined ? undefined : new SinceReset(() => workerTls);
   }
 
   document() {
@@ -34,12 +39,14 @@ export class StubStats {
       churn: this.churn.status(),
       settings: { ...this.cp.settings },
       process: processStats(),
+      ...(this.workerTls === undefined ? {} : { workerTls: this.workerTls.current() }),
     };
   }
 
   reset(): void {
     this.counters.reset();
     this.store.reset();
+    this.workerTls?.reset();
     this.cp.store.resetStats();
     this.cp.moves = 0;
     this.churn.resetCounters();

@@ -141,6 +141,7 @@ describe('apiserver-stub control plane and workers', () => {
   });
 
   test('NOT_FOUND and INVALID_ARGUMENT', async () => {
+    const rpcBefore = (await admin<{ rpc: Record<string, Record<string, number>> }>(s.admin, 'GET', '/stats')).body.rpc;
     const missing = await s.client.resume('nobody');
     assert.ok(!missing.ok && missing.code === status.NOT_FOUND);
     const get = await s.client.call('GetActor', { actor_ref: { atespace: 'demo', name: 'nobody' } });
@@ -152,8 +153,8 @@ describe('apiserver-stub control plane and workers', () => {
     const noRef = await s.client.call('SuspendActor', {});
     assert.ok(!noRef.ok && noRef.code === status.INVALID_ARGUMENT);
     const stats = await admin<{ rpc: Record<string, Record<string, number>> }>(s.admin, 'GET', '/stats');
-    assert.ok((stats.body.rpc.ResumeActor?.INVALID_ARGUMENT ?? 0) >= 4);
-    assert.ok((stats.body.rpc.GetActor?.NOT_FOUND ?? 0) >= 1);
+    const delta = (rpc: string, code: string): number => (stats.body.rpc[rpc]?.[code] ?? 0) - (rpcBefore[rpc]?.[code] ?? 0);
+    assert.deepEqual([delta('ResumeActor', 'INVALID_ARGUMENT'), delta('ResumeActor', 'NOT_FOUND'), delta('GetActor', 'NOT_FOUND'), delta('SuspendActor', 'INVALID_ARGUMENT')], [4, 1, 1, 1]);
   });
 
   test('admin outage: every Control call answers UNAVAILABLE until it ends; workers keep serving', async () => {

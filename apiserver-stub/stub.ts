@@ -3,6 +3,10 @@
  * atestub.Workers on its own `--attach-listen` port so workers need not reach the control API), the admin API,
  * and the in-process workers, which attach over the stub's own attach port exactly like separate worker
  * processes do. Returns the bound addresses and a close() that stops everything in order.
+ *
+ * With `--tls-credential-bundle` ateapi.Control is served over TLS and every client must present a certificate
+ * signed by `--tls-client-ca`. atestub.Workers/Attach is the simulation's own wiring and stays plaintext: without
+ * `--attach-listen` it then moves to a loopback port of its own (reported as `attach`).
  */
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
@@ -20,6 +24,9 @@ import { RpcCounters } from './rpc-counters.js';
 import { seedActors } from './seed.js';
 import { Store } from './store.js';
 import { WorkerAgent } from './worker/agent.js';
+import { startWorkerTls, WorkerTlsCounters } from './worker/tls.js';
+import { readCredentialBundle, readTrustBundle, TlsFileError } from '../lib/tls/files.js';
+import { UsageError } from '../lib/flags.js';
 import { WorkersService } from './workers-service.js';
 
 export interface RunningStub {
@@ -38,10 +45,22 @@ function dialAddress(host: string, port: number): string {
   return formatHostPort(host, port);
 }
 
-function bind(server: grpc.Server, address: string): Promise<number> {
+function bind(server: grpc.Server, address: string, credentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port)));
   });
+}
+
+/** TLS server credentials that require a client certificate; a missing or unusable file is a UsageError. */
+function controlCredentials(tls: NonNullable<StubConfig['tls']>): grpc.ServerCredentials {
+  try {
+    const bundle = readCredentialBundle(tls.credentialBundle, '--tls-credential-bundle');
+    const ca = readTrustBundle(tls.clientCa, '--tls-client-ca');
+    return grpc.ServerCredentials.createSsl(Buffer.from(ca), [{ cert_chain: Buffer.from(bundle.cert), private_key: Buffer.from(bundle.key) }], true);
+  } catch (err) {
+    if (err instanceof TlsFileError) throw new UsageError(err.message);
+    throw err;
+  }
 }
 
 /** Lets open calls finish for up to 2 s, then forces the server down. */
@@ -67,17 +86,20 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const counters = new RpcCounters();
   const churn = new Churn(cp, log);
 
+  const credentials = config.tls === undefined ? undefined : controlCredentials(config.tls);
+  const workerTls = config.workerTls === undefined ? undefined : startWorkerTls(config.workerTls, log, new WorkerTlsCounters());
   const server = new grpc.Server(GRPC_SERVER_OPTIONS);
   server.addService(controlServiceDefinition(), controlHandlers(cp, counters));
-  const attachServer = config.attachListen === undefined ? server : new grpc.Server(GRPC_SERVER_OPTIONS);
+  const ownAttachListener = config.attachListen !== undefined || credentials !== undefined;
+  const attachServer = ownAttachListener ? new grpc.Server(GRPC_SERVER_OPTIONS) : server;
   const workersService = new WorkersService(cp, counters, log);
   attachServer.addService(workersServiceDefinition(), { Attach: workersService.attach });
-  const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port));
+  const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port), credentials);
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
-  const attachAt = config.attachListen ?? { host: config.listen.host, port: grpcPort };
+  const attachAt = config.attachListen ?? (credentials === undefined ? { host: config.listen.host, port: grpcPort } : { host: '127.0.0.1', port: 0 });
 
   let readiness: Readiness = 'not-ready';
-  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness });
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
@@ -88,6 +110,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     await admin.close();
     workersService.endAll();
     await Promise.all([...new Set([server, attachServer])].map(shutdown));
+    workerTls?.close();
   };
 
   try {
@@ -105,6 +128,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
           capacity: config.workerCapacity,
           actorSuffix: config.actorSuffix,
           log,
+          ...(workerTls === undefined ? {} : { tls: workerTls }),
         }),
       );
     }

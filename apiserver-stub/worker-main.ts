@@ -3,6 +3,7 @@ import { createLogger, logReady } from '../lib/logger.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { WorkerAgent } from './worker/agent.js';
 import { readWorkerConfig, workerHelp } from './worker/config.js';
+import { startWorkerTls } from './worker/tls.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { help, config } = readWorkerConfig(argv);
@@ -11,6 +12,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const log = createLogger('worker');
+  const tls = config.tls === undefined ? undefined : startWorkerTls(config.tls, log);
   const agent = new WorkerAgent({
     apiserver: config.apiserver,
     advertiseIp: config.advertiseIp,
@@ -19,9 +21,13 @@ export async function main(argv: string[]): Promise<void> {
     capacity: config.capacity,
     actorSuffix: config.actorSuffix,
     log,
+    ...(tls === undefined ? {} : { tls }),
   });
   await agent.start();
-  onShutdownSignal(log, () => agent.close());
+  onShutdownSignal(log, async () => {
+    await agent.close();
+    tls?.close();
+  });
   void agent.whenAttached().then(() => log.info({ apiserver: config.apiserver, advertiseIp: config.advertiseIp }, 'attached to control plane'));
   logReady(log, { http: agent.listener.address });
 }

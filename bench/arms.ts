@@ -7,6 +7,8 @@
  * - B1: proxy --resolver apiserver --actor-cache off (the proxy calls ResumeActor itself, no ext_proc hop);
  * - B2: proxy --resolver apiserver --actor-cache on (cache, misses resolved by the proxy itself);
  * - C: proxy --actor-cache on (the product: cache in front of the unchanged ext_proc slow path).
+ * - A-mtls, C-mtls: A and C with mTLS on every hop (proxy → workers, extproc → control plane), against a stub of
+ *   their own whose workers terminate mTLS (the price of workload identities).
  */
 import type { ArmName } from './types.js';
 
@@ -22,15 +24,27 @@ export interface ArmSpec {
   readonly extproc: boolean;
   /** Whether the arm has the actor-binding cache. */
   readonly cache: boolean;
+  /** Whether every hop of the arm runs mTLS (then it has a stub of its own whose workers terminate mTLS). */
+  readonly mtls: boolean;
+}
+
+const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
+const C: ArmSpec = { name: 'C', kind: 'proxy', description: 'proxy, cache on, misses through ext_proc (the product)', proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true, mtls: false };
+
+/** `arm` with mTLS on every hop, as arm `name`. */
+function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
+  return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true };
 }
 
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
-  direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false },
-  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false },
-  A: { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false },
-  B1: { name: 'B1', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache off', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'off'], extproc: false, cache: false },
-  B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true },
-  C: { name: 'C', kind: 'proxy', description: 'proxy, cache on, misses through ext_proc (the product)', proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true },
+  direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false, mtls: false },
+  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false },
+  A,
+  'A-mtls': withMtls(A, 'A-mtls'),
+  B1: { name: 'B1', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache off', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'off'], extproc: false, cache: false, mtls: false },
+  B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true, mtls: false },
+  C,
+  'C-mtls': withMtls(C, 'C-mtls'),
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({
@@ -40,4 +54,5 @@ export const TARGET_ARM: ArmSpec = Object.freeze({
   proxyFlags: [],
   extproc: false,
   cache: true,
+  mtls: false,
 });

@@ -24,11 +24,17 @@ function resumeOnce(client: ResumeClient, atespace: string, name: string): Promi
 
 /**
  * Resumes every actor (a no-op for running ones), `concurrency` at a time. ABORTED (another operation in
- * progress) is retried; any other error is thrown.
+ * progress) is retried; any other error is thrown. `credentials`: TLS to the control plane; absent: plaintext.
  */
-export async function resumeAll(address: string, atespace: string, names: readonly string[], concurrency = 64): Promise<void> {
+export async function resumeAll(
+  address: string,
+  atespace: string,
+  names: readonly string[],
+  concurrency = 64,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+): Promise<void> {
   const Control = lookup<ClientCtor>(loadProto(CONTROL_PROTO), CONTROL_SERVICE);
-  const client = new Control(address, grpc.credentials.createInsecure());
+  const client = new Control(address, credentials);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < names.length) {

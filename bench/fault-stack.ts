@@ -11,7 +11,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
 import { launchComponent, type Launched } from './launcher.js';
-import { proxyArgs, type ArmRuntime, type Probe } from './stack.js';
+import { proxyArgs, stubArgs, type ArmRuntime, type Probe } from './stack.js';
 
 export interface WorkerProcess {
   readonly ip: string;
@@ -53,17 +53,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
     const net = await workerNet();
     const stub = await launchComponent(
       'apiserver-stub',
-      [
-        '--listen', '127.0.0.1:0',
-        '--admin', '127.0.0.1:0',
-        '--workers', '0',
-        '--worker-port', String(net.port),
-        '--actors', String(config.actors),
-        '--atespace', config.atespace,
-        '--resolve-latency-ms', String(config.resolveLatencyMs),
-        '--cold-resume-ms', String(config.coldResumeMs),
-        '--actor-suffix', config.actorSuffix,
-      ],
+      [...stubArgs(config, net.port), '--workers', '0'],
       { ...opts, readyTimeoutMs: 60_000 },
     );
     started.push(stub);

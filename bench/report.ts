@@ -12,6 +12,8 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
   ['C', 'B2'],
   ['C', 'floor'],
   ['C', 'direct'],
+  ['C-mtls', 'C'],
+  ['A-mtls', 'A'],
 ];
 
 /** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */

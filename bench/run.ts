@@ -58,7 +58,7 @@ export function seededNames(n: number): string[] {
 export function selectArms(config: BenchConfig, scenario: Scenario): { run: ArmName[]; skipped: string[] } {
   if (config.target) return { run: ['target'], skipped: config.arms.filter((a) => a !== 'target').map((a) => `${a}: needs restarts, skipped with --target`) };
   const wanted = config.arms.length ? config.arms : scenario.defaultArms;
-  const order: ArmName[] = ['direct', 'floor', 'A', 'B1', 'B2', 'C'];
+  const order: ArmName[] = ['direct', 'floor', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'];
   const run = order.filter((a) => wanted.includes(a) && scenario.supportedArms.includes(a));
   const skipped = wanted.filter((a) => !run.includes(a)).map((a) => `${a}: not meaningful for ${scenario.name}`);
   return { run, skipped };

@@ -1,6 +1,7 @@
 /**
- * The benchmark end to end, tiny: a real stub, extproc, proxy and floor, arms floor and C for one second each.
- * Checks that every arm answered, the numbers hang together and the results were written, never how fast.
+ * The benchmark end to end, tiny: a real stub, extproc, proxy and floor, arms floor and C for one second each;
+ * then the mTLS arm C-mtls against its own stub whose workers accept only mTLS. Checks that every arm answered,
+ * the numbers hang together and the results were written, never how fast.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,11 +13,23 @@ import { fileURLToPath } from 'node:url';
 import type { BenchReport } from './types.js';
 
 const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
-let outDir = '';
+const outDirs: string[] = [];
 
 after(async () => {
-  if (outDir) await rm(outDir, { recursive: true, force: true });
+  await Promise.all(outDirs.map((d) => rm(d, { recursive: true, force: true })));
 });
+
+async function freshOutDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-smoke-'));
+  outDirs.push(dir);
+  return dir;
+}
+
+async function readReport(outDir: string): Promise<BenchReport> {
+  const json = (await readdir(outDir)).find((f) => f.endsWith('-steady.json'));
+  assert.ok(json, 'no JSON report');
+  return JSON.parse(await readFile(path.join(outDir, json), 'utf8')) as BenchReport;
+}
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -29,17 +42,24 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
   });
 }
 
-test('npm run bench -- --quick with arms floor and C answers, counts and writes its results', { timeout: 60_000 }, async () => {
-  outDir = await mkdtemp(path.join(os.tmpdir(), 'bench-smoke-'));
-  const { code, stdout, stderr } = await runBench(['--quick', '--arms', 'floor,C', '--duration', '1', '--warmup', '0.5', '--out-dir', outDir]);
+/** The load's concurrency (the benchmark's default) and hot actors (the steady scenario's default). */
+const CONNECTIONS = 8;
+const ACTORS = 50;
+
+test('npm run bench -- --quick with arms floor and C answers, counts and writes its results', { timeout: 120_000 }, async () => {
+  const outDir = await freshOutDir();
+  // A TTL no run outlives: however slow the machine, no binding learned during the run expires.
+  const { code, stdout, stderr } = await runBench([
+    '--quick', '--arms', 'floor,C', '--duration', '2', '--warmup', '1', '--cache-ttl-ms', '600000', '--out-dir', outDir,
+    '--connections', String(CONNECTIONS), '--actors', String(ACTORS),
+  ]);
   assert.equal(code, 0, stderr);
   assert.match(stdout, /\| floor \| [\d,]+ \|/);
   assert.match(stdout, /\| C \| [\d,]+ \|/);
   const files = (await readdir(outDir)).sort();
   assert.equal(files.length, 3, files.join(', '));
-  const json = files.find((f) => f.endsWith('-steady.json'));
-  assert.ok(json && files.some((f) => f.endsWith('-steady.md')) && files.some((f) => f.endsWith('-steady.svg')));
-  const report = JSON.parse(await readFile(path.join(outDir, json), 'utf8')) as BenchReport;
+  assert.ok(files.some((f) => f.endsWith('-steady.md')) && files.some((f) => f.endsWith('-steady.svg')));
+  const report = await readReport(outDir);
   assert.equal(report.scenario, 'steady');
   assert.deepEqual(report.arms.map((a) => a.name), ['floor', 'C']);
   for (const arm of report.arms) {
@@ -49,14 +69,35 @@ test('npm run bench -- --quick with arms floor and C answers, counts and writes 
     assert.ok((arm.cpuMsPerRequest ?? 0) > 0, `${arm.name} CPU counted`);
   }
   const c = report.arms.find((a) => a.name === 'C')!;
-  assert.ok(c.resumeCalls !== null && c.extprocStreams !== null);
-  // Hot actors behind a cache with a 5 s TTL, one second measured: each of the 50 actors misses at most once
-  // (one shared ResumeActor, perhaps one more if a request misses between the flight's answer and the learning),
-  // and at worst all 8 connections miss the same actor at once. Cache off would be one of each per request.
-  assert.ok(c.resumeCalls <= 2 * 50, `C made ${c.resumeCalls} ResumeActor calls`);
-  assert.ok(c.extprocStreams <= 8 * 50, `C opened ${c.extprocStreams} ext_proc streams`);
-  assert.ok(c.extprocStreams < c.requests / 2, `C opened ${c.extprocStreams} ext_proc streams for ${c.requests} requests`);
-  assert.ok(c.cache && c.cache.hits > 0 && c.cache.hitRatio > 0.9, JSON.stringify(c.cache));
+  assert.ok(c.resumeCalls !== null && c.extprocStreams !== null && c.cache !== undefined);
+  // These bounds hold however few requests a loaded machine completes. A binding, once learned, serves its actor
+  // for the rest of the run, so an actor misses only while its first lookup is still on its way: at most once per
+  // connection. Cache off would miss on every request.
+  const { hits, misses } = c.cache;
+  assert.ok(misses <= CONNECTIONS * ACTORS, `C missed ${misses} times`);
+  // Every request the load generator counted was looked up in the window; up to one per connection may still
+  // have been in the proxy when the window closed (plus any the load generator gave up on). Streams and
+  // ResumeActor calls are counted by other processes, a little after the proxy's miss, so the same slack applies
+  // at both ends of the window.
+  const slack = CONNECTIONS + c.errors;
+  assert.ok(hits + misses >= c.requests && hits + misses <= c.requests + slack, `${hits} hits + ${misses} misses for ${c.requests} requests`);
+  assert.ok(Math.abs(c.extprocStreams - misses) <= slack, `C opened ${c.extprocStreams} ext_proc streams for ${misses} misses`);
+  assert.ok(c.resumeCalls <= misses + slack, `C made ${c.resumeCalls} ResumeActor calls for ${misses} misses`);
   assert.equal(typeof report.ratios['C/floor'], 'number');
   assert.ok(report.targets.some((t) => t.name.startsWith('C >= 95% of floor') && (t.status === 'met' || t.status === 'not-met')));
+});
+
+test('the mTLS arm C-mtls answers through workers that accept only mTLS', { timeout: 90_000 }, async () => {
+  const outDir = await freshOutDir();
+  const { code, stdout, stderr } = await runBench(['--quick', '--arms', 'C-mtls', '--duration', '1', '--warmup', '0.5', '--out-dir', outDir]);
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /\| C-mtls \| [\d,]+ \|/);
+  const report = await readReport(outDir);
+  assert.deepEqual(report.arms.map((a) => a.name), ['C-mtls']);
+  const arm = report.arms[0]!;
+  // A proxy that did not present its certificate, or presented another identity, would get no answer at all.
+  assert.ok(arm.requests > 0 && arm.rps > 0, 'C-mtls answered');
+  assert.equal(arm.non2xx, 0, 'C-mtls non-2xx');
+  assert.equal(arm.errors, 0, 'C-mtls errors');
+  assert.ok(arm.cache && arm.cache.hits > 0, JSON.stringify(arm.cache));
 });

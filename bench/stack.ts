@@ -2,6 +2,8 @@
  * The processes under test. One apiserver-stub (control plane plus its in-process workers) lives for the whole
  * run, so every arm meets the same workers and placements; each arm then starts its own front processes (a proxy,
  * an extproc, or the floor forwarder) and stops them afterwards, so peak RSS and CPU belong to that arm alone.
+ * The mTLS arms need workers that terminate mTLS: the first of them starts a second stub, the same but with mTLS
+ * on its control API and its workers (`bench/tls.ts`), with every actor woken, and every mTLS arm runs against it.
  */
 import { workerNet } from '../lib/loopback.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
@@ -9,6 +11,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
+import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
 
@@ -33,30 +36,29 @@ export interface ArmRuntime {
 const UNUSED_EXTPROC = '127.0.0.1:9';
 
 export class Stack {
+  /** The mTLS arms' stack, started by the first of them. */
+  #mtlsStack: Promise<Stack> | undefined;
+
   private constructor(
     readonly config: BenchConfig,
     private readonly stub: Launched,
     readonly stubAdmin: Admin,
     readonly grpc: string,
     readonly workerPort: number,
+    /** Present: this stack runs mTLS on every hop with these certificates (removed when it stops). */
+    private readonly certs?: BenchCertificates,
   ) {}
 
-  static async start(config: BenchConfig): Promise<Stack> {
+  static async start(config: BenchConfig, certs?: BenchCertificates): Promise<Stack> {
     const net = await workerNet();
     const stub = await launchComponent(
       'apiserver-stub',
       [
-        '--listen', '127.0.0.1:0',
-        '--admin', '127.0.0.1:0',
+        ...stubArgs(config, net.port),
         '--workers', String(config.workers),
         '--worker-ip-base', net.ipBase,
-        '--worker-port', String(net.port),
         '--worker-capacity', String(config.workerCapacity),
-        '--actors', String(config.actors),
-        '--atespace', config.atespace,
-        '--resolve-latency-ms', String(config.resolveLatencyMs),
-        '--cold-resume-ms', String(config.coldResumeMs),
-        '--actor-suffix', config.actorSuffix,
+        ...(certs === undefined ? [] : stubTlsArgs(certs.files)),
       ],
       { echo: config.echo, readyTimeoutMs: 120_000 },
     );
@@ -66,7 +68,23 @@ export class Stack {
       await stub.stop();
       throw new Error(`apiserver-stub ready line lacks grpc/admin: ${JSON.stringify(stub.addresses)}`);
     }
-    return new Stack(config, stub, new Admin(admin), grpc, net.port);
+    return new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+  }
+
+  /** The mTLS stack: certificates, a stub whose control API and workers run mTLS, every actor awake. */
+  private mtlsStack(): Promise<Stack> {
+    return (this.#mtlsStack ??= (async () => {
+      const certs = await writeBenchCertificates();
+      let stack: Stack;
+      try {
+        stack = await Stack.start(this.config, certs);
+      } catch (err) {
+        await certs.remove();
+        throw err;
+      }
+      await stack.wakeAll((await stack.placements()).map((p) => p.name));
+      return stack;
+    })());
   }
 
   /** Every actor of the bench's atespace, with its placement, in name order. */
@@ -77,7 +95,7 @@ export class Stack {
 
   /** Wakes every actor through ResumeActor (before hot arms; not measured). */
   async wakeAll(names: readonly string[]): Promise<void> {
-    await resumeAll(this.grpc, this.config.atespace, names);
+    await resumeAll(this.grpc, this.config.atespace, names, 64, this.certs === undefined ? undefined : controlCredentials(this.certs.files));
   }
 
   /** Suspends every actor through the stub admin (the cold scenario's starting line). */
@@ -98,7 +116,9 @@ export class Stack {
 
   /** Starts the front processes of one arm. */
   async startArm(spec: ArmSpec, fixedWorkerIp?: string): Promise<ArmRuntime> {
+    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, fixedWorkerIp);
     const cfg = this.config;
+    const tls = this.certs?.files;
     const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
     const opts = { echo: cfg.echo, env: this.env() };
     if (spec.kind === 'direct') {
@@ -125,14 +145,21 @@ export class Stack {
       if (spec.extproc) {
         const extproc = await launchComponent(
           'extproc',
-          ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', this.grpc, '--worker-port', String(this.workerPort), '--actor-suffix', cfg.actorSuffix],
+          [
+            '--listen', '127.0.0.1:0',
+            '--admin', '127.0.0.1:0',
+            '--apiserver', this.grpc,
+            '--worker-port', String(this.workerPort),
+            '--actor-suffix', cfg.actorSuffix,
+            ...(tls === undefined ? [] : extprocTlsArgs(tls)),
+          ],
           opts,
         );
         started.push(extproc);
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
-      const proxy = await launchComponent('proxy', proxyArgs(cfg, spec, extprocGrpc, this.grpc), opts);
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], opts);
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -151,11 +178,28 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    await this.stub.stop();
+    const mtls = this.#mtlsStack;
+    this.#mtlsStack = undefined;
+    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined)]);
+    await this.certs?.remove();
   }
 }
 
 /** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
+/** The apiserver-stub flags every bench stack shares (the actors, their latencies, the worker port). */
+export function stubArgs(config: BenchConfig, workerPort: number): string[] {
+  return [
+    '--listen', '127.0.0.1:0',
+    '--admin', '127.0.0.1:0',
+    '--worker-port', String(workerPort),
+    '--actors', String(config.actors),
+    '--atespace', config.atespace,
+    '--resolve-latency-ms', String(config.resolveLatencyMs),
+    '--cold-resume-ms', String(config.coldResumeMs),
+    '--actor-suffix', config.actorSuffix,
+  ];
+}
+
 export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
   return [
     '--listen', '127.0.0.1:0',

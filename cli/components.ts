@@ -13,4 +13,5 @@ export const COMPONENTS: Readonly<Record<string, Component>> = Object.freeze({
   extproc: { summary: 'the Envoy ext_proc v3 server that resolves actors through ResumeActor', load: () => import('../extproc/main.js') },
   'apiserver-stub': { summary: 'a simulated ateapi control plane with in-process workers', load: () => import('../apiserver-stub/main.js') },
   worker: { summary: 'a simulated worker that attaches to apiserver-stub', load: () => import('../apiserver-stub/worker-main.js') },
+  certs: { summary: 'writes a development CA and the mTLS identities of every hop', load: () => import('../lib/tls/certs-main.js') },
 });

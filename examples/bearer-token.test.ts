@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import factory, { createBearerTokenFilter } from './bearer-token.js';
-import { fakeContext } from './testing/fake-context.js';
+import { fakeContext, fakeFilterContext } from './testing/fake-context.js';
 import type { FilterResult } from '../proxy/api/public.js';
 
 const HOST = 'counter.demo.actors.resources.substrate.ate.dev';
@@ -40,7 +40,7 @@ test('forward: true keeps the Authorization header; no tokens at all is a start-
   const saved = process.env.BEARER_TOKENS;
   process.env.BEARER_TOKENS = 'from-env';
   try {
-    const fromEnv = await factory({ log: pino({ level: 'silent' }), actorSuffix: 'actors.resources.substrate.ate.dev' });
+    const fromEnv = await factory(fakeFilterContext());
     assert.equal(fromEnv.name, 'bearer-token');
     assert.equal((fromEnv.onRequest?.(fakeContext(HOST, { authorization: 'Bearer from-env' })) as FilterResult).kind, 'continue');
   } finally {

@@ -1,5 +1,7 @@
 /** extproc's flags and its frozen Config: the only place that reads the environment. */
-import { readConfig, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import net from 'node:net';
+import { readConfig, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
@@ -21,6 +23,24 @@ export const EXTPROC_FLAGS = {
     min: 0,
     help: 'A Process stream on which the data plane neither sends nor half-closes for this long, while nothing is pending, ends with DEADLINE_EXCEEDED; 0 disables.',
   },
+  'apiserver-ca': {
+    type: 'string',
+    env: 'EXTPROC_APISERVER_CA',
+    default: '',
+    help: 'PEM file with the CA certificates that sign the control plane\'s certificate: the control-plane connection is then TLS 1.3 with a client certificate (empty: plaintext).',
+  },
+  'apiserver-credential-bundle': {
+    type: 'string',
+    env: 'EXTPROC_APISERVER_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with extproc\'s client certificate and private key for the control plane; read again on every handshake (rotation without restart).',
+  },
+  'apiserver-server-name': {
+    type: 'string',
+    env: 'EXTPROC_APISERVER_SERVER_NAME',
+    default: '',
+    help: 'The name the control plane\'s certificate must carry, also sent as SNI (default: the host of --apiserver).',
+  },
   'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
 } as const satisfies FlagSpecs;
 
@@ -36,6 +56,21 @@ export interface ExtprocConfig {
   /** 0: no idle timeout. */
   readonly streamIdleTimeoutMs: number;
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
+  /** TLS to the control plane; undefined: plaintext. */
+  readonly apiserverTls: ClientTlsFiles | undefined;
+}
+
+function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): ClientTlsFiles | undefined {
+  const caFile = values['apiserver-ca'];
+  const credentialBundle = values['apiserver-credential-bundle'];
+  if (caFile === '' && credentialBundle === '') {
+    if (values['apiserver-server-name'] !== '') throw new UsageError('--apiserver-server-name needs --apiserver-ca and --apiserver-credential-bundle');
+    return undefined;
+  }
+  if (caFile === '' || credentialBundle === '') throw new UsageError('--apiserver-ca and --apiserver-credential-bundle go together');
+  const serverName = values['apiserver-server-name'] || host;
+  if (net.isIP(serverName)) throw new UsageError(`--apiserver-server-name: the control plane is checked by name; "${serverName}" is an IP address`);
+  return Object.freeze({ caFile, credentialBundle, serverName });
 }
 
 export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocConfig {
@@ -50,6 +85,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     resumeBudgetMs: values['resume-budget-ms'],
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
+    apiserverTls: apiserverTls(values, apiserver.host),
   });
 }
 

@@ -16,6 +16,26 @@ import { ExtprocMetrics } from './metrics.js';
 import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
 import { Resolver } from './resolver.js';
 import { serveStream } from './stream.js';
+import { ReloadingTlsCredentials, type ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
+import { TlsFileError } from '../lib/tls/files.js';
+import { UsageError } from '../lib/flags.js';
+
+/** TLS 1.3 to the control plane with extproc's client certificate (files read on every handshake), or plaintext. */
+function controlCredentials(files: ClientTlsFiles | undefined, log: Logger): grpc.ChannelCredentials | undefined {
+  if (files === undefined) return undefined;
+  try {
+    const credentials = new ReloadingTlsCredentials(
+      files,
+      (err) => log.error({ err: err.message }, 'control-plane TLS credentials not re-read; the previous ones stay in use'),
+      { caFile: '--apiserver-ca', credentialBundle: '--apiserver-credential-bundle' },
+    );
+    log.info({ serverName: files.serverName }, 'TLS 1.3 with a client certificate to the control plane');
+    return credentials;
+  } catch (err) {
+    if (err instanceof TlsFileError) throw new UsageError(err.message);
+    throw err;
+  }
+}
 
 export interface RunningExtproc {
   /** The bound gRPC address, `host:port`. */
@@ -37,7 +57,7 @@ export function attemptBackstopMs(budgetMs: number): number {
 }
 
 export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<RunningExtproc> {
-  const control: ControlClient = createControlClient(config.apiserver);
+  const control: ControlClient = createControlClient(config.apiserver, {}, controlCredentials(config.apiserverTls, log));
   const backstop = attemptBackstopMs(config.resumeBudgetMs);
   let metrics: ExtprocMetrics | undefined;
   const flights = new ResumeFlights({

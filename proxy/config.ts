@@ -8,9 +8,19 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
+import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
+import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
+import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
+import { filterSpec, type FilterSpec } from './chain/load-filters.js';
+import { readConfigFile, type ConfigFile } from './config-file.js';
 
 export const PROXY_FLAGS = {
+  config: {
+    type: 'string?',
+    env: 'PROXY_CONFIG',
+    help: 'A config file (.yaml, .yml or .json) holding any of these flags by name and the "filters" list ({ module, options }); flags and environment variables override it.',
+  },
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
   'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
   'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
@@ -82,7 +92,18 @@ export const PROXY_FLAGS = {
     help: 'Who resolves a cache miss: the ext_proc server (production), or the proxy calling ResumeActor itself (benchmark comparison).',
   },
   apiserver: { type: 'string', env: 'PROXY_APISERVER', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
-  filter: { type: 'list', env: 'PROXY_FILTERS', help: 'An ES module whose default export is a filter factory; user filters run first, in the order given.' },
+  filter: {
+    type: 'list',
+    env: 'PROXY_FILTERS',
+    help: 'An ES module whose default export is a filter factory; user filters run first, in the order given (replaces the config file\'s "filters").',
+  },
+  'filter-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_FILTER_TIMEOUT_MS',
+    default: DEFAULT_FILTER_TIMEOUT_MS,
+    min: 1,
+    help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
+  },
   'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
@@ -126,7 +147,44 @@ export const PROXY_FLAGS = {
   },
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
+  'tunnel-idle-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_TUNNEL_IDLE_TIMEOUT_MS',
+    default: 300000,
+    help: 'An upgraded connection (WebSocket) that carries no byte either way for this long is closed; 0 disables.',
+  },
+  'upgrade-allow': {
+    type: 'list',
+    env: 'PROXY_UPGRADE_ALLOW',
+    help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
+  },
+  'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+  'upstream-credential-bundle': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to the workers; empty: plaintext to the workers.',
+  },
+  'upstream-trust-bundle': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_TRUST_BUNDLE',
+    default: '',
+    help: 'PEM file with the CA certificates that sign the workers\' certificates (required with --upstream-credential-bundle).',
+  },
+  'upstream-spiffe-prefix': {
+    type: 'string',
+    env: 'PROXY_UPSTREAM_SPIFFE_PREFIX',
+    default: DEFAULT_SPIFFE_PREFIX,
+    help: 'A worker is accepted when one of its certificate\'s URI SANs starts with this prefix (never checked by IP or name).',
+  },
+  'upstream-tls-watch-ms': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_TLS_WATCH_MS',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
+  },
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
@@ -161,7 +219,11 @@ export interface ProxyConfig {
   readonly maxReplayBodyBytes: number;
   readonly resolver: 'extproc' | 'apiserver';
   readonly apiserver: HostPort;
-  readonly filters: readonly string[];
+  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
+  readonly filters: readonly FilterSpec[];
+  readonly filterTimeoutMs: number;
+  /** `--config`: the file the flags were merged over (undefined when none). */
+  readonly configFile: string | undefined;
   readonly accessLog: boolean;
   readonly workers: number;
   readonly routeTimeoutMs: number;
@@ -185,11 +247,44 @@ export interface ProxyConfig {
   readonly workerPort: number;
   /** Normalised (no dots at the ends, lower case). */
   readonly actorSuffix: string;
+  /** mTLS to the workers; undefined: plaintext. */
+  readonly upstreamTls: UpstreamTlsConfig | undefined;
+  /** `--tunnel-idle-timeout-ms` (0: no idle timeout). */
+  readonly tunnelIdleTimeoutMs: number;
+  /** Lower-case upgrade tokens forwarded: `websocket` plus `--upgrade-allow` (never `h2c`). */
+  readonly upgradeTokens: ReadonlySet<string>;
+  /** `--connect-listen`, when set. */
+  readonly connectListen: HostPort | undefined;
+}
+
+export interface UpstreamTlsConfig {
+  readonly credentialBundle: string;
+  readonly trustBundle: string;
+  readonly spiffePrefix: string;
+  readonly watchIntervalMs: number;
+}
+
+function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
+  const credentialBundle = flags['upstream-credential-bundle'];
+  const trustBundle = flags['upstream-trust-bundle'];
+  if (credentialBundle === '') {
+    if (trustBundle !== '') throw new UsageError('--upstream-trust-bundle needs --upstream-credential-bundle (an empty credential bundle means plaintext)');
+    return undefined;
+  }
+  if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
+  let spiffePrefix: string;
+  try {
+    spiffePrefix = validateSpiffePrefix(flags['upstream-spiffe-prefix']);
+  } catch (err) {
+    throw new UsageError(`--upstream-spiffe-prefix: ${(err as Error).message}`);
+  }
+  return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
-export function buildConfig(flags: ProxyFlags): ProxyConfig {
+/** `file`: the config file read for these flags, whose `filters` apply when no `--filter` was given. */
+export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
   for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
@@ -219,7 +314,9 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     maxReplayBodyBytes: flags['max-replay-body-bytes'],
     resolver: flags.resolver,
     apiserver: parseHostPort(flags.apiserver, '--apiserver'),
-    filters: flags.filter,
+    filters: Object.freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
+    filterTimeoutMs: flags['filter-timeout-ms'],
+    configFile: file?.path,
     accessLog: flags['access-log'] === 'on',
     workers: flags.workers,
     routeTimeoutMs: flags['route-timeout-ms'],
@@ -239,6 +336,10 @@ export function buildConfig(flags: ProxyFlags): ProxyConfig {
     keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
     workerPort: flags['worker-port'],
     actorSuffix: normaliseSuffix(flags['actor-suffix']),
+    upstreamTls: upstreamTlsConfig(flags),
+    tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
+    upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+    connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
   });
 }
 
@@ -254,8 +355,29 @@ function buildTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
   return Object.freeze({ listen: parseHostPort(listen, '--tls-listen'), certFile, keyFile });
 }
 
-/** Reads flags (argv over environment over defaults) into a frozen config; `help` is true for `--help`. */
+function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {
+  const tokens = new Set(['websocket']);
+  for (const raw of allow) {
+    const t = raw.trim().toLowerCase();
+    if (!TOKEN.test(t)) throw new UsageError(`--upgrade-allow: "${raw}" is not an upgrade token`);
+    if (t === 'h2c') throw new UsageError('--upgrade-allow: h2c cannot be forwarded');
+    tokens.add(t);
+  }
+  return tokens;
+}
+
+/**
+ * Reads flags (argv over environment over the `--config` file over defaults) into a frozen config; `help` is true
+ * for `--help`. Called again on a reload, with the same argv and environment.
+ */
 export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ProxyConfig | undefined } {
-  const { help, values } = readFlags(PROXY_FLAGS, argv, env);
-  return { help, config: help ? undefined : buildConfig(values) };
+  const first = readFlags(PROXY_FLAGS, argv, env);
+  if (first.help) return { help: true, config: undefined };
+  const path = first.values.config;
+  if (path === undefined) return { help: false, config: buildConfig(first.values) };
+  const file = readConfigFile(path, PROXY_FLAGS);
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const { values } = readFlags(PROXY_FLAGS, argv, { ...file.env, ...given });
+  // A filter list from the file does not count as `--filter` (it carries options).
+  return { help: false, config: buildConfig({ ...values, filter: first.values.filter }, file) };
 }

@@ -3,9 +3,11 @@
  * N ingress workers sharing the listener. The chain's stages come from `chain/assemble.ts`.
  */
 import cluster from 'node:cluster';
-import { formatHelp } from '../lib/flags.js';
+import { formatHelp, UsageError } from '../lib/flags.js';
+import { TlsFileError } from '../lib/tls/files.js';
+import { loadUpstreamTls } from './upstream/tls.js';
 import { createLogger } from '../lib/logger.js';
-import { PROXY_FLAGS, readProxyConfig } from './config.js';
+import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { loadCertificate } from './edge/tls-certificate.js';
@@ -23,13 +25,23 @@ export async function main(argv: string[]): Promise<void> {
   }
   // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
   if (config.tls !== undefined) loadCertificate(config.tls);
+  if (config.upstreamTls !== undefined && !cluster.isWorker) {
+    try {
+      loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it
+    } catch (err) {
+      if (err instanceof TlsFileError) throw new UsageError(err.message);
+      throw err;
+    }
+  }
+  // A reload reads the config again from the same flags and environment (and the config file, again).
+  const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {
-    await runClusterWorker(config, assembleStages);
+    await runClusterWorker(config, assembleStages, rereadConfig);
     return;
   }
   if (config.workers > 1) {
     await runClusterPrimary(config, createLogger('proxy'));
     return;
   }
-  await startProxyProcess(config, assembleStages, { role: 'standalone' });
+  await startProxyProcess(config, assembleStages, { role: 'standalone', rereadConfig });
 }

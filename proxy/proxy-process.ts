@@ -13,11 +13,17 @@ import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2cSessions } from './upstream/h2c-sessions.js';
+import { startUpstreamTls } from './upstream/tls.js';
 import { UndiciRouter } from './upstream/router.js';
 import { Chain } from './chain/chain.js';
 import { Ingress } from './edge/ingress.js';
 import { createAdmin } from './ops/admin.js';
 import type { ProxyStage, StageDeps } from './chain/stage.js';
+import { FilterReloader, type ReloadReport } from './chain/reload.js';
+import { TunnelHub } from './upstream/tunnel-hub.js';
+import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
+import { UpgradeHandler } from './edge/upgrade.js';
+import { ConnectListener } from './edge/connect-listener.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
@@ -26,16 +32,22 @@ export interface RunningProxy {
   /** The HTTPS listener's address, with `--tls-listen`. */
   readonly tls?: string;
   readonly admin: string;
+  /** The CONNECT listener's address (`--connect-listen`). */
+  readonly connect?: string;
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
   close(): Promise<void>;
+  /** Re-reads the config and the filter modules and swaps the user filters (`chain/reload.ts`). */
+  reload(): Promise<ReloadReport>;
 }
 
 export interface ProcessOptions {
   /** `worker`: bind admin on an internal port, do not log "ready" (the primary does). */
   readonly role: 'standalone' | 'worker';
   readonly log?: Logger;
+  /** Reads the config again for a reload (default: the same config, so a reload re-imports the same modules). */
+  readonly rereadConfig?: () => ProxyConfig;
 }
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
@@ -43,6 +55,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const stats = new ProxyStats(config.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
+  const upstreamTls = config.upstreamTls === undefined ? undefined : startUpstreamTls(config.upstreamTls, config.connectTimeoutMs, log, counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
   const poolOptions: PoolOptions = {
     connectTimeoutMs: config.connectTimeoutMs,
@@ -50,49 +63,86 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
+    ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }),
     maxConnections: config.upstreamMaxConnections,
     maxPending: config.upstreamMaxPending,
   };
   const pools = new UpstreamPools(poolOptions);
-  const h2cSessions = createH2cSessions(poolOptions);
-  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: config.routeTimeoutMs }, h2cSessions);
+  // gRPC: HTTP/2 sessions, h2c or (with upstream mTLS) TLS with ALPN `h2`.
+  const h2cSessions = createH2cSessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
+  const hub = new TunnelHub(log);
+  registerTunnelMetrics(metrics.registry, hub.stats);
+  const router = new UndiciRouter(
+    pools,
+    counters,
+    {
+      routeTimeoutMs: config.routeTimeoutMs,
+      tunnels: { hub, idleTimeoutMs: config.tunnelIdleTimeoutMs },
+    },
+    h2cSessions,
+  );
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
-    config.rerun,
+    { ...config.rerun, filterTimeoutMs: config.filterTimeoutMs, userFilters: stages.filter((s) => s.userFilter === true).length },
   );
-  const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages });
-  const admin: FastifyInstance = await createAdmin({ config, stats, registry: metrics.registry, stages, draining: () => ingress.draining });
+  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
+  const reload = (): Promise<ReloadReport> => reloader.reload();
+  const upgrades = new UpgradeHandler({ config, chain, counters, log, stages, hub });
+  const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages, upgrades });
+  const connect = config.connectListen === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server });
+  const admin: FastifyInstance = await createAdmin({
+    config,
+    stats,
+    registry: metrics.registry,
+    stages: [...stages, hub.asStage()],
+    draining: () => ingress.draining,
+    reload,
+  });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
   }
 
   await ingress.listen(config.listen.host, config.listen.port);
   if (config.tls !== undefined) await ingress.listenTls(config.tls.listen.host, config.tls.listen.port, config.tls);
+  if (connect !== undefined && config.connectListen !== undefined) await connect.listen(config.connectListen.host, config.connectListen.port);
   const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
   const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
-  const addresses: { ingress: string; admin: string; tls?: string } = { ingress: boundAddress(ingress.listener.server), admin: boundAddress(admin.server) };
   const tlsListener = ingress.tlsListener;
-  if (tlsListener !== undefined) addresses.tls = boundAddress(tlsListener.server);
+  const addresses = {
+    ingress: boundAddress(ingress.listener.server),
+    ...(tlsListener === undefined ? {} : { tls: boundAddress(tlsListener.server) }),
+    admin: boundAddress(admin.server),
+    ...(connect === undefined ? {} : { connect: boundAddress(connect.server) }),
+  };
+  const stopAccepting = (): void => {
+    void ingress.stopAccepting();
+    void connect?.stopAccepting();
+  };
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
-      const clean = await ingress.drain(config.drainTimeoutMs);
+      void connect?.stopAccepting();
+      // Open tunnels keep flowing until the drain timeout, then are closed; the ingress waits for their sockets.
+      const tunnels = hub.drain(config.drainTimeoutMs);
+      const clean = (await ingress.drain(config.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       await Promise.all([pools, h2cSessions].map((p) => (clean ? p.close() : p.destroy())));
+      upstreamTls?.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
       log.info('stopped');
     })());
 
   if (opts.role === 'standalone') {
+    process.on('SIGHUP', () => void reload()); // the reloader logs the outcome
     onShutdownSignal(log, stop);
     logReady(log, addresses);
   }
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
-  return { ...addresses, stopAccepting: () => ingress.stopAccepting(), close: stop };
+  return { ...addresses, stopAccepting, close: stop, reload };
 }

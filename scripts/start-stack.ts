@@ -2,12 +2,14 @@
 /**
  * `npm start`: the whole local stack (apiserver-stub with 64 workers on 127.0.1.x, extproc, proxy), each as its
  * own process with its defaults. Every component reads its usual environment variables, e.g.
- * `ACTOR_CACHE=off npm start`. Launcher settings: STACK_READY_TIMEOUT_MS (30000), STACK_STOP_GRACE_MS (10000),
+ * `ACTOR_CACHE=off npm start`. Every internal hop runs mTLS with development certificates made at start
+ * (`npm start -- --tls off` or STACK_TLS=off: plaintext). Launcher settings: STACK_READY_TIMEOUT_MS (30000), STACK_STOP_GRACE_MS (10000),
  * STACK_LOG_FORMAT=pretty|json (pretty). LOG_LEVEL filters what is shown; the components always log at least at
  * info, because the launcher reads their "ready" lines.
  */
 import { runStack } from './stack/launcher.js';
 import { levelValue } from './stack/log-format.js';
+import { generateStackCertificates, tlsSwitch, type StackCertificates } from './stack/tls.js';
 
 function numberFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -28,8 +30,23 @@ if (minLevel === undefined) {
   process.exit(2);
 }
 
+const tls = tlsSwitch(process.argv.slice(2), process.env);
+if (tls === undefined) {
+  process.stderr.write('start-stack: --tls (STACK_TLS) must be on or off\n');
+  process.exit(2);
+}
+let certificates: StackCertificates | undefined;
+if (tls === 'on') {
+  try {
+    certificates = await generateStackCertificates();
+  } catch (err) {
+    process.stderr.write(`start-stack: cannot make the development certificates (--tls off runs without them): ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 const code = await runStack({
-  env: { ...process.env, LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel },
+  env: { ...certificates?.env, ...process.env, STACK_TLS: tls, LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel },
   minLevel,
   parentPid: process.ppid,
   write: (line) => process.stdout.write(`${line}\n`),
@@ -37,4 +54,5 @@ const code = await runStack({
   graceMs: numberFromEnv('STACK_STOP_GRACE_MS', 10000),
   format: { raw: process.env.STACK_LOG_FORMAT === 'json', color: process.stdout.isTTY === true && !process.env.NO_COLOR },
 });
+await certificates?.remove();
 process.exit(code);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `npm run test:compose`: builds the image, then for ACTOR_CACHE=on and off brings the compose deployment up,
+# `npm run test:compose`: builds the image, writes development certificates into a temporary directory (mTLS on
+# every hop, as compose.yaml runs by default), then for ACTOR_CACHE=on and off brings the compose deployment up,
 # waits for every service to be healthy, checks from inside a worker container that only the apiserver's attach
-# port is reachable (not the admin APIs, ext_proc, the control API or the ingress), sends requests through
+# port is reachable (not the admin APIs, ext_proc, the control API or the ingress), checks from inside the proxy
+# container that every worker and the control API speak TLS with the expected identities, sends requests through
 # 127.0.0.1:8080 (a miss, a hit, a forced move), runs a 3-second load from the bench service inside the network,
 # checks the proxy's and extproc's /stats, and tears everything down (`down -v`), also when a step fails.
 #
@@ -35,10 +37,17 @@ teardown() {
   fi
   say "tearing down"
   dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || dc down -v --remove-orphans || true
+  if [[ -n "${CERTS_DIR:-}" ]]; then rm -rf "$CERTS_DIR"; fi
   exit "$rc"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
+
+# The certificates compose.yaml mounts (each container: ca.pem and its own bundle), fresh for this run.
+if [[ ! -f dist/scripts/compose/check.js ]]; then npx tsc -p .; fi
+CERTS_DIR=$(mktemp -d)
+export ACTOR_EDGE_CERTS="$CERTS_DIR"
+bash scripts/compose/certs.sh "$CERTS_DIR"
 
 say "compose files validate ($("${DC[@]}" version --short 2>/dev/null || "${DC[@]}" version | head -n 1))"
 dc config -q
@@ -57,7 +66,6 @@ say "building $ACTOR_EDGE_IMAGE"
 # The host network lets `npm ci` reach the registry even where containers have no outbound NAT.
 docker build --network host -t "$ACTOR_EDGE_IMAGE" . >/tmp/actor-edge-build.$$.log 2>&1 || { tail -n 40 /tmp/actor-edge-build.$$.log; rm -f /tmp/actor-edge-build.$$.log; exit 1; }
 rm -f /tmp/actor-edge-build.$$.log
-if [[ ! -f dist/scripts/compose/check.js ]]; then npx tsc -p .; fi
 
 wait_healthy() {
   local deadline=$((SECONDS + 120)) ids status unhealthy
@@ -106,6 +114,16 @@ check_isolation() {
     worker-1 node dist/scripts/compose/check.js isolation
 }
 
+# From the proxy container (on both networks): the workers and the control API answer TLS only, with the
+# identities compose.yaml configures.
+check_tls() {
+  local workers="" i
+  for i in 1 2 3 4; do workers="$workers,worker-$i:8443"; done
+  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e CHECK_TLS_WORKERS="${workers#,}" \
+    -e CHECK_TLS_WORKER_PREFIX=spiffe://cluster.local/ns/actor-edge/worker/ -e CHECK_TLS_CONTROL=apiserver-control:50052 \
+    -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js tls
+}
+
 for mode in ${COMPOSE_TEST_MODES:-on off}; do
   export ACTOR_CACHE=$mode
   say "ACTOR_CACHE=$mode: up"
@@ -114,6 +132,7 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   wait_healthy
   say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
   check_isolation
+  check_tls
   node dist/scripts/compose/check.js requests
   say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8

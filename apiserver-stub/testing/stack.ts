@@ -34,6 +34,8 @@ export async function startStack(overrides: Partial<StubConfig> = {}): Promise<T
     coldResumeMs: 10,
     autoCreate: false,
     actorSuffix: SUFFIX,
+    tls: undefined,
+    workerTls: undefined,
     ...overrides,
   });
   const stub = await startApiserverStub(config, createLogger('apiserver-stub', process.env.TEST_LOG_LEVEL ?? 'silent'));

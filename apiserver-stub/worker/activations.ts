@@ -16,6 +16,8 @@ export class Activation {
   active = true;
   /** Responses still being produced (delayed, streamed or reading a body); destroyed on deactivation. */
   readonly inflight = new Set<{ destroy(): void }>();
+  /** Open WebSockets (`websocket.ts`); closed on deactivation. */
+  readonly sockets = new Set<{ terminate(): void }>();
   pendingIds: string[] = [];
   pendingCount = 0;
 
@@ -88,6 +90,8 @@ export class ActivationTable {
     activation.active = false;
     for (const res of activation.inflight) res.destroy();
     activation.inflight.clear();
+    for (const ws of activation.sockets) ws.terminate();
+    activation.sockets.clear();
     return activation;
   }
 

@@ -11,6 +11,8 @@ import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
 import { createStreamHandler } from './stream-handler.js';
+import type { WorkerTls } from './tls.js';
+import { createWebSocketHandler } from './websocket.js';
 
 export interface WorkerAgentOptions {
   /** Control plane gRPC address, host:port. */
@@ -31,6 +33,8 @@ export interface WorkerAgentOptions {
    */
   readonly reportIntervalMs?: number;
   readonly reportBatch?: number;
+  /** mTLS on the HTTP listener; absent: plain HTTP. */
+  readonly tls?: WorkerTls;
 }
 
 const REPORT_INTERVAL_MS = 1000;
@@ -68,7 +72,8 @@ export class WorkerAgent {
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
     const streamHandler = createStreamHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, streamHandler);
+    const upgrade = createWebSocketHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, { tls: opts.tls, upgrade, streamHandler });
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

@@ -3,6 +3,27 @@ import net from 'node:net';
 import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
+import { workerTlsSettings, type WorkerTlsSettings } from './tls.js';
+
+/** The worker tunnel's mTLS flags (apiserver-stub takes the same ones for its in-process workers). */
+export const WORKER_TLS_FLAGS = {
+  'tls-credential-bundle': {
+    type: 'string',
+    env: 'WORKER_TLS_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the worker\'s certificate (its only SAN: its SPIFFE URI) and private key; empty: plain HTTP',
+  },
+  'tls-client-ca': { type: 'string', env: 'WORKER_TLS_CLIENT_CA', default: '', help: 'PEM file with the CA certificates that sign the client (proxy) certificate' },
+  'tls-client-identity': { type: 'string', env: 'WORKER_TLS_CLIENT_IDENTITY', default: '', help: 'the one client SPIFFE URI accepted; any other is refused' },
+} as const satisfies FlagSpecs;
+
+/** The worker TLS settings from flag values named as in WORKER_TLS_FLAGS. */
+export function readWorkerTls(v: { readonly 'tls-credential-bundle': string; readonly 'tls-client-ca': string; readonly 'tls-client-identity': string }): WorkerTlsSettings | undefined {
+  return workerTlsSettings(
+    { credentialBundle: v['tls-credential-bundle'], clientCa: v['tls-client-ca'], clientIdentity: v['tls-client-identity'] },
+    { credentialBundle: '--tls-credential-bundle', clientCa: '--tls-client-ca', clientIdentity: '--tls-client-identity' },
+  );
+}
 
 export const WORKER_FLAGS = {
   apiserver: { type: 'string', env: 'WORKER_APISERVER', default: '127.0.0.1:50052', help: 'apiserver-stub gRPC address to attach to' },
@@ -11,6 +32,7 @@ export const WORKER_FLAGS = {
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port (0: the OS chooses and the bound port is registered)' },
   capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors this worker can host' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
+  ...WORKER_TLS_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const WORKER_SUMMARY =
@@ -24,6 +46,8 @@ export interface WorkerConfig {
   readonly port: number;
   readonly capacity: number;
   readonly actorSuffix: string;
+  /** mTLS on the HTTP listener; undefined: plain HTTP. */
+  readonly tls: WorkerTlsSettings | undefined;
 }
 
 export function workerHelp(): string {
@@ -51,5 +75,6 @@ function buildWorkerConfig(v: FlagValues<typeof WORKER_FLAGS>): WorkerConfig {
     port: v['worker-port'],
     capacity: v.capacity,
     actorSuffix: suffix,
+    tls: readWorkerTls(v),
   });
 }

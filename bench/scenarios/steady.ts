@@ -43,7 +43,7 @@ export async function steadyArm(ctx: ScenarioContext, runtime: ArmRuntime, plan?
 export const steady: Scenario = {
   name: 'steady',
   defaultArms: ['direct', 'floor', 'A', 'B1', 'B2', 'C'],
-  supportedArms: ['direct', 'floor', 'A', 'B1', 'B2', 'C', 'target'],
+  supportedArms: ['direct', 'floor', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', 'target'],
   async prepare(ctx) {
     if (ctx.stack) await ctx.stack.wakeAll(ctx.actors);
   },

@@ -1,8 +1,8 @@
 /** A minimal RequestContext for testing filters without a proxy (what a filter author's own tests can use). */
 import { pino } from 'pino';
-import type { HeaderMap, RequestContext } from '../../proxy/api/public.js';
+import type { FilterContext, FilterResponse, HeaderMap, RequestContext } from '../../proxy/api/public.js';
 
-function headerMap(init: Record<string, string>): HeaderMap {
+export function headerMap(init: Record<string, string> = {}): HeaderMap {
   const m = new Map<string, string[]>(Object.entries(init).map(([k, v]) => [k.toLowerCase(), [v]]));
   return {
     get: (n) => m.get(n.toLowerCase())?.[0],
@@ -17,19 +17,43 @@ function headerMap(init: Record<string, string>): HeaderMap {
   };
 }
 
-export function fakeContext(authority: string, headers: Record<string, string> = {}, attempt = 0): RequestContext {
+export interface FakeRequest {
+  readonly method?: string;
+  readonly path?: string;
+  readonly body?: string;
+  readonly attempt?: number;
+}
+
+export function fakeContext(authority: string, headers: Record<string, string> = {}, request: FakeRequest | number = {}): RequestContext {
+  const r: FakeRequest = typeof request === 'number' ? { attempt: request } : request;
+  const body = Buffer.from(r.body ?? '');
   return {
     requestId: 'test-request',
-    method: 'GET',
-    path: '/',
+    method: r.method ?? 'GET',
+    path: r.path ?? '/',
+    originalPath: r.path ?? '/',
     authority,
     scheme: 'http',
     protocol: 'http/1.1',
     remoteAddress: '127.0.0.1',
     headers: headerMap({ host: authority, ...headers }),
-    attempt,
+    attempt: r.attempt ?? 0,
     route: undefined,
     locals: new Map(),
     log: pino({ level: 'silent' }),
+    async readBody({ limit }) {
+      if (body.length > limit) throw Object.assign(new Error('request body too large'), { status: 413 });
+      return body;
+    },
   };
+}
+
+/** A response as `onResponse` sees it. */
+export function fakeResponse(status: number, headers: Record<string, string> = {}, source: 'upstream' | 'local' = 'upstream', errorCode?: string): FilterResponse {
+  return { source, status, headers: headerMap(headers), errorCode };
+}
+
+/** What a factory receives when the proxy loads it. */
+export function fakeFilterContext(options: Record<string, unknown> = {}): FilterContext {
+  return { log: pino({ level: 'silent' }), actorSuffix: 'actors.resources.substrate.ate.dev', options };
 }

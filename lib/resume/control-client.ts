@@ -62,10 +62,13 @@ export const CONTROL_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
   'grpc.keepalive_timeout_ms': 10_000,
 });
 
-/** `address` is `host:port` (IPv6 in brackets). Plain-text HTTP/2, like the rest of the stack. */
-export function createControlClient(address: string, options: grpc.ChannelOptions = {}): ControlClient {
+/**
+ * `address` is `host:port` (IPv6 in brackets). `credentials`: TLS (`lib/tls/grpc-client-credentials.ts`); absent:
+ * plain-text HTTP/2.
+ */
+export function createControlClient(address: string, options: grpc.ChannelOptions = {}, credentials?: grpc.ChannelCredentials): ControlClient {
   const Ctor = controlService();
-  return new Ctor(address, grpc.credentials.createInsecure(), { ...CONTROL_CHANNEL_OPTIONS, ...options }) as unknown as ControlClient;
+  return new Ctor(address, credentials ?? grpc.credentials.createInsecure(), { ...CONTROL_CHANNEL_OPTIONS, ...options }) as unknown as ControlClient;
 }
 
 /** The result of one ResumeActor call. */

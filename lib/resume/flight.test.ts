@@ -148,7 +148,8 @@ test('budget exhausted while still retryable: callers get the real error', async
   assert.equal(flights.budgetMs, 150, 'with parking, the smaller budget applies');
   const o = await flights.resolve(REF, KEY);
   assert.deepEqual(o, { kind: 'grpc-error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available', budgetExhausted: true });
-  assert.ok(s.count() > 2);
+  // Retries until a real-time budget runs out: how many fit depends on the timers, so only "retried" is exact.
+  assert.ok(s.count() >= 2, `${s.count()} calls`);
   assert.equal(flights.lot?.active, 0);
 });
 

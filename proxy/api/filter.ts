@@ -1,7 +1,8 @@
 /**
  * The proxy's public filter API. A request runs through user filters (in `--filter` order), then actor-cache
- * (when on), then ext-proc, then the router. The chain (`chain/chain.ts`) is the single owner of the same-request
- * re-run loop: filters decide, they never loop themselves.
+ * (when on), then ext-proc, then the router; the response head runs back through the filters' `onResponse` in
+ * reverse order before anything is written to the client. The chain (`chain/chain.ts`) is the single owner of the
+ * same-request re-run loop: filters decide, they never loop themselves.
  *
  * A filter module is an ES module whose default export is a `FilterFactory`.
  */
@@ -57,6 +58,11 @@ export type UpstreamOutcome =
   | { readonly kind: 'connect-failed'; readonly code: string }
   /** The connection broke before any response headers. `requestWritten`: the request may have reached the actor. */
   | { readonly kind: 'reset'; readonly requestWritten: boolean; readonly code: string }
+  /**
+   * The worker's certificate failed verification (chain, expiry, or no URI SAN with the SPIFFE prefix): nothing
+   * was sent. `presented`: what the worker presented; `reason`: why it was refused. Never re-runs.
+   */
+  | { readonly kind: 'identity-rejected'; readonly presented: string; readonly reason: string }
   /** No response headers within the route timeout. */
   | { readonly kind: 'timeout' }
   /**
@@ -78,8 +84,14 @@ export interface RequestContext {
   /** `x-request-id` (the client's, or generated). */
   readonly requestId: string;
   readonly method: string;
-  /** Path and query, origin-form (an absolute-form target's path and query). */
-  readonly path: string;
+  /**
+   * Path and query as forwarded upstream, origin-form (an absolute-form target's path and query). Assigning it
+   * rewrites the upstream request's path for this attempt (a re-run starts from `originalPath` again); the value
+   * must be origin-form (`/` then visible ASCII, no `#`), otherwise the assignment throws a `TypeError`.
+   */
+  path: string;
+  /** Path and query as the client sent them (never changes). */
+  readonly originalPath: string;
   /** Host, or an absolute-form target's authority (which replaces Host). */
   readonly authority: string;
   readonly scheme: 'http' | 'https';
@@ -100,7 +112,41 @@ export interface RequestContext {
    * filter does (optional: absent in contexts that cannot be aborted, e.g. unit-test fakes).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Reads the whole request body (opt-in; a filter that never calls it costs nothing): resolves with the body
+   * (empty when there is none), which is still forwarded upstream and still replayable on a re-run. A body larger
+   * than `limit` bytes (or than `--max-replay-body-bytes`, whichever is smaller) rejects with an error that, left
+   * uncaught, answers 413 `PROXY_ERR_BODY_TOO_LARGE`. Call it from `onRequest` only.
+   */
+  readBody(options: ReadBodyOptions): Promise<Uint8Array>;
 }
+
+export interface ReadBodyOptions {
+  /** The most bytes the filter accepts. */
+  readonly limit: number;
+}
+
+/**
+ * The response as the client will get it, handed to `onResponse` before anything is written: the final upstream
+ * response head, or a local reply (a later filter's, ext_proc's, or one of the proxy's own errors). A worker's
+ * stale 421 is never a response (the proxy re-runs the request instead).
+ */
+export interface FilterResponse {
+  /** `upstream`: the worker's answer; `local`: made by the proxy (a filter, ext_proc, or the error catalog). */
+  readonly source: 'upstream' | 'local';
+  /** Assigning changes the status sent; it must be a whole number from 200 to 599 (`TypeError` otherwise). */
+  status: number;
+  /**
+   * The response headers. `set`/`append` throw a `TypeError` for an invalid name or value, a hop-by-hop header,
+   * `content-length`, or one of the proxy's internal headers; names compare case-insensitively.
+   */
+  readonly headers: HeaderMap;
+  /** For the proxy's own errors: the catalog code (e.g. `PROXY_ERR_UPSTREAM_CONNECT`); undefined otherwise. */
+  readonly errorCode: string | undefined;
+}
+
+/** What `onResponse` decides: keep the (possibly changed) response, or replace it with a local reply. */
+export type ResponseResult = FilterResult | void;
 
 /**
  * A filter. `Ctx` is what it is handed: `RequestContext` for `--filter` modules; the built-in stages are written
@@ -110,6 +156,14 @@ export interface Filter<Ctx extends RequestContext = RequestContext> {
   readonly name: string;
   /** Request phase: read/change headers, set a route, or answer locally. */
   onRequest?(ctx: Ctx): FilterResult | Promise<FilterResult>;
+  /**
+   * Response phase, in reverse filter order, once per client request, when the response head is known and nothing
+   * is written yet: change `response.status` or `response.headers`, or return `reply(...)` to answer with a local
+   * reply instead (the filters before this one then see that reply). Runs for upstream answers and for local
+   * replies alike (those made by later filters, ext_proc and the proxy's error catalog); a filter whose own
+   * `onRequest` answered locally, or that the request never reached, is not called.
+   */
+  onResponse?(ctx: Ctx, response: FilterResponse): ResponseResult | Promise<ResponseResult>;
   /** Upstream phase (observe only), in reverse filter order, once per attempt that reached the router. */
   onUpstreamResponse?(ctx: Ctx, outcome: UpstreamOutcome): void;
   /** Called on every filter before the chain re-runs the request (actor-cache evicts here). */
@@ -123,6 +177,8 @@ export interface FilterContext {
   readonly log: Logger;
   /** The proxy's configured actor DNS suffix, for filters that parse actor hosts. */
   readonly actorSuffix: string;
+  /** The filter's `options` from the config file (`filters: [{ module, options }]`); empty when none were given. */
+  readonly options: Readonly<Record<string, unknown>>;
 }
 
 /** The default export of a `--filter` module. */

@@ -1,35 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
 import { Chain } from './chain.js';
 import { ProxyRequest } from '../request/context.js';
-import { ForwardHeaders } from '../request/headers.js';
 import { Counters } from '../ops/stats.js';
 import { CONTINUE, reply, type Filter, type RerunReason, type UpstreamOutcome } from '../api/filter.js';
 import type { Router } from '../upstream/router.js';
 import { ERRORS } from './errors.js';
+import { pino } from 'pino';
 import { silentLog } from '../testing/helpers.js';
+import { testRequest } from '../testing/proxy-request.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
-function request(method = 'GET', startedAt = performance.now()): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
-  const res = new http.ServerResponse(req);
-  return new ProxyRequest({
-    req,
-    res,
-    requestId: 'rid',
-    method,
-    path: '/p',
-    authority: 'a.demo.example',
-    scheme: 'http',
-    remoteAddress: '127.0.0.1',
-    headers: new ForwardHeaders(['host', 'a.demo.example']),
-    body: null,
-    startedAt,
-    log: silentLog,
-  });
-}
+const request = testRequest;
 
 /** Runs one request through the chain; resolves once the chain is done with it. */
 function runChain(chain: Chain, ctx: ProxyRequest): Promise<ProxyRequest> {
@@ -208,4 +190,39 @@ test('an async filter is awaited; without a route the answer is 503 "no healthy 
 test('the chain refuses filters without a name and a router without forward()', () => {
   assert.throws(() => new Chain([{ name: '' }], scriptedRouter([]), new Counters(), { maxReruns: 1 }), /name/);
   assert.throws(() => new Chain([], {} as Router, new Counters(), { maxReruns: 1 }), /router/);
+});
+
+test('an error thrown in onUpstreamResponse, onRerun or onDone is logged with the filter name and ignored', async () => {
+  const logged: Record<string, unknown>[] = [];
+  const log = pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
+  const fail = (where: string) => () => {
+    throw new Error(`broken ${where}`);
+  };
+  const broken: Filter = { name: 'broken', onUpstreamResponse: fail('upstream'), onRerun: fail('rerun'), onDone: fail('done') };
+  const events: string[] = [];
+  const witness: Filter = {
+    name: 'witness',
+    onUpstreamResponse: (_ctx, o) => void events.push(`upstream ${o.kind}`),
+    onRerun: (_ctx, reason) => void events.push(`rerun ${reason}`),
+    onDone: (_ctx, r) => void events.push(`done ${r.status}`),
+  };
+  const router = scriptedRouter([STALE, OK]);
+  const chain = new Chain([broken, witness, resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, new Counters(), { maxReruns: 1 });
+  const ctx = request();
+  Object.defineProperty(ctx, 'log', { value: log });
+  await runChain(chain, ctx);
+  chain.done(ctx, ctx.res.statusCode, undefined);
+  assert.equal(ctx.res.statusCode, 200, 'the request went on: re-run and answered');
+  assert.equal(router.calls.length, 2);
+  assert.equal(ctx.error, undefined);
+  assert.deepEqual(events, ['upstream stale', 'rerun stale', 'upstream response', 'done 200'], 'the other filters still ran');
+  assert.deepEqual(
+    logged.map((l) => [l.filter, (l.err as { message: string }).message]),
+    [
+      ['broken', 'broken upstream'],
+      ['broken', 'broken rerun'],
+      ['broken', 'broken upstream'],
+      ['broken', 'broken done'],
+    ],
+  );
 });

@@ -24,6 +24,8 @@ export const ERRORS = Object.freeze({
   NO_ROUTE: spec('PROXY_ERR_NO_ROUTE', 503, 'internal', 'no healthy upstream'),
   BAD_ROUTE: spec('PROXY_ERR_BAD_ROUTE', 503, 'extproc', 'no healthy upstream'),
   FILTER_FAILED: spec('PROXY_ERR_FILTER_FAILED', 500, 'filter', 'internal error in a request filter'),
+  FILTER_TIMEOUT: spec('PROXY_ERR_FILTER_TIMEOUT', 504, 'filter', 'a request filter timed out'),
+  BODY_TOO_LARGE: spec('PROXY_ERR_BODY_TOO_LARGE', 413, 'downstream', 'request body too large'),
   EXTPROC_FAILED: spec('PROXY_ERR_EXTPROC_FAILED', 500, 'extproc', 'external processing failed'),
   EXTPROC_TIMEOUT: spec('PROXY_ERR_EXTPROC_TIMEOUT', 504, 'extproc', 'external processing timed out'),
   EXTPROC_BODY_TOO_LARGE: spec('PROXY_ERR_EXTPROC_BODY_TOO_LARGE', 413, 'downstream', 'request body too large for external processing'),
@@ -31,6 +33,7 @@ export const ERRORS = Object.freeze({
   UPSTREAM_REQUEST_INVALID: spec('PROXY_ERR_UPSTREAM_REQUEST_INVALID', 500, 'internal', 'the upstream request could not be built'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
+  UPSTREAM_IDENTITY: spec('PROXY_ERR_UPSTREAM_IDENTITY', 502, 'upstream', 'upstream identity verification failed'),
   UPSTREAM_OVERFLOW: spec('PROXY_ERR_UPSTREAM_OVERFLOW', 503, 'upstream', 'upstream overflow: too many requests queued for the worker'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),
   UPSTREAM_RESET_AFTER_SEND: spec(
@@ -54,6 +57,11 @@ export const ERRORS = Object.freeze({
     'upstream',
     'upstream connect error or reset and the request body is too large to replay; not re-run',
   ),
+  UPGRADE_REFUSED: spec('PROXY_ERR_UPGRADE_REFUSED', 403, 'downstream', 'upgrade not allowed'),
+  CONNECT_NO_PORT: spec('PROXY_ERR_CONNECT_NO_PORT', 400, 'downstream', 'CONNECT target must be host:port'),
+  CONNECT_NOT_ACTOR: spec('PROXY_ERR_CONNECT_NOT_ACTOR', 404, 'downstream', 'CONNECT target is not an actor host'),
+  CONNECT_ONLY: spec('PROXY_ERR_CONNECT_ONLY', 405, 'downstream', 'this listener accepts CONNECT only'),
+  DRAINING: spec('PROXY_ERR_DRAINING', 503, 'internal', 'the proxy is shutting down: no new upgrades or tunnels'),
   DOWNSTREAM_CLOSED: spec('PROXY_ERR_DOWNSTREAM_CLOSED', 499, 'downstream', 'client closed the request'),
   INTERNAL: spec('PROXY_ERR_INTERNAL', 500, 'internal', 'internal proxy error'),
 });
@@ -74,4 +82,9 @@ export class ProxyError extends Error {
   get status(): number {
     return this.spec.status;
   }
+}
+
+/** A catalog error as a local reply: its status and plain-text body; `details` go to the access log only. */
+export function errorReply(spec: ProxyErrorSpec, details?: string): { status: number; body: string; details: string } {
+  return { status: spec.status, body: `${spec.text}\n`, details: details ?? spec.code };
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { backoffMs, DEFAULT_RERUN_POLICY, shouldRerun, type RerunDecision, type RerunInput, type RerunPolicy } from './rerun.js';
+import { backoffMs, DEFAULT_RERUN_POLICY, rerunReason, shouldRerun, type RerunDecision, type RerunInput, type RerunPolicy } from './rerun.js';
 import { ERRORS } from './errors.js';
 import type { UpstreamOutcome } from '../api/filter.js';
 
@@ -105,4 +105,24 @@ test('backoffMs stays within [min, max] for every jitter, and is 0 for the first
   }
   assert.equal(backoffMs(2, POLICY, -1), 10, 'out-of-range jitter is clamped');
   assert.equal(backoffMs(2, POLICY, 1), 50);
+});
+
+test('a cancelled attempt fails as the client closing, even before the response says so', () => {
+  const d = shouldRerun(input({ kind: 'cancelled' }));
+  assert.equal(d.kind === 'fail' && d.error, ERRORS.DOWNSTREAM_CLOSED);
+});
+
+test('only stale, connect failure and reset have a re-run reason', () => {
+  assert.deepEqual(
+    [
+      STALE,
+      CONNECT,
+      RESET_WRITTEN,
+      { kind: 'response', status: 200, headers: {} },
+      { kind: 'timeout' },
+      { kind: 'cancelled' },
+      { kind: 'invalid-request', code: 'UND_ERR_INVALID_ARG' },
+    ].map((o) => rerunReason(o as UpstreamOutcome)),
+    ['stale', 'connect', 'reset', undefined, undefined, undefined, undefined],
+  );
 });

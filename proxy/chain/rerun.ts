@@ -6,6 +6,7 @@
  * A re-run happens only when the request cannot have been processed by the actor and can be sent again intact:
  * - the outcome is a stale rejection (421 + `x-ate-assignment-stale: true`), a connect failure, or a reset before
  *   any response headers; a reset after the request was written re-runs only GET, HEAD and OPTIONS;
+ * - (a worker whose certificate fails verification never re-runs: asking again would reach the same worker);
  * - nothing has been written to the client, and the client is still there;
  * - the request body is replayable (no body, or a body that fits within `--max-replay-body-bytes`);
  * - fewer than `--max-reruns` re-runs have happened;
@@ -104,6 +105,7 @@ export function shouldRerun(input: RerunInput): RerunDecision {
   if (outcome.kind === 'timeout') return fail(ERRORS.UPSTREAM_TIMEOUT);
   if (outcome.kind === 'cancelled') return fail(ERRORS.DOWNSTREAM_CLOSED);
   if (outcome.kind === 'invalid-request') return fail(ERRORS.UPSTREAM_REQUEST_INVALID);
+  if (outcome.kind === 'identity-rejected') return fail(ERRORS.UPSTREAM_IDENTITY);
   const reason = rerunReason(outcome) as RerunReason;
   if (input.downstreamClosed) return fail(ERRORS.DOWNSTREAM_CLOSED);
   if (input.responseStarted) return fail(FIRST_FAILURE[reason]);

@@ -28,6 +28,8 @@ export interface ProxyStage {
    * contributes its operational surface (e.g. `/cache` answering 404 when the cache is off).
    */
   readonly filter?: Filter<StageContext>;
+  /** A `--filter` module (not a built-in stage): bounded by `--filter-timeout-ms`, replaced by a reload. */
+  readonly userFilter?: boolean;
   /** A resolver stage's background re-validation of one actor (refresh-ahead uses it; ext-proc has one). */
   readonly revalidator?: Revalidator;
   /** Top-level blocks merged into `/stats`, e.g. `{ cache: {...} }` or `{ resolver: {...} }`. */

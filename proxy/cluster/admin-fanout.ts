@@ -2,7 +2,8 @@
  * The primary's public admin server, following the ops conventions (lib/ops-routes.ts): `/ready` (503 `DRAINING`
  * while draining), `/stats` summed over the workers plus the primary's own process stats, `/stats/reset` on every
  * worker (answering the fresh summed `/stats`), `/metrics` merged with prom-client's
- * AggregatorRegistry, and every other call (e.g. the cache endpoints) fanned out to each worker.
+ * AggregatorRegistry, `/filters/reload` on every worker (failing when any worker's reload failed), and every
+ * other call (e.g. the cache endpoints) fanned out to each worker.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
@@ -57,6 +58,10 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     const merged = AggregatorRegistry.aggregate(all);
     return reply.type(merged.contentType).send(await merged.metrics());
   });
+  admin.post('/filters/reload', async (_req, reply) => {
+    const { status, body } = await reloadWorkers(workers, opts.adminToken);
+    return reply.code(status).send(body);
+  });
   admin.all('/*', async (req, reply) => {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const answers = await callAll(req.method, req.url, body);
@@ -69,6 +74,14 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     return reply.code(ok ? 200 : (parsed[0]?.status ?? 502)).send({ workers: parsed });
   });
   return admin;
+}
+
+/** Every worker reloads its filters; the answer fails when any worker's reload failed (each kept its old filters). */
+export async function reloadWorkers(workers: WorkerSupervisor, adminToken: string | undefined): Promise<{ status: number; body: { workers: unknown[] } }> {
+  const answers = await Promise.all(workers.live().map((i) => callWorker(i.admin as string, 'POST', '/filters/reload', adminToken, '{}')));
+  const parsed = answers.map(parseAnswer);
+  const failed = parsed.find((p) => p.status >= 300);
+  return { status: failed?.status ?? 200, body: { workers: parsed } };
 }
 
 function parseAnswer(a: WorkerAnswer): { status: number; body: unknown } {

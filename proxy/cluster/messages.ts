@@ -14,4 +14,6 @@ export interface ListeningMessage {
   readonly ingress: string;
   readonly tls?: string;
   readonly admin: string;
+  /** The CONNECT listener (`--connect-listen`), shared like the ingress. */
+  readonly connect?: string;
 }

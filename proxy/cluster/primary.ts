@@ -1,14 +1,15 @@
 /**
  * `--workers N`: a node:cluster primary and N proxy processes sharing the ingress listener. Each worker runs the
  * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), owns the public admin listener and
- * fans admin calls out to them (`admin-fanout.ts`), and on SIGTERM drains every worker (`drain.ts`), then exits.
+ * fans admin calls out to them (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, and on SIGTERM
+ * drains every worker (`drain.ts`), then exits.
  */
 import { logReady, type Logger } from '../../lib/logger.js';
 import { boundAddress } from '../../lib/address.js';
 import { onShutdownSignal } from '../../lib/shutdown.js';
 import type { ProxyConfig } from '../config.js';
 import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
-import { createPrimaryAdmin } from './admin-fanout.js';
+import { createPrimaryAdmin, reloadWorkers } from './admin-fanout.js';
 
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
@@ -19,10 +20,22 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
   await admin.listen({ host: config.admin.host, port: config.admin.port });
   const first = workers.live()[0] as WorkerInfo;
+  // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.
+  process.on('SIGHUP', () => {
+    reloadWorkers(workers, config.adminToken).then(
+      ({ status, body }) => (status === 200 ? log.info(body, 'filters reloaded on every worker') : log.error(body, 'filter reload failed')),
+      (err: unknown) => log.error({ err }, 'filter reload failed'),
+    );
+  });
   onShutdownSignal(log, async () => {
     await workers.drain(config.drainTimeoutMs + KILL_GRACE_MS);
     await admin.close();
   });
-  const tls: Record<string, string> = first.tls === undefined ? {} : { tls: first.tls };
-  logReady(log, { ingress: first.ingress as string, ...tls, admin: boundAddress(admin.server), workers: String(config.workers) });
+  logReady(log, {
+    ingress: first.ingress as string,
+    ...(first.tls === undefined ? {} : { tls: first.tls }),
+    admin: boundAddress(admin.server),
+    ...(first.connect === undefined ? {} : { connect: first.connect }),
+    workers: String(config.workers),
+  });
 }

@@ -12,6 +12,7 @@ export interface WorkerInfo {
   ingress?: string;
   /** The HTTPS listener, with `--tls-listen`. */
   tls?: string;
+  connect?: string;
   admin?: string;
 }
 
@@ -67,6 +68,7 @@ export class WorkerSupervisor {
     worker.on('message', (m: Partial<ListeningMessage> | undefined) => {
       if (m?.type !== LISTENING) return;
       info.ingress = m.ingress;
+      info.connect = m.connect;
       info.admin = m.admin;
       info.tls = m.tls;
       if (!this.#ready && this.live().length >= this.#count) {

@@ -9,9 +9,9 @@ import type { ProxyConfig } from '../config.js';
 import { startProxyProcess, type AssembleStages } from '../proxy-process.js';
 import { ACCEPTING_STOPPED, DRAIN, LISTENING, STOP_ACCEPTING, type ListeningMessage } from './messages.js';
 
-export async function runClusterWorker(config: ProxyConfig, assemble: AssembleStages): Promise<void> {
+export async function runClusterWorker(config: ProxyConfig, assemble: AssembleStages, rereadConfig?: () => ProxyConfig): Promise<void> {
   const log = createLogger('proxy').child({ worker: cluster.worker?.id });
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log });
+  const running = await startProxyProcess(config, assemble, { role: 'worker', log, ...(rereadConfig ? { rereadConfig } : {}) });
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
@@ -32,7 +32,14 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   });
   process.on('disconnect', stop); // the primary is gone
   process.on('SIGTERM', stop);
+  process.on('SIGHUP', () => void running.reload()); // the primary reloads through the admin; a stray HUP must not kill a worker
   process.on('SIGINT', stop);
-  const listening: ListeningMessage = { type: LISTENING, ingress: running.ingress, tls: running.tls, admin: running.admin };
+  const listening: ListeningMessage = {
+    type: LISTENING,
+    ingress: running.ingress,
+    ...(running.tls === undefined ? {} : { tls: running.tls }),
+    admin: running.admin,
+    ...(running.connect === undefined ? {} : { connect: running.connect }),
+  };
   process.send?.(listening);
 }

@@ -68,7 +68,7 @@ function untouched(s: ProxyStats): unknown {
 }
 
 const NOTHING = {
-  evictions: { stale: 0, connect: 0, reset: 0, ttl: 0, lru: 0, admin: 0, worker: 0 },
+  evictions: { stale: 0, connect: 0, reset: 0, identity: 0, ttl: 0, lru: 0, admin: 0, worker: 0 },
   streams: 0,
   connectFailures: 0,
   resets: 0,

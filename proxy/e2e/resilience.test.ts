@@ -148,7 +148,7 @@ test('evict by worker: a stopped worker costs one failed connect; the other acto
     s = await proxyStats(proxy);
     assert.equal(s.upstream.connectFailures, 1, 'exactly one connect failure in all');
     assert.deepEqual(s.reruns, { stale: 0, connect: 1, reset: 0 });
-    assert.deepEqual(s.cache.evictions, { stale: 0, connect: 1, reset: 0, worker: boundThere - 1, ttl: 0, lru: 0, admin: 0 });
+    assert.deepEqual(s.cache.evictions, { stale: 0, connect: 1, reset: 0, identity: 0, worker: boundThere - 1, ttl: 0, lru: 0, admin: 0 });
     assert.equal(s.cache.misses, onWorker.length, "the first actor's re-run and each other actor of the worker once");
     assert.equal(s.cache.hits, 1 + elsewhere.length);
     const metrics = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();

@@ -17,6 +17,8 @@ type TaggedSocket = Socket & { [CONNECTION]?: ClientConnection };
 export class ClientConnection {
   /** The request being served (its response owns the socket), or undefined when the connection is idle. */
   current: ProxyRequest | undefined = undefined;
+  /** Handed over as an upgraded connection (`upgrade.ts`): it drains with the tunnels, never as an idle one. */
+  tunnel = false;
   #waiting: ProxyRequest[] | undefined;
   #readPaused = false;
 

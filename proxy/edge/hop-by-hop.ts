@@ -3,6 +3,9 @@
  * direction. That is Connection itself, every header Connection names, and the fixed list below (Proxy-Connection,
  * Keep-Alive, TE, Transfer-Encoding, Upgrade, plus Trailer, which older proxies treat the same way).
  *
+ * A client's Upgrade and Connection are never forwarded as received either: a WebSocket handshake the proxy
+ * forwards gets them from the router (undici's `upgrade` option), and the 101's from `upstream/tunnel.ts`.
+ *
  * Used by the ingress for request headers (`ingress-headers.ts`) and by the router for response headers
  * (`response-headers.ts`); each direction adds its own rules there.
  */

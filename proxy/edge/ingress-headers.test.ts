@@ -2,8 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { INTERNAL_HEADERS } from '../config.js';
+import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 
 const STRIP = new Set([...INTERNAL_HEADERS, 'x-custom-internal']);
+
+test('the internal-header list names every forgeable routing header', () => {
+  for (const h of FORGEABLE_HEADERS) assert.ok(INTERNAL_HEADERS.includes(h), `${h} is missing from the internal-header list`);
+});
 
 function pairs(list: readonly string[]): [string, string][] {
   const out: [string, string][] = [];
@@ -45,7 +50,7 @@ test('a Connection header cannot remove the headers the proxy relies on', () => 
 
 test('forgeable internal headers and --strip-headers are removed whatever their case', () => {
   const raw = ['Host', 'h'];
-  for (const h of [...INTERNAL_HEADERS, 'x-custom-internal']) raw.push(h.toUpperCase(), 'forged');
+  for (const h of [...FORGEABLE_HEADERS, 'x-custom-internal']) raw.push(h.toUpperCase(), 'forged');
   const head = sanitiseRequestHeaders(raw, '1.1.1.1', 'http', STRIP);
   assert.deepEqual(
     pairs(head.headers).map(([n]) => n).sort(),
@@ -83,6 +88,30 @@ test('an unusable client x-request-id is replaced; a duplicate or missing Host i
   assert.equal(sanitiseRequestHeaders(['X', 'y'], '1.1.1.1', 'http', STRIP).host, undefined);
   assert.equal(sanitiseRequestHeaders(['Host', 'h', 'Content-Length', '0'], '1.1.1.1', 'http', STRIP).hasBody, false);
   assert.equal(sanitiseRequestHeaders(['Host', 'h', 'Content-Length', '12'], '1.1.1.1', 'http', STRIP).hasBody, true);
+});
+
+test('hop-by-hop headers go without a Connection header too, and do not announce a body (only Transfer-Encoding does)', () => {
+  const head = sanitiseRequestHeaders(['Host', 'h', 'Keep-Alive', 'timeout=5', 'TE', 'x-keep', 'Upgrade', 'h2c', 'X-Keep', 'kept'], '1.1.1.1', 'http', STRIP);
+  assert.deepEqual(pairs(head.headers).map(([n]) => n), ['host', 'x-keep', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto']);
+  assert.equal(head.hasBody, false);
+  assert.equal(head.duplicateHost, false);
+  assert.equal(sanitiseRequestHeaders(['Host', 'h', 'Transfer-Encoding', 'chunked'], '1.1.1.1', 'http', STRIP).hasBody, true);
+});
+
+test('several Connection headers all count; every header they name goes, even repeated; "close" is an option, not a name', () => {
+  const head = sanitiseRequestHeaders(
+    ['Host', 'h', 'Connection', 'x-a', 'X-A', '1', 'x-a', '2', 'Connection', ' close , x-b', 'X-B', '3', 'Close', 'a header', 'X-C', '4'],
+    '1.1.1.1',
+    'http',
+    STRIP,
+  );
+  assert.deepEqual(pairs(head.headers).map(([n]) => n), ['host', 'close', 'x-c', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto']);
+});
+
+test('a second x-request-id is dropped: one id per request, the first valid one', () => {
+  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'first', 'X-Request-Id', 'second'], '1.1.1.1', 'http', STRIP);
+  assert.equal(head.requestId, 'first');
+  assert.deepEqual(pairs(head.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', 'first']]);
 });
 
 test('with no trusted hop Forwarded, X-Forwarded-Host and X-Real-IP are removed and X-Forwarded-Proto is the connection\'s', () => {

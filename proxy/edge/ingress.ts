@@ -51,6 +51,7 @@ import type { ClientProtocol } from '../api/filter.js';
 
 /** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
 const H2_MAX_HEADER_PAIRS = 2000;
+import { attachUpgrades, type UpgradeHandler } from './upgrade.js';
 
 export interface IngressDeps {
   readonly config: ProxyConfig;
@@ -60,6 +61,8 @@ export interface IngressDeps {
   readonly log: Logger;
   /** Stages contributing access-log fields. */
   readonly stages: readonly ProxyStage[];
+  /** Upgrade requests (WebSocket) and CONNECT on this listener (`upgrade.ts`). */
+  readonly upgrades?: UpgradeHandler;
 }
 
 const CTX = Symbol('actor-edge.ctx');
@@ -113,6 +116,7 @@ export class Ingress {
     );
     this.h2.on('session', (session: ServerHttp2Session) => this.#onSession(session));
     this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs);
+    if (deps.upgrades !== undefined) attachUpgrades(this.server, deps.upgrades);
     // One listener per server, not per request or connection: node calls it with `this` = the closed object.
     const ingress = this;
     this.#onClose = function (this: TaggedResponse) {
@@ -413,6 +417,7 @@ export class Ingress {
 
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
   #idleWhileDraining(conn: ClientConnection): void {
+    if (conn.tunnel) return;
     const graceMs = this.#deps.config.drainIdleGraceMs;
     if (graceMs === 0) conn.socket.destroy();
     else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket

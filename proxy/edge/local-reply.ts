@@ -2,16 +2,16 @@
  * Answers the proxy writes itself: a filter's or ext_proc's local reply, or an error from the catalog.
  * The worker's stale signal is removed here too, so no response the client receives ever carries it.
  */
-import type { LocalReply } from '../api/filter.js';
+import type { MultiValueLocalReply } from '../request/stage-context.js';
 import type { ProxyRequest } from '../request/context.js';
-import type { ProxyErrorSpec } from '../chain/errors.js';
+import { errorReply, type ProxyErrorSpec } from '../chain/errors.js';
 import { STALE_HEADER } from '../upstream/outcome.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const INTERNAL_BODY = Buffer.from('internal proxy error\n');
 
 /** Writes `reply` unless the client is gone or a response already started. Returns false when nothing was written. */
-export function sendLocalReply(ctx: ProxyRequest, reply: LocalReply): boolean {
+export function sendLocalReply(ctx: ProxyRequest, reply: MultiValueLocalReply): boolean {
   const res = ctx.res;
   if (ctx.responseState !== 'unsent' || res.headersSent || res.destroyed || res.writableEnded) return false;
   ctx.responseState = 'started';
@@ -26,7 +26,8 @@ export function sendLocalReply(ctx: ProxyRequest, reply: LocalReply): boolean {
       const lower = name.toLowerCase();
       if (lower === STALE_HEADER || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'connection') continue;
       if (lower === 'content-type') hasType = true;
-      headers.push(lower, value);
+      if (typeof value === 'string') headers.push(lower, value);
+      else for (const v of value) headers.push(lower, v);
     }
   }
   if (body !== undefined && body.length > 0 && !hasType) headers.push('content-type', TEXT);
@@ -47,5 +48,5 @@ export function sendLocalReply(ctx: ProxyRequest, reply: LocalReply): boolean {
 /** Writes a catalog error: its status and plain-text body. */
 export function sendError(ctx: ProxyRequest, spec: ProxyErrorSpec, details?: string): boolean {
   ctx.error = spec;
-  return sendLocalReply(ctx, { status: spec.status, body: `${spec.text}\n`, details: details ?? spec.code });
+  return sendLocalReply(ctx, errorReply(spec, details));
 }

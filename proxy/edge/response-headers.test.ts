@@ -22,3 +22,18 @@ test('an upstream Connection header cannot remove content-length; every RFC 9110
   );
   assert.deepEqual(out, ['Content-Length', '2']);
 });
+
+test('every hop-by-hop response header is dropped, also without a Connection header', () => {
+  const out = relayHeaders(
+    raw('Proxy-Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'Upgrade', 'h2c', 'TE', 'trailers',
+      'Trailer', 'x-t', 'Content-Length', '3'),
+  );
+  assert.deepEqual(out, ['Content-Length', '3']);
+});
+
+test('Connection lists are trimmed; every header it names goes, even repeated; its options and Content-Length stay', () => {
+  const out = relayHeaders(raw('Connection', 'close,  x-a ,keep-alive', 'X-A', '1', 'x-a', '2', 'Close', 'not an option', 'X-B', '3'));
+  assert.deepEqual(out, ['Close', 'not an option', 'X-B', '3']);
+  assert.deepEqual(relayHeaders(raw('Connection', 'content-length, x-a', 'Content-Length', '3', 'X-A', '1')), ['Content-Length', '3']);
+  assert.deepEqual(relayHeaders(raw('Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-B', '3')), ['X-B', '3']);
+});

@@ -9,11 +9,13 @@ import { getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, 
 let ep: ScriptedExtProc;
 let up: Upstream;
 let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+/** Responses to `/hold` wait here until the test releases them. */
+const held: { end(body: string): void }[] = [];
 
 before(async () => {
   up = await startUpstream((req, res) => {
-    const delay = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('delay_ms') ?? 0);
-    setTimeout(() => res.end('ok'), delay);
+    if (req.url === '/hold') held.push(res);
+    else res.end('ok');
   });
   ep = await startScriptedExtProc(() => routeTo(up.address));
   proxy = await startTestProxy(['--extproc', ep.address]);
@@ -36,7 +38,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(await get('/'), 200);
   assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
   const s = (await getJson(`http://${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process']);
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'tunnels', 'process']);
   assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 } });
   assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
   assert.equal(s.upstream?.requests, 2);
@@ -47,12 +49,14 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
   assert.deepEqual(s.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
   assert.deepEqual(s.resolver, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }, 'the same shape as the apiserver resolver');
+  const noTunnels = { active: 0, total: 0, refused: 0, bytes: { fromClient: 0, toClient: 0 }, closed: { client: 0, upstream: 0, idle: 0, drain: 0 } };
+  assert.deepEqual(s.tunnels, { upgrade: noTunnels, connect: noTunnels });
   for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
 
   const reset = await request(`http://${proxy.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
   const fresh = (await reset.body.json()) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'process'], 'the reset answers the fresh /stats');
+  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'tunnels', 'process'], 'the reset answers the fresh /stats');
   assert.equal(fresh.requests?.total, 0);
   assert.deepEqual(fresh.reruns, { stale: 0, connect: 0, reset: 0 });
   assert.deepEqual(fresh.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
@@ -78,12 +82,13 @@ test('draining: /ready turns 503, in-flight requests finish, then the proxy stop
   const ready = await request(`http://${p.admin}/ready`);
   assert.equal(ready.statusCode, 200);
   assert.equal(await ready.body.text(), 'LIVE\n');
-  const inflight = request(`http://${p.ingress}/?delay_ms=600`, { headers: { host: actorHost('a') } });
-  await waitFor(() => up.requests.some((r) => r.url === '/?delay_ms=600'), 3000, 'the slow request to reach the upstream');
+  const inflight = request(`http://${p.ingress}/hold`, { headers: { host: actorHost('a') } });
+  await waitFor(() => held.length === 1, 10_000, 'the held request to reach the upstream');
   const stopped = p.close();
   const during = await request(`http://${p.admin}/ready`);
   assert.equal(during.statusCode, 503);
   assert.equal(await during.body.text(), 'DRAINING\n');
+  (held.shift() as { end(body: string): void }).end('ok'); // still in flight until now
   const res = await inflight;
   assert.equal(res.statusCode, 200);
   assert.equal(await res.body.text(), 'ok');

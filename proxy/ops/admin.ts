@@ -1,7 +1,9 @@
 /**
  * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /ready` (503
  * `DRAINING` while draining), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`),
- * `GET /metrics` (Prometheus text); plus whatever the built-in stages add (the cache's `/cache` endpoints).
+ * `GET /metrics` (Prometheus text); `POST /filters/reload` (`chain/reload.ts`: 200 with the new filters, or the
+ * reason the old ones stay: 422 `CONFIG_INVALID`, 500 `FILTER_LOAD_FAILED`); plus whatever the built-in stages add
+ * (the cache's `/cache` endpoints). Every call but a GET passes the admin guard.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -11,6 +13,7 @@ import { guardAdmin } from '../../lib/admin-guard.js';
 import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
 import type { ProxyStage } from '../chain/stage.js';
+import type { ReloadReport } from '../chain/reload.js';
 
 export interface AdminDeps {
   readonly config: ProxyConfig;
@@ -18,9 +21,21 @@ export interface AdminDeps {
   readonly registry: Registry;
   readonly stages: readonly ProxyStage[];
   readonly draining: () => boolean;
+  /** `POST /filters/reload`. */
+  readonly reload: () => Promise<ReloadReport>;
 }
 
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, process). */
+/** A reload's answer on the admin API: its HTTP status and JSON body. */
+export function reloadAnswer(report: ReloadReport): { readonly status: number; readonly body: Record<string, unknown> } {
+  if (report.kind === 'reloaded') {
+    return { status: 200, body: { generation: report.generation, filters: report.filters, restartNeeded: report.restartNeeded } };
+  }
+  return report.stage === 'config'
+    ? { status: 422, body: { error: 'CONFIG_INVALID', reason: report.reason } }
+    : { status: 500, body: { error: 'FILTER_LOAD_FAILED', reason: report.reason } };
+}
+
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, process). */
 export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
   // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
@@ -53,6 +68,10 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
     stats: () => statsDocument(deps),
     resetStats: () => resetStats(deps),
     registry: deps.registry,
+  });
+  app.post('/filters/reload', async (_req, reply) => {
+    const { status, body } = reloadAnswer(await deps.reload());
+    return reply.code(status).send(body);
   });
   for (const stage of deps.stages) {
     if (stage.admin !== undefined) await app.register(stage.admin);

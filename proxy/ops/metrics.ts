@@ -33,6 +33,11 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   scrapedCounter(registry, { name: 'proxy_extproc_errors_total', help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extprocErrors });
   scrapedCounter(registry, { name: 'proxy_extproc_timeouts_total', help: 'ext_proc messages not answered within the message timeout.', read: () => c.extprocTimeouts });
   scrapedCounter(registry, { name: 'proxy_upstream_connect_failures_total', help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
+  scrapedCounter(registry, {
+    name: 'proxy_upstream_identity_failures_total',
+    help: 'Upstream workers whose certificate failed verification.',
+    read: () => c.upstreamIdentityFailures,
+  });
   scrapedCounter(registry, { name: 'proxy_upstream_resets_total', help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
   scrapedCounter(registry, {
     name: 'proxy_rerun_backoffs_total',

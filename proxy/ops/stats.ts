@@ -24,6 +24,11 @@ export class Counters {
   readonly upstreamByStatus = new Float64Array(1000);
   upstreamConnectFailures = 0;
   upstreamResets = 0;
+  /** Workers whose certificate failed verification (mTLS). */
+  upstreamIdentityFailures = 0;
+  /** Upstream TLS credential files re-loaded after a change, and changes that could not be loaded. */
+  upstreamTlsReloads = 0;
+  upstreamTlsReloadErrors = 0;
   rerunsStale = 0;
   rerunsConnect = 0;
   rerunsReset = 0;
@@ -63,6 +68,9 @@ export interface ProxyStatsBlock {
     readonly byStatus: Record<StatusClass, number>;
     readonly connectFailures: number;
     readonly resets: number;
+    readonly identityFailures: number;
+    readonly tlsReloads: number;
+    readonly tlsReloadErrors: number;
   };
   readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
   readonly rerunAttempts: RerunAttemptsBlock;
@@ -108,6 +116,9 @@ export class ProxyStats {
         byStatus: byClass(d.upstreamByStatus),
         connectFailures: d.upstreamConnectFailures,
         resets: d.upstreamResets,
+        identityFailures: d.upstreamIdentityFailures,
+        tlsReloads: d.upstreamTlsReloads,
+        tlsReloadErrors: d.upstreamTlsReloadErrors,
       },
       reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
       rerunAttempts: {

@@ -31,6 +31,11 @@ export class RequestBody {
     this.#limit = limit;
   }
 
+  /** `--max-replay-body-bytes`: the most bytes retained for a replay (and for `buffered()`). */
+  get limit(): number {
+    return this.#limit;
+  }
+
   /** Nothing has been dropped: a new attempt can send the body from its first byte. */
   get replayable(): boolean {
     return !this.#overLimit && this.#error === undefined;
@@ -109,13 +114,14 @@ export class RequestBody {
   }
 
   /**
-   * Reads the whole body into the replay buffer before any attempt takes it (for a processor that must see the
-   * body first): the body, or undefined when it outgrows the limit. Throws when the client's body failed.
+   * Reads the whole body into the replay buffer before any attempt takes it (for a processor or a filter that must
+   * see the body first): the body, or undefined when it outgrows the replay limit or `limit`. Throws when the
+   * client's body failed.
    */
-  async buffered(): Promise<Buffer | undefined> {
-    while (!this.#ended && !this.#overLimit && this.#error === undefined) await this.#pull();
+  async buffered(limit = this.#limit): Promise<Buffer | undefined> {
+    while (!this.#ended && !this.#overLimit && this.#receivedBytes <= limit && this.#error === undefined) await this.#pull();
     if (this.#error !== undefined) throw this.#error;
-    if (this.#overLimit) return undefined;
+    if (this.#overLimit || this.#receivedBytes > limit) return undefined;
     return Buffer.concat(this.#chunks, this.#retainedBytes);
   }
 

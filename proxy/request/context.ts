@@ -5,13 +5,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { ClientProtocol, Route } from '../api/filter.js';
+import type { ClientProtocol, ReadBodyOptions, Route } from '../api/filter.js';
 import type { ForwardHeaders } from './headers.js';
 import type { RequestBody } from './body.js';
 import type { ResponseHeadTransform, StageContext } from './stage-context.js';
-import type { ProxyErrorSpec } from '../chain/errors.js';
+import { ERRORS, ProxyError, type ProxyErrorSpec } from '../chain/errors.js';
+import type { FilterSet } from '../chain/filter-set.js';
+import { isOriginForm } from './origin-form.js';
 import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
 import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
+import type { UpgradeIntent } from './upgrade-intent.js';
 
 /** What the ingress knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
@@ -52,7 +55,7 @@ export class ProxyRequest implements StageContext {
   readonly res: ServerResponse;
   /** The request line as forwarded: ext_proc may rewrite it (`:method`, `:path`) for one attempt. */
   method: string;
-  path: string;
+  #path: string;
   readonly #ingressMethod: string;
   readonly #ingressPath: string;
   readonly authority: string;
@@ -91,14 +94,18 @@ export class ProxyRequest implements StageContext {
   details: string | undefined;
   /** The upstream attempt in flight (to abort it when the client goes away). */
   upstream: { cancel(): void } | undefined;
+  /** An upgrade (WebSocket) handshake the router forwards as one (`edge/upgrade.ts`); undefined for other requests. */
+  upgrade: UpgradeIntent | undefined = undefined;
   /** Set by a stage that must see (and may change) the response head before it is written; cleared before a re-run. */
   responseHeadTransform: ResponseHeadTransform | undefined = undefined;
+  /** The filters this request runs through, from its start to its end (a reload never changes them mid-request). */
+  filterSet: FilterSet | undefined = undefined;
 
   constructor(init: ProxyRequestInit) {
     this.req = init.req;
     this.res = init.res;
     this.method = init.method;
-    this.path = init.path;
+    this.#path = init.path;
     this.#ingressMethod = init.method;
     this.#ingressPath = init.path;
     this.authority = init.authority;
@@ -110,6 +117,30 @@ export class ProxyRequest implements StageContext {
     this.body = init.body;
     this.startedAt = init.startedAt;
     this.#baseLog = init.log;
+  }
+
+  /** Path and query as forwarded; assigning checks origin-form (see `RequestContext.path`). */
+  get path(): string {
+    return this.#path;
+  }
+
+  set path(value: string) {
+    if (typeof value !== 'string' || !isOriginForm(value)) throw new TypeError(`path ${JSON.stringify(value)} is not origin-form`);
+    this.#path = value;
+  }
+
+  get originalPath(): string {
+    return this.#ingressPath;
+  }
+
+  /** See `RequestContext.readBody`: shares the body's replay buffer, so the body is still forwarded and replayable. */
+  async readBody(options: ReadBodyOptions): Promise<Uint8Array> {
+    const body = this.body;
+    if (body === null) return Buffer.alloc(0);
+    const limit = Math.min(options.limit, body.limit);
+    const read = await body.buffered(limit);
+    if (read === undefined) throw new ProxyError(ERRORS.BODY_TOO_LARGE, `request body over ${limit} bytes`);
+    return read;
   }
 
   get attempt(): number {
@@ -141,16 +172,16 @@ export class ProxyRequest implements StageContext {
     return this.#abort.signal;
   }
 
-  /** The client went away: abort whatever filters are waiting for. */
-  abortFilters(): void {
-    this.#abort?.abort(new Error('client closed the request'));
+  /** The client went away (or a filter timed out): abort whatever filters are waiting for. */
+  abortFilters(reason = 'client closed the request'): void {
+    this.#abort?.abort(new Error(reason));
   }
 
   /** Before a re-run: clear the route and this attempt's header and request-line changes; attempt + 1. */
   nextAttempt(): void {
     this.route = undefined;
     this.method = this.#ingressMethod;
-    this.path = this.#ingressPath;
+    this.#path = this.#ingressPath;
     this.responseHeadTransform = undefined;
     this.headers.reset();
     this.#attempt++;

@@ -14,11 +14,18 @@ export interface ResponseHead {
   readonly headers: string[];
 }
 
-/** What a response-head transform decided: write this head, or answer with a local reply instead. */
-export type ResponseHeadDecision = { readonly kind: 'continue'; readonly head: ResponseHead } | { readonly kind: 'reply'; readonly reply: LocalReply };
+/** A local reply as the proxy writes it: like `LocalReply`, but a header may carry several values (`set-cookie`). */
+export type MultiValueLocalReply = Omit<LocalReply, 'headers'> & { readonly headers?: Readonly<Record<string, string | readonly string[]>> };
 
-/** Sees the upstream's response head before the router writes it (the router waits only when one is set). */
-export type ResponseHeadTransform = (head: ResponseHead) => Promise<ResponseHeadDecision>;
+/** What a response-head transform decided: write this head, or answer with a local reply instead. */
+export type ResponseHeadDecision = { readonly kind: 'continue'; readonly head: ResponseHead } | { readonly kind: 'reply'; readonly reply: MultiValueLocalReply };
+
+/**
+ * Sees the upstream's response head before the router writes it (the router waits only when one is set, and
+ * pauses the upstream only when it answers with a promise): ext_proc's response headers, then the filters'
+ * response phase (`chain/response-phase.ts`), which the chain composes into this one hook.
+ */
+export type ResponseHeadTransform = (head: ResponseHead) => ResponseHeadDecision | Promise<ResponseHeadDecision>;
 
 export interface StageContext extends RequestContext {
   /** The request line as forwarded; ext-proc may rewrite it (reset before a re-run). */

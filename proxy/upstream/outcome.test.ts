@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyFailure, isStaleRejection, ResponseOutcome } from './outcome.js';
+import { CANCELLED, classifyFailure, isStaleRejection, ResponseOutcome, STALE, TIMEOUT } from './outcome.js';
 
 const raw = (...kv: string[]): Buffer[] => kv.map((s) => Buffer.from(s, 'latin1'));
 
@@ -34,4 +34,28 @@ test('a request undici refuses to build is a local invalid-request, never a conn
   const err = (code: string): Error => Object.assign(new Error('x'), { code });
   assert.deepEqual(classifyFailure(err('UND_ERR_INVALID_ARG'), false, false), { kind: 'invalid-request', code: 'UND_ERR_INVALID_ARG' });
   assert.deepEqual(classifyFailure(err('UND_ERR_NOT_SUPPORTED'), false, false), { kind: 'invalid-request', code: 'UND_ERR_NOT_SUPPORTED' });
+});
+
+test('only the exact stale header name counts, wherever it stands among the headers', () => {
+  assert.equal(isStaleRejection(421, raw('x-other', 'true')), false, 'another header saying true');
+  assert.equal(isStaleRejection(421, raw('x-ate-assignment-stalf', 'true')), false, 'a name of the same length');
+  assert.equal(isStaleRejection(421, raw('x-ate-assignment-stale-x', 'true')), false, 'a longer name');
+  assert.equal(isStaleRejection(421, raw('x-other', 'true', 'content-type', 'text/plain', 'X-ATE-ASSIGNMENT-STALE', 'True')), true);
+});
+
+test('response headers are built once, repeated names become a list in order', () => {
+  const o = new ResponseOutcome(200, ['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'SET-COOKIE', 'c=3']);
+  assert.deepEqual(o.headers['set-cookie'], ['a=1', 'b=2', 'c=3']);
+  assert.equal(o.headers, o.headers, 'the object is built on first use and kept');
+  assert.equal(o.kind, 'response');
+  assert.equal(o.status, 200);
+});
+
+test('the fixed outcomes, and failures without a usable error code', () => {
+  assert.deepEqual({ ...STALE }, { kind: 'stale', status: 421 });
+  assert.deepEqual({ ...CANCELLED }, { kind: 'cancelled' });
+  assert.deepEqual({ ...TIMEOUT }, { kind: 'timeout' });
+  assert.deepEqual(classifyFailure(null, false, false), { kind: 'connect-failed', code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure({ code: 42 }, true, true), { kind: 'reset', requestWritten: true, code: 'UNKNOWN' });
+  assert.deepEqual(classifyFailure(new Error('no code'), false, false), { kind: 'connect-failed', code: 'UNKNOWN' });
 });

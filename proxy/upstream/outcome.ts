@@ -6,6 +6,7 @@
  */
 import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS } from '../../lib/wire-contract.js';
 import type { UpstreamOutcome } from '../api/filter.js';
+import { UpstreamIdentityError } from './tls.js';
 
 export { STALE_HEADER };
 
@@ -60,12 +61,14 @@ const REQUEST_REFUSED: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UN
 
 /**
  * Classifies a failure before any response headers. `requestStarted`: undici had a connected socket and began
- * writing the request; before that, a request undici refused to build is `invalid-request` (a local error: the
- * worker was never involved) and every other failure (refused, connect timeout, unreachable, ...) is a connect
+ * writing the request; before that, a worker whose certificate failed verification is `identity-rejected`, a
+ * request undici refused to build is `invalid-request` (a local error: the worker was never involved) and every
+ * other failure (refused, connect timeout, unreachable, ...) is a connect
  * failure: nothing was sent. `requestWritten`: undici reported the whole request (headers and body) written, so
  * the actor may have received and processed it; a reset before that cut the request short.
  */
 export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): UpstreamOutcome {
+  if (err instanceof UpstreamIdentityError) return { kind: 'identity-rejected', presented: err.presented, reason: err.reason };
   const code = errorCode(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return TIMEOUT;
   if (!requestStarted) return REQUEST_REFUSED.has(code) ? { kind: 'invalid-request', code } : { kind: 'connect-failed', code };

@@ -6,7 +6,7 @@
  * worker (one request each), and at most `maxPending` requests waiting for one of them. A request beyond both is
  * refused by `admit()` before anything is sent (the router answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW`).
  */
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type buildConnector, type Dispatcher } from 'undici';
 import { isLiteralAddress } from './route-address.js';
 
 export interface PoolOptions {
@@ -21,6 +21,8 @@ export interface PoolOptions {
   readonly maxConnections: number;
   /** Requests waiting for a connection to one worker at most. */
   readonly maxPending: number;
+  /** Opens each new connection (mTLS, `upstream/tls.ts`); absent: plain TCP. */
+  readonly connector?: buildConnector.connector;
 }
 
 /** One worker's pool and the requests it holds (running or queued), counted by the router. */
@@ -54,12 +56,12 @@ export class WorkerPool {
 /** Builds the dispatcher for one worker; returns it and how many requests it may hold (running plus queued). */
 export type CreateDispatcher = (address: string, opts: PoolOptions) => { readonly dispatcher: Dispatcher; readonly limit: number };
 
-/** The HTTP/1.1 keep-alive pool of one worker. */
+/** The HTTP/1.1 keep-alive pool of one worker (over mTLS when `opts.connector` is given). */
 export const createHttp1Pool: CreateDispatcher = (address, opts) => ({
-  dispatcher: new Pool(`http://${address}`, {
+  dispatcher: new Pool(`${opts.connector === undefined ? 'http' : 'https'}://${address}`, {
     connections: opts.maxConnections,
     pipelining: 1,
-    connect: { timeout: opts.connectTimeoutMs },
+    connect: opts.connector ?? { timeout: opts.connectTimeoutMs },
     headersTimeout: opts.headersTimeoutMs,
     bodyTimeout: opts.bodyTimeoutMs,
     maxHeaderSize: opts.maxHeaderBytes,

@@ -5,10 +5,13 @@
  * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
  * rejection is never relayed: its body is read and discarded so the connection stays usable.
  *
- * When a stage set `ctx.responseHeadTransform` (ext_proc with response headers SEND), the response head is handed
- * to it first and written only as it decides (or replaced by its local reply); the upstream is paused meanwhile.
- * Requests without one take the direct path.
- * Upstream protocol (`protocol-choice.ts`): gRPC from an HTTP/2 client goes through the worker's h2c session
+ * When `ctx.responseHeadTransform` is set (ext_proc with response headers SEND, and the filters' response phase,
+ * which the chain composes into it), the response head is handed to it first and written only as it decides (or
+ * replaced by its local reply); the upstream is paused while a promised decision is pending. Requests without one
+ * take the direct path.
+ * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option: a non-101 answer
+ * is classified and relayed as any; on a 101 undici hands over the socket and `tunnel.ts` relays it.
+ * Upstream protocol (`protocol-choice.ts`): gRPC from an HTTP/2 client goes through the worker's HTTP/2 session
  * (`h2c-sessions.ts`), with `te: trailers`, and its trailers (`grpc-status`, `grpc-message`) are relayed;
  * everything else goes through the worker's HTTP/1.1 pool. Both answer the same way to the handler below, so the
  * stale rule, the outcomes and re-runs do not depend on the protocol.
@@ -17,6 +20,8 @@
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamOutcome } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
@@ -26,9 +31,10 @@ import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
 import { sendLocalReply } from '../edge/local-reply.js';
-import type { ResponseHeadDecision, ResponseHeadTransform } from '../request/stage-context.js';
+import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, trailerObject, type UpstreamTrailers } from './trailers.js';
 import { upstreamProtocol } from './protocol-choice.js';
+import { relayUpgrade, type TunnelDeps } from './tunnel.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
@@ -45,6 +51,8 @@ export interface Router {
 
 export interface RouterOptions {
   readonly routeTimeoutMs: number;
+  /** Where upgraded connections are accounted (without it, an upgrade request is forwarded as a plain one). */
+  readonly tunnels?: TunnelDeps;
 }
 
 export class UndiciRouter implements Router {
@@ -64,7 +72,8 @@ export class UndiciRouter implements Router {
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
+    const upgrade = this.opts.tunnels === undefined ? undefined : ctx.upgrade;
+    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool, upgrade === undefined ? undefined : this.opts.tunnels);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -74,7 +83,8 @@ export class UndiciRouter implements Router {
         body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
         headersTimeout: this.opts.routeTimeoutMs,
         idempotent: false,
-        upgrade: null,
+        // An upgrade (WebSocket) handshake: undici sends Connection: upgrade and hands over the socket on a 101.
+        upgrade: upgrade?.token ?? null,
         // Plain HTTP has no TLS server name; a value here spares undici deriving one from Host on every request.
         servername: route.address,
       } as Dispatcher.DispatchOptions,
@@ -111,8 +121,29 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
+    private readonly tunnels?: TunnelDeps,
   ) {
     this.#res = ctx.res;
+  }
+
+  /**
+   * undici: the worker answered 101 to an upgrade request and handed over its socket. The tunnel keeps this
+   * request's pool slot until it closes (an open tunnel counts against the worker's caps).
+   */
+  onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
+    this.counters.countUpstream(status);
+    const intent = this.ctx.upgrade;
+    const pool = this.pool;
+    this.pool = undefined;
+    this.#state = State.Done;
+    const release = (): void => pool?.release();
+    if (intent === undefined || this.tunnels === undefined) {
+      socket.destroy();
+      release();
+      this.#settle(new ResponseOutcome(status, []));
+      return;
+    }
+    this.#settle(relayUpgrade(this.ctx, intent, status, (raw ?? []) as Buffer[], socket as Socket, release, this.tunnels));
   }
 
   /**
@@ -179,7 +210,18 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
     const transform = this.ctx.responseHeadTransform;
-    if (transform !== undefined) return this.#transform(transform, status, headers);
+    if (transform !== undefined) {
+      const decision = transform({ status, headers });
+      if (typeof (decision as Partial<Promise<unknown>>).then === 'function') return this.#transform(decision as Promise<ResponseHeadDecision>);
+      if ((decision as ResponseHeadDecision).kind === 'reply') return this.#transform(Promise.resolve(decision as ResponseHeadDecision));
+      const { head } = decision as { head: ResponseHead };
+      return this.#relay(res, head.status, head.headers);
+    }
+    return this.#relay(res, status, headers);
+  }
+
+  /** Writes the response head; the body follows as it arrives. */
+  #relay(res: ServerResponse, status: number, headers: string[]): boolean {
     this.#state = State.Relaying;
     this.ctx.responseState = 'started';
     res.writeHead(status, headers);
@@ -187,11 +229,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return true;
   }
 
-  /** Hands the head to `transform` and pauses the upstream until it decides. */
-  #transform(transform: ResponseHeadTransform, status: number, headers: string[]): boolean {
+  /** Pauses the upstream until the response-head transform decides. */
+  #transform(pending: Promise<ResponseHeadDecision>): boolean {
     this.#state = State.Transforming;
     this.#held = { chunks: [], complete: undefined };
-    transform({ status, headers }).then(
+    pending.then(
       (decision) => this.#decided(decision),
       (err: unknown) => this.#decided({ kind: 'reply', reply: { status: 500, details: `response head transform failed: ${(err as Error)?.message}` } }),
     );
@@ -210,11 +252,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       this.#settle(new ResponseOutcome(decision.kind === 'reply' ? decision.reply.status : 0, []));
       return;
     }
-    const { status, headers } = decision.head;
-    this.#state = State.Relaying;
-    this.ctx.responseState = 'started';
-    res.writeHead(status, headers);
-    this.#settle(new ResponseOutcome(status, headers));
+    this.#relay(res, decision.head.status, decision.head.headers);
     let flowing = true;
     for (const chunk of held?.chunks ?? []) flowing = this.onData(chunk);
     if (held?.complete !== undefined) this.onComplete(held.complete);
@@ -269,6 +307,13 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       const outcome = classifyFailure(err, this.#started, this.#written);
       if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
       else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+      else if (outcome.kind === 'identity-rejected') {
+        this.counters.upstreamIdentityFailures++;
+        this.ctx.log.warn(
+          { worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason },
+          'upstream worker failed identity verification',
+        );
+      }
       this.#settle(outcome);
       return;
     }

@@ -4,16 +4,24 @@
  * (requests, stats) or inside a worker container (isolation).
  *
  *   node dist/scripts/compose/check.js requests   (hit, miss, forced move; resets counters first)
- *   node dist/scripts/compose/check.js stats      (after the load: proxy and extproc /stats agree with the flag)
+ *   node dist/scripts/compose/check.js stats      (after the load: proxy and extproc /stats agree with the flag;
+ *                                                   no worker failed the proxy's identity check)
  *   node dist/scripts/compose/check.js isolation  (TCP: CHECK_UNREACHABLE host:port,... must fail to connect,
  *                                                   CHECK_REACHABLE host:port,... must connect)
+ *   node dist/scripts/compose/check.js tls        (inside the proxy container: every worker in CHECK_TLS_WORKERS
+ *                                                   name:port,... presents a certificate signed by CHECK_TLS_CA
+ *                                                   whose only SAN is CHECK_TLS_WORKER_PREFIX<name>, and answers
+ *                                                   no request from a client without a certificate;
+ *                                                   CHECK_TLS_CONTROL name:port presents one valid for its name)
  *
  * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
  * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
  * CHECK_STUB_ADMIN (http://127.0.0.1:9903), CHECK_WORKERS (4), ACTOR_SUFFIX.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { Resolver } from 'node:dns/promises';
 import { request } from 'undici';
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
@@ -65,6 +73,7 @@ interface ProxyStats {
   cache: { enabled: boolean; hits: number; misses: number };
   reruns: { stale: number; connect: number; reset: number };
   extproc: { streams: number; errors: number; timeouts: number };
+  upstream: { identityFailures: number; tlsReloadErrors: number };
 }
 interface ExtprocStats {
   streams: { total: number; active: number };
@@ -134,6 +143,8 @@ async function stats(): Promise<void> {
   assert.equal(p.requests.byStatus['5xx'] ?? 0, 0, `5xx answers: ${JSON.stringify(p.requests.byStatus)}`);
   assert.equal(p.extproc.errors, 0, 'ext_proc stream errors');
   assert.equal(p.extproc.timeouts, 0, 'ext_proc timeouts');
+  assert.equal(p.upstream.identityFailures, 0, 'workers failed the proxy\'s identity check');
+  assert.equal(p.upstream.tlsReloadErrors, 0, 'the proxy could not load its TLS files');
   assert.equal(e.streams.active, 0, 'ext_proc streams left open');
   assert.equal(s.deliveries.duplicates, 0, 'an actor received the same request twice');
   if (cacheOn) {
@@ -201,12 +212,64 @@ async function isolation(): Promise<void> {
   }
 }
 
+async function addressOf(target: string): Promise<{ readonly name: string; readonly ip: string; readonly port: number }> {
+  const colon = target.lastIndexOf(':');
+  const name = target.slice(0, colon);
+  const [ip] = await resolver.resolve4(name);
+  assert.ok(ip !== undefined, `${name} does not resolve`);
+  return { name, ip, port: Number(target.slice(colon + 1)) };
+}
+
+/** A TLS handshake without a client certificate; what the server presented, and whether it answered a request. */
+function probeTls(ip: string, port: number, opts: tls.ConnectionOptions): Promise<{ readonly cert: tls.PeerCertificate; readonly answered: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ ...opts, host: ip, port });
+    const timer = setTimeout(() => socket.destroy(new Error(`no TLS answer from ${ip}:${port} within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+    let cert: tls.PeerCertificate | undefined;
+    let answered = false;
+    socket.once('secureConnect', () => {
+      cert = socket.getPeerCertificate();
+      socket.write('GET / HTTP/1.1\r\nhost: tls-check\r\nconnection: close\r\n\r\n');
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (chunk.toString('latin1').startsWith('HTTP/')) answered = true;
+    });
+    const done = (err?: Error): void => {
+      clearTimeout(timer);
+      if (cert === undefined) reject(err ?? new Error(`${ip}:${port} closed before the handshake completed`));
+      else resolve({ cert, answered });
+    };
+    socket.once('error', done);
+    socket.once('close', () => done());
+  });
+}
+
+async function tlsHops(): Promise<void> {
+  const ca = readFileSync(env.CHECK_TLS_CA ?? '/certs/ca.pem');
+  const prefix = env.CHECK_TLS_WORKER_PREFIX ?? '';
+  assert.ok(prefix.startsWith('spiffe://'), 'CHECK_TLS_WORKER_PREFIX is not a SPIFFE prefix');
+  const workerTargets = targets('CHECK_TLS_WORKERS');
+  assert.ok(workerTargets.length > 0, 'CHECK_TLS_WORKERS lists no workers');
+  for (const target of workerTargets) {
+    const { name, ip, port } = await addressOf(target);
+    // The worker is checked by its SPIFFE URI, not by name: it has no DNS or IP SAN.
+    const probe = await probeTls(ip, port, { ca, checkServerIdentity: () => undefined, ALPNProtocols: ['http/1.1'] });
+    assert.equal(probe.cert.subjectaltname, `URI:${prefix}${name}`, `${target} presented ${probe.cert.subjectaltname}`);
+    assert.equal(probe.answered, false, `${target} answered a client without a certificate`);
+    log(`${target}: mTLS, presents ${probe.cert.subjectaltname}, refuses a client without a certificate`);
+  }
+  const control = await addressOf(env.CHECK_TLS_CONTROL ?? 'apiserver-control:50052');
+  const probe = await probeTls(control.ip, control.port, { ca, servername: control.name, ALPNProtocols: ['h2'] });
+  log(`${control.name}:${control.port}: TLS, certificate valid for ${control.name} (${probe.cert.subjectaltname})`);
+}
+
 const phase = process.argv[2];
 try {
   if (phase === 'requests') await requests();
   else if (phase === 'stats') await stats();
   else if (phase === 'isolation') await isolation();
-  else throw new Error(`usage: check.js requests|stats|isolation (got "${phase ?? ''}")`);
+  else if (phase === 'tls') await tlsHops();
+  else throw new Error(`usage: check.js requests|stats|isolation|tls (got "${phase ?? ''}")`);
   log(`${phase}: ok`);
 } catch (err) {
   process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);

@@ -90,7 +90,7 @@ test('with the cache off the endpoints answer 404 and /stats says disabled', asy
     hits: 0,
     misses: 0,
     entries: 0,
-    evictions: { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 },
+    evictions: { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 },
     coalesced: { waits: 0, hit: 0, alone: 0, gone: 0 },
     refreshes: { enabled: false, ok: 0, failed: 0, inFlight: 0 },
   });

@@ -63,7 +63,7 @@ test('eviction is generation-guarded: a late eviction of an old binding leaves t
   assert.equal(cache.evict('demo/a', newer.generation, 'stale'), true);
   assert.equal(cache.evict('demo/a', newer.generation, 'stale'), false, 'evicting twice counts once');
   assert.equal(cache.lookup('demo/a').kind, 'miss');
-  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
 });
 
 test('evictions are counted by the reason given', () => {
@@ -77,7 +77,7 @@ test('evictions are counted by the reason given', () => {
   assert.equal(cache.remove('demo/c'), true);
   assert.equal(cache.remove('demo/c'), false);
   assert.equal(cache.clear(), 1);
-  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 1, worker: 0, ttl: 0, lru: 0, admin: 2 });
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 1, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 2 });
   assert.equal(cache.size, 0);
 });
 
@@ -121,11 +121,11 @@ test('resetStats zeros the /stats counters but keeps the bindings and the lifeti
   cache.lookup('demo/a');
   cache.lookup('demo/b');
   cache.resetStats();
-  assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 0, entries: 1, evictions: { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
   cache.evict('demo/a', b.generation, 'stale');
   cache.lookup('demo/a');
-  assert.deepEqual(cache.stats(), { hits: 0, misses: 1, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
-  assert.deepEqual(cache.lifetimeStats(), { hits: 1, misses: 2, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.stats(), { hits: 0, misses: 1, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
+  assert.deepEqual(cache.lifetimeStats(), { hits: 1, misses: 2, entries: 0, evictions: { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 } });
 });
 
 test('current() reads a live binding without counting a hit or a miss', () => {
@@ -237,4 +237,51 @@ test('renew refuses an expired binding, a non-literal address, and refreshes are
   const l = plain.lookup('demo/a');
   assert.ok(l.kind === 'hit' && !l.refreshDue);
   assert.throws(() => new BindingCache({ ttlMs: 1, maxEntries: 1, refreshAheadFraction: 1 }), RangeError);
+});
+
+test('the bounds are checked when the cache is made', () => {
+  for (const maxEntries of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(() => new BindingCache({ ttlMs: 1000, maxEntries }), /maxEntries must be a positive integer/, String(maxEntries));
+  }
+  for (const ttlMs of [-1, Number.NaN]) assert.throws(() => new BindingCache({ ttlMs, maxEntries: 1 }), /ttlMs must be >= 0/, String(ttlMs));
+  assert.equal(new BindingCache({ ttlMs: 0, maxEntries: 1 }).maxEntries, 1);
+});
+
+test('an expired binding is gone from current(), size and dump too, counted once as ttl, even after hits', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 100, maxEntries: 10, clock: c });
+  cache.learn('demo/a', '127.0.1.1:8443');
+  c.advance(50);
+  assert.equal(cache.lookup('demo/a').kind, 'hit');
+  assert.equal(cache.current('demo/a')?.address, '127.0.1.1:8443');
+  c.advance(51);
+  assert.equal(cache.current('demo/a'), undefined);
+  assert.equal(cache.size, 0);
+  assert.deepEqual(cache.dump(10), { entries: 0, truncated: false, bindings: [] });
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 1, lru: 0, admin: 0 });
+});
+
+test('a stale or failed answer for a binding that expired meanwhile is counted under its own reason, not ttl', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 100, maxEntries: 10, clock: c });
+  const b = cache.learn('demo/a', '127.0.1.1:8443')!;
+  assert.equal(cache.lookup('demo/a').kind, 'hit');
+  c.advance(150); // the request was routed before the TTL ran out; its answer comes after
+  assert.equal(cache.evict('demo/a', b.generation, 'stale'), true);
+  assert.equal(cache.size, 0);
+  assert.deepEqual(cache.stats().evictions, { stale: 1, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+});
+
+test('after resetStats every /stats counter starts from zero again, evictions included', () => {
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: clock() });
+  for (const reason of ['stale', 'connect', 'reset', 'admin'] as const) {
+    const b = cache.learn(`demo/${reason}`, '127.0.1.1:8443')!;
+    cache.evict(`demo/${reason}`, b.generation, reason);
+  }
+  cache.resetStats();
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  const b = cache.learn('demo/x', '127.0.1.1:8443')!;
+  cache.evict('demo/x', b.generation, 'connect');
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
+  assert.deepEqual(cache.lifetimeStats().evictions, { stale: 1, connect: 2, reset: 1, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 1 });
 });

@@ -23,8 +23,8 @@ export { isLiteralAddress };
  * Why a binding left the cache. `stale|connect|reset` come from the request that used it, `worker` from a connect
  * failure to its worker seen by another request, `ttl|lru` from the cache itself, `admin` from the admin API.
  */
-export type EvictionReason = 'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'worker', 'ttl', 'lru', 'admin']);
+export type EvictionReason = 'stale' | 'connect' | 'reset' | 'identity' | 'worker' | 'ttl' | 'lru' | 'admin';
+export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'identity', 'worker', 'ttl', 'lru', 'admin']);
 
 /** Where a binding is with refresh-ahead: not refreshed yet, a refresh in flight, or a refresh that failed. */
 export type RefreshState = 'idle' | 'in-flight' | 'failed';
@@ -83,7 +83,7 @@ export interface CacheDump {
 
 /** Every eviction reason with a count of 0. */
 export function zeroEvictions(): Record<EvictionReason, number> {
-  return { stale: 0, connect: 0, reset: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
+  return { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
 /** A stored binding: fixed facts plus the two things that change while it lives. */

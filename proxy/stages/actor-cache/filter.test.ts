@@ -35,6 +35,8 @@ function context(authority = HOST, method = 'GET'): FakeContext {
     requestId: 'r1',
     method,
     path: '/',
+    originalPath: '/',
+    readBody: async () => Buffer.alloc(0),
     authority,
     scheme: 'http',
     protocol: 'http/1.1',
@@ -126,6 +128,7 @@ test('never learns from a stale answer, a failure, a timeout, a non-literal addr
     { kind: 'connect-failed', code: 'ECONNREFUSED' },
     { kind: 'reset', requestWritten: false, code: 'ECONNRESET' },
     { kind: 'timeout' },
+    { kind: 'cancelled' },
   ];
   for (const o of outcomes) {
     const ctx = context();
@@ -137,10 +140,14 @@ test('never learns from a stale answer, a failure, a timeout, a non-literal addr
   filter.onRequest?.(named);
   extprocRoutes(named, 'worker-1.internal:8443');
   filter.onUpstreamResponse?.(named, RESPONSE);
-  // An immediate response from ext_proc: no route, the router never runs, onUpstreamResponse is not called.
+  // An immediate response from ext_proc: the request has no route. Even if an upstream-phase call reached the
+  // filter with a response outcome (the chain does not make one: the router never ran), nothing is learned.
   const immediate = context();
   filter.onRequest?.(immediate);
+  filter.onUpstreamResponse?.(immediate, { kind: 'response', status: 404, headers: {} });
+  filter.onDone?.(immediate, { status: 404 });
   assert.equal(cache.size, 0);
+  assert.equal(cache.stats().misses, 7, 'every request above looked the actor up once and missed');
 });
 
 test('an actor answer of any status (even its own 421 without the stale header) is learned', () => {
@@ -207,15 +214,17 @@ test('a client that went away evicts nothing: the binding stays', () => {
   assert.equal(e.stale + e.connect + e.reset, 0);
 });
 
-test('onRerun alone evicts (a chain that reports only through onRerun)', () => {
-  const { cache, filter } = setup();
-  cache.learn('demo/counter', '127.0.1.1:8443');
-  const ctx = context();
-  filter.onRequest?.(ctx);
-  rerun(filter, ctx, 'stale');
-  assert.equal(cache.size, 0);
-  assert.equal(cache.stats().evictions.stale, 1);
-});
+for (const reason of ['stale', 'connect', 'reset'] as const) {
+  test(`onRerun alone evicts, counted as ${reason} (a chain that reports only through onRerun)`, () => {
+    const { cache, filter } = setup();
+    cache.learn('demo/counter', '127.0.1.1:8443');
+    const ctx = context();
+    filter.onRequest?.(ctx);
+    rerun(filter, ctx, reason);
+    assert.equal(cache.size, 0);
+    assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0, [reason]: 1 });
+  });
+}
 
 test('a late stale answer for an old binding does not evict the newer binding', () => {
   const { cache, filter } = setup();
@@ -252,6 +261,58 @@ test('a route set by an earlier filter is left alone', () => {
   filter.onRequest?.(ctx);
   assert.equal(ctx.route.address, '127.0.1.7:8443');
   assert.equal(cache.stats().hits, 0);
+});
+
+test('a route that claims to come from the cache but was not looked up here teaches nothing', () => {
+  const { cache, filter } = setup();
+  const ctx = context();
+  ctx.route = { address: '127.0.1.7:8443', source: 'cache' };
+  filter.onRequest?.(ctx);
+  filter.onUpstreamResponse?.(ctx, RESPONSE);
+  assert.equal(cache.size, 0);
+});
+
+test('the filter is named actor-cache', () => {
+  assert.equal(setup().filter.name, 'actor-cache');
+});
+
+test('a re-run that hits the cache is still reported as a re-run, also when no later filter step ran', () => {
+  const { cache, filter } = setup();
+  const ctx = context();
+  filter.onRequest?.(ctx);
+  extprocRoutes(ctx);
+  filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
+  filter.onRerun?.(ctx, 'stale');
+  assert.equal(cacheOutcome(ctx), 'rerun', 'right after onRerun (a user filter may answer the re-run before this filter runs)');
+  ctx.route = undefined;
+  ctx.attempt = 1;
+  const learned = cache.learn('demo/counter', '127.0.1.3:8443')!; // another request learned the new place meanwhile
+  filter.onRequest?.(ctx);
+  assert.deepEqual(ctx.route, { address: '127.0.1.3:8443', source: 'cache', generation: learned.generation });
+  assert.equal(cacheOutcome(ctx), 'rerun');
+});
+
+test('an upstream outcome for an attempt this filter has not seen changes nothing', () => {
+  const { cache, filter } = setup();
+  const b = cache.learn('demo/counter', '127.0.1.1:8443')!;
+  const ctx = context();
+  filter.onRequest?.(ctx);
+  ctx.attempt = 1; // the chain moved on; this filter's request phase for attempt 1 has not run
+  filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
+  assert.equal(cache.current('demo/counter')?.generation, b.generation);
+  ctx.route = { address: '127.0.1.5:8443', source: 'extproc' };
+  filter.onUpstreamResponse?.(ctx, RESPONSE);
+  assert.equal(cache.current('demo/counter')?.generation, b.generation);
+});
+
+test('hosts that name no actor pass the upstream and re-run phases untouched', () => {
+  const { cache, filter } = setup();
+  const ctx = context('example.com');
+  filter.onRequest?.(ctx);
+  filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
+  filter.onRerun?.(ctx, 'stale');
+  assert.equal(cacheOutcome(ctx), undefined);
+  assert.equal(cache.stats().misses, 0);
 });
 
 test('expired bindings miss', () => {

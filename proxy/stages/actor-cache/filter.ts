@@ -9,8 +9,8 @@
  *   waits for it (`miss-flights.ts`): when that miss teaches the cache, the request goes as a hit; otherwise it
  *   goes on to the slow path itself.
  * - Upstream phase: on a miss that ext_proc (or the apiserver resolver) routed, an upstream answer of any kind but
- *   a stale rejection teaches the cache `atespace/name → ip:port`. A stale rejection, a connect failure or a reset
- *   evicts exactly the binding this attempt used, whether or not the chain re-runs afterwards; a connect failure
+ *   a stale rejection teaches the cache `atespace/name → ip:port`. A stale rejection, a connect failure, a reset or
+ *   a worker failing identity verification evicts exactly the binding this attempt used, whether or not the chain re-runs afterwards; a connect failure
  *   also evicts every other binding to that worker learned before this attempt began (`worker`). The flight this
  *   request leads is settled here (or, at the latest, when the request is done).
  * - Re-run: `onRerun` evicts the same way (idempotent with the upstream phase), so the next attempt misses and the
@@ -172,6 +172,9 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
           break;
         case 'reset':
           evictAfter(ctx, st, 'reset');
+          break;
+        case 'identity-rejected': // only this binding: the next request asks the control plane, this one is not re-run
+          evictAfter(ctx, st, 'identity');
           break;
         case 'timeout': // the actor may just be slow: the binding stays
         case 'cancelled': // the client left: that says nothing about the worker

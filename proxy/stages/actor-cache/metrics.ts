@@ -31,7 +31,7 @@ export function registerCacheMetrics(registry: Registry, parts: CacheParts): voi
   });
   scrapedCounterBy(registry, {
     name: 'actor_cache_evictions_total',
-    help: 'Bindings removed, by reason: stale, connect, reset (a request saw the worker fail), worker (another request could not connect to its worker), ttl, lru, admin.',
+    help: 'Bindings removed, by reason: stale, connect, reset (a request saw the worker fail), identity (the worker failed certificate verification), worker (another request could not connect to its worker), ttl, lru, admin.',
     labelNames: ['reason'],
     read: () => samplesBy('reason', cache.lifetimeStats().evictions),
   });

@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import type { HeaderMap, RequestContext } from '../../api/filter.js';
 import type { ResumeOutcome } from '../../../lib/resume/outcome.js';
 import { startScriptedControl } from '../../../lib/resume/testing/scripted-control.js';
+import { waitFor } from '../../../lib/testing/wait.js';
 import { createApiserverResolverFilter } from './filter.js';
 import { createApiserverResolver } from './resolver.js';
 
@@ -23,7 +24,7 @@ function context(authority: string): RequestContext {
     delete: (n) => void m.delete(n),
     entries: () => m.entries(),
   };
-  return { requestId: 'r', method: 'GET', path: '/', authority, scheme: 'http', protocol: 'http/1.1', remoteAddress: '127.0.0.1', headers, attempt: 0, route: undefined, locals: new Map(), log };
+  return { requestId: 'r', method: 'GET', path: '/', originalPath: '/', readBody: async () => Buffer.alloc(0), authority, scheme: 'http', protocol: 'http/1.1', remoteAddress: '127.0.0.1', headers, attempt: 0, route: undefined, locals: new Map(), log };
 }
 
 function fakeFlights(outcome: ResumeOutcome) {
@@ -102,7 +103,7 @@ test('the real resolver calls ResumeActor once per concurrent burst and counts c
   try {
     const ctxs = [1, 2, 3].map(() => context(`counter.demo.${SUFFIX}`));
     const pending = ctxs.map((c) => resolver.filter.onRequest?.(c));
-    while (control.calls.length < 1) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => control.calls.length === 1, 10_000, 'the one ResumeActor call');
     release();
     await Promise.all(pending);
     for (const c of ctxs) assert.equal(c.route?.address, '127.0.1.5:8443');

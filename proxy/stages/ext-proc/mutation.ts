@@ -39,7 +39,6 @@ export interface MutationResult {
 }
 
 const ALWAYS_REFUSED: ReadonlySet<string> = new Set([':authority', 'host', ':scheme']);
-const ORIGIN_FORM = /^\/[!-"$-~]*$/;
 
 type Check = 'allow' | 'refuse';
 
@@ -119,9 +118,7 @@ function isHeaderValue(value: string): boolean {
 }
 
 /** A `:path` a processor may set: origin-form (`/` then visible ASCII, no fragment). */
-export function isOriginForm(path: string): boolean {
-  return ORIGIN_FORM.test(path);
-}
+export { isOriginForm } from '../../request/origin-form.js';
 
 /** A `:status` a processor may set: a code in 200–599. */
 export function parseStatus(value: string): number | undefined {

@@ -1,0 +1,86 @@
+/**
+ * The development identity set `actor-edge certs` writes, and which `npm start` and compose use: a CA, the
+ * proxy's and extproc's client identities, the control plane's server certificate, one identity shared by the
+ * stub's in-process workers and one per separate worker. Workload certificates carry only a SPIFFE URI SAN.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DevCa } from './dev-ca.js';
+
+export const DEV_TRUST_DOMAIN = 'cluster.local';
+/** Names the control plane's certificate is valid for (what `--apiserver-server-name` may say). */
+export const DEV_CONTROL_PLANE_NAMES: readonly string[] = Object.freeze(['localhost', 'apiserver-control']);
+
+export interface DevIdentities {
+  readonly proxy: string;
+  readonly extproc: string;
+  /** Shared by apiserver-stub's in-process workers. */
+  readonly worker: string;
+  /** A separate worker's identity (`worker-1`, ...). */
+  workerNamed(name: string): string;
+}
+
+export function devIdentities(trustDomain = DEV_TRUST_DOMAIN): DevIdentities {
+  const base = `spiffe://${trustDomain}/ns/actor-edge`;
+  return Object.freeze({
+    proxy: `${base}/sa/proxy`,
+    extproc: `${base}/sa/extproc`,
+    worker: `${base}/sa/worker`,
+    workerNamed: (name: string) => `${base}/worker/${name}`,
+  });
+}
+
+export interface DevCertOptions {
+  /** Separate workers to issue certificates for: worker-1 … worker-N. */
+  readonly workers: number;
+  readonly trustDomain?: string;
+  readonly controlPlaneNames?: readonly string[];
+  /** Validity of the issued certificates in days. */
+  readonly days?: number;
+}
+
+/** The files written (all inside the output directory). */
+export interface DevCertFiles {
+  /** The trust bundle every component is given. */
+  readonly ca: string;
+  readonly proxy: string;
+  readonly extproc: string;
+  readonly controlPlane: string;
+  readonly worker: string;
+  readonly workers: readonly string[];
+}
+
+export async function writeDevCertificates(out: string, opts: DevCertOptions): Promise<DevCertFiles> {
+  const ids = devIdentities(opts.trustDomain);
+  const days = opts.days ?? 30;
+  const ca = await DevCa.create(out);
+  const issue = (name: string, usage: 'client' | 'server', uri: string): Promise<string> =>
+    ca.issue({ name, commonName: name, uris: [uri], usage, days });
+  const [proxy, extproc, controlPlane, worker] = await Promise.all([
+    issue('proxy', 'client', ids.proxy),
+    issue('extproc', 'client', ids.extproc),
+    ca.issue({ name: 'control-plane', commonName: 'control-plane', dnsNames: opts.controlPlaneNames ?? DEV_CONTROL_PLANE_NAMES, usage: 'server', days }),
+    issue('worker', 'server', ids.worker),
+  ]);
+  const workers = await Promise.all(Array.from({ length: opts.workers }, (_, i) => issue(`worker-${i + 1}`, 'server', ids.workerNamed(`worker-${i + 1}`))));
+  return { ca: path.join(out, 'ca.pem'), proxy, extproc, controlPlane, worker, workers };
+}
+
+/** Certificates written into a private temporary directory, and how to remove them. */
+export interface TemporaryDevCertificates {
+  readonly files: DevCertFiles;
+  remove(): Promise<void>;
+}
+
+/** `writeDevCertificates` into a fresh temporary directory named `<prefix>…` (removed again if writing fails). */
+export async function writeTemporaryDevCertificates(prefix: string, opts: DevCertOptions): Promise<TemporaryDevCertificates> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  try {
+    const files = await writeDevCertificates(dir, opts);
+    return { files, remove: () => rm(dir, { recursive: true, force: true }) };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}

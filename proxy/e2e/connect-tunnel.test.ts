@@ -1,0 +1,97 @@
+/**
+ * End to end, with curl as the client: `curl -p -x http://<connect listener> http://<actor host>/` opens a CONNECT
+ * tunnel whose bytes are a new connection into the ingress; two requests inside one tunnel reach two actors on
+ * different workers, each routed and logged like a direct request; the tunnel gets its own log line and counters.
+ * CONNECT targets the listener refuses each get their catalog answer.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  actorName,
+  adminJson,
+  client,
+  hostOf,
+  send,
+  startExtproc,
+  startProxy,
+  startStub,
+  until,
+  type DemoAnswer,
+  type Extproc,
+  type Proxy,
+  type Stub,
+} from '../testing/stack.js';
+import { rawExchange } from '../testing/raw-exchange.js';
+import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
+
+const run = promisify(execFile);
+
+let stub: Stub;
+let extproc: Extproc;
+let proxy: Proxy;
+let connect: string;
+
+before(async () => {
+  stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
+  extproc = await startExtproc(stub);
+  proxy = await startProxy(extproc.grpc, ['--connect-listen', '127.0.0.1:0']);
+  connect = proxy.component.addresses.connect as string;
+});
+
+after(async () => {
+  await proxy?.component.stop();
+  await extproc?.component.stop();
+  await stub?.component.stop();
+  await client.close();
+});
+
+const tunnels = async (): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;
+
+test('curl -p -x: two requests in one tunnel reach two actors on different workers', async () => {
+  // Two actors the control plane placed on different workers.
+  const placed = new Map<string, string>();
+  for (let i = 0; i < 20 && placed.size < 2; i++) {
+    const a = await send(proxy, actorName(i));
+    if (a.app !== undefined && ![...placed.values()].includes(a.app.worker)) placed.set(actorName(i), a.app.worker);
+  }
+  assert.equal(placed.size, 2);
+  const [first, second] = [...placed.keys()] as [string, string];
+  const out = await run('curl', [
+    '-sS', '-p', '-x', `http://${connect}`,
+    '-H', 'x-request-id: tunnel-1', `http://${hostOf(first)}/one`,
+    '--next', '-sS', '-p', '-x', `http://${connect}`,
+    '-H', 'x-request-id: tunnel-2', `http://${hostOf(second)}/two`,
+  ]);
+  const answers = out.stdout.trim().split(/\n|(?<=\})(?=\{)/).map((l) => JSON.parse(l) as DemoAnswer);
+  assert.deepEqual(answers.map((a) => [a.actor, a.path, a.worker]), [
+    [first, '/one', placed.get(first)],
+    [second, '/two', placed.get(second)],
+  ]);
+  const logs = (): Record<string, unknown>[] => proxy.component.logs();
+  await until(() => logs().filter((l) => l.msg === 'access' && String(l.requestId).startsWith('tunnel-')).length === 2, 5000, 'both inner access lines');
+  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
+  const line = logs().find((l) => l.msg === 'tunnel' && l.status === 200) as { bytesFromClient: number; bytesToClient: number; target: string };
+  assert.ok(line.bytesFromClient > 0 && line.bytesToClient > 0);
+  assert.match(line.target, /:80$/);
+  const t = await tunnels();
+  assert.ok(t.connect.total >= 1);
+  assert.equal(t.connect.active, 0);
+});
+
+test('CONNECT targets the listener refuses: no port (400), not an actor (404); other methods (405); CONNECT on the ingress (400)', async () => {
+  const noPort = await rawExchange(connect, [`CONNECT ${hostOf(actorName(1))} HTTP/1.1`, `Host: ${hostOf(actorName(1))}`]);
+  assert.equal(noPort.status, 400);
+  assert.equal(noPort.body, 'CONNECT target must be host:port\n');
+  const notActor = await rawExchange(connect, ['CONNECT example.com:443 HTTP/1.1', 'Host: example.com:443']);
+  assert.equal(notActor.status, 404);
+  assert.equal(notActor.body, 'CONNECT target is not an actor host\n');
+  const get = await rawExchange(connect, ['GET / HTTP/1.1', `Host: ${hostOf(actorName(1))}`]);
+  assert.equal(get.status, 405);
+  // CONNECT on the ingress itself: an authority-form target, refused by the request-target rules as any other.
+  const onIngress = await rawExchange(proxy.ingress.replace('http://', ''), [`CONNECT ${hostOf(actorName(1))}:80 HTTP/1.1`, `Host: ${hostOf(actorName(1))}:80`]);
+  assert.equal(onIngress.status, 400);
+  assert.equal(onIngress.body, 'invalid request target\n');
+  assert.ok((await tunnels()).connect.refused >= 2);
+});

@@ -1,0 +1,21 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readProxyConfig } from './config.js';
+
+const config = (argv: string[]) => readProxyConfig(argv, {}).config;
+
+test('tunnel flags: defaults, --upgrade-allow tokens, --connect-listen', () => {
+  const d = config([]);
+  assert.equal(d?.tunnelIdleTimeoutMs, 300000);
+  assert.deepEqual([...(d?.upgradeTokens ?? [])], ['websocket']);
+  assert.equal(d?.connectListen, undefined);
+  const c = config(['--upgrade-allow', 'Foo', '--connect-listen', '127.0.0.1:0', '--tunnel-idle-timeout-ms', '0']);
+  assert.deepEqual([...(c?.upgradeTokens ?? [])], ['websocket', 'foo']);
+  assert.deepEqual(c?.connectListen, { host: '127.0.0.1', port: 0 });
+  assert.equal(c?.tunnelIdleTimeoutMs, 0);
+});
+
+test('--upgrade-allow refuses h2c and values that are not tokens', () => {
+  assert.throws(() => config(['--upgrade-allow', 'h2c']), /h2c/);
+  assert.throws(() => config(['--upgrade-allow', 'a b']), /not an upgrade token/);
+});

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `npm run compose:certs [-- DIR]`: writes the development certificates the compose deployment mounts (default
+# DIR: ./certs, what compose.yaml reads unless ACTOR_EDGE_CERTS names another directory), with the built CLI and
+# the host's openssl (the image has no openssl). The credential bundles are made readable by the image's user
+# (uid 1000): owned by it when run as root, else readable by everyone (development certificates only). The CA key
+# stays in DIR and is mounted into no container; each container gets only its own bundle and ca.pem.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DIR=${1:-${ACTOR_EDGE_CERTS:-certs}}
+IMAGE_UID=1000
+
+if [[ ! -f dist/cli/main.js ]]; then npx tsc -p .; fi
+node dist/cli/main.js certs --out "$DIR" --workers 4 >/dev/null
+chmod 0755 "$DIR"
+if [[ $(id -u) -eq 0 ]]; then
+  chown "$IMAGE_UID:$IMAGE_UID" "$DIR"/*.pem
+elif [[ $(id -u) -ne $IMAGE_UID ]]; then
+  chmod 0644 "$DIR"/*.pem
+fi
+chmod 0600 "$DIR/ca.key"
+printf 'compose-certs: wrote %s (ca.pem, proxy.pem, extproc.pem, control-plane.pem, worker-1.pem … worker-4.pem)\n' "$DIR"

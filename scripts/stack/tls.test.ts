@@ -1,0 +1,22 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { stackTlsEnv, tlsSwitch } from './tls.js';
+
+test('mTLS is on unless --tls off or STACK_TLS=off; anything else is refused', () => {
+  assert.equal(tlsSwitch([], {}), 'on');
+  assert.equal(tlsSwitch(['--tls', 'off'], {}), 'off');
+  assert.equal(tlsSwitch(['--tls=off'], {}), 'off');
+  assert.equal(tlsSwitch([], { STACK_TLS: 'OFF' }), 'off');
+  assert.equal(tlsSwitch(['--tls', 'on'], { STACK_TLS: 'off' }), 'on');
+  assert.equal(tlsSwitch(['--tls', 'maybe'], {}), undefined);
+});
+
+test('every hop gets its files through its own variables, the workers accept only the proxy identity', () => {
+  const env = stackTlsEnv({ ca: 'ca.pem', proxy: 'proxy.pem', extproc: 'extproc.pem', controlPlane: 'cp.pem', worker: 'worker.pem', workers: [] });
+  assert.equal(env.PROXY_UPSTREAM_CREDENTIAL_BUNDLE, 'proxy.pem');
+  assert.equal(env.PROXY_UPSTREAM_TRUST_BUNDLE, 'ca.pem');
+  assert.equal(env.EXTPROC_APISERVER_CREDENTIAL_BUNDLE, 'extproc.pem');
+  assert.equal(env.APISERVER_TLS_CREDENTIAL_BUNDLE, 'cp.pem');
+  assert.equal(env.WORKER_TLS_CREDENTIAL_BUNDLE, 'worker.pem');
+  assert.equal(env.WORKER_TLS_CLIENT_IDENTITY, 'spiffe://cluster.local/ns/actor-edge/sa/proxy');
+});
