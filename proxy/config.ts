@@ -22,6 +22,17 @@ export const PROXY_FLAGS = {
     help: 'A config file (.yaml, .yml or .json) holding any of these flags by name and the "filters" list ({ module, options }); flags and environment variables override it.',
   },
   listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
+  'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
+  'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
+  'tls-key': { type: 'string?', env: 'PROXY_TLS_KEY', help: 'PEM private key of the HTTPS listener; reloaded when the file changes.' },
+  'h2-max-concurrent-streams': {
+    type: 'number',
+    env: 'PROXY_H2_MAX_CONCURRENT_STREAMS',
+    default: 100,
+    min: 1,
+    max: 10000,
+    help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused with REFUSED_STREAM.',
+  },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
@@ -184,8 +195,18 @@ export { INTERNAL_HEADERS };
 /** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
 export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
+/** The HTTPS listener: where, and the PEM files of its serving certificate. */
+export interface TlsListenConfig {
+  readonly listen: HostPort;
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
 export interface ProxyConfig {
   readonly listen: HostPort;
+  /** Undefined without `--tls-listen`. */
+  readonly tls: TlsListenConfig | undefined;
+  readonly h2MaxConcurrentStreams: number;
   readonly admin: HostPort;
   readonly adminToken: string | undefined;
   readonly extproc: HostPort;
@@ -275,6 +296,8 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   }
   return Object.freeze({
     listen: parseHostPort(flags.listen, '--listen'),
+    tls: buildTlsConfig(flags),
+    h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
     admin: parseHostPort(flags.admin, '--admin'),
     adminToken: flags['admin-token'],
     extproc: parseHostPort(flags.extproc, '--extproc'),
@@ -318,6 +341,18 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     upgradeTokens: upgradeTokens(flags['upgrade-allow']),
     connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
   });
+}
+
+function buildTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
+  const listen = flags['tls-listen'];
+  const certFile = flags['tls-cert'];
+  const keyFile = flags['tls-key'];
+  if (listen === undefined) {
+    if (certFile !== undefined || keyFile !== undefined) throw new UsageError('--tls-cert and --tls-key need --tls-listen');
+    return undefined;
+  }
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-listen needs --tls-cert and --tls-key');
+  return Object.freeze({ listen: parseHostPort(listen, '--tls-listen'), certFile, keyFile });
 }
 
 function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {

@@ -10,6 +10,7 @@ import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
+import { loadCertificate } from './edge/tls-certificate.js';
 import { runClusterPrimary } from './cluster/primary.js';
 import { runClusterWorker } from './cluster/worker.js';
 
@@ -22,6 +23,8 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(formatHelp('proxy', SUMMARY, PROXY_FLAGS));
     return;
   }
+  // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
+  if (config.tls !== undefined) loadCertificate(config.tls);
   if (config.upstreamTls !== undefined && !cluster.isWorker) {
     try {
       loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it

@@ -11,7 +11,8 @@ import type { ProxyConfig } from './config.js';
 import { MAX_HEADER_BYTES } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
-import { UpstreamPools } from './upstream/pools.js';
+import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
+import { createH2cSessions } from './upstream/h2c-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
 import { UndiciRouter } from './upstream/router.js';
 import { Chain } from './chain/chain.js';
@@ -28,6 +29,8 @@ export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
 export interface RunningProxy {
   readonly ingress: string;
+  /** The HTTPS listener's address, with `--tls-listen`. */
+  readonly tls?: string;
   readonly admin: string;
   /** The CONNECT listener's address (`--connect-listen`). */
   readonly connect?: string;
@@ -54,7 +57,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const metrics = createProxyMetrics(counters);
   const upstreamTls = config.upstreamTls === undefined ? undefined : startUpstreamTls(config.upstreamTls, config.connectTimeoutMs, log, counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
-  const pools = new UpstreamPools({
+  const poolOptions: PoolOptions = {
     connectTimeoutMs: config.connectTimeoutMs,
     headersTimeoutMs: config.routeTimeoutMs,
     bodyTimeoutMs: 300_000,
@@ -63,13 +66,21 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }),
     maxConnections: config.upstreamMaxConnections,
     maxPending: config.upstreamMaxPending,
-  });
+  };
+  const pools = new UpstreamPools(poolOptions);
+  // gRPC: HTTP/2 sessions, h2c or (with upstream mTLS) TLS with ALPN `h2`.
+  const h2cSessions = createH2cSessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
   const hub = new TunnelHub(log);
   registerTunnelMetrics(metrics.registry, hub.stats);
-  const router = new UndiciRouter(pools, counters, {
-    routeTimeoutMs: config.routeTimeoutMs,
-    tunnels: { hub, idleTimeoutMs: config.tunnelIdleTimeoutMs },
-  });
+  const router = new UndiciRouter(
+    pools,
+    counters,
+    {
+      routeTimeoutMs: config.routeTimeoutMs,
+      tunnels: { hub, idleTimeoutMs: config.tunnelIdleTimeoutMs },
+    },
+    h2cSessions,
+  );
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
@@ -94,12 +105,15 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   }
 
   await ingress.listen(config.listen.host, config.listen.port);
+  if (config.tls !== undefined) await ingress.listenTls(config.tls.listen.host, config.tls.listen.port, config.tls);
   if (connect !== undefined && config.connectListen !== undefined) await connect.listen(config.connectListen.host, config.connectListen.port);
   const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
   const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
+  const tlsListener = ingress.tlsListener;
   const addresses = {
-    ingress: boundAddress(ingress.server),
+    ingress: boundAddress(ingress.listener.server),
+    ...(tlsListener === undefined ? {} : { tls: boundAddress(tlsListener.server) }),
     admin: boundAddress(admin.server),
     ...(connect === undefined ? {} : { connect: boundAddress(connect.server) }),
   };
@@ -117,7 +131,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       const tunnels = hub.drain(config.drainTimeoutMs);
       const clean = (await ingress.drain(config.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
-      await (clean ? pools.close() : pools.destroy());
+      await Promise.all([pools, h2cSessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();

@@ -4,7 +4,6 @@
  * report are capped per actor (`pendingIdLimit`, the report batch): a report is due long before, so the cap only
  * matters when reports cannot go out; ids past it are not kept (the delivery is still counted).
  */
-import type { ServerResponse } from 'node:http';
 import { actorKey, type ActorRef } from '../../lib/actor-ref.js';
 import type { Served } from '../atestub-types.js';
 
@@ -16,7 +15,7 @@ export class Activation {
   seq: number;
   active = true;
   /** Responses still being produced (delayed, streamed or reading a body); destroyed on deactivation. */
-  readonly inflight = new Set<ServerResponse>();
+  readonly inflight = new Set<{ destroy(): void }>();
   /** Open WebSockets (`websocket.ts`); closed on deactivation. */
   readonly sockets = new Set<{ terminate(): void }>();
   pendingIds: string[] = [];

@@ -10,6 +10,7 @@ import { workersClientConstructor, type ControlToWorker, type WorkerToControl, t
 import { ActivationTable } from './activations.js';
 import { WorkerListener } from './listener.js';
 import { createRequestHandler } from './request-handler.js';
+import { createStreamHandler } from './stream-handler.js';
 import type { WorkerTls } from './tls.js';
 import { createWebSocketHandler } from './websocket.js';
 
@@ -70,8 +71,9 @@ export class WorkerAgent {
       }
     };
     const handler = createRequestHandler(opts.advertiseIp, this.table, opts.actorSuffix);
+    const streamHandler = createStreamHandler(opts.advertiseIp, this.table, opts.actorSuffix);
     const upgrade = createWebSocketHandler(opts.advertiseIp, this.table, opts.actorSuffix);
-    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, opts.tls, upgrade);
+    this.listener = new WorkerListener(handler, opts.listenIp ?? opts.advertiseIp, opts.port, { tls: opts.tls, upgrade, streamHandler });
     const Client = workersClientConstructor();
     this.client = new Client(opts.apiserver, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 10_000,

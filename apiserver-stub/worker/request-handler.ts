@@ -10,7 +10,7 @@ import { demoApp } from './demo-app.js';
 import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS, TARGET_ACTOR_HEADER, TARGET_PORT_HEADER } from '../../lib/wire-contract.js';
 import { TunnelReply } from './tunnel-reply.js';
 
-const MISDIRECTED_BODY = 'misdirected request';
+export const MISDIRECTED_BODY = 'misdirected request';
 const MISDIRECTED_HEADERS = Object.freeze({
   'content-type': 'text/plain',
   'content-length': String(MISDIRECTED_BODY.length),

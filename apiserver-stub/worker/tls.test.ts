@@ -19,7 +19,7 @@ let listener: WorkerListener;
 before(async () => {
   pki = await testPki();
   workerTls = startWorkerTls({ credentialBundle: pki.files.worker, clientCa: pki.files.ca, clientIdentity: pki.ids.proxy }, pino({ level: 'silent' }));
-  listener = new WorkerListener((_req, res) => res.end('ok'), '127.0.0.1', 0, workerTls);
+  listener = new WorkerListener((_req, res) => res.end('ok'), '127.0.0.1', 0, { tls: workerTls });
   await listener.open();
 });
 after(async () => {

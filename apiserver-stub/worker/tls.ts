@@ -5,7 +5,6 @@
  * handshake; one with another identity is disconnected as soon as the handshake completes, before any request is
  * read. Both are counted. The two files are watched and a change applies to the next connection.
  */
-import type https from 'node:https';
 import type tls from 'node:tls';
 import type { Logger } from '../../lib/logger.js';
 import { readCredentialBundle, readTrustBundle, TlsFileError } from '../../lib/tls/files.js';
@@ -45,7 +44,7 @@ function loadServerOptions(settings: WorkerTlsSettings): tls.SecureContextOption
 /** One process's worker TLS: the current server options, and the hooks every worker listener installs. */
 export class WorkerTls {
   readonly #watched: WatchedTlsFiles<tls.SecureContextOptions>;
-  readonly #servers = new Set<https.Server>();
+  readonly #servers = new Set<tls.Server>();
 
   /** Throws a TlsFileError naming the file when one is missing or unusable. */
   constructor(
@@ -65,13 +64,13 @@ export class WorkerTls {
     });
   }
 
-  /** Options for `https.createServer`. */
-  serverOptions(): https.ServerOptions {
+  /** Options for `tls.createServer` / `https.createServer`. */
+  serverOptions(): tls.TlsOptions {
     return { ...this.#watched.current, requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['http/1.1'], minVersion: 'TLSv1.2' };
   }
 
   /** Counts and enforces the identity on `server` until it closes. */
-  attach(server: https.Server, worker: string): void {
+  attach(server: tls.Server, worker: string): void {
     this.#servers.add(server);
     server.on('close', () => this.#servers.delete(server));
     server.on('secureConnection', (socket: tls.TLSSocket) => {

@@ -34,6 +34,7 @@ export function fakeContext(authority: string, headers: Record<string, string> =
     originalPath: r.path ?? '/',
     authority,
     scheme: 'http',
+    protocol: 'http/1.1',
     remoteAddress: '127.0.0.1',
     headers: headerMap({ host: authority, ...headers }),
     attempt: r.attempt ?? 0,

@@ -76,6 +76,9 @@ export type UpstreamOutcome =
    */
   | { readonly kind: 'cancelled' };
 
+/** The protocol a client spoke to the ingress (ALPN names). */
+export type ClientProtocol = 'http/1.1' | 'h2';
+
 /** Per-request state a filter sees. One context lives for the whole client request, across re-runs. */
 export interface RequestContext {
   /** `x-request-id` (the client's, or generated). */
@@ -92,6 +95,8 @@ export interface RequestContext {
   /** Host, or an absolute-form target's authority (which replaces Host). */
   readonly authority: string;
   readonly scheme: 'http' | 'https';
+  /** The protocol the client spoke: `http/1.1` (HTTP/1.0 included) or `h2` (over TLS, or h2c). */
+  readonly protocol: ClientProtocol;
   readonly remoteAddress: string;
   /** Headers to forward upstream (hop-by-hop and forgeable internal headers already removed). */
   readonly headers: HeaderMap;

@@ -9,6 +9,7 @@ export type {
   LocalReply,
   ReadBodyOptions,
   RequestContext,
+  ClientProtocol,
   RerunReason,
   ResponseResult,
   Route,

@@ -12,6 +12,7 @@ export const DRAIN = 'actor-edge:drain';
 export interface ListeningMessage {
   readonly type: typeof LISTENING;
   readonly ingress: string;
+  readonly tls?: string;
   readonly admin: string;
   /** The CONNECT listener (`--connect-listen`), shared like the ingress. */
   readonly connect?: string;

@@ -36,6 +36,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   });
   logReady(log, {
     ingress: first.ingress as string,
+    ...(first.tls === undefined ? {} : { tls: first.tls }),
     admin: boundAddress(admin.server),
     ...(first.connect === undefined ? {} : { connect: first.connect }),
     workers: String(config.workers),

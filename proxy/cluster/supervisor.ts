@@ -10,6 +10,8 @@ import { drainWorkers } from './drain.js';
 export interface WorkerInfo {
   readonly worker: Worker;
   ingress?: string;
+  /** The HTTPS listener, with `--tls-listen`. */
+  tls?: string;
   connect?: string;
   admin?: string;
 }
@@ -68,6 +70,7 @@ export class WorkerSupervisor {
       info.ingress = m.ingress;
       info.connect = m.connect;
       info.admin = m.admin;
+      info.tls = m.tls;
       if (!this.#ready && this.live().length >= this.#count) {
         this.#ready = true;
         this.#reportReady?.();

@@ -37,6 +37,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   const listening: ListeningMessage = {
     type: LISTENING,
     ingress: running.ingress,
+    ...(running.tls === undefined ? {} : { tls: running.tls }),
     admin: running.admin,
     ...(running.connect === undefined ? {} : { connect: running.connect }),
   };

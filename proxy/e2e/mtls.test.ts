@@ -4,6 +4,7 @@
  * client certificate; the proxy reaches the workers with its client certificate and checks them by SPIFFE prefix.
  *
  * - requests flow (200), and the workers count the proxy's accepted handshakes;
+ * - a gRPC call (HTTP/2 client) reaches the worker's demo gRPC service over mTLS with ALPN `h2`;
  * - the proxy's credential bundle is rotated while requests flow: every request answers 200;
  * - a proxy whose prefix no worker matches answers 502 PROXY_ERR_UPSTREAM_IDENTITY once per request (one
  *   ResumeActor per request: never a re-run into the same worker), logging what the worker presented;
@@ -15,6 +16,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../../lib/proto.js';
 import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
 import { workerNet } from '../../lib/loopback.js';
 import { ATESPACE } from '../../lib/testing/actors.js';
@@ -24,6 +27,7 @@ import {
   actorName,
   adminJson,
   client,
+  hostOf,
   proxyStats,
   resetStats,
   resumeCalls,
@@ -107,6 +111,24 @@ test('mTLS on every hop: requests answer 200 and the workers accepted the proxy 
   assert.ok(t.accepted >= 1, JSON.stringify(t));
   assert.equal(t.refusedIdentity, 0);
   assert.equal(t.refusedHandshake, 0);
+});
+
+test('gRPC over mTLS: an Echo call reaches the actor on its worker over HTTP/2 (ALPN h2)', async () => {
+  const actor = actorName(5);
+  const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto('demo/echo.proto'), 'actoredge.demo.Echo');
+  const c = new Ctor(proxy.ingress.replace('http://', ''), grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) });
+  try {
+    const before = (await workerTls()).accepted;
+    const reply = await new Promise<{ actor: string; message: string }>((resolve, reject) =>
+      (c as unknown as { Echo: (req: object, cb: (err: Error | null, r: { actor: string; message: string }) => void) => void }).Echo({ message: 'over mTLS' }, (err, r) => (err ? reject(err) : resolve(r))),
+    );
+    // The demo service answers only over HTTP/2: an HTTP/1.1 upstream would not produce a gRPC reply.
+    assert.equal(reply.message, 'over mTLS');
+    assert.equal(reply.actor, actor);
+    assert.ok((await workerTls()).accepted > before, 'a new mTLS handshake for the HTTP/2 session');
+  } finally {
+    c.close();
+  }
 });
 
 test('rotating the proxy credential bundle while requests flow: every request answers 200', async () => {

@@ -1,6 +1,7 @@
 /**
- * The ingress: a node:http server (keep-alive) that turns each client request into a `ProxyRequest`, hands it to
- * the chain, and finishes it — counters, duration histogram, access-log line, every filter's `onDone` — when the
+ * The ingress: two protocol engines — a node:http server (HTTP/1.1, keep-alive) and a node:http2 server (HTTP/2
+ * through node's compatibility API) — fed by the listeners (`listeners.ts`: plaintext HTTP/1.1 + h2c, and HTTPS
+ * with ALPN). Each client request or stream becomes a `ProxyRequest`, is handed to the chain, and is finished — counters, duration histogram, access-log line, every filter's `onDone` — when the
  * response is closed. Limits are node's own: request head over 60 KiB → 431, head not received within
  * `--headers-timeout-ms` → 408 (whole request: `--request-timeout-ms`). A request target or Host the proxy does not
  * forward is answered before any filter runs (`request-target.ts`), when its turn on the connection comes.
@@ -10,13 +11,23 @@
  * — the one in service and those waiting behind it — ends there (499 when nothing was sent) and its upstream
  * request is aborted; node:http itself reports no `close` for a response that never got the socket.
  *
- * Drain (SIGTERM): the listener closes at once; every response not yet started, and every request that still
+ * HTTP/2: every stream is a request of its own, started at once (streams are independent; there is no
+ * pipelining queue). Its head is brought to the HTTP/1.1 form first (`h2-request.ts`), then gets the same hygiene
+ * and target rules. Limits: `--h2-max-concurrent-streams` per connection (more are refused with REFUSED_STREAM),
+ * the header list as large as an HTTP/1.1 head (a larger one resets the stream), and node's own flood guards
+ * (invalid frames, refused streams, unacknowledged SETTINGS and pings, session memory: the connection is closed
+ * with ENHANCE_YOUR_CALM). A stream the client resets is `cancelled`, as a client leaving an HTTP/1.1 request.
+ * A connection idle for `--keep-alive-timeout-ms` is closed with GOAWAY.
+ *
+ * Drain (SIGTERM): the listeners close at once; every HTTP/2 connection gets GOAWAY (its open streams finish); every response not yet started, and every request that still
  * arrives, is answered with `Connection: close`; a connection that is idle is closed once it has stayed idle for
  * `--drain-idle-grace-ms` (so a request a client is writing at that moment is served, not reset). The drain is
  * over when no request is left and every connection is closed, or after `--drain-timeout-ms`.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import net, { type Socket } from 'node:net';
+import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config.js';
@@ -32,6 +43,14 @@ import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { sendError } from './local-reply.js';
 import { ClientConnection } from './client-connection.js';
+import { h2RequestHead } from './h2-request.js';
+import { EdgeH2Response } from './h2-response.js';
+import { PlainListener, TlsListener, type Listener } from './listeners.js';
+import type { WireProtocol } from '../../lib/preface-sniff.js';
+import type { ClientProtocol } from '../api/filter.js';
+
+/** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
+const H2_MAX_HEADER_PAIRS = 2000;
 import { attachUpgrades, type UpgradeHandler } from './upgrade.js';
 
 export interface IngressDeps {
@@ -50,9 +69,15 @@ const CTX = Symbol('actor-edge.ctx');
 type TaggedResponse = ServerResponse & { [CTX]?: ProxyRequest };
 
 export class Ingress {
+  /** The HTTP/1.1 engine (it listens on no socket itself: the listeners hand it connections). */
   readonly server: http.Server;
+  /** The HTTP/2 engine. */
+  readonly h2: http2.Http2Server;
+  readonly #plain: PlainListener;
+  #tls: TlsListener | undefined;
   #inflight = 0;
   readonly #connections = new Set<ClientConnection>();
+  readonly #sessions = new Set<ServerHttp2Session>();
   #draining = false;
   #onDrained: (() => void) | undefined;
   #listenerClosed: Promise<void> | undefined;
@@ -79,6 +104,18 @@ export class Ingress {
       (req, res) => this.#onRequest(req, res),
     );
     this.server.on('connection', (socket: Socket) => this.#onConnection(socket));
+    // node starts its header and request timeout checks when an HTTP server starts listening.
+    this.server.emit('listening');
+    this.h2 = http2.createServer(
+      {
+        settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES },
+        maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
+        Http2ServerResponse: EdgeH2Response,
+      },
+      (req, res) => this.#onStream(req, res as EdgeH2Response),
+    );
+    this.h2.on('session', (session: ServerHttp2Session) => this.#onSession(session));
+    this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs);
     if (deps.upgrades !== undefined) attachUpgrades(this.server, deps.upgrades);
     // One listener per server, not per request or connection: node calls it with `this` = the closed object.
     const ingress = this;
@@ -92,6 +129,16 @@ export class Ingress {
       if (ctx.clientState === 'closed') this.#finish(ctx);
     };
   }
+
+  /** A listener accepted a connection: the engine for its protocol takes it. */
+  readonly #accept = (socket: Socket, protocol: WireProtocol): void => {
+    if (protocol === 'h2') {
+      this.h2.emit('connection', socket);
+      return;
+    }
+    this.server.emit('connection', socket);
+    socket.resume();
+  };
 
   readonly #onClose: (this: TaggedResponse) => void;
   readonly #onSocketClose: (this: Socket) => void;
@@ -113,14 +160,30 @@ export class Ingress {
     if (this.#draining) this.#idleWhileDraining(conn);
   }
 
-  #onRequest(req: IncomingMessage, res: ServerResponse): void {
+  #onSession(session: ServerHttp2Session): void {
+    this.#sessions.add(session);
+    session.once('close', () => {
+      this.#sessions.delete(session);
+      if (this.#draining) this.#checkDrained();
+    });
+    session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
+    session.setTimeout(this.#deps.config.keepAliveTimeoutMs, () => session.close());
+    if (this.#draining) session.close();
+  }
+
+  /**
+   * The context of a request, with the ingress's own refusal recorded (answered before any filter, when the
+   * request has its turn). `raw`: node's flat HTTP/1.1-form head; `url`: the request target.
+   */
+  #context(req: IncomingMessage, res: ServerResponse, protocol: ClientProtocol, encrypted: boolean, raw: readonly string[], hasBody: boolean | undefined): ProxyRequest {
     const startedAt = performance.now();
     this.#inflight++;
     const { config, log } = this.#deps;
     const remote = req.socket.remoteAddress ?? '';
-    const head = sanitiseRequestHeaders(req.rawHeaders, remote, 'http', this.#strip, config.xffTrustedHops);
+    const scheme = encrypted ? 'https' : 'http';
+    const head = sanitiseRequestHeaders(raw, remote, scheme, this.#strip, config.xffTrustedHops);
     const target = resolveRequestTarget(req.url ?? '', head);
-    const body = head.hasBody ? new RequestBody(req, config.maxReplayBodyBytes) : null;
+    const body = (hasBody ?? head.hasBody) ? new RequestBody(req, config.maxReplayBodyBytes) : null;
     const ctx = new ProxyRequest({
       req,
       res,
@@ -128,7 +191,8 @@ export class Ingress {
       method: req.method ?? 'GET',
       path: target.path,
       authority: target.authority,
-      scheme: 'http',
+      scheme,
+      protocol,
       remoteAddress: remote,
       headers: new ForwardHeaders(target.headers),
       body,
@@ -138,10 +202,32 @@ export class Ingress {
     (res as TaggedResponse)[CTX] = ctx;
     res.on('close', this.#onClose);
     if (target.kind === 'refuse') {
-      // Refused by the ingress itself (before any filter): answered when its turn on the connection comes.
       ctx.error = target.error;
       ctx.details = target.details;
     }
+    return ctx;
+  }
+
+  /** An HTTP/2 stream: a request of its own, started at once. */
+  #onStream(req: Http2ServerRequest, res: EdgeH2Response): void {
+    const h2 = h2RequestHead(req.rawHeaders);
+    const ctx = this.#context(
+      req as unknown as IncomingMessage,
+      res as unknown as ServerResponse,
+      'h2',
+      req.stream.session?.encrypted === true,
+      h2.raw,
+      !req.stream.endAfterHeaders,
+    );
+    if (h2.authorityConflict && ctx.error === undefined) {
+      ctx.error = ERRORS.INVALID_AUTHORITY;
+      ctx.details = 'Host differs from :authority';
+    }
+    this.#start(ctx);
+  }
+
+  #onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const ctx = this.#context(req, res, 'http/1.1', (req.socket as TLSSocket).encrypted === true, req.rawHeaders, undefined);
     const conn = ClientConnection.of(req.socket) as ClientConnection;
     if (this.#draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
@@ -170,6 +256,7 @@ export class Ingress {
     if (ctx === undefined) return;
     res[CTX] = undefined;
     this.#clientClosed(ctx);
+    if (ctx.protocol === 'h2') return;
     const conn = ClientConnection.of(ctx.req.socket);
     // A socket that is no longer writable (the client left, or `Connection: close`) serves nothing more; its
     // 'close' ends the requests still waiting.
@@ -232,7 +319,7 @@ export class Ingress {
       error = new Error(ctx.details ?? ERRORS.DOWNSTREAM_CLOSED.text);
     }
     // A request body the upstream did not read completely: the connection cannot carry another request.
-    if (ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.req.socket?.destroy();
+    if (ctx.protocol === 'http/1.1' && ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.req.socket?.destroy();
     ctx.status = status;
     counters.countResponse(status);
     const durationMs = performance.now() - ctx.startedAt;
@@ -250,6 +337,7 @@ export class Ingress {
       authority: ctx.authority,
       path: ctx.path,
       status,
+      protocol: ctx.protocol,
       durationMs: Math.round(durationMs * 1000) / 1000,
       upstream: ctx.upstreamAddress ?? null,
       extprocMs: ctx.extProc === undefined ? null : Math.round(ctx.extProc.elapsedMs * 1000) / 1000,
@@ -266,14 +354,24 @@ export class Ingress {
     log.info(line, 'access');
   }
 
+  /** The plaintext listener (HTTP/1.1 and h2c). */
+  get listener(): Listener {
+    return this.#plain;
+  }
+
+  /** The HTTPS listener, when one was opened. */
+  get tlsListener(): TlsListener | undefined {
+    return this.#tls;
+  }
+
   listen(host: string, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
+    return this.#plain.listen(host, port);
+  }
+
+  /** Opens the HTTPS listener; throws `TlsCertificateError` when the certificate files are missing or unusable. */
+  listenTls(host: string, port: number, files: { certFile: string; keyFile: string }): Promise<void> {
+    this.#tls = new TlsListener(files, this.#accept, this.#deps.log, this.#deps.config.headersTimeoutMs);
+    return this.#tls.listen(host, port);
   }
 
   /**
@@ -289,6 +387,7 @@ export class Ingress {
       if (current === undefined) this.#idleWhileDraining(conn);
       else if (!current.res.headersSent) current.res.shouldKeepAlive = false;
     }
+    for (const session of this.#sessions) session.close(); // GOAWAY: open streams finish
     let finished = this.#isDrained();
     if (!finished) {
       finished = await new Promise<boolean>((resolve) => {
@@ -300,18 +399,20 @@ export class Ingress {
       });
     }
     this.server.closeAllConnections();
+    for (const session of this.#sessions) session.destroy();
+    this.#plain.destroyUndecided();
     await closed;
     return finished;
   }
 
   /**
-   * Closes the listener (once); open connections are served as before. Resolves when the server has closed, which
-   * is once every connection is closed too.
+   * Closes the listeners (once); open connections are served as before. Resolves when the listeners have closed,
+   * which is once every connection is closed too.
    */
   stopAccepting(): Promise<void> {
-    // net's close, not http's: http.Server#close also destroys idle keep-alive connections at once, resetting a
-    // request a client is writing on one at that moment.
-    return (this.#listenerClosed ??= new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve())));
+    // The engines are not closed: http.Server#close would destroy idle keep-alive connections at once, resetting
+    // a request a client is writing on one at that moment.
+    return (this.#listenerClosed ??= Promise.all([this.#plain.close(), this.#tls?.close()]).then(() => undefined));
   }
 
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
@@ -323,7 +424,7 @@ export class Ingress {
   }
 
   #isDrained(): boolean {
-    return this.#inflight === 0 && this.#connections.size === 0;
+    return this.#inflight === 0 && this.#connections.size === 0 && this.#sessions.size === 0;
   }
 
   #checkDrained(): void {

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { ReadBodyOptions, Route } from '../api/filter.js';
+import type { ClientProtocol, ReadBodyOptions, Route } from '../api/filter.js';
 import type { ForwardHeaders } from './headers.js';
 import type { RequestBody } from './body.js';
 import type { ResponseHeadTransform, StageContext } from './stage-context.js';
@@ -19,6 +19,8 @@ import type { UpgradeIntent } from './upgrade-intent.js';
 /** What the ingress knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
   readonly log: Logger;
+  /** Default `http/1.1`. */
+  readonly protocol?: ClientProtocol;
 };
 
 /** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
@@ -47,7 +49,8 @@ export type ResponseState = 'unsent' | 'started' | 'truncated';
 export type ClientState = 'open' | 'closed' | 'finished';
 
 export class ProxyRequest implements StageContext {
-  // The request as the ingress saw it (documented on `RequestContext`), plus node's objects for it.
+  // The request as the ingress saw it (documented on `RequestContext`), plus node's objects for it. An HTTP/2
+  // stream comes as node's compatibility objects (`edge/h2-response.ts`), which offer every member used here.
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** The request line as forwarded: ext_proc may rewrite it (`:method`, `:path`) for one attempt. */
@@ -57,6 +60,7 @@ export class ProxyRequest implements StageContext {
   readonly #ingressPath: string;
   readonly authority: string;
   readonly scheme: 'http' | 'https';
+  readonly protocol: ClientProtocol;
   readonly remoteAddress: string;
   readonly requestId: string;
   readonly headers: ForwardHeaders;
@@ -106,6 +110,7 @@ export class ProxyRequest implements StageContext {
     this.#ingressPath = init.path;
     this.authority = init.authority;
     this.scheme = init.scheme;
+    this.protocol = init.protocol ?? 'http/1.1';
     this.remoteAddress = init.remoteAddress;
     this.requestId = init.requestId;
     this.headers = init.headers;

@@ -6,7 +6,7 @@
  * worker (one request each), and at most `maxPending` requests waiting for one of them. A request beyond both is
  * refused by `admit()` before anything is sent (the router answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW`).
  */
-import { Pool, type buildConnector } from 'undici';
+import { Pool, type buildConnector, type Dispatcher } from 'undici';
 import { isLiteralAddress } from './route-address.js';
 
 export interface PoolOptions {
@@ -31,7 +31,7 @@ export class WorkerPool {
   #outstanding = 0;
 
   constructor(
-    readonly pool: Pool,
+    readonly pool: Dispatcher,
     /** Running plus queued requests at most: connections + pending. */
     readonly limit: number,
   ) {}
@@ -53,13 +53,32 @@ export class WorkerPool {
   }
 }
 
+/** Builds the dispatcher for one worker; returns it and how many requests it may hold (running plus queued). */
+export type CreateDispatcher = (address: string, opts: PoolOptions) => { readonly dispatcher: Dispatcher; readonly limit: number };
+
+/** The HTTP/1.1 keep-alive pool of one worker (over mTLS when `opts.connector` is given). */
+export const createHttp1Pool: CreateDispatcher = (address, opts) => ({
+  dispatcher: new Pool(`${opts.connector === undefined ? 'http' : 'https'}://${address}`, {
+    connections: opts.maxConnections,
+    pipelining: 1,
+    connect: opts.connector ?? { timeout: opts.connectTimeoutMs },
+    headersTimeout: opts.headersTimeoutMs,
+    bodyTimeout: opts.bodyTimeoutMs,
+    maxHeaderSize: opts.maxHeaderBytes,
+  }),
+  limit: opts.maxConnections + opts.maxPending,
+});
+
 export class UpstreamPools {
   readonly #entries = new Map<string, WorkerPool>();
   readonly #opts: PoolOptions;
   readonly #timer: NodeJS.Timeout | undefined;
+  readonly #create: CreateDispatcher;
 
-  constructor(opts: PoolOptions) {
+  /** `create`: the dispatcher per worker (default: an HTTP/1.1 pool). */
+  constructor(opts: PoolOptions, create: CreateDispatcher = createHttp1Pool) {
     this.#opts = opts;
+    this.#create = create;
     if (opts.sweepIntervalMs > 0) {
       this.#timer = setInterval(() => this.#sweep(), opts.sweepIntervalMs);
       this.#timer.unref();
@@ -74,17 +93,8 @@ export class UpstreamPools {
       return hit;
     }
     if (!isLiteralAddress(address)) return undefined;
-    const opts = this.#opts;
-    const connector = opts.connector;
-    const pool = new Pool(`${connector === undefined ? 'http' : 'https'}://${address}`, {
-      connections: opts.maxConnections,
-      pipelining: 1,
-      connect: connector ?? { timeout: opts.connectTimeoutMs },
-      headersTimeout: opts.headersTimeoutMs,
-      bodyTimeout: opts.bodyTimeoutMs,
-      maxHeaderSize: opts.maxHeaderBytes,
-    });
-    const entry = new WorkerPool(pool, opts.maxConnections + opts.maxPending);
+    const { dispatcher, limit } = this.#create(address, this.#opts);
+    const entry = new WorkerPool(dispatcher, limit);
     this.#entries.set(address, entry);
     return entry;
   }
@@ -115,7 +125,7 @@ export class UpstreamPools {
     await Promise.all(this.#takeAll().map((p) => p.destroy().catch(() => undefined)));
   }
 
-  #takeAll(): Pool[] {
+  #takeAll(): Dispatcher[] {
     if (this.#timer) clearInterval(this.#timer);
     const pools = [...this.#entries.values()].map((e) => e.pool);
     this.#entries.clear();

@@ -11,6 +11,10 @@
  * take the direct path.
  * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option: a non-101 answer
  * is classified and relayed as any; on a 101 undici hands over the socket and `tunnel.ts` relays it.
+ * Upstream protocol (`protocol-choice.ts`): gRPC from an HTTP/2 client goes through the worker's HTTP/2 session
+ * (`h2c-sessions.ts`), with `te: trailers`, and its trailers (`grpc-status`, `grpc-message`) are relayed;
+ * everything else goes through the worker's HTTP/1.1 pool. Both answer the same way to the handler below, so the
+ * stale rule, the outcomes and re-runs do not depend on the protocol.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
@@ -28,7 +32,8 @@ import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } 
 import { relayHeaders } from '../edge/response-headers.js';
 import { sendLocalReply } from '../edge/local-reply.js';
 import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
-import { canCarryTrailers, declaredTrailer, relayTrailers } from './trailers.js';
+import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, trailerObject, type UpstreamTrailers } from './trailers.js';
+import { upstreamProtocol } from './protocol-choice.js';
 import { relayUpgrade, type TunnelDeps } from './tunnel.js';
 
 /** Receives an attempt's outcome. */
@@ -51,16 +56,19 @@ export interface RouterOptions {
 }
 
 export class UndiciRouter implements Router {
+  /** `h2c`: the workers' HTTP/2 sessions for gRPC (without them, gRPC goes as HTTP/1.1 too). */
   constructor(
     private readonly pools: UpstreamPools,
     private readonly counters: Counters,
     private readonly opts: RouterOptions,
+    private readonly h2c?: UpstreamPools,
   ) {}
 
   forward(ctx: ProxyRequest, done: OutcomeCallback): void {
     const route = ctx.route;
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
-    const pool = this.pools.get(route.address);
+    const h2c = this.h2c !== undefined && upstreamProtocol(ctx) === 'h2c';
+    const pool = (h2c ? (this.h2c as UpstreamPools) : this.pools).get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
@@ -71,7 +79,7 @@ export class UndiciRouter implements Router {
       {
         path: ctx.path,
         method: ctx.method,
-        headers: ctx.headers.list as string[],
+        headers: (h2c ? [...ctx.headers.list, 'te', 'trailers'] : ctx.headers.list) as string[],
         body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
         headersTimeout: this.opts.routeTimeoutMs,
         idempotent: false,
@@ -105,7 +113,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   #resume: (() => void) | undefined;
   #onDrain: (() => void) | undefined;
   /** While transforming: body chunks that arrived anyway, and the trailers if the body already completed. */
-  #held: { chunks: Buffer[]; complete: readonly (Buffer | string)[] | null | undefined } | undefined;
+  #held: { chunks: Buffer[]; complete: UpstreamTrailers | undefined } | undefined;
   readonly #res: ServerResponse;
 
   constructor(
@@ -264,10 +272,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   }
 
   /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
-  onComplete(trailers: readonly (Buffer | string)[] | null): void {
+  onComplete(received: UpstreamTrailers): void {
+    const trailers = trailerList(received);
     this.#release();
     if (this.#state === State.Transforming && this.#held !== undefined) {
-      this.#held.complete = trailers;
+      this.#held.complete = received;
       return;
     }
     const wasRelaying = this.#state === State.Relaying;
@@ -275,7 +284,9 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (!wasRelaying) return;
     if (trailers !== null && trailers.length > 0) {
       try {
-        this.#res.addTrailers(relayTrailers(trailers));
+        const pairs = relayTrailers(trailers);
+        // node's HTTP/2 response takes an object (pairs would be read as fields named 0, 1, ...).
+        this.#res.addTrailers(this.ctx.protocol === 'h2' ? trailerObject(pairs) : pairs);
       } catch (err) {
         this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
       }

@@ -6,7 +6,7 @@
  * Both checks run before the connection is handed to the HTTP client; a worker that fails either is an
  * `UpstreamIdentityError` (its own outcome, `identity-rejected`, never a connect failure). Each new connection
  * uses the credentials current at that moment (the files are watched, `lib/tls/watched.ts`); pooled connections
- * keep theirs. ALPN offers `http/1.1` only: the upstream client speaks HTTP/1.1.
+ * keep theirs. ALPN offers one protocol: `http/1.1` for the pools, `h2` for gRPC (`h2c-sessions.ts`).
  */
 import tls from 'node:tls';
 import type { buildConnector } from 'undici';
@@ -56,6 +56,8 @@ export interface TlsConnectorOptions {
   readonly material: () => UpstreamTlsMaterial;
   readonly spiffePrefix: string;
   readonly connectTimeoutMs: number;
+  /** The one ALPN protocol offered (default `http/1.1`). */
+  readonly alpn?: 'http/1.1' | 'h2';
 }
 
 function connectTimeout(): Error {
@@ -86,7 +88,7 @@ export function createTlsConnector(opts: TlsConnectorOptions): buildConnector.co
       host,
       port: Number(options.port),
       secureContext: opts.material().context,
-      ALPNProtocols: ['http/1.1'],
+      ALPNProtocols: [opts.alpn ?? 'http/1.1'],
       // Verified below, before the socket is handed over, so a refusal can say what the worker presented.
       rejectUnauthorized: false,
       checkServerIdentity,
@@ -108,7 +110,10 @@ export function createTlsConnector(opts: TlsConnectorOptions): buildConnector.co
 }
 
 export interface UpstreamTls {
+  /** HTTP/1.1 connections (ALPN `http/1.1`). */
   readonly connector: buildConnector.connector;
+  /** HTTP/2 connections for gRPC (ALPN `h2`). */
+  readonly h2Connector: buildConnector.connector;
   close(): void;
 }
 
@@ -119,7 +124,7 @@ export interface UpstreamTlsSettings extends UpstreamTlsFiles {
 
 /**
  * Loads the proxy's upstream TLS files (throws a TlsFileError naming the flag and file when one is missing or
- * unusable), watches them, and returns the connector the pools use. A change that cannot be loaded keeps the
+ * unusable), watches them, and returns the connectors the pools (HTTP/1.1) and the gRPC sessions (HTTP/2) use. A change that cannot be loaded keeps the
  * credentials in use and is logged.
  */
 export function startUpstreamTls(
@@ -142,6 +147,8 @@ export function startUpstreamTls(
     },
   });
   log.info({ identity: watched.current.identity, spiffePrefix: settings.spiffePrefix }, 'mTLS to the workers');
-  const connector = createTlsConnector({ material: () => watched.current, spiffePrefix: settings.spiffePrefix, connectTimeoutMs });
-  return { connector, close: () => watched.close() };
+  const common = { material: () => watched.current, spiffePrefix: settings.spiffePrefix, connectTimeoutMs };
+  const connector = createTlsConnector(common);
+  const h2Connector = createTlsConnector({ ...common, alpn: 'h2' });
+  return { connector, h2Connector, close: () => watched.close() };
 }

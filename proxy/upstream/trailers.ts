@@ -16,6 +16,32 @@ const CONTENT_LENGTH = 'content-length';
 /** Trailer fields never relayed. */
 const TRAILER_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, STALE_HEADER, CONTENT_LENGTH, 'host']);
 
+/** Trailers as undici reports them: raw `[name, value, ...]` from HTTP/1.1, a header object from HTTP/2. */
+export type UpstreamTrailers = readonly (Buffer | string)[] | Readonly<Record<string, string | string[] | undefined>> | null;
+
+/** The trailers as a flat `[name, value, ...]` list (null: none). */
+export function trailerList(trailers: UpstreamTrailers): readonly (Buffer | string)[] | null {
+  if (trailers === null || Array.isArray(trailers)) return trailers as readonly (Buffer | string)[] | null;
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(trailers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.push(name, v);
+    else out.push(name, value as string);
+  }
+  return out;
+}
+
+/** Relayed trailer pairs as an HTTP/2 header object (lower-case names; repeated fields joined with `, `). */
+export function trailerObject(pairs: readonly [string, string][]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const lower = name.toLowerCase();
+    const prev = out[lower];
+    out[lower] = prev === undefined ? value : `${prev}, ${value}`;
+  }
+  return out;
+}
+
 function text(b: Buffer | string): string {
   return typeof b === 'string' ? b : b.toString('latin1');
 }

@@ -39,6 +39,7 @@ function context(authority = HOST, method = 'GET'): FakeContext {
     readBody: async () => Buffer.alloc(0),
     authority,
     scheme: 'http',
+    protocol: 'http/1.1',
     remoteAddress: '127.0.0.1',
     headers: headerMap(),
     attempt: 0,

@@ -24,7 +24,7 @@ function context(authority: string): RequestContext {
     delete: (n) => void m.delete(n),
     entries: () => m.entries(),
   };
-  return { requestId: 'r', method: 'GET', path: '/', originalPath: '/', readBody: async () => Buffer.alloc(0), authority, scheme: 'http', remoteAddress: '127.0.0.1', headers, attempt: 0, route: undefined, locals: new Map(), log };
+  return { requestId: 'r', method: 'GET', path: '/', originalPath: '/', readBody: async () => Buffer.alloc(0), authority, scheme: 'http', protocol: 'http/1.1', remoteAddress: '127.0.0.1', headers, attempt: 0, route: undefined, locals: new Map(), log };
 }
 
 function fakeFlights(outcome: ResumeOutcome) {

@@ -1,0 +1,111 @@
+/**
+ * The ingress listeners. Both hand every accepted connection to one of the ingress's two protocol engines — the
+ * HTTP/1.1 server or the HTTP/2 server — so a request runs the same way whichever listener it came in on:
+ *
+ * - the plaintext listener (`--listen`) serves HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on one port, told
+ *   apart by the connection preface (`lib/preface-sniff.ts`);
+ * - the HTTPS listener (`--tls-listen`, `--tls-cert`, `--tls-key`) negotiates ALPN `h2` or `http/1.1`, TLS 1.2 at
+ *   least. A client without ALPN gets HTTP/1.1. A client offering only protocols the proxy does not know is
+ *   served HTTP/1.1 too (node can decline ALPN only with a fatal alert, so the client's first offer is
+ *   acknowledged). The certificate is rotated from its files without a restart (`certificate-watch.ts`).
+ */
+import net, { type Socket } from 'node:net';
+import tls, { type TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import { sniffProtocol, type WireProtocol } from '../../lib/preface-sniff.js';
+import { CertificateWatch } from './certificate-watch.js';
+import { loadCertificate, TLS_MIN_VERSION, type TlsFiles } from './tls-certificate.js';
+
+/** Receives a connection and the protocol it speaks. */
+export type ConnectionSink = (socket: Socket, protocol: WireProtocol) => void;
+
+export interface Listener {
+  readonly server: net.Server;
+  listen(host: string, port: number): Promise<void>;
+  /** Closes the listening socket (open connections are not touched); resolves once the server has closed. */
+  close(): Promise<void>;
+}
+
+function listenOn(server: net.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: net.Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** HTTP/1.1 and h2c on one plaintext port. `sniffTimeoutMs`: a connection must send its first bytes within this. */
+export class PlainListener implements Listener {
+  readonly server: net.Server;
+  #closed: Promise<void> | undefined;
+  /** Connections whose first bytes have not arrived yet. */
+  readonly #undecided = new Set<Socket>();
+
+  constructor(sink: ConnectionSink, sniffTimeoutMs: number) {
+    this.server = net.createServer({ noDelay: true }, (socket) => {
+      this.#undecided.add(socket);
+      socket.once('close', () => this.#undecided.delete(socket));
+      sniffProtocol(socket, sniffTimeoutMs, (protocol) => {
+        this.#undecided.delete(socket);
+        sink(socket, protocol);
+      });
+    });
+  }
+
+  /** Closes the connections that have not sent a byte yet (the end of a drain). */
+  destroyUndecided(): void {
+    for (const socket of this.#undecided) socket.destroy();
+  }
+
+  listen(host: string, port: number): Promise<void> {
+    return listenOn(this.server, host, port);
+  }
+
+  close(): Promise<void> {
+    return (this.#closed ??= closeServer(this.server));
+  }
+}
+
+const H2 = 'h2';
+const HTTP1 = 'http/1.1';
+
+/** Picks `h2`, else `http/1.1`, else (no protocol the proxy knows) the client's first offer, served as HTTP/1.1. */
+function selectProtocol({ protocols }: { protocols: string[] }): string | undefined {
+  if (protocols.includes(H2)) return H2;
+  if (protocols.includes(HTTP1)) return HTTP1;
+  return protocols[0];
+}
+
+/** HTTPS with ALPN; the serving certificate is reloaded from its files when they change. */
+export class TlsListener implements Listener {
+  readonly server: tls.Server;
+  readonly certificate: CertificateWatch;
+  #closed: Promise<void> | undefined;
+
+  /** Throws `TlsCertificateError` when the files are missing or unusable. `handshakeTimeoutMs`: per connection. */
+  constructor(files: TlsFiles, sink: ConnectionSink, log: Logger, handshakeTimeoutMs: number) {
+    const initial = loadCertificate(files);
+    this.server = tls.createServer(
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ALPNCallback: selectProtocol, noDelay: true, handshakeTimeout: handshakeTimeoutMs },
+      (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
+    );
+    // A failed handshake concerns one client only.
+    this.server.on('tlsClientError', () => undefined);
+    this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
+  }
+
+  listen(host: string, port: number): Promise<void> {
+    return listenOn(this.server, host, port);
+  }
+
+  close(): Promise<void> {
+    this.certificate.close();
+    return (this.#closed ??= closeServer(this.server));
+  }
+}

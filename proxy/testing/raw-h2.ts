@@ -1,0 +1,133 @@
+/**
+ * A raw HTTP/2 client for malformed-input tests: it writes frames exactly as asked (header blocks as HPACK
+ * literals without indexing, so any name or value can be sent, pseudo-headers included) and records every frame
+ * the server sends.
+ */
+import net from 'node:net';
+import { HTTP2_PREFACE } from '../../lib/preface-sniff.js';
+
+export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7 } as const;
+export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
+export const H2_ERROR = { NO_ERROR: 0, PROTOCOL_ERROR: 1, REFUSED_STREAM: 7, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
+
+export interface Frame {
+  readonly type: number;
+  readonly flags: number;
+  readonly stream: number;
+  readonly payload: Buffer;
+}
+
+function frameBytes(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream & 0x7fffffff, 5);
+  return Buffer.concat([head, payload]);
+}
+
+function hpackInt(value: number): Buffer {
+  if (value < 127) return Buffer.from([value]);
+  const out = [127];
+  let rest = value - 127;
+  while (rest >= 128) {
+    out.push((rest % 128) + 128);
+    rest = Math.floor(rest / 128);
+  }
+  out.push(rest);
+  return Buffer.from(out);
+}
+
+/** A header block of literal fields without indexing (no Huffman coding). */
+export function headerBlock(fields: readonly (readonly [string, string])[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const [name, value] of fields) {
+    parts.push(Buffer.from([0]), hpackInt(Buffer.byteLength(name)), Buffer.from(name), hpackInt(Buffer.byteLength(value)), Buffer.from(value));
+  }
+  return Buffer.concat(parts);
+}
+
+export class RawH2 {
+  readonly frames: Frame[] = [];
+  closed = false;
+  #buffer = Buffer.alloc(0);
+  #waiters: (() => void)[] = [];
+
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      this.closed = true;
+      this.#wake();
+    });
+  }
+
+  /** Connects, sends the preface and an empty SETTINGS, and acknowledges the server's SETTINGS. */
+  static connect(address: string): Promise<RawH2> {
+    const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, host, () => {
+        const c = new RawH2(socket);
+        socket.write(Buffer.concat([HTTP2_PREFACE, frameBytes(FRAME.SETTINGS, 0, 0, Buffer.alloc(0))]));
+        resolve(c);
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  send(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): void {
+    if (!this.socket.destroyed) this.socket.write(frameBytes(type, flags, stream, payload));
+  }
+
+  headers(stream: number, fields: readonly (readonly [string, string])[], endStream = true): void {
+    this.send(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0), stream, headerBlock(fields));
+  }
+
+  reset(stream: number, code: number = H2_ERROR.CANCEL): void {
+    const p = Buffer.alloc(4);
+    p.writeUInt32BE(code);
+    this.send(FRAME.RST_STREAM, 0, stream, p);
+  }
+
+  /** Resolves with the first recorded frame matching, or undefined once the connection closed or `ms` passed. */
+  async waitFor(match: (f: Frame) => boolean, ms = 5000): Promise<Frame | undefined> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const hit = this.frames.find(match);
+      if (hit !== undefined || this.closed || Date.now() >= deadline) return hit;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The error code of a RST_STREAM or GOAWAY frame. */
+  static errorCode(f: Frame): number {
+    return f.type === FRAME.GOAWAY ? f.payload.readUInt32BE(4) : f.payload.readUInt32BE(0);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  #read(chunk: Buffer): void {
+    this.#buffer = Buffer.concat([this.#buffer, chunk]);
+    while (this.#buffer.length >= 9) {
+      const length = this.#buffer.readUIntBE(0, 3);
+      if (this.#buffer.length < 9 + length) break;
+      const f: Frame = { type: this.#buffer[3] as number, flags: this.#buffer[4] as number, stream: this.#buffer.readUInt32BE(5) & 0x7fffffff, payload: this.#buffer.subarray(9, 9 + length) };
+      this.#buffer = this.#buffer.subarray(9 + length);
+      if (f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0) this.send(FRAME.SETTINGS, FLAG.ACK, 0);
+      this.frames.push(f);
+    }
+    this.#wake();
+  }
+
+  #wake(): void {
+    for (const w of this.#waiters.splice(0)) w();
+  }
+}
