@@ -154,6 +154,10 @@ export class Admin {
     return call('POST', `${this.base}${path}`, body ?? {});
   }
 
+  put(path: string, body: unknown): Promise<unknown> {
+    return call('PUT', `${this.base}${path}`, body);
+  }
+
   del(path: string): Promise<unknown> {
     return call('DELETE', `${this.base}${path}`);
   }

@@ -2,7 +2,9 @@
  * The arms of the comparison, each one way of getting a request from the client to the actor's worker, all
  * measured against the same apiserver-stub and workers in one run:
  * - direct: load straight at the workers (the ceiling: no proxy at all);
- * - floor: bench/floor.ts, a bare node:http + undici dispatch forwarder to one fixed worker (the cost of any Node proxy);
+ * - floor: bench/floor.ts, a bare node:http + undici dispatch forwarder with a static Host → worker table built from
+ *   the stub's placements (what a perfect cache does: the same workers and upstream sockets as C, none of its logic);
+ * - floor-1: the same forwarder sending everything to one worker (the least any Node proxy costs on this machine);
  * - A: proxy --actor-cache off (one ext_proc stream and one ResumeActor per request: today's path);
  * - B1: proxy --resolver apiserver --actor-cache off (the proxy calls ResumeActor itself, no ext_proc hop);
  * - B2: proxy --resolver apiserver --actor-cache on (cache, misses resolved by the proxy itself);
@@ -26,6 +28,8 @@ export interface ArmSpec {
   readonly cache: boolean;
   /** Whether every hop of the arm runs mTLS (then it has a stub of its own whose workers terminate mTLS). */
   readonly mtls: boolean;
+  /** Floor arms: route by a Host table over every worker, or everything to one worker. */
+  readonly floor?: 'table' | 'one-worker';
 }
 
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
@@ -38,7 +42,8 @@ function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
 
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
   direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false, mtls: false },
-  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false },
+  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder, static Host → worker table', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'table' },
+  'floor-1': { name: 'floor-1', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'one-worker' },
   A,
   'A-mtls': withMtls(A, 'A-mtls'),
   B1: { name: 'B1', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache off', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'off'], extproc: false, cache: false, mtls: false },

@@ -34,6 +34,8 @@ export const BENCH_FLAGS = {
   'out-dir': { type: 'string?', env: 'BENCH_OUT_DIR', help: 'where results go (default bench/results)' },
   'chart-out': { type: 'string?', env: 'BENCH_CHART_OUT', help: 'also write the SVG chart to this path' },
   echo: { type: 'boolean', default: false, env: 'BENCH_ECHO', help: "copy the components' logs to stderr" },
+  'proxy-workers': { type: 'number', default: 1, min: 1, max: 64, env: 'BENCH_PROXY_WORKERS', help: 'proxy --workers N for the proxy arms (N processes sharing one binding table)' },
+  profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
 } as const satisfies FlagSpecs;
 
 export interface BenchConfig {
@@ -63,6 +65,8 @@ export interface BenchConfig {
   readonly outDir: string;
   readonly chartOut: string | undefined;
   readonly echo: boolean;
+  readonly proxyWorkers: number;
+  readonly profile: boolean;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -115,12 +119,14 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     outDir: v['out-dir'] ? path.resolve(v['out-dir']) : DEFAULT_OUT_DIR,
     chartOut: v['chart-out'],
     echo: v.echo,
+    proxyWorkers: v['proxy-workers'],
+    profile: v.profile,
   };
   return { help, config: Object.freeze(config) };
 }
 
 export function helpText(): string {
-  return formatHelp('bench', 'Benchmarks the ingress arms (direct, floor, A, B1, B2, C) against one stub and its workers.', BENCH_FLAGS)
+  return formatHelp('bench', 'Benchmarks the ingress arms (direct, floor, floor-1, A, B1, B2, C) against one stub and its workers.', BENCH_FLAGS)
     .replace('Usage: actor-edge bench [flags]', 'Usage: npm run bench -- [flags]');
 }
 

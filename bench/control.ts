@@ -22,6 +22,15 @@ function resumeOnce(client: ResumeClient, atespace: string, name: string): Promi
   });
 }
 
+/** Runs `fn` over `items`, at most `concurrency` at a time. */
+export async function forEachLimited<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
 /**
  * Resumes every actor (a no-op for running ones), `concurrency` at a time. ABORTED (another operation in
  * progress) is retried; any other error is thrown. `credentials`: TLS to the control plane; absent: plaintext.
@@ -35,24 +44,20 @@ export async function resumeAll(
 ): Promise<void> {
   const Control = lookup<ClientCtor>(loadProto(CONTROL_PROTO), CONTROL_SERVICE);
   const client = new Control(address, credentials);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < names.length) {
-      const name = names[next++] as string;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await resumeOnce(client, atespace, name);
-          break;
-        } catch (err) {
-          const code = (err as grpc.ServiceError).code;
-          if (code !== grpc.status.ABORTED || attempt > 50) throw new Error(`ResumeActor ${atespace}/${name}: ${(err as Error).message}`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
+  const resume = async (name: string): Promise<void> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await resumeOnce(client, atespace, name);
+        return;
+      } catch (err) {
+        const code = (err as grpc.ServiceError).code;
+        if (code !== grpc.status.ABORTED || attempt > 50) throw new Error(`ResumeActor ${atespace}/${name}: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 20));
       }
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+    await forEachLimited(names, concurrency, resume);
   } finally {
     client.close();
   }

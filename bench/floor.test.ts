@@ -27,7 +27,7 @@ before(async () => {
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  floor = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(upstream) });
+  floor = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(upstream), routes: {} });
 });
 
 after(async () => {
@@ -80,12 +80,34 @@ test('/ready answers LIVE while running', async () => {
 });
 
 test('an upstream that refuses connections gives 502', async () => {
-  const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}` });
+  const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}`, routes: {} });
   try {
     const res = await request(`http://${dead.http}/`);
     assert.equal(res.statusCode, 502);
     assert.match(await res.body.text(), /upstream failed/);
   } finally {
     await dead.close();
+  }
+});
+
+test('with a Host table each request goes to its Host\'s worker; an unknown Host is answered 404 without a fallback', async () => {
+  const other = http.createServer((_req, res) => res.end('other'));
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  const routed = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: undefined, routes: { 'a.demo': boundAddress(upstream), 'b.demo': boundAddress(other) } });
+  try {
+    const a = await request(`http://${routed.http}/x`, { headers: { host: 'a.demo' } });
+    assert.deepEqual(await a.body.json(), { method: 'GET', length: 0 });
+    const b = await request(`http://${routed.http}/x`, { headers: { host: 'b.demo' } });
+    assert.equal(await b.body.text(), 'other');
+    const none = await request(`http://${routed.http}/x`, { headers: { host: 'c.demo' } });
+    assert.equal(none.statusCode, 404);
+    await none.body.dump();
+    const stats = (await (await request(`http://${routed.admin}/stats`)).body.json()) as { requests: { total: number; unrouted: number }; routes: number };
+    assert.deepEqual(stats.requests, { total: 3, unrouted: 1 });
+    assert.equal(stats.routes, 2);
+  } finally {
+    await routed.close();
+    other.closeAllConnections();
+    await new Promise((r) => other.close(r));
   }
 });

@@ -1,15 +1,18 @@
 /**
  * The benchmark's floor: the least work any Node.js proxy does per request, and nothing else. A bare node:http
- * server that forwards every request to one fixed worker with undici's low-level `dispatch` and streams the answer
- * back, writing the response head and the first body chunk in one corked write. No filters, no routing decision,
+ * server that forwards every request with undici's low-level `dispatch` and streams the answer back, writing the
+ * response head and the first body chunk in one corked write. With `--routes` it picks the worker from a static
+ * `Host → IP:PORT` table (exact Host match; what a perfect binding cache would do, so it spreads over the same
+ * workers as the proxy); with `--upstream` alone every request goes to that one worker. No filters, no ext_proc,
  * no header hygiene beyond hop-by-hop removal: if the proxy's product arm comes close to this, the proxy's own
  * logic costs little.
  *
- * `node dist/bench/floor.js --listen 127.0.0.1:0 --admin 127.0.0.1:0 --upstream IP:PORT`
+ * `node dist/bench/floor.js --listen 127.0.0.1:0 --admin 127.0.0.1:0 (--routes FILE | --upstream IP:PORT)`
  * logs the same "ready" line as the components ({http, admin}); its admin follows the components' conventions
  * (lib/ops-routes.ts: /ready, /stats {requests, upstream, process}, /stats/reset, /metrics), so the benchmark reads
  * its CPU the same way.
  */
+import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -28,18 +31,35 @@ import { SinceReset } from '../lib/since-reset.js';
 const FLAGS = {
   listen: { type: 'string', env: 'FLOOR_LISTEN', default: '127.0.0.1:0', help: 'HTTP listen address' },
   admin: { type: 'string', env: 'FLOOR_ADMIN', default: '127.0.0.1:0', help: 'admin listen address (/ready, /stats, /metrics)' },
-  upstream: { type: 'string?', env: 'FLOOR_UPSTREAM', help: 'the one worker every request goes to, IP:PORT (required)' },
+  upstream: { type: 'string?', env: 'FLOOR_UPSTREAM', help: 'the one worker every request goes to, IP:PORT (or the fallback with --routes)' },
+  routes: { type: 'string?', env: 'FLOOR_ROUTES', help: 'a JSON file {"<Host>": "IP:PORT", ...}: each request goes to its Host\'s worker' },
 } as const satisfies FlagSpecs;
 
 export interface FloorConfig {
   readonly listen: string;
   readonly admin: string;
-  readonly upstream: string;
+  /** Where a request whose Host is not in `routes` goes (undefined: answered 404). */
+  readonly upstream: string | undefined;
+  /** Host → worker address, as a perfect binding cache would know it. */
+  readonly routes: Readonly<Record<string, string>>;
 }
 
 function buildFloorConfig(values: FlagValues<typeof FLAGS>): FloorConfig {
-  if (!values.upstream) throw new UsageError('--upstream IP:PORT is required');
-  return Object.freeze({ listen: values.listen, admin: values.admin, upstream: values.upstream });
+  if (!values.upstream && !values.routes) throw new UsageError('give --upstream IP:PORT or --routes FILE');
+  const routes = values.routes ? readRoutes(values.routes) : {};
+  return Object.freeze({ listen: values.listen, admin: values.admin, upstream: values.upstream, routes: Object.freeze(routes) });
+}
+
+function readRoutes(file: string): Record<string, string> {
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError(`--routes ${file}: not a JSON object`);
+  const out: Record<string, string> = {};
+  for (const [host, address] of Object.entries(parsed)) {
+    if (typeof address !== 'string') throw new UsageError(`--routes ${file}: ${host} has no IP:PORT string`);
+    parseHostPort(address, `--routes ${host}`);
+    out[host] = address;
+  }
+  return out;
 }
 
 /** Reads argv over the environment over the defaults. */
@@ -115,14 +135,38 @@ export interface Floor {
   close(): Promise<void>;
 }
 
+/** One pool per worker address, made on first use. */
+function poolTable(): { get(address: string): Pool; close(): Promise<void> } {
+  const pools = new Map<string, Pool>();
+  return {
+    get(address) {
+      let pool = pools.get(address);
+      if (pool === undefined) pools.set(address, (pool = new Pool(`http://${address}`, { pipelining: 1 })));
+      return pool;
+    },
+    async close() {
+      // destroy, not close: a response paused on a client connection that is gone would never finish.
+      await Promise.all([...pools.values()].map((p) => p.destroy()));
+    },
+  };
+}
+
 export async function startFloor(opts: FloorConfig): Promise<Floor> {
-  const up = parseHostPort(opts.upstream, '--upstream');
-  const pool = new Pool(`http://${opts.upstream}`, { pipelining: 1 });
-  const tallies = { requests: 0 };
+  if (opts.upstream !== undefined) parseHostPort(opts.upstream, '--upstream');
+  const routes = new Map(Object.entries(opts.routes));
+  const pools = poolTable();
+  const tallies = { requests: 0, unrouted: 0 };
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (req: IncomingMessage, res: ServerResponse) => {
     tallies.requests++;
+    const address = (routes.size > 0 ? routes.get(req.headers.host ?? '') : undefined) ?? opts.upstream;
+    if (address === undefined) {
+      tallies.unrouted++;
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('floor: no route for this Host\n');
+      return;
+    }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    pool.dispatch(
+    pools.get(address).dispatch(
       { path: req.url ?? '/', method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: requestHeaders(req.headers), body: hasBody ? req : null },
       new ForwardHandler(res),
     );
@@ -134,7 +178,10 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
   const adminApp = Fastify({ logger: false });
   registerOpsRoutes(adminApp, {
     readiness: () => readiness,
-    stats: () => ({ requests: { total: sinceReset.current().requests }, upstream: `${up.host}:${up.port}`, process: processStats() }),
+    stats: () => {
+      const t = sinceReset.current();
+      return { requests: { total: t.requests, unrouted: t.unrouted }, upstream: opts.upstream ?? null, routes: routes.size, process: processStats() };
+    },
     resetStats: () => {
       sinceReset.reset();
       resetProcessStats();
@@ -162,7 +209,7 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await adminApp.close();
-      await pool.close();
+      await pools.close();
     },
   };
 }
@@ -170,7 +217,7 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
 export async function main(argv: string[]): Promise<void> {
   const { help, config } = readFloorConfig(argv);
   if (help || !config) {
-    process.stdout.write(formatHelp('bench floor', 'A bare node:http + undici dispatch forwarder to one fixed worker.', FLAGS).replace('actor-edge bench floor', 'node dist/bench/floor.js'));
+    process.stdout.write(formatHelp('bench floor', 'A bare node:http + undici dispatch forwarder: by a static Host table, or to one fixed worker.', FLAGS).replace('actor-edge bench floor', 'node dist/bench/floor.js'));
     return;
   }
   const log = createLogger('floor');

@@ -68,17 +68,23 @@ test('resumeCallBound: one call per actor per TTL window touched, plus cold call
   assert.equal(resumeCallBound(50, 2, 5000, 3), 53);
 });
 
-test('steady targets: C against the floor, C/A reported, the ResumeActor bound', () => {
+test('steady targets: C against the floor (throughput and CPU), C/A reported, the ResumeActor bound', () => {
   const a = arm('A', 1000, { resumeCallsPer1k: 1000 });
   const met = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9600, { resumeCalls: 180, resumeCallsPer1k: 0.9 })], { actors: 50, cacheTtlMs: 5000 });
-  assert.deepEqual(met.map((t) => t.status), ['met', 'reported', 'met']);
+  assert.deepEqual(met.map((t) => t.status), ['met', 'met', 'reported', 'met']);
   assert.match(met[0]!.detail, /96%/);
   assert.match(met[0]!.detail, /proxy 0\.050 ms vs floor 0\.050 ms/);
-  assert.match(met[1]!.detail, /9\.60x/);
-  const missed = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9000, { resumeCalls: 201 })], { actors: 50, cacheTtlMs: 5000 });
-  assert.deepEqual(missed.map((t) => t.status), ['not-met', 'reported', 'not-met']);
+  assert.match(met[1]!.detail, /^1\.00x/);
+  assert.match(met[2]!.detail, /9\.60x/);
+  assert.match(met[3]!.detail, /= 0\.90 per actor per TTL/);
+  const costly = { components: [{ component: 'proxy', cpuMs: 120, cpuMsPerRequest: 0.056, peakRssBytes: 1 }] };
+  const missed = evaluateTargets('steady', [a, arm('floor', 10_000), arm('C', 9000, { resumeCalls: 201, ...costly })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(missed.map((t) => t.status), ['not-met', 'not-met', 'reported', 'not-met']);
+  assert.match(missed[1]!.detail, /^1\.12x/);
   const lonely = evaluateTargets('steady', [arm('C', 9000)], { actors: 50, cacheTtlMs: 5000 });
-  assert.deepEqual(lonely.map((t) => t.status), ['n/a', 'n/a', 'n/a']);
+  assert.deepEqual(lonely.map((t) => t.status), ['n/a', 'n/a', 'n/a', 'n/a']);
+  const deployed = evaluateTargets('steady', [arm('target', 9000, { resumeCalls: 150 })], { actors: 50, cacheTtlMs: 5000 });
+  assert.equal(deployed[3]!.status, 'met', '--target is judged by the same ResumeActor bound');
 });
 
 test('churn targets: non-2xx and duplicates per arm; duplicates are a correctness failure', () => {
@@ -94,6 +100,11 @@ test('churn targets: non-2xx and duplicates per arm; duplicates are a correctnes
   );
   assert.equal(correctnessFailed(t), true);
   assert.equal(correctnessFailed(t.slice(0, 3)), false);
+});
+
+test('steady-post targets: the churn columns without the churn', () => {
+  const t = evaluateTargets('steady-post', [arm('C', 5000, { duplicates: 0 })], { actors: 50, cacheTtlMs: 5000 });
+  assert.deepEqual(t.map((x) => x.status), ['met', 'met']);
 });
 
 test('cold target: one ResumeActor per actor and every actor answered', () => {

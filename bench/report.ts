@@ -11,6 +11,7 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
   ['B2', 'A'],
   ['C', 'B2'],
   ['C', 'floor'],
+  ['C', 'floor-1'],
   ['C', 'direct'],
   ['C-mtls', 'C'],
   ['A-mtls', 'A'],
@@ -18,6 +19,8 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
 
 /** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */
 export const FLOOR_TARGET = 0.95;
+/** The most CPU per request the product's proxy may spend, as a multiple of the floor's (C ≤ 1.1× floor). */
+export const CPU_TARGET = 1.1;
 
 export function findArm(arms: readonly ArmResult[], name: ArmName): ArmResult | undefined {
   return arms.find((a) => a.name === name);
@@ -61,9 +64,17 @@ export function frontCpu(arm: ArmResult): number | null {
   return arm.components.find((c) => c.component === 'proxy' || c.component === 'floor')?.cpuMsPerRequest ?? null;
 }
 
+/** ResumeActor calls per actor per TTL window the measurement touched (1 or less: one table for every process). */
+export function resumePerActorPerTtl(arm: ArmResult, actors: number, cacheTtlMs: number): number | null {
+  if (arm.resumeCalls === null || actors <= 0) return null;
+  const windows = Math.max(1, Math.ceil((arm.durationS * 1000) / cacheTtlMs - 1e-9));
+  return arm.resumeCalls / (actors * windows);
+}
+
 export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult[], ctx: TargetContext): TargetResult[] {
   const out: TargetResult[] = [];
-  const c = findArm(arms, 'C');
+  // The product arm: C, or with --target the running deployment (judged by the same bound).
+  const c = findArm(arms, 'C') ?? findArm(arms, 'target');
   const a = findArm(arms, 'A');
   const floor = findArm(arms, 'floor');
   if (scenario === 'steady' || scenario === 'many-actors') {
@@ -75,6 +86,16 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
             name: `C >= ${pct(FLOOR_TARGET)} of floor`,
             status: share >= FLOOR_TARGET ? 'met' : 'not-met',
             detail: `C ${fmtInt(c!.rps)} req/s = ${pct(share)} of floor ${fmtInt(floor!.rps)} req/s; front CPU per request: proxy ${fmt(frontCpu(c!), 3)} ms vs floor ${fmt(frontCpu(floor!), 3)} ms`,
+          },
+    );
+    const cpu = ratio(c ? frontCpu(c) : null, floor ? frontCpu(floor) : null);
+    out.push(
+      cpu === null
+        ? { name: `C proxy CPU per request <= ${CPU_TARGET}x floor's`, status: 'n/a', detail: 'needs arms C and floor with process stats' }
+        : {
+            name: `C proxy CPU per request <= ${CPU_TARGET}x floor's`,
+            status: cpu <= CPU_TARGET ? 'met' : 'not-met',
+            detail: `${cpu.toFixed(2)}x (proxy ${fmt(frontCpu(c!), 3)} ms vs floor ${fmt(frontCpu(floor!), 3)} ms); all server processes ${fmt(ratio(c!.cpuMsPerRequest, floor!.cpuMsPerRequest), 2)}x (C ${fmt(c!.cpuMsPerRequest, 3)} ms incl. extproc and stub vs floor ${fmt(floor!.cpuMsPerRequest, 3)} ms)`,
           },
     );
     const ca = ratio(c?.rps, a?.rps);
@@ -94,13 +115,13 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
       out.push({
         name: 'C ResumeActor calls <= 1 per actor per TTL + cold calls',
         status: c.resumeCalls <= bound ? 'met' : 'not-met',
-        detail: `${c.resumeCalls} calls in ${c.durationS.toFixed(1)} s; bound ${bound} (${ctx.actors} actors, TTL ${ctx.cacheTtlMs} ms, ${c.suspendedAtStart ?? 0} cold)`,
+        detail: `${c.resumeCalls} calls in ${c.durationS.toFixed(1)} s = ${fmt(resumePerActorPerTtl(c, ctx.actors, ctx.cacheTtlMs), 2)} per actor per TTL; bound ${bound} (${ctx.actors} actors, TTL ${ctx.cacheTtlMs} ms, ${c.suspendedAtStart ?? 0} cold)`,
       });
     } else {
       out.push({ name: 'C ResumeActor calls <= 1 per actor per TTL + cold calls', status: 'n/a', detail: 'needs arm C with control-plane stats' });
     }
   }
-  if (scenario === 'churn') {
+  if (scenario === 'churn' || scenario === 'steady-post') {
     for (const arm of arms) {
       out.push({
         name: `${arm.name}: client-visible non-2xx = 0`,
@@ -247,7 +268,7 @@ export function summaryTable(arms: readonly ArmResult[]): string {
 }
 
 function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): string | null {
-  if (scenario === 'churn') {
+  if (scenario === 'churn' || scenario === 'steady-post') {
     return table(
       ['arm', 'requests', 'non-2xx', 'errors', 'evictions', 're-runs', 're-runs by number', 'duplicates', 'status codes'],
       ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'],

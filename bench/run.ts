@@ -4,7 +4,7 @@
  * bench/results/<stamp>-<scenario>.{json,md,svg}. Exit status: 0 when every arm answered (and, under churn,
  * nothing was delivered twice); 1 otherwise; 2 for bad flags.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../lib/flags.js';
@@ -18,14 +18,16 @@ import { cold } from './scenarios/cold.js';
 import { manyActors } from './scenarios/many-actors.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steady } from './scenarios/steady.js';
+import { steadyPost } from './scenarios/steady-post.js';
 import { Admin, readActors } from './admin.js';
-import { Stack, targetProbes, type ArmRuntime } from './stack.js';
-import { floorWorker } from './scenarios/plans.js';
+import { prepareTarget, Stack, targetProbes, type ArmRuntime } from './stack.js';
 import { killAll } from './launcher.js';
+import { copyProfiles, PROFILE_TOP, renderProfile, summarizeProfiles } from './profile.js';
 import type { ArmName, ArmResult, BenchReport, MachineInfo, ScenarioName } from './types.js';
 
 export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
   steady,
+  'steady-post': steadyPost,
   churn,
   cold,
   'many-actors': manyActors,
@@ -58,7 +60,7 @@ export function seededNames(n: number): string[] {
 export function selectArms(config: BenchConfig, scenario: Scenario): { run: ArmName[]; skipped: string[] } {
   if (config.target) return { run: ['target'], skipped: config.arms.filter((a) => a !== 'target').map((a) => `${a}: needs restarts, skipped with --target`) };
   const wanted = config.arms.length ? config.arms : scenario.defaultArms;
-  const order: ArmName[] = ['direct', 'floor', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'];
+  const order: ArmName[] = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'];
   const run = order.filter((a) => wanted.includes(a) && scenario.supportedArms.includes(a));
   const skipped = wanted.filter((a) => !run.includes(a)).map((a) => `${a}: not meaningful for ${scenario.name}`);
   return { run, skipped };
@@ -74,7 +76,9 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     cacheTtlMs: config.cacheTtlMs,
     cacheMaxEntries: config.cacheMaxEntries,
     ...(config.target
-      ? {}
+      ? config.stubAdmin
+        ? { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs }
+        : {}
       : {
           resolveLatencyMs: config.resolveLatencyMs,
           coldResumeMs: config.coldResumeMs,
@@ -84,7 +88,8 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
         }),
     ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
-    ...(config.target ? { target: config.target } : {}),
+    ...(config.target ? { target: config.target } : { proxyWorkers: config.proxyWorkers }),
+    ...(config.profile ? { profile: true } : {}),
     seed: config.seed,
   };
 }
@@ -102,6 +107,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
             .sort()
             .slice(0, config.actors)
         : seededNames(config.actors);
+      if (config.stubAdmin) log(`target: stub latencies set to the bench's, waking ${actors.length} actors`);
+      await prepareTarget(config, actors);
     } else if (scenario.startArm) {
       actors = seededNames(config.actors);
     } else {
@@ -123,7 +130,7 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
           runtime = await scenario.startArm(ctx, spec);
         } else {
           if (!stack) throw new Error(`arm ${name} needs the bench's own stack`);
-          runtime = await stack.startArm(spec, spec.kind === 'floor' ? floorWorker(ctx.placements).ip : undefined);
+          runtime = await stack.startArm(spec, ctx.placements);
         }
         log(`arm ${name}: ${spec.description} (${config.warmupS} s warm-up, ${config.durationS} s measured)`);
         const r = await scenario.runArm(ctx, runtime);
@@ -136,12 +143,30 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         log(`arm ${name} failed: ${(err as Error).stack ?? String(err)}`);
       } finally {
         await runtime?.stop();
+        if (runtime?.profileDir !== undefined) await writeProfile(config, name, runtime.profileDir);
       }
     }
   } finally {
     await stack?.stop();
   }
   return results;
+}
+
+/** Sums the arm's CPU profiles (every proxy process) into a top self-time table, next to the results. */
+async function writeProfile(config: BenchConfig, arm: ArmName, dir: string): Promise<void> {
+  try {
+    const summary = await summarizeProfiles(dir, PROFILE_TOP);
+    const stem = fileStem(new Date().toISOString(), `profile-${arm}`);
+    await mkdir(config.outDir, { recursive: true });
+    const file = path.join(config.outDir, `${stem}.md`);
+    await writeFile(file, renderProfile(arm, summary) + '\n');
+    await copyProfiles(dir, path.join(config.outDir, stem));
+    log(`arm ${arm}: CPU profile (${summary.files} file(s)) summarised in ${path.relative(process.cwd(), file) || file}`);
+  } catch (err) {
+    log(`arm ${arm}: no CPU profile: ${(err as Error).message}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export interface Outputs {

@@ -5,11 +5,15 @@
  * The mTLS arms need workers that terminate mTLS: the first of them starts a second stub, the same but with mTLS
  * on its control API and its workers (`bench/tls.ts`), with every actor woken, and every mTLS arm runs against it.
  */
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { workerNet } from '../lib/loopback.js';
+import { floorWorker, hostsOf } from './scenarios/plans.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
-import { resumeAll } from './control.js';
+import { forEachLimited, resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
 import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
 
@@ -27,8 +31,10 @@ export interface ArmRuntime {
   /** Where the load goes (the proxy's or floor's ingress; for direct, unused: see workerUrl). */
   readonly url: string;
   readonly probes: readonly Probe[];
-  /** For floor: the worker it forwards to. */
+  /** For floor-1: the worker it forwards to. */
   readonly fixedWorkerIp?: string;
+  /** With --profile: where the proxy processes write their .cpuprofile files (complete once `stop` resolved). */
+  readonly profileDir?: string;
   stop(): Promise<void>;
 }
 
@@ -100,23 +106,16 @@ export class Stack {
 
   /** Suspends every actor through the stub admin (the cold scenario's starting line). */
   async suspendAll(names: readonly string[], concurrency = 32): Promise<void> {
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < names.length) {
-        const name = names[next++] as string;
-        await this.stubAdmin.post(`/actors/${encodeURIComponent(this.config.atespace)}/${encodeURIComponent(name)}/suspend`);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+    await forEachLimited(names, concurrency, (name) => actorCall(this.stubAdmin, this.config.atespace, name, 'suspend'));
   }
 
   private env(): NodeJS.ProcessEnv {
     return { WORKER_PORT: String(this.workerPort) };
   }
 
-  /** Starts the front processes of one arm. */
-  async startArm(spec: ArmSpec, fixedWorkerIp?: string): Promise<ArmRuntime> {
-    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, fixedWorkerIp);
+  /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
+  async startArm(spec: ArmSpec, placements: readonly ActorPlacement[]): Promise<ArmRuntime> {
+    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, placements);
     const cfg = this.config;
     const tls = this.certs?.files;
     const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
@@ -125,15 +124,26 @@ export class Stack {
       return { spec, url: '', probes: [stubProbe], stop: async () => {} };
     }
     if (spec.kind === 'floor') {
-      if (!fixedWorkerIp) throw new Error('floor: no worker to forward to');
-      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--upstream', `${fixedWorkerIp}:${this.workerPort}`], opts);
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-floor-'));
+      const routesFile = path.join(dir, 'routes.json');
+      const fixedWorkerIp = spec.floor === 'one-worker' ? floorWorker(placements).ip : undefined;
+      if (fixedWorkerIp === undefined) await writeFile(routesFile, JSON.stringify(floorRoutes(cfg, placements, this.workerPort)));
+      const target = fixedWorkerIp === undefined ? ['--routes', routesFile] : ['--upstream', `${fixedWorkerIp}:${this.workerPort}`];
+      const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
+      const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
+      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target], { ...opts, nodeArgs }).catch(async (err: unknown) => {
+        await rm(dir, { recursive: true, force: true });
+        throw err;
+      });
       return {
         spec,
         url: `http://${floor.addresses['http']}`,
         probes: [{ component: 'floor', kind: 'floor', admin: new Admin(floor.addresses['admin'] as string) }, stubProbe],
-        fixedWorkerIp,
+        ...(fixedWorkerIp === undefined ? {} : { fixedWorkerIp }),
+        ...(profileDir === undefined ? {} : { profileDir }),
         stop: async () => {
           await floor.stop();
+          await rm(dir, { recursive: true, force: true });
         },
       };
     }
@@ -159,7 +169,9 @@ export class Stack {
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
-      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], opts);
+      const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
+      const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -167,6 +179,7 @@ export class Stack {
         spec,
         url: `http://${proxy.addresses['ingress']}`,
         probes,
+        ...(profileDir === undefined ? {} : { profileDir }),
         stop: async () => {
           for (const p of started.reverse()) await p.stop();
         },
@@ -185,7 +198,6 @@ export class Stack {
   }
 }
 
-/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
 /** The apiserver-stub flags every bench stack shares (the actors, their latencies, the worker port). */
 export function stubArgs(config: BenchConfig, workerPort: number): string[] {
   return [
@@ -200,6 +212,7 @@ export function stubArgs(config: BenchConfig, workerPort: number): string[] {
   ];
 }
 
+/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
 export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
   return [
     '--listen', '127.0.0.1:0',
@@ -210,8 +223,37 @@ export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, 
     '--cache-ttl-ms', String(cfg.cacheTtlMs),
     '--cache-max-entries', String(cfg.cacheMaxEntries),
     '--actor-suffix', cfg.actorSuffix,
+    ...(cfg.proxyWorkers > 1 ? ['--workers', String(cfg.proxyWorkers)] : []),
     ...spec.proxyFlags,
   ];
+}
+
+/** One stub admin call on an actor (`suspend`, `resume`, `move`). */
+export async function actorCall(stub: Admin, atespace: string, name: string, verb: 'suspend' | 'resume' | 'move'): Promise<void> {
+  await stub.post(`/actors/${encodeURIComponent(atespace)}/${encodeURIComponent(name)}/${verb}`);
+}
+
+/**
+ * `--target` with `--stub-admin`: the deployment's stub gets the bench's run-time latencies and every actor of the
+ * run is woken, so the target starts where the built-in arms start (same stub settings, same hot actors).
+ */
+export async function prepareTarget(config: BenchConfig, actors: readonly string[]): Promise<void> {
+  if (!config.stubAdmin) return;
+  const stub = new Admin(config.stubAdmin);
+  await stub.put('/config', { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs });
+  await forEachLimited(actors, 32, (name) => actorCall(stub, config.atespace, name, 'resume'));
+}
+
+/** Node flags that make a process write a CPU profile into `dir` when it exits. */
+function profileArgs(dir: string): string[] {
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
+/** The floor's Host → worker table: every running actor's Host (as the load sends it) to its worker, as the stub placed it. */
+export function floorRoutes(cfg: BenchConfig, placements: readonly ActorPlacement[], workerPort: number): Record<string, string> {
+  const running = placements.filter((p) => p.workerIp && p.status === 'RUNNING');
+  const hosts = hostsOf(cfg, running.map((p) => p.name));
+  return Object.fromEntries(running.map((p, i) => [hosts[i] as string, `${p.workerIp}:${workerPort}`]));
 }
 
 /** Probes for --target mode: whatever admin URLs were given. */

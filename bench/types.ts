@@ -1,9 +1,9 @@
 /** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
 
-export const ARM_NAMES = ['direct', 'floor', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'] as const;
+export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'churn', 'cold', 'many-actors', 'faults'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */

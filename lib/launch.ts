@@ -51,6 +51,8 @@ export interface LaunchOptions {
   readonly keepLines?: number;
   /** Called with every line the process writes to stdout or stderr. */
   readonly onLine?: (line: string) => void;
+  /** Extra Node.js flags before the script (e.g. `--cpu-prof`); node:cluster workers inherit them. */
+  readonly nodeArgs?: readonly string[];
 }
 
 const running = new Set<LaunchedProcess>();
@@ -180,7 +182,7 @@ export class LaunchedProcess {
 
 /** Starts `node <script> ...args` and returns at once; see `ready` and `exited`. */
 export function spawnProcess(label: string, script: string, args: readonly string[], opts: LaunchOptions = {}): LaunchedProcess {
-  const child = spawn(process.execPath, ['--import', EXIT_WITH_LAUNCHER, script, ...args], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', EXIT_WITH_LAUNCHER, script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,

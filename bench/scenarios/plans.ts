@@ -1,8 +1,8 @@
 /**
  * Request plans shared by the scenarios: which URL each connection talks to and which Hosts it sends.
  * direct pins each connection to one worker and sends only Hosts of actors placed there (a connection cannot
- * follow a random actor across workers); floor sends only Hosts of the actors on its fixed worker; every proxy
- * arm spreads uniformly (or Zipf) over all actors.
+ * follow a random actor across workers); floor-1 sends only Hosts of the actors on its fixed worker; floor (its
+ * Host table) and every proxy arm spread uniformly (or Zipf) over all actors.
  */
 import type { ActorPlacement } from '../admin.js';
 import type { BenchConfig } from '../config.js';

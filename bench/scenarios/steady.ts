@@ -20,6 +20,10 @@ export function planFor(ctx: ScenarioContext, runtime: ArmRuntime, notes: string
       return d.plan;
     }
     case 'floor': {
+      if (runtime.spec.floor === 'table') {
+        notes.push('forwards by a static Host → worker table built from the stub\'s placements (a perfect cache: same workers as C, no chain)');
+        return uniformPlan(config, runtime.url, hostsOf(config, ctx.actors));
+      }
       const w = floorWorker(ctx.placements);
       notes.push(`forwards to worker ${w.ip} only; load spread over its ${w.names.length} actor(s)`);
       return uniformPlan(config, runtime.url, hostsOf(config, w.names));
@@ -42,8 +46,8 @@ export async function steadyArm(ctx: ScenarioContext, runtime: ArmRuntime, plan?
 
 export const steady: Scenario = {
   name: 'steady',
-  defaultArms: ['direct', 'floor', 'A', 'B1', 'B2', 'C'],
-  supportedArms: ['direct', 'floor', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', 'target'],
+  defaultArms: ['direct', 'floor', 'floor-1', 'A', 'B1', 'B2', 'C'],
+  supportedArms: ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', 'target'],
   async prepare(ctx) {
     if (ctx.stack) await ctx.stack.wakeAll(ctx.actors);
   },

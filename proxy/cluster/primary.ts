@@ -1,8 +1,9 @@
 /**
  * `--workers N`: a node:cluster primary and N proxy processes sharing the ingress listener. Each worker runs the
- * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), owns the public admin listener and
- * fans admin calls out to them (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, and on SIGTERM
- * drains every worker (`drain.ts`), then exits.
+ * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), relays the binding table's learn and
+ * evict events between them (`binding-relay.ts`), owns the public admin listener and fans admin calls out to them
+ * (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, and on SIGTERM drains every worker
+ * (`drain.ts`), then exits.
  */
 import { logReady, type Logger } from '../../lib/logger.js';
 import { boundAddress } from '../../lib/address.js';
@@ -10,12 +11,14 @@ import { onShutdownSignal } from '../../lib/shutdown.js';
 import type { ProxyConfig } from '../config.js';
 import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
 import { createPrimaryAdmin, reloadWorkers } from './admin-fanout.js';
+import { relayBindings } from './binding-relay.js';
 
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
 
 export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promise<void> {
   const workers = new WorkerSupervisor(config.workers, log);
+  relayBindings();
   await workers.start();
   const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
   await admin.listen({ host: config.admin.host, port: config.admin.port });

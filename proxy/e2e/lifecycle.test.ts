@@ -89,10 +89,18 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
   try {
     // One after another, each on a fresh connection (the primary hands connections to the workers in turn).
     const actors = [actorName(3), actorName(4)];
-    for (let i = 0; i < 40; i++) {
+    const sendOne = async (i: number): Promise<void> => {
       const a = await send(proxy, actors[i % 2] as string, { headers: { connection: 'close' }, requestId: `w-${i}` });
       assert.equal(a.status, 200);
-    }
+    };
+    await sendOne(0);
+    await sendOne(1);
+    // The workers share one binding table: once each learned binding is adopted by the other worker, every later
+    // request is a hit wherever it lands.
+    const adopted = async (): Promise<number> =>
+      (await adminJson<{ cache: { shared: { adopted: number } } }>(proxy.admin, '/stats')).cache.shared.adopted;
+    await until(async () => (await adopted()) === 2, 5000, 'each worker adopting the binding the other learned');
+    for (let i = 2; i < 40; i++) await sendOne(i);
     const lines = await Promise.all(Array.from({ length: 40 }, (_, i) => accessLine(proxy, `w-${i}`)));
     const byWorker = new Map<unknown, { hits: number; misses: number; actors: Set<unknown>; pid: unknown }>();
     for (const l of lines) {
@@ -105,15 +113,17 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     assert.equal(byWorker.size, 2, 'both workers served requests');
     const workers = [...byWorker.values()];
     const misses = workers.reduce((a, w) => a + w.misses, 0);
-    // Each worker has its own cache: it misses each actor it meets exactly once, then hits.
-    for (const w of workers) assert.equal(w.misses, w.actors.size);
+    // One table for both workers: each actor is missed exactly once in all, then hits in either worker.
+    assert.equal(misses, actors.length);
     assert.equal(workers.reduce((a, w) => a + w.hits + w.misses, 0), 40);
 
     const s = await proxyStats(proxy);
     assert.equal((s as unknown as { workers: number }).workers, 2);
     assert.equal(s.requests.total, 40);
     assert.equal(s.requests.byStatus['2xx'], 40);
-    assert.deepEqual([s.cache.hits, s.cache.misses, s.cache.entries], [40 - misses, misses, misses]);
+    // Each worker holds both bindings (its own learn and the other's, adopted).
+    const entries = 2 * actors.length;
+    assert.deepEqual([s.cache.hits, s.cache.misses, s.cache.entries], [40 - misses, misses, entries]);
     assert.equal(s.extproc.streams, misses);
 
     const scrape = async (): Promise<string> => (await request(`${proxy.admin}/metrics`)).body.text();
@@ -125,13 +135,13 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     assert.equal(ready.statusCode, 200);
     assert.equal(await ready.body.text(), 'LIVE\n');
 
-    // /cache goes to every worker: together they hold one binding per miss; DELETE /cache empties both.
+    // /cache goes to every worker: each holds every binding; DELETE /cache empties both (admin evictions stay local).
     const dump = await adminJson<{ workers: { status: number; body: { entries: number } }[] }>(proxy.admin, '/cache');
     assert.deepEqual(dump.workers.map((w) => w.status), [200, 200]);
-    assert.equal(dump.workers.reduce((a, w) => a + w.body.entries, 0), misses);
+    assert.deepEqual(dump.workers.map((w) => w.body.entries), [actors.length, actors.length]);
     await adminJson(proxy.admin, '/cache', 'DELETE');
     const cleared = await proxyStats(proxy);
-    assert.deepEqual([cleared.cache.entries, cleared.cache.evictions.admin], [0, misses]);
+    assert.deepEqual([cleared.cache.entries, cleared.cache.evictions.admin], [0, entries]);
 
     // /stats/reset zeros every worker's counters; Prometheus keeps the lifetime counters.
     const reset = await request(`${proxy.admin}/stats/reset`, { method: 'POST' });

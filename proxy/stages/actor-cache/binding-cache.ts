@@ -12,6 +12,13 @@
  * re-validated address (a fresh generation, one more TTL from its current expiry) and `refreshFailed` leaves it to
  * expire. The cache counts hits, misses and evictions by reason; it knows nothing about HTTP, filters, ext_proc or
  * metrics libraries.
+ *
+ * Sharing (several processes, one table): a subscriber hears every binding this process learns or renews and every
+ * binding it evicts for a reason of its own use (`stale|connect|reset|identity|worker`), each named by its origin (0: this
+ * process) and the origin's generation. Another process's events come back through `adopt` and `drop`, guarded by
+ * that same pair: a binding from an origin never replaces a newer one from that origin, and a drop removes only the
+ * binding it names. Bindings adopted from elsewhere become due for a refresh only in the second half of the refresh
+ * window, so the process that learned a binding in use refreshes it first and the others just adopt the renewal.
  */
 import { LRUCache } from 'lru-cache';
 import { SinceReset } from '../../../lib/since-reset.js';
@@ -43,6 +50,15 @@ export interface Binding {
   readonly refresh: RefreshState;
 }
 
+/** Where a binding came from: 0 for this process, else the id of the process that learned it. */
+export type Origin = number;
+export const LOCAL_ORIGIN: Origin = 0;
+
+/** What a subscriber hears: a binding this process learned (or renewed), or one it evicted through use. */
+export type BindingEvent =
+  | { readonly kind: 'learned'; readonly key: string; readonly address: string; readonly origin: Origin; readonly originGeneration: number; readonly ttlLeftMs: number }
+  | { readonly kind: 'evicted'; readonly key: string; readonly origin: Origin; readonly originGeneration: number; readonly reason: EvictionReason };
+
 /** `refreshDue`: the hit fell in the refresh window and no refresh was claimed for this binding yet. */
 export type CacheLookup = { readonly kind: 'hit'; readonly binding: Binding; readonly refreshDue: boolean } | { readonly kind: 'miss' };
 
@@ -60,7 +76,7 @@ export interface BindingCacheOptions {
   readonly maxEntries: number;
   /** A hit in the last this-much of a binding's TTL makes it due for a refresh; 0 (default): never. */
   readonly refreshAheadFraction?: number;
-  /** Millisecond clock (tests inject one); default `performance`. */
+  /** Millisecond clock (tests inject one); default `performance`, in whole milliseconds. */
   readonly clock?: { now(): number };
 }
 
@@ -86,7 +102,14 @@ export function zeroEvictions(): Record<EvictionReason, number> {
   return { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
-/** A stored binding: fixed facts plus the two things that change while it lives. */
+/** `refreshFrom` of a binding that is never refreshed. */
+const NEVER = -1;
+
+/**
+ * A stored binding: fixed facts plus the two things that change while it lives. Every field holds a small integer
+ * or a shared string (times in whole milliseconds, "never" as -1, the address string shared by every binding to
+ * that worker), so an entry is one small object: the table's size per binding is mostly this, the key and the LRU.
+ */
 class Entry implements Binding {
   hits = 0;
   refresh: RefreshState = 'idle';
@@ -95,9 +118,24 @@ class Entry implements Binding {
     readonly generation: number,
     readonly learnedAt: number,
     readonly expiresAt: number,
-    readonly refreshAt: number,
+    readonly refreshFrom: number,
+    readonly origin: Origin,
+    readonly originGeneration: number,
   ) {}
+
+  get refreshAt(): number {
+    return this.refreshFrom === NEVER ? Infinity : this.refreshFrom;
+  }
 }
+
+/** The bindings to one worker, and the one copy of its address string they share. */
+interface AddressKeys {
+  readonly address: string;
+  readonly keys: Set<string>;
+}
+
+/** `performance.now()` in whole milliseconds. */
+const WHOLE_MS_CLOCK = { now: (): number => Math.floor(performance.now()) };
 
 export class BindingCache {
   readonly ttlMs: number;
@@ -107,8 +145,9 @@ export class BindingCache {
   readonly #clock: { now(): number };
   readonly #lru: LRUCache<string, Entry>;
   /** Worker address → keys bound to it (every stored entry is here exactly once; bounded by the LRU). */
-  readonly #byAddress = new Map<string, Set<string>>();
+  readonly #byAddress = new Map<string, AddressKeys>();
   #nextGeneration = 1;
+  #subscriber: ((event: BindingEvent) => void) | undefined;
   #hits = 0;
   #misses = 0;
   #evictions = zeroEvictions();
@@ -122,22 +161,16 @@ export class BindingCache {
     this.ttlMs = opts.ttlMs;
     this.maxEntries = opts.maxEntries;
     this.refreshWindowMs = fraction * opts.ttlMs;
-    this.#clock = opts.clock ?? performance;
+    this.#clock = opts.clock ?? WHOLE_MS_CLOCK;
+    // The LRU bounds the table; expiry is the entry's own `expiresAt`, checked here (lru-cache's TTL would add two
+    // numbers per entry and a clock read per lookup). With ttlMs 0 nothing is ever stored (see learn()).
     this.#lru = new LRUCache<string, Entry>({
       max: opts.maxEntries,
-      // lru-cache treats ttl 0 as "no TTL"; with ttlMs 0 nothing is ever stored (see learn()).
-      ttl: Math.max(1, opts.ttlMs),
-      ttlResolution: 0,
-      updateAgeOnGet: false,
-      updateAgeOnHas: false,
-      allowStale: false,
-      perf: this.#clock,
-      // Every removal (replaced, deleted, pushed out, expired) leaves the address index. Only the cache's own
-      // removals are counted here; request, worker and admin evictions count themselves.
+      // Every removal (replaced, deleted, pushed out) leaves the address index. Only the LRU bound is counted
+      // here; expiry, request, worker and admin evictions count themselves.
       dispose: (entry, key, reason) => {
         this.#unindex(entry.address, key);
         if (reason === 'evict') this.#evictions.lru += 1;
-        else if (reason === 'expire') this.#evictions.ttl += 1;
       },
     });
   }
@@ -152,7 +185,7 @@ export class BindingCache {
     }
     this.#hits += 1;
     entry.hits += 1;
-    return { kind: 'hit', binding: entry, refreshDue: now >= entry.refreshAt && entry.refresh === 'idle' };
+    return { kind: 'hit', binding: entry, refreshDue: entry.refreshFrom !== NEVER && now >= entry.refreshFrom && entry.refresh === 'idle' };
   }
 
   /** The live binding for `key` without counting a hit or a miss (a request that waited for another's miss). */
@@ -163,7 +196,6 @@ export class BindingCache {
   #live(key: string, now: number): Entry | undefined {
     const entry = this.#lru.get(key);
     if (entry !== undefined && now >= entry.expiresAt) {
-      // lru-cache expires strictly after the TTL; a binding is served for exactly its lifetime.
       this.#lru.delete(key);
       this.#evictions.ttl += 1;
       return undefined;
@@ -186,24 +218,63 @@ export class BindingCache {
   learn(key: string, address: string): Binding | undefined {
     if (this.ttlMs === 0 || !isLiteralAddress(address)) return undefined;
     const now = this.#clock.now();
-    return this.#store(key, address, now, now + this.ttlMs);
+    return this.#learned(key, this.#store(key, address, now, now + this.ttlMs), now);
   }
 
-  #store(key: string, address: string, now: number, expiresAt: number): Entry {
-    const refreshAt = this.refreshWindowMs > 0 ? expiresAt - this.refreshWindowMs : Infinity;
-    const entry = new Entry(address, this.#nextGeneration++, now, expiresAt, refreshAt);
-    this.#lru.set(key, entry, { ttl: Math.max(1, Math.ceil(expiresAt - now)) }); // disposes (unindexes) the old one
-    let keys = this.#byAddress.get(address);
-    if (keys === undefined) this.#byAddress.set(address, (keys = new Set()));
-    keys.add(key);
+  /** One subscriber hears this process's own learns and use evictions (the shared table); undefined stops it. */
+  subscribe(subscriber: ((event: BindingEvent) => void) | undefined): void {
+    this.#subscriber = subscriber;
+  }
+
+  #learned(key: string, entry: Entry, now: number): Entry {
+    this.#subscriber?.({ kind: 'learned', key, address: entry.address, origin: LOCAL_ORIGIN, originGeneration: entry.generation, ttlLeftMs: entry.expiresAt - now });
+    return entry;
+  }
+
+  #evicted(key: string, entry: Entry, reason: EvictionReason): void {
+    this.#subscriber?.({ kind: 'evicted', key, origin: entry.origin, originGeneration: entry.originGeneration, reason });
+  }
+
+  /**
+   * Another process learned `key → address` (its binding `originGeneration`), live for `ttlLeftMs` more (at most
+   * two TTLs: a renewal runs one TTL past the old expiry): stores it unless the current binding comes from the same origin with a generation at least as new.
+   * Returns whether it was stored. Nothing is heard by the subscriber.
+   */
+  adopt(key: string, address: string, origin: Origin, originGeneration: number, ttlLeftMs: number): boolean {
+    if (this.ttlMs === 0 || !(ttlLeftMs > 0) || !isLiteralAddress(address)) return false;
+    const current = this.#lru.peek(key, { allowStale: true });
+    if (current !== undefined && current.origin === origin && current.originGeneration >= originGeneration) return false;
+    const now = this.#clock.now();
+    this.#store(key, address, now, now + Math.min(ttlLeftMs, 2 * this.ttlMs), origin, originGeneration);
+    return true;
+  }
+
+  /** Another process evicted `key`'s binding `origin`/`originGeneration`: removes it if it is the one stored here. */
+  drop(key: string, origin: Origin, originGeneration: number): boolean {
+    const current = this.#lru.peek(key, { allowStale: true });
+    if (current === undefined || current.origin !== origin || current.originGeneration !== originGeneration) return false;
+    this.#lru.delete(key);
+    return true;
+  }
+
+  #store(key: string, address: string, now: number, expiresAt: number, origin: Origin = LOCAL_ORIGIN, originGeneration?: number): Entry {
+    // An adopted binding waits for the second half of the refresh window: its origin refreshes it first.
+    const window = origin === LOCAL_ORIGIN ? this.refreshWindowMs : this.refreshWindowMs / 2;
+    const refreshFrom = window > 0 ? Math.max(0, Math.floor(expiresAt - window)) : NEVER;
+    const generation = this.#nextGeneration++;
+    const index = this.#byAddress.get(address) ?? { address, keys: new Set<string>() };
+    const entry = new Entry(index.address, generation, now, expiresAt, refreshFrom, origin, originGeneration ?? generation);
+    this.#lru.set(key, entry); // disposes (unindexes) the old one, which may drop `index` from the map
+    if (this.#byAddress.get(address) !== index) this.#byAddress.set(address, index);
+    index.keys.add(key);
     return entry;
   }
 
   #unindex(address: string, key: string): void {
-    const keys = this.#byAddress.get(address);
-    if (keys === undefined) return;
-    keys.delete(key);
-    if (keys.size === 0) this.#byAddress.delete(address);
+    const index = this.#byAddress.get(address);
+    if (index === undefined) return;
+    index.keys.delete(key);
+    if (index.keys.size === 0) this.#byAddress.delete(address);
   }
 
   /**
@@ -215,6 +286,7 @@ export class BindingCache {
     if (current === undefined || current.generation !== generation) return false;
     this.#lru.delete(key);
     this.#evictions[reason] += 1;
+    this.#evicted(key, current, reason);
     return true;
   }
 
@@ -223,7 +295,7 @@ export class BindingCache {
    * the failing attempt began) and counts each as `worker`; bindings learned since survive. Returns how many went.
    */
   evictWorker(address: string, mark: number): number {
-    const keys = this.#byAddress.get(address);
+    const keys = this.#byAddress.get(address)?.keys;
     if (keys === undefined) return 0;
     const now = this.#clock.now();
     let evicted = 0;
@@ -236,6 +308,7 @@ export class BindingCache {
       } else {
         this.#evictions.worker += 1;
         evicted += 1;
+        this.#evicted(key, entry, 'worker');
       }
     }
     return evicted;
@@ -259,7 +332,7 @@ export class BindingCache {
     const entry = this.#lru.peek(key);
     const now = this.#clock.now();
     if (entry === undefined || entry.generation !== generation || now >= entry.expiresAt || !isLiteralAddress(address)) return undefined;
-    return this.#store(key, address, now, entry.expiresAt + this.ttlMs);
+    return this.#learned(key, this.#store(key, address, now, entry.expiresAt + this.ttlMs), now);
   }
 
   /** The refresh of `key`'s binding `generation` failed: the binding is served until it expires, never refreshed again. */
@@ -270,7 +343,8 @@ export class BindingCache {
 
   /** Removes `key` whatever its generation (admin). */
   remove(key: string, reason: EvictionReason = 'admin'): boolean {
-    if (!this.#lru.has(key)) {
+    const entry = this.#lru.peek(key);
+    if (entry === undefined || this.#clock.now() >= entry.expiresAt) {
       this.#lru.delete(key); // drops an expired leftover without counting it
       return false;
     }
@@ -281,7 +355,7 @@ export class BindingCache {
 
   /** Removes every live binding (admin); returns how many. */
   clear(reason: EvictionReason = 'admin'): number {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     const n = this.#lru.size;
     this.#lru.clear();
     this.#evictions[reason] += n;
@@ -290,7 +364,7 @@ export class BindingCache {
 
   /** Live bindings, most recently used first, at most `limit`. */
   dump(limit: number): CacheDump {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     const now = this.#clock.now();
     const bindings: DumpedBinding[] = [];
     for (const [key, b] of this.#lru.entries()) {
@@ -308,9 +382,18 @@ export class BindingCache {
     return { entries: this.#lru.size, truncated: this.#lru.size > bindings.length, bindings };
   }
 
+  /** Removes every expired binding, counted as `ttl` (O(entries): for the admin views, never the request path). */
+  #purgeExpired(): void {
+    const now = this.#clock.now();
+    const expired: string[] = [];
+    for (const [key, entry] of this.#lru.entries()) if (now >= entry.expiresAt) expired.push(key);
+    for (const key of expired) this.#lru.delete(key);
+    this.#evictions.ttl += expired.length;
+  }
+
   /** Live entries (expired ones are purged first, and counted as `ttl`). */
   get size(): number {
-    this.#lru.purgeStale();
+    this.#purgeExpired();
     return this.#lru.size;
   }
 

@@ -13,12 +13,15 @@ import { cacheStatsBlock } from './stats.js';
 import { cacheOutcome, createActorCacheFilter } from './filter.js';
 import { MissFlights } from './miss-flights.js';
 import { REFRESH_AHEAD_FRACTION, RefreshAhead } from './refresh-ahead.js';
+import { clusterWorkerChannel, SHARED_COUNTS, SharedBindings, type BindingChannel } from './shared-bindings.js';
+import { zeroCounts } from './counter-set.js';
 
 export interface ActorCacheStage extends ProxyStage {
   readonly cache: BindingCache;
 }
 
-export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator | undefined): ActorCacheStage {
+/** `channel`: how this process shares its bindings with the other workers (default: node:cluster IPC when a worker). */
+export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator | undefined, channel: BindingChannel | undefined = clusterWorkerChannel()): ActorCacheStage {
   const { config } = deps;
   const refreshing = config.cacheRefreshAhead && revalidator !== undefined;
   const cache = new BindingCache({
@@ -28,13 +31,15 @@ export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator 
   });
   const flights = new MissFlights({ waitTimeoutMs: config.extprocMessageTimeoutMs });
   const refresh = refreshing ? new RefreshAhead({ cache, revalidator, log: deps.log }) : undefined;
+  const shared = channel === undefined ? undefined : new SharedBindings(cache, channel);
   const parts = { cache, flights, refresh };
   registerCacheMetrics(deps.registry, parts);
   return {
     cache,
     filter: createActorCacheFilter({ cache, actorSuffix: config.actorSuffix, flights, ...(refresh ? { refresh } : {}) }),
-    stats: () => ({ cache: cacheStatsBlock(parts) }),
+    stats: () => ({ cache: { ...cacheStatsBlock(parts), shared: { enabled: shared !== undefined, ...(shared?.stats() ?? zeroCounts(SHARED_COUNTS)) } } }),
     resetStats: () => {
+      shared?.resetStats();
       cache.resetStats();
       flights.resetStats();
       refresh?.resetStats();
@@ -44,7 +49,10 @@ export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator 
       const outcome = cacheOutcome(ctx);
       return outcome === undefined ? undefined : { cache: outcome };
     },
-    close: () => refresh?.close(),
+    close: () => {
+      shared?.close();
+      return refresh?.close();
+    },
   };
 }
 
