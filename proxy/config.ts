@@ -159,6 +159,11 @@ export const PROXY_FLAGS = {
     help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
   },
   'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
+  'connect-tls-listen': {
+    type: 'string?',
+    env: 'PROXY_CONNECT_TLS_LISTEN',
+    help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
+  },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
@@ -255,6 +260,8 @@ export interface ProxyConfig {
   readonly upgradeTokens: ReadonlySet<string>;
   /** `--connect-listen`, when set. */
   readonly connectListen: HostPort | undefined;
+  /** `--connect-tls-listen` with the serving certificate's files, when set. */
+  readonly connectTls: TlsListenConfig | undefined;
 }
 
 export interface UpstreamTlsConfig {
@@ -340,6 +347,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
     upgradeTokens: upgradeTokens(flags['upgrade-allow']),
     connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
+    connectTls: buildConnectTlsConfig(flags),
   });
 }
 
@@ -348,11 +356,21 @@ function buildTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
   const certFile = flags['tls-cert'];
   const keyFile = flags['tls-key'];
   if (listen === undefined) {
-    if (certFile !== undefined || keyFile !== undefined) throw new UsageError('--tls-cert and --tls-key need --tls-listen');
+    const used = certFile !== undefined || keyFile !== undefined;
+    if (used && flags['connect-tls-listen'] === undefined) throw new UsageError('--tls-cert and --tls-key need --tls-listen or --connect-tls-listen');
     return undefined;
   }
   if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-listen needs --tls-cert and --tls-key');
   return Object.freeze({ listen: parseHostPort(listen, '--tls-listen'), certFile, keyFile });
+}
+
+function buildConnectTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
+  const listen = flags['connect-tls-listen'];
+  if (listen === undefined) return undefined;
+  const certFile = flags['tls-cert'];
+  const keyFile = flags['tls-key'];
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('--connect-tls-listen needs --tls-cert and --tls-key (its serving certificate)');
+  return Object.freeze({ listen: parseHostPort(listen, '--connect-tls-listen'), certFile, keyFile });
 }
 
 function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {

@@ -34,6 +34,8 @@ export interface RunningProxy {
   readonly admin: string;
   /** The CONNECT listener's address (`--connect-listen`). */
   readonly connect?: string;
+  /** The CONNECT-over-TLS listener's address (`--connect-tls-listen`). */
+  readonly connectTls?: string;
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
@@ -92,6 +94,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const upgrades = new UpgradeHandler({ config, chain, counters, log, stages, hub });
   const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages, upgrades });
   const connect = config.connectListen === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server });
+  const connectTls = config.connectTls === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server, tls: config.connectTls });
   const admin: FastifyInstance = await createAdmin({
     config,
     stats,
@@ -107,6 +110,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   await ingress.listen(config.listen.host, config.listen.port);
   if (config.tls !== undefined) await ingress.listenTls(config.tls.listen.host, config.tls.listen.port, config.tls);
   if (connect !== undefined && config.connectListen !== undefined) await connect.listen(config.connectListen.host, config.connectListen.port);
+  if (connectTls !== undefined && config.connectTls !== undefined) await connectTls.listen(config.connectTls.listen.host, config.connectTls.listen.port);
   const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
   const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
@@ -116,10 +120,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     ...(tlsListener === undefined ? {} : { tls: boundAddress(tlsListener.server) }),
     admin: boundAddress(admin.server),
     ...(connect === undefined ? {} : { connect: boundAddress(connect.server) }),
+    ...(connectTls === undefined ? {} : { connectTls: boundAddress(connectTls.server) }),
   };
   const stopAccepting = (): void => {
     void ingress.stopAccepting();
     void connect?.stopAccepting();
+    void connectTls?.stopAccepting();
   };
 
   let stopping: Promise<void> | undefined;
@@ -127,6 +133,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     (stopping ??= (async () => {
       log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
       void connect?.stopAccepting();
+      void connectTls?.stopAccepting();
       // Open tunnels keep flowing until the drain timeout, then are closed; the ingress waits for their sockets.
       const tunnels = hub.drain(config.drainTimeoutMs);
       const clean = (await ingress.drain(config.drainTimeoutMs)) && (await tunnels);

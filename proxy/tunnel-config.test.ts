@@ -19,3 +19,12 @@ test('--upgrade-allow refuses h2c and values that are not tokens', () => {
   assert.throws(() => config(['--upgrade-allow', 'h2c']), /h2c/);
   assert.throws(() => config(['--upgrade-allow', 'a b']), /not an upgrade token/);
 });
+
+test('--connect-tls-listen serves --tls-cert/--tls-key, and cannot start without them', () => {
+  const c = config(['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']);
+  assert.deepEqual(c?.connectTls, { listen: { host: '127.0.0.1', port: 0 }, certFile: 'c.pem', keyFile: 'k.pem' });
+  assert.equal(c?.tls, undefined);
+  assert.throws(() => config(['--connect-tls-listen', '127.0.0.1:0']), /--connect-tls-listen needs --tls-cert and --tls-key/);
+  assert.throws(() => config(['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', 'c.pem']), /--connect-tls-listen needs/);
+  assert.throws(() => config(['--tls-cert', 'c.pem', '--tls-key', 'k.pem']), /need --tls-listen or --connect-tls-listen/);
+});

@@ -16,4 +16,6 @@ export interface ListeningMessage {
   readonly admin: string;
   /** The CONNECT listener (`--connect-listen`), shared like the ingress. */
   readonly connect?: string;
+  /** The CONNECT-over-TLS listener (`--connect-tls-listen`), shared the same way. */
+  readonly connectTls?: string;
 }

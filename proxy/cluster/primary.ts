@@ -39,6 +39,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
     ...(first.tls === undefined ? {} : { tls: first.tls }),
     admin: boundAddress(admin.server),
     ...(first.connect === undefined ? {} : { connect: first.connect }),
+    ...(first.connectTls === undefined ? {} : { connectTls: first.connectTls }),
     workers: String(config.workers),
   });
 }

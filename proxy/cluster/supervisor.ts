@@ -13,6 +13,7 @@ export interface WorkerInfo {
   /** The HTTPS listener, with `--tls-listen`. */
   tls?: string;
   connect?: string;
+  connectTls?: string;
   admin?: string;
 }
 
@@ -69,6 +70,7 @@ export class WorkerSupervisor {
       if (m?.type !== LISTENING) return;
       info.ingress = m.ingress;
       info.connect = m.connect;
+      info.connectTls = m.connectTls;
       info.admin = m.admin;
       info.tls = m.tls;
       if (!this.#ready && this.live().length >= this.#count) {

@@ -40,6 +40,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
     ...(running.tls === undefined ? {} : { tls: running.tls }),
     admin: running.admin,
     ...(running.connect === undefined ? {} : { connect: running.connect }),
+    ...(running.connectTls === undefined ? {} : { connectTls: running.connectTls }),
   };
   process.send?.(listening);
 }

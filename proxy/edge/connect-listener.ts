@@ -9,10 +9,15 @@
  * The inner connection then lives as an ingress connection (keep-alive timeout, drain: `Connection: close` and the
  * idle grace). The tunnel's access-log line (`msg: "tunnel"`) is written when its socket closes: duration, bytes
  * each way, and who closed it (`client`, or `upstream`: the ingress side, or `drain`).
+ *
+ * The TLS variant (`--connect-tls-listen`, an HTTPS proxy) serves the same CONNECT over TLS with the ingress's
+ * serving certificate (`--tls-cert`, `--tls-key`, rotated from its files as the HTTPS listener's): once the
+ * handshake is done, the decrypted connection is handled exactly as a plaintext one.
  */
 import http, { type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
+import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -21,6 +26,8 @@ import { MAX_HEADER_BYTES, type ProxyConfig } from '../config.js';
 import { ERRORS, type ProxyErrorSpec } from '../chain/errors.js';
 import type { OpenTunnel, TunnelHub } from '../upstream/tunnel-hub.js';
 import type { TunnelBytes, TunnelCloseReason } from '../ops/tunnel-stats.js';
+import { CertificateWatch } from './certificate-watch.js';
+import { loadCertificate, TLS_MIN_VERSION, type TlsFiles } from './tls-certificate.js';
 
 export interface ConnectDeps {
   readonly config: ProxyConfig;
@@ -28,6 +35,8 @@ export interface ConnectDeps {
   readonly log: Logger;
   /** The ingress server the tunnelled connections are handed to. */
   readonly ingress: http.Server;
+  /** With these files, the listener speaks TLS (`--connect-tls-listen`). */
+  readonly tls?: TlsFiles;
 }
 
 const PORT = /:([0-9]{1,5})$/;
@@ -51,12 +60,17 @@ function answerAndClose(socket: Duplex, spec: ProxyErrorSpec): void {
 }
 
 export class ConnectListener {
-  readonly server: http.Server;
+  /** The HTTP/1.1 engine that reads the CONNECT requests. */
+  readonly engine: http.Server;
+  /** The listening socket: the engine itself, or the TLS server feeding it. */
+  readonly server: net.Server;
+  readonly #certificate: CertificateWatch | undefined;
   #closed: Promise<void> | undefined;
 
+  /** Throws `TlsCertificateError` when the TLS variant's certificate files are missing or unusable. */
   constructor(private readonly deps: ConnectDeps) {
     const { config } = deps;
-    this.server = http.createServer(
+    this.engine = http.createServer(
       { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: config.headersTimeoutMs, requireHostHeader: false, noDelay: true },
       (_req, res) => {
         const spec = ERRORS.CONNECT_ONLY;
@@ -65,7 +79,19 @@ export class ConnectListener {
         res.end(`${spec.text}\n`);
       },
     );
-    this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#onConnect(req, socket as Socket, head));
+    this.engine.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#onConnect(req, socket as Socket, head));
+    if (deps.tls === undefined) {
+      this.server = this.engine;
+      return;
+    }
+    const initial = loadCertificate(deps.tls);
+    const server = tls.createServer(
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ALPNProtocols: ['http/1.1'], noDelay: true, handshakeTimeout: config.headersTimeoutMs },
+      (socket) => this.engine.emit('connection', socket),
+    );
+    server.on('tlsClientError', () => undefined); // a failed handshake concerns one client only
+    this.#certificate = new CertificateWatch(deps.tls, initial, (loaded) => server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), deps.log);
+    this.server = server;
   }
 
   #onConnect(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -108,6 +134,7 @@ export class ConnectListener {
 
   /** Stops accepting (open tunnels are untouched: they drain as ingress connections). */
   stopAccepting(): Promise<void> {
+    this.#certificate?.close();
     return (this.#closed ??= new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve())));
   }
 }

@@ -45,6 +45,7 @@ import { sendError } from './local-reply.js';
 import { ClientConnection } from './client-connection.js';
 import { h2RequestHead } from './h2-request.js';
 import { EdgeH2Response } from './h2-response.js';
+import { addHandshakeHeaders, decideExtendedConnect } from './h2-websocket.js';
 import { PlainListener, TlsListener, type Listener } from './listeners.js';
 import type { WireProtocol } from '../../lib/preface-sniff.js';
 import type { ClientProtocol } from '../api/filter.js';
@@ -66,6 +67,7 @@ export interface IngressDeps {
 }
 
 const CTX = Symbol('actor-edge.ctx');
+const EMPTY = Buffer.alloc(0);
 type TaggedResponse = ServerResponse & { [CTX]?: ProxyRequest };
 
 export class Ingress {
@@ -108,13 +110,15 @@ export class Ingress {
     this.server.emit('listening');
     this.h2 = http2.createServer(
       {
-        settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES },
+        settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES, enableConnectProtocol: deps.upgrades !== undefined },
         maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
         Http2ServerResponse: EdgeH2Response,
       },
       (req, res) => this.#onStream(req, res as EdgeH2Response),
     );
     this.h2.on('session', (session: ServerHttp2Session) => this.#onSession(session));
+    // node's compatibility API hands CONNECT streams (RFC 8441's extended CONNECT among them) to 'connect' only.
+    this.h2.on('connect', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#onStream(req, res as EdgeH2Response));
     this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs);
     if (deps.upgrades !== undefined) attachUpgrades(this.server, deps.upgrades);
     // One listener per server, not per request or connection: node calls it with `this` = the closed object.
@@ -175,7 +179,15 @@ export class Ingress {
    * The context of a request, with the ingress's own refusal recorded (answered before any filter, when the
    * request has its turn). `raw`: node's flat HTTP/1.1-form head; `url`: the request target.
    */
-  #context(req: IncomingMessage, res: ServerResponse, protocol: ClientProtocol, encrypted: boolean, raw: readonly string[], hasBody: boolean | undefined): ProxyRequest {
+  #context(
+    req: IncomingMessage,
+    res: ServerResponse,
+    protocol: ClientProtocol,
+    encrypted: boolean,
+    raw: readonly string[],
+    hasBody: boolean | undefined,
+    method = req.method ?? 'GET',
+  ): ProxyRequest {
     const startedAt = performance.now();
     this.#inflight++;
     const { config, log } = this.#deps;
@@ -188,7 +200,7 @@ export class Ingress {
       req,
       res,
       requestId: head.requestId,
-      method: req.method ?? 'GET',
+      method,
       path: target.path,
       authority: target.authority,
       scheme,
@@ -211,17 +223,36 @@ export class Ingress {
   /** An HTTP/2 stream: a request of its own, started at once. */
   #onStream(req: Http2ServerRequest, res: EdgeH2Response): void {
     const h2 = h2RequestHead(req.rawHeaders);
+    const upgrades = this.#deps.upgrades;
+    const connect = upgrades === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.#deps.config.upgradeTokens);
+    const handshake = connect !== undefined && connect.kind !== 'none';
+    if (connect?.kind === 'forward') addHandshakeHeaders(h2.raw, connect.token);
     const ctx = this.#context(
       req as unknown as IncomingMessage,
       res as unknown as ServerResponse,
       'h2',
       req.stream.session?.encrypted === true,
       h2.raw,
-      !req.stream.endAfterHeaders,
+      // The stream of an extended CONNECT carries the tunnel, not a body.
+      handshake ? false : !req.stream.endAfterHeaders,
+      handshake ? 'GET' : req.method,
     );
     if (h2.authorityConflict && ctx.error === undefined) {
       ctx.error = ERRORS.INVALID_AUTHORITY;
       ctx.details = 'Host differs from :authority';
+    }
+    if (upgrades !== undefined && handshake && ctx.error === undefined) {
+      if (connect.kind === 'refuse') {
+        upgrades.hub.refused('upgrade');
+        ctx.error = ERRORS.UPGRADE_REFUSED;
+        ctx.details = connect.details;
+      } else if (upgrades.hub.draining) {
+        upgrades.hub.refused('upgrade');
+        ctx.error = ERRORS.DRAINING;
+        ctx.details = 'upgrade while draining';
+      } else {
+        ctx.upgrade = { token: connect.token, head: EMPTY, opened: () => undefined };
+      }
     }
     this.#start(ctx);
   }

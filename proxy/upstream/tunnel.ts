@@ -4,9 +4,14 @@
  * direction), with half-close (a side's FIN is passed on; the other side may still send), and an idle timeout (no
  * byte either way for `--tunnel-idle-timeout-ms`). When either socket closes for good, the other is closed too: a
  * tunnel is never re-run once open. The tunnel reports to the hub once both sockets are closed.
+ *
+ * A WebSocket over HTTP/2 (RFC 8441, `edge/h2-websocket.ts`) has an HTTP/2 stream as its client side: the
+ * worker's 101 is answered `:status 200` on the stream, and the stream relays the bytes the same way (the
+ * stream's flow control is its backpressure); its end is the client's FIN, its reset the client's close.
  */
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Http2ServerResponse } from 'node:http2';
 import type { ProxyRequest } from '../request/context.js';
 import type { OpenedUpgrade, UpgradeIntent } from '../request/upgrade-intent.js';
 import type { TunnelBytes, TunnelCloseReason } from '../ops/tunnel-stats.js';
@@ -29,6 +34,7 @@ export function relayUpgrade(
   release: () => void,
   deps: TunnelDeps,
 ): ResponseOutcome {
+  if (ctx.protocol === 'h2') return relayH2Upgrade(ctx, status, raw, upstream, release, deps);
   const client = ctx.req.socket;
   const headers = relayHeaders(raw);
   if (ctx.downstreamClosed || client.destroyed) {
@@ -47,6 +53,49 @@ export function relayUpgrade(
   return new ResponseOutcome(status, headers);
 }
 
+/** The handshake headers that have no meaning on HTTP/2 (RFC 8441 §5: the 200 replaces the 101's accept key). */
+const H2_HANDSHAKE_DROP: ReadonlySet<string> = new Set(['sec-websocket-accept']);
+
+/** RFC 8441: the worker's 101 becomes `:status 200` on the client's stream, which then carries the tunnel. */
+function relayH2Upgrade(ctx: ProxyRequest, status: number, raw: readonly Buffer[], upstream: Socket, release: () => void, deps: TunnelDeps): ResponseOutcome {
+  const res = ctx.res as unknown as Http2ServerResponse;
+  const stream = res.stream;
+  const headers = relayHeaders(raw);
+  if (ctx.downstreamClosed || stream.destroyed) {
+    upstream.destroy();
+    release();
+    return new ResponseOutcome(status, headers);
+  }
+  const answer: Record<string, string | string[]> = {};
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = (headers[i] as string).toLowerCase();
+    if (H2_HANDSHAKE_DROP.has(name)) continue;
+    const prev = answer[name];
+    const value = headers[i + 1] as string;
+    answer[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  res.writeHead(200, answer);
+  ctx.responseState = 'started';
+  const tunnel = new UpgradeTunnel(stream, upstream, Buffer.alloc(0), deps, release, countedBytes(stream, upstream));
+  ctx.upgrade?.opened(tunnel);
+  return new ResponseOutcome(status, headers);
+}
+
+/** Bytes through the client's side, from a socket's own counters (less what was read before the tunnel). */
+function socketBytes(client: Socket, head: Buffer): () => TunnelBytes {
+  const readBase = client.bytesRead - head.length;
+  const writtenBase = client.bytesWritten;
+  return () => ({ fromClient: client.bytesRead - readBase, toClient: client.bytesWritten - writtenBase });
+}
+
+/** Bytes through a client side without byte counters (an HTTP/2 stream): what it delivered, what went to it. */
+function countedBytes(client: Duplex, upstream: Socket): () => TunnelBytes {
+  const bytes = { fromClient: 0, toClient: 0 };
+  client.on('data', (chunk: Buffer) => (bytes.fromClient += chunk.length));
+  upstream.on('data', (chunk: Buffer) => (bytes.toClient += chunk.length));
+  return () => ({ ...bytes });
+}
+
 type Listener = () => void;
 
 export class UpgradeTunnel implements OpenTunnel, OpenedUpgrade {
@@ -55,21 +104,20 @@ export class UpgradeTunnel implements OpenTunnel, OpenedUpgrade {
   #reason: TunnelCloseReason | undefined;
   #open = 2;
   #idle: NodeJS.Timeout | undefined;
-  readonly #readBase: number;
-  readonly #writtenBase: number;
+  readonly #bytes: () => TunnelBytes;
   readonly #closeListeners: Listener[] = [];
   #finalBytes: TunnelBytes | undefined;
 
   constructor(
-    private readonly client: Socket,
+    private readonly client: Duplex,
     private readonly upstream: Socket,
     head: Buffer,
     private readonly deps: TunnelDeps,
     private readonly release: () => void,
+    /** Bytes so far; by default the client socket's counters (bytes already read past the request head belong to the tunnel). */
+    bytes: () => TunnelBytes = socketBytes(client as Socket, head),
   ) {
-    // Bytes already read past the request head belong to the tunnel.
-    this.#readBase = client.bytesRead - head.length;
-    this.#writtenBase = client.bytesWritten;
+    this.#bytes = bytes;
     deps.hub.opened(this);
     upstream.allowHalfOpen = true; // the worker's FIN is passed on, not answered with ours
     upstream.setNoDelay(true);
@@ -85,7 +133,7 @@ export class UpgradeTunnel implements OpenTunnel, OpenedUpgrade {
     client.resume();
   }
 
-  #wire(from: Socket | Duplex, to: Socket, side: 'client' | 'upstream'): void {
+  #wire(from: Duplex, to: Duplex, side: 'client' | 'upstream'): void {
     from.pipe(to);
     from.once('end', () => (this.#reason ??= side));
     from.on('error', () => {
@@ -102,7 +150,7 @@ export class UpgradeTunnel implements OpenTunnel, OpenedUpgrade {
   }
 
   bytes(): TunnelBytes {
-    return this.#finalBytes ?? { fromClient: this.client.bytesRead - this.#readBase, toClient: this.client.bytesWritten - this.#writtenBase };
+    return this.#finalBytes ?? this.#bytes();
   }
 
   get reason(): TunnelCloseReason | undefined {

@@ -1,0 +1,56 @@
+/**
+ * End to end, with curl as the client of an HTTPS proxy: `curl -p -x https://<connect TLS listener>
+ * --proxy-cacert <CA> http://<actor host>/` opens a CONNECT tunnel over TLS (the serving certificate of
+ * `--tls-cert`/`--tls-key`), whose bytes are a new connection into the ingress, routed like a direct request.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { actorName, adminJson, client, hostOf, startExtproc, startProxy, startStub, until, type DemoAnswer, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
+import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
+
+const run = promisify(execFile);
+
+let ca: TestCa;
+let stub: Stub;
+let extproc: Extproc;
+let proxy: Proxy;
+let connectTls: string;
+
+before(async () => {
+  ca = await createTestCa();
+  const cert = await ca.issue('connect');
+  stub = await startStub({ workers: 2, capacity: 8, actors: 4 });
+  extproc = await startExtproc(stub);
+  proxy = await startProxy(extproc.grpc, ['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile]);
+  connectTls = proxy.component.addresses.connectTls as string;
+});
+
+after(async () => {
+  await proxy?.component.stop();
+  await extproc?.component.stop();
+  await stub?.component.stop();
+  await client.close();
+  await ca?.remove();
+});
+
+test('curl -p -x https://: a request inside a CONNECT tunnel over TLS reaches its actor', async () => {
+  const actor = actorName(1);
+  const port = connectTls.slice(connectTls.lastIndexOf(':') + 1);
+  const out = await run('curl', ['-sS', '-p', '-x', `https://localhost:${port}`, '--proxy-cacert', ca.caFile, '-H', 'x-request-id: tls-tunnel-1', `http://${hostOf(actor)}/inside`]);
+  const answer = JSON.parse(out.stdout) as DemoAnswer;
+  assert.deepEqual([answer.actor, answer.path], [actor, '/inside']);
+  const logs = (): Record<string, unknown>[] => proxy.component.logs();
+  await until(() => logs().some((l) => l.msg === 'access' && l.requestId === 'tls-tunnel-1'), 5000, 'the inner access line');
+  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
+  const t = (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;
+  assert.equal(t.connect.total, 1);
+  assert.equal(t.connect.active, 0);
+});
+
+test('a plaintext CONNECT on the TLS listener gets no tunnel', async () => {
+  const port = connectTls.slice(connectTls.lastIndexOf(':') + 1);
+  await assert.rejects(run('curl', ['-sS', '-p', '-x', `http://127.0.0.1:${port}`, '--max-time', '5', `http://${hostOf(actorName(1))}/`]));
+});
