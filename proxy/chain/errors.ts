@@ -58,6 +58,7 @@ export const ERRORS = Object.freeze({
     'upstream connect error or reset and the request body is too large to replay; not re-run',
   ),
   UPGRADE_REFUSED: spec('PROXY_ERR_UPGRADE_REFUSED', 403, 'downstream', 'upgrade not allowed'),
+  UPGRADE_NOT_ACCEPTED: spec('PROXY_ERR_UPGRADE_NOT_ACCEPTED', 502, 'upstream', 'the worker answered the upgrade without switching protocols'),
   CONNECT_NO_PORT: spec('PROXY_ERR_CONNECT_NO_PORT', 400, 'downstream', 'CONNECT target must be host:port'),
   CONNECT_NOT_ACTOR: spec('PROXY_ERR_CONNECT_NOT_ACTOR', 404, 'downstream', 'CONNECT target is not an actor host'),
   CONNECT_ONLY: spec('PROXY_ERR_CONNECT_ONLY', 405, 'downstream', 'this listener accepts CONNECT only'),

@@ -30,7 +30,7 @@ import type { UpstreamPools, WorkerPool } from './pools.js';
 import { ERRORS, ProxyError } from '../chain/errors.js';
 import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
 import { relayHeaders } from '../edge/response-headers.js';
-import { sendLocalReply } from '../edge/local-reply.js';
+import { sendError, sendLocalReply } from '../edge/local-reply.js';
 import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
 import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, trailerObject, type UpstreamTrailers } from './trailers.js';
 import { upstreamProtocol } from './protocol-choice.js';
@@ -197,6 +197,14 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       this.#state = State.Discarding;
       this.#settle(STALE);
       return true;
+    }
+    if (status < 300 && this.ctx.upgrade !== undefined && this.ctx.protocol === 'h2') {
+      // An RFC 8441 client reads any 2xx as "tunnel open": a worker that did not switch protocols is an error here.
+      this.#state = State.Done;
+      this.#abort?.(new Error('upgrade not accepted by the worker'));
+      sendError(this.ctx, ERRORS.UPGRADE_NOT_ACCEPTED, `worker answered ${status} to an extended CONNECT handshake`);
+      this.#settle(new ResponseOutcome(ERRORS.UPGRADE_NOT_ACCEPTED.status, []));
+      return false;
     }
     const res = this.#res;
     if (res.destroyed) {
