@@ -9,7 +9,9 @@
  * - C: proxy --actor-cache on (the product: cache in front of the unchanged ext_proc slow path).
  * - A-mtls, C-mtls: A and C with mTLS on every hop (proxy → workers, extproc → control plane), against a stub of
  *   their own whose workers terminate mTLS (the price of workload identities).
+ * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
  */
+import { h2Arms, type H2Transport } from './h2-arms.js';
 import type { ArmName } from './types.js';
 
 export type ArmKind = 'direct' | 'floor' | 'proxy' | 'target';
@@ -26,6 +28,8 @@ export interface ArmSpec {
   readonly cache: boolean;
   /** Whether every hop of the arm runs mTLS (then it has a stub of its own whose workers terminate mTLS). */
   readonly mtls: boolean;
+  /** Present: the load is h2load over this transport (bench/h2-arms.ts); absent: autocannon, HTTP/1.1. */
+  readonly transport?: H2Transport;
 }
 
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
@@ -45,6 +49,7 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true, mtls: false },
   C,
   'C-mtls': withMtls(C, 'C-mtls'),
+  ...h2Arms(A, C),
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({

@@ -11,6 +11,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
+import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
 import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
@@ -38,6 +39,8 @@ const UNUSED_EXTPROC = '127.0.0.1:9';
 export class Stack {
   /** The mTLS arms' stack, started by the first of them. */
   #mtlsStack: Promise<Stack> | undefined;
+  /** The TLS arms' serving certificate, written by the first of them. */
+  #ingressCert: Promise<IngressCertificate> | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -159,13 +162,14 @@ export class Stack {
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
-      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], opts);
+      const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...serving], opts);
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
       return {
         spec,
-        url: `http://${proxy.addresses['ingress']}`,
+        url: spec.transport?.tls ? `https://${proxy.addresses['tls']}` : `http://${proxy.addresses['ingress']}`,
         probes,
         stop: async () => {
           for (const p of started.reverse()) await p.stop();
@@ -180,7 +184,9 @@ export class Stack {
   async stop(): Promise<void> {
     const mtls = this.#mtlsStack;
     this.#mtlsStack = undefined;
-    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined)]);
+    const cert = this.#ingressCert;
+    this.#ingressCert = undefined;
+    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined), cert?.then((c) => c.remove(), () => undefined)]);
     await this.certs?.remove();
   }
 }
