@@ -26,7 +26,7 @@ export interface H2loadTarget {
 export function h2loadArgs(target: H2loadTarget, authority: string, durationS: number, logFile: string): string[] {
   return [
     '-c', '1', '-m', '1', '-t', '1',
-    '-D', String(durationS),
+    '-D', `${Math.max(1, Math.round(durationS * 1000))}ms`,
     '-H', `:authority: ${authority}`,
     '--log-file', logFile,
     ...(target.protocol === 'http1.1' ? ['--h1'] : []),
