@@ -11,7 +11,7 @@
  *   their own whose workers terminate mTLS (the price of workload identities).
  * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
  */
-import { h2Arms, type H2Transport } from './h2-arms.js';
+import { H2_ARMS, type H2ArmName, type H2Transport } from './h2-arms.js';
 import type { ArmName } from './types.js';
 
 export type ArmKind = 'direct' | 'floor' | 'proxy' | 'target';
@@ -40,6 +40,16 @@ function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
   return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true };
 }
 
+/** The h2load arms: A or C as they are, with the load over another transport. */
+function h2Arms(): Record<H2ArmName, ArmSpec> {
+  const base = { A, C };
+  const out = {} as Record<H2ArmName, ArmSpec>;
+  for (const [name, h] of Object.entries(H2_ARMS) as [H2ArmName, (typeof H2_ARMS)[H2ArmName]][]) {
+    out[name] = { ...base[h.base], name, description: `${h.base} over ${h.how} (h2load)`, transport: h.transport };
+  }
+  return out;
+}
+
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
   direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false, mtls: false },
   floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false },
@@ -49,7 +59,7 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true, mtls: false },
   C,
   'C-mtls': withMtls(C, 'C-mtls'),
-  ...h2Arms(A, C),
+  ...h2Arms(),
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({

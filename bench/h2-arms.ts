@@ -7,7 +7,6 @@
  * - C-h1: HTTP/1.1 over cleartext driven by h2load too (the same client as the others: the client's own share of
  *   any difference from C).
  */
-import type { ArmSpec } from './arms.js';
 import type { H2Protocol } from './h2load.js';
 
 export const H2_ARM_NAMES = ['A-h2c', 'C-h1', 'C-h2c', 'C-h2', 'C-tls11'] as const;
@@ -20,16 +19,11 @@ export interface H2Transport {
   readonly tls: boolean;
 }
 
-function over(arm: ArmSpec, name: H2ArmName, transport: H2Transport, how: string): ArmSpec {
-  return { ...arm, name, description: `${arm.name} over ${how} (h2load)`, transport };
-}
-
-export function h2Arms(A: ArmSpec, C: ArmSpec): Readonly<Record<H2ArmName, ArmSpec>> {
-  return {
-    'A-h2c': over(A, 'A-h2c', { protocol: 'h2c', tls: false }, 'h2c'),
-    'C-h1': over(C, 'C-h1', { protocol: 'http1.1', tls: false }, 'HTTP/1.1'),
-    'C-h2c': over(C, 'C-h2c', { protocol: 'h2c', tls: false }, 'h2c'),
-    'C-h2': over(C, 'C-h2', { protocol: 'h2', tls: true }, 'HTTP/2 with TLS'),
-    'C-tls11': over(C, 'C-tls11', { protocol: 'http1.1', tls: true }, 'HTTP/1.1 with TLS'),
-  };
-}
+/** The arm each h2load arm is a variant of, its transport, and how its description names the transport. */
+export const H2_ARMS: Readonly<Record<H2ArmName, { readonly base: 'A' | 'C'; readonly transport: H2Transport; readonly how: string }>> = Object.freeze({
+  'A-h2c': { base: 'A', transport: { protocol: 'h2c', tls: false }, how: 'h2c' },
+  'C-h1': { base: 'C', transport: { protocol: 'http1.1', tls: false }, how: 'HTTP/1.1' },
+  'C-h2c': { base: 'C', transport: { protocol: 'h2c', tls: false }, how: 'h2c' },
+  'C-h2': { base: 'C', transport: { protocol: 'h2', tls: true }, how: 'HTTP/2 with TLS' },
+  'C-tls11': { base: 'C', transport: { protocol: 'http1.1', tls: true }, how: 'HTTP/1.1 with TLS' },
+});
