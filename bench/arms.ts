@@ -11,7 +11,9 @@
  * - C: proxy --actor-cache on (the product: cache in front of the unchanged ext_proc slow path).
  * - A-mtls, C-mtls: A and C with mTLS on every hop (proxy → workers, extproc → control plane), against a stub of
  *   their own whose workers terminate mTLS (the price of workload identities).
+ * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
  */
+import { H2_ARMS, type H2ArmName, type H2Transport } from './h2-arms.js';
 import type { ArmName } from './types.js';
 
 export type ArmKind = 'direct' | 'floor' | 'proxy' | 'target';
@@ -30,6 +32,8 @@ export interface ArmSpec {
   readonly mtls: boolean;
   /** Floor arms: route by a Host table over every worker, or everything to one worker. */
   readonly floor?: 'table' | 'one-worker';
+  /** Present: the load is h2load over this transport (bench/h2-arms.ts); absent: autocannon, HTTP/1.1. */
+  readonly transport?: H2Transport;
 }
 
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
@@ -38,6 +42,16 @@ const C: ArmSpec = { name: 'C', kind: 'proxy', description: 'proxy, cache on, mi
 /** `arm` with mTLS on every hop, as arm `name`. */
 function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
   return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true };
+}
+
+/** The h2load arms: A or C as they are, with the load over another transport. */
+function h2Arms(): Record<H2ArmName, ArmSpec> {
+  const base = { A, C };
+  const out = {} as Record<H2ArmName, ArmSpec>;
+  for (const [name, h] of Object.entries(H2_ARMS) as [H2ArmName, (typeof H2_ARMS)[H2ArmName]][]) {
+    out[name] = { ...base[h.base], name, description: `${h.base} over ${h.how} (h2load)`, transport: h.transport };
+  }
+  return out;
 }
 
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
@@ -50,6 +64,7 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true, mtls: false },
   C,
   'C-mtls': withMtls(C, 'C-mtls'),
+  ...h2Arms(),
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({

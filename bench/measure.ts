@@ -43,12 +43,15 @@ export interface WindowOptions {
   readonly after?: () => Promise<void>;
   /** Plan for the warm-up (default: the measured plan). */
   readonly warmupPlan?: LoadPlan;
+  /** The load generator (default: autocannon in this process; the HTTP/2 arms: h2load). */
+  readonly runLoad?: typeof runLoad;
 }
 
 export async function measureWindow(probes: readonly Probe[], plan: LoadPlan, opts: WindowOptions): Promise<WindowResult> {
   const stub = probes.find((p) => p.kind === 'stub');
   await resetAll(probes);
-  if (opts.warmupS > 0) await runLoad(opts.warmupPlan ?? plan, opts.warmupS);
+  const run = opts.runLoad ?? runLoad;
+  if (opts.warmupS > 0) await run(opts.warmupPlan ?? plan, opts.warmupS);
   let warmupResumeCalls: number | undefined;
   let suspendedAtStart: number | undefined;
   if (stub) {
@@ -59,7 +62,7 @@ export async function measureWindow(probes: readonly Probe[], plan: LoadPlan, op
   await resetAll(probes);
   let load: LoadResult;
   try {
-    load = await runLoad(plan, opts.durationS, opts.hooks ?? {});
+    load = await run(plan, opts.durationS, opts.hooks ?? {});
   } finally {
     if (opts.after) await opts.after();
   }

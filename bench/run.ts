@@ -23,7 +23,7 @@ import { Admin, readActors } from './admin.js';
 import { prepareTarget, Stack, targetProbes, type ArmRuntime } from './stack.js';
 import { killAll } from './launcher.js';
 import { copyProfiles, PROFILE_TOP, renderProfile, summarizeProfiles } from './profile.js';
-import type { ArmName, ArmResult, BenchReport, MachineInfo, ScenarioName } from './types.js';
+import { ARM_NAMES, type ArmName, type ArmResult, type BenchReport, type MachineInfo, type ScenarioName } from './types.js';
 
 export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
   steady,
@@ -60,7 +60,7 @@ export function seededNames(n: number): string[] {
 export function selectArms(config: BenchConfig, scenario: Scenario): { run: ArmName[]; skipped: string[] } {
   if (config.target) return { run: ['target'], skipped: config.arms.filter((a) => a !== 'target').map((a) => `${a}: needs restarts, skipped with --target`) };
   const wanted = config.arms.length ? config.arms : scenario.defaultArms;
-  const order: ArmName[] = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls'];
+  const order: ArmName[] = [...ARM_NAMES];
   const run = order.filter((a) => wanted.includes(a) && scenario.supportedArms.includes(a));
   const skipped = wanted.filter((a) => !run.includes(a)).map((a) => `${a}: not meaningful for ${scenario.name}`);
   return { run, skipped };

@@ -101,3 +101,18 @@ test('the mTLS arm C-mtls answers through workers that accept only mTLS', { time
   assert.equal(arm.errors, 0, 'C-mtls errors');
   assert.ok(arm.cache && arm.cache.hits > 0, JSON.stringify(arm.cache));
 });
+
+test('the h2load arms C-h2c and C-h2 answer over h2c and over TLS', { timeout: 90_000 }, async () => {
+  const outDir = await freshOutDir();
+  const { code, stdout, stderr } = await runBench(['--quick', '--arms', 'C-h2c,C-h2', '--duration', '1', '--warmup', '0.5', '--out-dir', outDir]);
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /\| C-h2 \| [\d,]+ \|/);
+  const report = await readReport(outDir);
+  assert.deepEqual(report.arms.map((a) => a.name), ['C-h2c', 'C-h2']);
+  for (const arm of report.arms) {
+    assert.ok(arm.requests > 0 && arm.rps > 0, `${arm.name} answered`);
+    assert.equal(arm.non2xx, 0, `${arm.name} non-2xx`);
+    assert.equal(arm.errors, 0, `${arm.name} errors`);
+    assert.ok(arm.cache && arm.cache.hits > 0, JSON.stringify(arm.cache));
+  }
+});

@@ -15,6 +15,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
+import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
 import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
@@ -44,6 +45,8 @@ const UNUSED_EXTPROC = '127.0.0.1:9';
 export class Stack {
   /** The mTLS arms' stack, started by the first of them. */
   #mtlsStack: Promise<Stack> | undefined;
+  /** The TLS arms' serving certificate, written by the first of them. */
+  #ingressCert: Promise<IngressCertificate> | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -171,13 +174,14 @@ export class Stack {
       }
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
-      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls))], { ...opts, nodeArgs });
+      const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...serving], { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
       return {
         spec,
-        url: `http://${proxy.addresses['ingress']}`,
+        url: spec.transport?.tls ? `https://${proxy.addresses['tls']}` : `http://${proxy.addresses['ingress']}`,
         probes,
         ...(profileDir === undefined ? {} : { profileDir }),
         stop: async () => {
@@ -193,7 +197,9 @@ export class Stack {
   async stop(): Promise<void> {
     const mtls = this.#mtlsStack;
     this.#mtlsStack = undefined;
-    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined)]);
+    const cert = this.#ingressCert;
+    this.#ingressCert = undefined;
+    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined), cert?.then((c) => c.remove(), () => undefined)]);
     await this.certs?.remove();
   }
 }

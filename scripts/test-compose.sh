@@ -4,11 +4,14 @@
 # waits for every service to be healthy, checks from inside a worker container that only the apiserver's attach
 # port is reachable (not the admin APIs, ext_proc, the control API or the ingress), checks from inside the proxy
 # container that every worker and the control API speak TLS with the expected identities, sends requests through
-# 127.0.0.1:8080 (a miss, a hit, a forced move), runs a 3-second load from the bench service inside the network,
-# checks the proxy's and extproc's /stats, and tears everything down (`down -v`), also when a step fails.
+# 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends one request over HTTP/2
+# with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to the demo Echo
+# service, runs a 3-second load from the bench service inside the network, checks the proxy's and extproc's
+# /stats, and tears everything down (`down -v`), also when a step fails.
 #
 # Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
-# ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902), ACTOR_EDGE_STUB_ADMIN_PORT (9903).
+# ACTOR_EDGE_HTTPS_PORT (8443), ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902),
+# ACTOR_EDGE_STUB_ADMIN_PORT (9903).
 # COMPOSE_TEST_MODES="on off" picks the flag values to test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +21,7 @@ PROJECT=${COMPOSE_TEST_PROJECT:-actor-edge-test}
 FILES=(-f compose.yaml -f scripts/compose/admin-ports.yaml)
 export ACTOR_EDGE_IMAGE=${ACTOR_EDGE_IMAGE:-actor-edge:local}
 export ACTOR_EDGE_HTTP_PORT=${ACTOR_EDGE_HTTP_PORT:-8080}
+export ACTOR_EDGE_HTTPS_PORT=${ACTOR_EDGE_HTTPS_PORT:-8443}
 export ACTOR_EDGE_ADMIN_PORT=${ACTOR_EDGE_ADMIN_PORT:-9901}
 export ACTOR_EDGE_EXTPROC_ADMIN_PORT=${ACTOR_EDGE_EXTPROC_ADMIN_PORT:-9902}
 export ACTOR_EDGE_STUB_ADMIN_PORT=${ACTOR_EDGE_STUB_ADMIN_PORT:-9903}
@@ -56,7 +60,7 @@ if command -v docker-compose >/dev/null 2>&1; then docker-compose -p "$PROJECT" 
 # A run that was killed half-way may have left this project's containers behind: start from nothing.
 dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || true
 
-for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT"; do
+for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_HTTPS_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT"; do
   if node -e "const s=require('net').connect($port,'127.0.0.1');s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1))"; then
     say "port 127.0.0.1:$port is already in use (stop what listens there, or set ACTOR_EDGE_*_PORT)"; exit 1
   fi
@@ -106,8 +110,8 @@ addresses_of() {
 # From worker-1 (where actor code runs): the control listeners must not connect, by service name or by any of the
 # containers' addresses; the apiserver's attach port must.
 check_isolation() {
-  local unreachable="proxy:9901,proxy:8080,extproc:50051,extproc:9902,apiserver:50052,apiserver:9903" ip
-  for ip in $(addresses_of proxy); do unreachable="$unreachable,$ip:9901,$ip:8080"; done
+  local unreachable="proxy:9901,proxy:8080,proxy:8443,extproc:50051,extproc:9902,apiserver:50052,apiserver:9903" ip
+  for ip in $(addresses_of proxy); do unreachable="$unreachable,$ip:9901,$ip:8080,$ip:8443"; done
   for ip in $(addresses_of extproc); do unreachable="$unreachable,$ip:50051,$ip:9902"; done
   for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903"; done
   dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e ACTOR_CACHE="$ACTOR_CACHE" \
@@ -134,6 +138,7 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   check_isolation
   check_tls
   node dist/scripts/compose/check.js requests
+  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js h2
   say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8
   node dist/scripts/compose/check.js stats

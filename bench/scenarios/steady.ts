@@ -4,7 +4,9 @@
  */
 import { buildArmResult } from '../arm-result.js';
 import { measureWindow } from '../measure.js';
-import type { LoadPlan } from '../load.js';
+import type { LoadHooks, LoadPlan } from '../load.js';
+import { runH2load } from '../h2load.js';
+import { H2_ARM_NAMES } from '../h2-arms.js';
 import type { ArmRuntime } from '../stack.js';
 import type { ArmResult } from '../types.js';
 import { directPlan, floorWorker, hostsOf, uniformPlan } from './plans.js';
@@ -35,7 +37,13 @@ export function planFor(ctx: ScenarioContext, runtime: ArmRuntime, notes: string
 
 export async function steadyArm(ctx: ScenarioContext, runtime: ArmRuntime, plan?: LoadPlan, notes: string[] = []): Promise<ArmResult> {
   const p = plan ?? planFor(ctx, runtime, notes);
-  const w = await measureWindow(runtime.probes, p, { warmupS: ctx.config.warmupS, durationS: ctx.config.durationS });
+  const transport = runtime.spec.transport;
+  if (transport) notes.push(`h2load ${transport.protocol}${transport.tls ? ' with TLS' : ''}: one process per connection, each with one actor's authority; its CPU is not counted`);
+  const w = await measureWindow(runtime.probes, p, {
+    warmupS: ctx.config.warmupS,
+    durationS: ctx.config.durationS,
+    ...(transport ? { runLoad: (plan: LoadPlan, durationS: number, hooks?: LoadHooks) => runH2load({ url: runtime.url, protocol: transport.protocol }, plan, durationS, hooks) } : {}),
+  });
   return buildArmResult(runtime.spec.name, runtime.spec.description, w.load, w.stats, {
     ...(w.warmupResumeCalls !== undefined ? { warmupResumeCalls: w.warmupResumeCalls } : {}),
     ...(w.suspendedAtStart !== undefined ? { suspendedAtStart: w.suspendedAtStart } : {}),
@@ -47,7 +55,7 @@ export async function steadyArm(ctx: ScenarioContext, runtime: ArmRuntime, plan?
 export const steady: Scenario = {
   name: 'steady',
   defaultArms: ['direct', 'floor', 'floor-1', 'A', 'B1', 'B2', 'C'],
-  supportedArms: ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', 'target'],
+  supportedArms: ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'target'],
   async prepare(ctx) {
     if (ctx.stack) await ctx.stack.wakeAll(ctx.actors);
   },

@@ -13,6 +13,8 @@
  *                                                   whose only SAN is CHECK_TLS_WORKER_PREFIX<name>, and answers
  *                                                   no request from a client without a certificate;
  *                                                   CHECK_TLS_CONTROL name:port presents one valid for its name)
+ *   node dist/scripts/compose/check.js h2         (inside the proxy container: one GET over HTTP/2 with TLS and one
+ *                                                   gRPC call through the proxy: scripts/compose/check-h2.ts)
  *
  * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
  * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
@@ -25,6 +27,7 @@ import tls from 'node:tls';
 import { Resolver } from 'node:dns/promises';
 import { request } from 'undici';
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
+import { h2Phase } from './check-h2.js';
 
 const env = process.env;
 const cacheOn = (env.ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
@@ -269,7 +272,8 @@ try {
   else if (phase === 'stats') await stats();
   else if (phase === 'isolation') await isolation();
   else if (phase === 'tls') await tlsHops();
-  else throw new Error(`usage: check.js requests|stats|isolation|tls (got "${phase ?? ''}")`);
+  else if (phase === 'h2') await h2Phase(suffix, log);
+  else throw new Error(`usage: check.js requests|stats|isolation|tls|h2 (got "${phase ?? ''}")`);
   log(`${phase}: ok`);
 } catch (err) {
   process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);
