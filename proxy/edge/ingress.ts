@@ -41,6 +41,7 @@ import { RequestBody } from '../request/body.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
+import { finalStatus } from './final-status.js';
 import { sendError } from './local-reply.js';
 import { ClientConnection } from './client-connection.js';
 import { h2RequestHead } from './h2-request.js';
@@ -335,20 +336,8 @@ export class Ingress {
   #finish(ctx: ProxyRequest): void {
     if (ctx.clientState === 'finished') return;
     ctx.clientState = 'finished';
-    const res = ctx.res;
     const { counters, chain, log, config } = this.#deps;
-    let status: number;
-    let error: Error | undefined;
-    if (res.headersSent) {
-      status = res.statusCode;
-      if (!res.writableFinished) {
-        ctx.responseState = 'truncated';
-        error = new Error(ctx.details ?? 'response not completed: the client went away');
-      }
-    } else {
-      status = ctx.error?.status ?? ERRORS.DOWNSTREAM_CLOSED.status;
-      error = new Error(ctx.details ?? ERRORS.DOWNSTREAM_CLOSED.text);
-    }
+    const { status, error } = finalStatus(ctx);
     // A request body the upstream did not read completely: the connection cannot carry another request.
     if (ctx.protocol === 'http/1.1' && ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.req.socket?.destroy();
     ctx.status = status;

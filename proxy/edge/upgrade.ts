@@ -10,6 +10,7 @@
  * every filter's `onDone` — when the tunnel closes, or when the answer is done and the connection closed.
  * While the proxy drains, an upgrade request is answered 503 `PROXY_ERR_DRAINING`.
  */
+import { finalStatus } from './final-status.js';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
@@ -90,20 +91,7 @@ export class UpgradeHandler {
   /** Counters, access log and every filter's onDone, once. */
   finish(ctx: ProxyRequest, tunnel: OpenedUpgrade | undefined): void {
     const { counters, chain, config, log } = this.deps;
-    const res = ctx.res;
-    let status: number;
-    let error: Error | undefined;
-    if (tunnel !== undefined) status = 101;
-    else if (res.headersSent) {
-      status = res.statusCode;
-      if (!res.writableFinished) {
-        ctx.responseState = 'truncated';
-        error = new Error(ctx.details ?? 'response not completed: the client went away');
-      }
-    } else {
-      status = ctx.error?.status ?? ERRORS.DOWNSTREAM_CLOSED.status;
-      error = new Error(ctx.details ?? ERRORS.DOWNSTREAM_CLOSED.text);
-    }
+    const { status, error } = tunnel !== undefined ? { status: 101, error: undefined } : finalStatus(ctx);
     ctx.status = status;
     counters.countResponse(status);
     if (config.accessLog) log.info(this.#accessLine(ctx, status, tunnel), 'access');
