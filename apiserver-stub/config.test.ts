@@ -1,17 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsageError } from '../lib/flags.js';
+import type { ComponentConfigRead } from '../lib/component-config.js';
 import { readStubConfig } from './config.js';
 import { ipv4Add } from './ip.js';
 import { seedActorNames } from './seed.js';
 import { readWorkerConfig } from './worker/config.js';
 
+function configOf<C>(read: ComponentConfigRead<C>): C {
+  assert.equal(read.kind, 'config');
+  return (read as { config: C }).config;
+}
+
 test('stub defaults match the documented contract', () => {
   const parsed = readStubConfig([], {});
-  assert.equal(parsed.help, false);
   assert.ok(Object.isFrozen(parsed));
-  const c = parsed.config;
-  assert.ok(c);
+  const c = configOf(parsed);
   assert.deepEqual({ ...c.listen }, { host: '127.0.0.1', port: 50052 });
   assert.deepEqual({ ...c.admin }, { host: '127.0.0.1', port: 9903 });
   assert.equal(c.workers, 64);
@@ -28,13 +32,12 @@ test('stub defaults match the documented contract', () => {
 });
 
 test('stub flags come from argv over the environment, and bad values are usage errors', () => {
-  const parsed = readStubConfig(['--workers', '3'], { APISERVER_WORKERS: '9', WORKER_IP_BASE: '127.5.0.1', APISERVER_AUTO_CREATE: 'on', ACTOR_SUFFIX: '.Example.TEST.' });
-  assert.ok(parsed.config);
-  assert.equal(parsed.config.workers, 3);
-  assert.equal(parsed.config.workerIpBase, '127.5.0.1');
-  assert.equal(parsed.config.autoCreate, true);
-  assert.equal(parsed.config.actorSuffix, 'example.test');
-  assert.deepEqual(readStubConfig(['--help'], {}), { help: true, config: undefined });
+  const parsed = configOf(readStubConfig(['--workers', '3'], { APISERVER_WORKERS: '9', WORKER_IP_BASE: '127.5.0.1', APISERVER_AUTO_CREATE: 'on', ACTOR_SUFFIX: '.Example.TEST.' }));
+  assert.equal(parsed.workers, 3);
+  assert.equal(parsed.workerIpBase, '127.5.0.1');
+  assert.equal(parsed.autoCreate, true);
+  assert.equal(parsed.actorSuffix, 'example.test');
+  assert.deepEqual(readStubConfig(['--help'], {}), { kind: 'help' });
   assert.throws(() => readStubConfig(['--worker-ip-base', 'nope'], {}), UsageError);
   assert.throws(() => readStubConfig(['--worker-ip-base', '255.255.255.250', '--workers', '10'], {}), UsageError);
   assert.throws(() => readStubConfig(['--atespace', 'Not_A_Label'], {}), UsageError);
@@ -43,11 +46,10 @@ test('stub flags come from argv over the environment, and bad values are usage e
 
 test('worker flags: advertise ip required, listen ip defaults to it', () => {
   assert.throws(() => readWorkerConfig([], {}), (e: unknown) => e instanceof UsageError && /--advertise-ip/.test(e.message));
-  const parsed = readWorkerConfig(['--advertise-ip', '127.0.2.1'], { WORKER_PORT: '9000', WORKER_APISERVER: 'apiserver:50052' });
-  assert.ok(parsed.config);
-  assert.equal(parsed.config.listenIp, '127.0.2.1');
-  assert.equal(parsed.config.port, 9000);
-  assert.equal(parsed.config.apiserver, 'apiserver:50052');
+  const parsed = configOf(readWorkerConfig(['--advertise-ip', '127.0.2.1'], { WORKER_PORT: '9000', WORKER_APISERVER: 'apiserver:50052' }));
+  assert.equal(parsed.listenIp, '127.0.2.1');
+  assert.equal(parsed.port, 9000);
+  assert.equal(parsed.apiserver, 'apiserver:50052');
   assert.throws(() => readWorkerConfig(['--advertise-ip', 'auto'], {}), UsageError);
 });
 

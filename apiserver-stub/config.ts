@@ -1,48 +1,90 @@
 /**
- * apiserver-stub flags and the frozen Config built from them: the only place this component reads the environment.
+ * apiserver-stub flags and the frozen Config built from them: the only place this component reads the environment
+ * and its config file.
  */
 import net from 'node:net';
-import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { defineFlagSet, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { configFlag } from '../lib/config-file.js';
+import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
 import { WORKER_TLS_FLAGS } from './worker/config.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
 
+/** The in-process workers take the worker's TLS flags, under their own names. */
+function inProcess<S extends (typeof WORKER_TLS_FLAGS)[keyof typeof WORKER_TLS_FLAGS]>(spec: S, key: string) {
+  return { ...spec, section: 'workers', key, help: `in-process workers: ${spec.help}` } as const;
+}
+
 export const STUB_FLAGS = {
-  listen: { type: 'string', env: 'APISERVER_LISTEN', default: '127.0.0.1:50052', help: 'gRPC listen address (ateapi.Control, and atestub.Workers unless --attach-listen is given)' },
+  config: configFlag('APISERVER_CONFIG', 'apiserver-stub'),
+  listen: {
+    type: 'string',
+    env: 'APISERVER_LISTEN',
+    default: '127.0.0.1:50052',
+    section: 'controlPlane',
+    help: 'gRPC listen address (ateapi.Control, and atestub.Workers unless --attach-listen is given)',
+  },
   'attach-listen': {
     type: 'string?',
     env: 'APISERVER_ATTACH_LISTEN',
+    section: 'controlPlane',
     help: 'a separate gRPC listen address for atestub.Workers/Attach only (workers reach this one; --listen then serves only ateapi.Control)',
   },
-  admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
-  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"' },
-  workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
-  'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
-  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },
-  'worker-capacity': { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors each in-process worker can host' },
-  actors: { type: 'number', env: 'APISERVER_ACTORS', default: 100, max: 1_000_000, help: 'actors created SUSPENDED at start (actor-000, actor-001, ...)' },
-  atespace: { type: 'string', env: 'APISERVER_ATESPACE', default: 'demo', help: 'atespace of the seeded actors' },
-  'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, help: 'delay before ResumeActor answers for a RUNNING actor' },
-  'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
-  'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
-  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
   'tls-credential-bundle': {
     type: 'string',
     env: 'APISERVER_TLS_CREDENTIAL_BUNDLE',
     default: '',
+    section: 'controlPlane',
     help: 'PEM file with the control plane\'s server certificate and key: ateapi.Control is then served over TLS and requires a client certificate (empty: plaintext)',
   },
-  'tls-client-ca': { type: 'string', env: 'APISERVER_TLS_CLIENT_CA', default: '', help: 'PEM file with the CA certificates that sign the clients\' certificates (required with --tls-credential-bundle)' },
-  'worker-tls-credential-bundle': { ...WORKER_TLS_FLAGS['tls-credential-bundle'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-credential-bundle'].help },
-  'worker-tls-client-ca': { ...WORKER_TLS_FLAGS['tls-client-ca'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-ca'].help },
-  'worker-tls-client-identity': { ...WORKER_TLS_FLAGS['tls-client-identity'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-identity'].help },
+  'tls-client-ca': {
+    type: 'string',
+    env: 'APISERVER_TLS_CLIENT_CA',
+    default: '',
+    section: 'controlPlane',
+    help: 'PEM file with the CA certificates that sign the clients\' certificates (required with --tls-credential-bundle)',
+  },
+  admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', section: 'admin', key: 'listen', help: 'admin HTTP listen address' },
+  'admin-token': {
+    type: 'string?',
+    env: 'APISERVER_ADMIN_TOKEN',
+    section: 'admin',
+    key: 'token',
+    secret: true,
+    help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"',
+  },
+  workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, section: 'workers', key: 'count', help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
+  'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', section: 'workers', key: 'ipBase', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, section: 'workers', key: 'port', help: 'HTTP port every in-process worker listens on' },
+  'worker-capacity': { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, section: 'workers', key: 'capacity', help: 'actors each in-process worker can host' },
+  'worker-tls-credential-bundle': inProcess(WORKER_TLS_FLAGS['tls-credential-bundle'], 'tlsCredentialBundle'),
+  'worker-tls-client-ca': inProcess(WORKER_TLS_FLAGS['tls-client-ca'], 'tlsClientCa'),
+  'worker-tls-client-identity': inProcess(WORKER_TLS_FLAGS['tls-client-identity'], 'tlsClientIdentity'),
+  actors: { type: 'number', env: 'APISERVER_ACTORS', default: 100, max: 1_000_000, section: 'actors', key: 'count', help: 'actors created SUSPENDED at start (actor-000, actor-001, ...)' },
+  atespace: { type: 'string', env: 'APISERVER_ATESPACE', default: 'demo', section: 'actors', help: 'atespace of the seeded actors' },
+  'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, section: 'actors', help: 'delay before ResumeActor answers for a RUNNING actor' },
+  'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
+  'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, section: 'actors', help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'actors', key: 'suffix', help: 'DNS suffix of actor hosts' },
 } as const satisfies FlagSpecs;
 
 export const STUB_SUMMARY =
   'A simulated ateapi control plane (gRPC ateapi.Control) with simulated workers that behave like the worker tunnel: ' +
   'each serves only the actors placed on it and answers 421 + X-Ate-Assignment-Stale: true otherwise.';
+
+export const STUB_FLAG_SET = defineFlagSet({
+  command: 'apiserver-stub',
+  summary: STUB_SUMMARY,
+  sections: {
+    controlPlane: 'The ateapi.Control gRPC server, the workers\' attach listener and TLS on the control API.',
+    admin: 'The admin HTTP API (actors, workers, churn, outages).',
+    workers: 'The in-process workers.',
+    actors: 'The seeded actors and how the control plane answers for them.',
+  },
+  flags: STUB_FLAGS,
+});
 
 export interface StubConfig {
   readonly listen: HostPort;
@@ -73,12 +115,12 @@ function controlTls(credentialBundle: string, clientCa: string): StubConfig['tls
 }
 
 export function stubHelp(): string {
-  return formatHelp('apiserver-stub', STUB_SUMMARY, STUB_FLAGS);
+  return flagSetHelp(STUB_FLAG_SET);
 }
 
-/** Parses argv + env into a frozen StubConfig (none when --help was given). Throws UsageError on bad input. */
-export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<StubConfig> {
-  return readConfig(STUB_FLAGS, buildStubConfig, argv, env);
+/** Parses argv over env over the `--config` file into a frozen StubConfig. Throws UsageError on bad input. */
+export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<StubConfig> {
+  return readComponentConfig(STUB_FLAG_SET, buildStubConfig, argv, env);
 }
 
 function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {

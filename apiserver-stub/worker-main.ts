@@ -1,17 +1,19 @@
 /** `actor-edge worker`: one simulated worker process attached to apiserver-stub. */
-import { createLogger, logReady } from '../lib/logger.js';
+import { createLogger, logConfigWarnings, logReady } from '../lib/logger.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { WorkerAgent } from './worker/agent.js';
 import { readWorkerConfig, workerHelp } from './worker/config.js';
 import { startWorkerTls } from './worker/tls.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const { help, config } = readWorkerConfig(argv);
-  if (help || !config) {
+  const read = readWorkerConfig(argv);
+  if (read.kind === 'help') {
     process.stdout.write(workerHelp());
     return;
   }
+  const { config } = read;
   const log = createLogger('worker');
+  logConfigWarnings(log, read.warnings);
   const tls = config.tls === undefined ? undefined : startWorkerTls(config.tls, log);
   const agent = new WorkerAgent({
     apiserver: config.apiserver,

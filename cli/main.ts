@@ -2,10 +2,22 @@
 /** `actor-edge <component> [flags]`: the one entry point for every process the project runs. */
 import { UsageError } from '../lib/flags.js';
 import { COMPONENTS } from './components.js';
+import { runValidate } from './validate.js';
+import { versionText, wantsVersion } from './version.js';
 
 function usage(): string {
   const rows = Object.entries(COMPONENTS).map(([name, c]) => `  ${name.padEnd(16)}${c.summary}`);
-  return ['Usage: actor-edge <component> [flags]', '', 'Components:', ...rows, '', 'Run `actor-edge <component> --help` for its flags.', ''].join('\n');
+  return [
+    'Usage: actor-edge <component> [flags]',
+    '       actor-edge validate [component] --config FILE [flags]',
+    '       actor-edge --version',
+    '',
+    'Components:',
+    ...rows,
+    '',
+    'Run `actor-edge <component> --help` for its flags, `actor-edge validate --help` for checking a configuration.',
+    '',
+  ].join('\n');
 }
 
 async function run(argv: string[]): Promise<void> {
@@ -14,8 +26,20 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(usage());
     return;
   }
+  if (name === '--version') {
+    process.stdout.write(versionText());
+    return;
+  }
+  if (name === 'validate') {
+    // A filter module may leave timers behind: the answer is given, so end here.
+    process.exit(await runValidate(rest));
+  }
   const component = COMPONENTS[name];
   if (!component) throw new UsageError(`unknown component "${name}"\n\n${usage()}`);
+  if (wantsVersion(rest)) {
+    process.stdout.write(versionText());
+    return;
+  }
   const mod = await component.load();
   await mod.main(rest);
 }

@@ -1,48 +1,131 @@
-/** extproc's flags and its frozen Config: the only place that reads the environment. */
+/** extproc's flags and its frozen Config: the only place that reads the environment and the config file. */
 import net from 'node:net';
-import { readConfig, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { defineFlagSet, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { configFlag } from '../lib/config-file.js';
+import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
 
 export const EXTPROC_FLAGS = {
-  listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
-  admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
-  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
-  apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
-  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
-  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
-  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: DEFAULT_RESUME_BUDGET_MS, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
-  parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION, parking the waiting requests.' },
-  'park-budget-ms': { type: 'number', env: 'EXTPROC_PARK_BUDGET_MS', default: 5000, min: 1, help: 'With parking on: how long a retrying resume may keep requests parked.' },
+  config: configFlag('EXTPROC_CONFIG', 'extproc'),
+  listen: {
+    type: 'string',
+    env: 'EXTPROC_LISTEN',
+    default: '127.0.0.1:50051',
+    section: 'grpc',
+    help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).',
+  },
   'stream-idle-timeout-ms': {
     type: 'number',
     env: 'EXTPROC_STREAM_IDLE_TIMEOUT_MS',
     default: 30000,
     min: 0,
-    help: 'A Process stream on which the data plane neither sends nor half-closes for this long, while nothing is pending, ends with DEADLINE_EXCEEDED; 0 disables.',
+    section: 'grpc',
+    help: 'A Process stream on which the data plane neither sends nor half-closes for this long, while nothing is pending, ends with DEADLINE_EXCEEDED; 0 disables. Keep it above the data plane\'s route timeout when it sends response headers.',
   },
+  admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', section: 'admin', key: 'listen', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
+  'admin-token': {
+    type: 'string?',
+    env: 'EXTPROC_ADMIN_TOKEN',
+    section: 'admin',
+    key: 'token',
+    secret: true,
+    help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".',
+  },
+  apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', section: 'controlPlane', key: 'address', help: 'Control plane (ateapi.Control) gRPC address.' },
   'apiserver-ca': {
     type: 'string',
     env: 'EXTPROC_APISERVER_CA',
     default: '',
+    section: 'controlPlane',
+    key: 'ca',
     help: 'PEM file with the CA certificates that sign the control plane\'s certificate: the control-plane connection is then TLS 1.3 with a client certificate (empty: plaintext).',
   },
   'apiserver-credential-bundle': {
     type: 'string',
     env: 'EXTPROC_APISERVER_CREDENTIAL_BUNDLE',
     default: '',
+    section: 'controlPlane',
+    key: 'credentialBundle',
     help: 'PEM file with extproc\'s client certificate and private key for the control plane; read again on every handshake (rotation without restart).',
   },
   'apiserver-server-name': {
     type: 'string',
     env: 'EXTPROC_APISERVER_SERVER_NAME',
     default: '',
+    section: 'controlPlane',
+    key: 'serverName',
     help: 'The name the control plane\'s certificate must carry, also sent as SNI (default: the host of --apiserver).',
   },
-  'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
+  'resume-budget-ms': {
+    type: 'number',
+    env: 'EXTPROC_RESUME_BUDGET_MS',
+    default: DEFAULT_RESUME_BUDGET_MS,
+    min: 1,
+    section: 'resume',
+    key: 'budgetMs',
+    help: 'How long one resume (all retries of it) may take; ABORTED (another operation holds the actor) is retried within it.',
+  },
+  parking: {
+    type: 'choice',
+    env: 'EXTPROC_PARKING',
+    choices: ['on', 'off'],
+    default: 'off',
+    section: 'resume',
+    help: 'Also retry RESOURCE_EXHAUSTED (no free workers), UNAVAILABLE and FAILED_PRECONDITION, keeping the requests parked meanwhile.',
+  },
+  'park-budget-ms': {
+    type: 'number',
+    env: 'EXTPROC_PARK_BUDGET_MS',
+    default: 5000,
+    min: 1,
+    section: 'resume',
+    help: 'With parking on, the resume budget is the smaller of this and --resume-budget-ms.',
+  },
+  'parked-max': {
+    type: 'number',
+    env: 'EXTPROC_PARKED_MAX',
+    default: 1024,
+    min: 1,
+    section: 'resume',
+    help: 'With parking on, at most this many requests wait at once; beyond it a request gets 503 at once. Requests for running actors never take a slot.',
+  },
+  'worker-port': {
+    type: 'number',
+    env: 'WORKER_PORT',
+    default: 8443,
+    min: 1,
+    max: 65535,
+    section: 'routing',
+    help: 'Port of the worker tunnel, published in the original_dst metadata (local).',
+  },
+  'actor-suffix': {
+    type: 'string',
+    env: 'ACTOR_SUFFIX',
+    default: DEFAULT_ACTOR_SUFFIX,
+    section: 'routing',
+    help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).',
+  },
 } as const satisfies FlagSpecs;
+
+export const EXTPROC_SUMMARY =
+  'The Envoy ext_proc v3 server (envoy.service.ext_proc.v3.ExternalProcessor/Process): resolves the actor named by the ' +
+  'request authority through ateapi.Control/ResumeActor and publishes the worker address as dynamic metadata.';
+
+export const EXTPROC_FLAG_SET = defineFlagSet({
+  command: 'extproc',
+  summary: EXTPROC_SUMMARY,
+  sections: {
+    grpc: 'The ext_proc gRPC server the data plane (actor-edge proxy or Envoy) streams to.',
+    admin: 'The admin HTTP API.',
+    controlPlane: 'The control plane extproc calls ResumeActor on, and mTLS to it.',
+    resume: 'How a resume is retried, and parking while the platform has no capacity.',
+    routing: 'How a host names an actor, and the worker port published.',
+  },
+  flags: EXTPROC_FLAGS,
+});
 
 export interface ExtprocConfig {
   readonly listen: HostPort;
@@ -89,7 +172,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
   });
 }
 
-/** Reads argv over the environment over the defaults. */
-export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<ExtprocConfig> {
-  return readConfig(EXTPROC_FLAGS, buildConfig, argv, env);
+/** Reads argv over the environment over the `--config` file over the defaults. */
+export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ExtprocConfig> {
+  return readComponentConfig(EXTPROC_FLAG_SET, buildConfig, argv, env);
 }

@@ -15,3 +15,13 @@ export function createLogger(component: string, level = process.env.LOG_LEVEL ??
 export function logReady(log: Logger, addresses: Record<string, string>): void {
   log.info({ addresses }, 'ready');
 }
+
+/** Logs the deprecated names a configuration used (each message names the replacement), once at start. */
+export function logConfigWarnings(log: Logger, warnings: readonly string[]): void {
+  for (const warning of warnings) log.warn({ deprecated: true }, warning);
+}
+
+/** A logger on stderr (for commands whose stdout is their answer, e.g. `actor-edge validate`). */
+export function createStderrLogger(component: string, level = 'warn'): Logger {
+  return pino({ level, base: { component, pid: process.pid } }, pino.destination(2));
+}

@@ -3,38 +3,36 @@
  * N ingress workers sharing the listener. The chain's stages come from `chain/assemble.ts`.
  */
 import cluster from 'node:cluster';
-import { formatHelp, UsageError } from '../lib/flags.js';
-import { TlsFileError } from '../lib/tls/files.js';
-import { loadUpstreamTls } from './upstream/tls.js';
-import { createLogger } from '../lib/logger.js';
-import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
+import { flagSetHelp, UsageError } from '../lib/flags.js';
+import { createLogger, logConfigWarnings } from '../lib/logger.js';
+import type { ProxyConfig } from './config.js';
+import { PROXY_FLAG_SET, readProxyConfigTree } from './config-tree.js';
 import { assembleStages } from './chain/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
-import { loadCertificate } from './edge/tls-certificate.js';
+import { checkProxyFiles } from './startup-checks.js';
 import { runClusterPrimary } from './cluster/primary.js';
 import { runClusterWorker } from './cluster/worker.js';
 
-const SUMMARY =
-  'The ingress proxy: user filters, then actor-cache (cache-first actor bindings), then ext_proc (one stream per miss), then the router.';
+/** The config as a reload reads it again (the same flags and environment, the config file again). */
+function reread(argv: readonly string[]): ProxyConfig {
+  const read = readProxyConfigTree(argv);
+  if (read.kind !== 'config') throw new UsageError('--help cannot be reloaded');
+  return read.config;
+}
 
 export async function main(argv: string[]): Promise<void> {
-  const { help, config } = readProxyConfig(argv);
-  if (help || config === undefined) {
-    process.stdout.write(formatHelp('proxy', SUMMARY, PROXY_FLAGS));
+  const read = readProxyConfigTree(argv);
+  if (read.kind === 'help') {
+    process.stdout.write(flagSetHelp(PROXY_FLAG_SET));
     return;
   }
-  // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
-  if (config.tls !== undefined) loadCertificate(config.tls);
-  if (config.upstreamTls !== undefined && !cluster.isWorker) {
-    try {
-      loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it
-    } catch (err) {
-      if (err instanceof TlsFileError) throw new UsageError(err.message);
-      throw err;
-    }
-  }
+  const { config } = read;
+  if (!cluster.isWorker) logConfigWarnings(createLogger('proxy'), read.warnings);
+  // A missing or unusable certificate or bundle stops the start here, with its reason (workers would only fail one
+  // by one); cluster workers leave the bundles to the primary, which checked them.
+  checkProxyFiles(config, { upstream: !cluster.isWorker });
   // A reload reads the config again from the same flags and environment (and the config file, again).
-  const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
+  const rereadConfig = () => reread(argv);
   if (cluster.isWorker) {
     await runClusterWorker(config, assembleStages, rereadConfig);
     return;

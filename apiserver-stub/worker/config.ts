@@ -1,6 +1,8 @@
-/** `actor-edge worker` flags and its frozen config: the only place the worker process reads the environment. */
+/** `actor-edge worker` flags and its frozen config: the only place the worker process reads the environment and its config file. */
 import net from 'node:net';
-import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
+import { defineFlagSet, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
+import { configFlag } from '../../lib/config-file.js';
+import { readComponentConfig, type ComponentConfigRead } from '../../lib/component-config.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './tls.js';
@@ -11,10 +13,26 @@ export const WORKER_TLS_FLAGS = {
     type: 'string',
     env: 'WORKER_TLS_CREDENTIAL_BUNDLE',
     default: '',
+    section: 'tls',
+    key: 'credentialBundle',
     help: 'PEM file with the worker\'s certificate (its only SAN: its SPIFFE URI) and private key; empty: plain HTTP',
   },
-  'tls-client-ca': { type: 'string', env: 'WORKER_TLS_CLIENT_CA', default: '', help: 'PEM file with the CA certificates that sign the client (proxy) certificate' },
-  'tls-client-identity': { type: 'string', env: 'WORKER_TLS_CLIENT_IDENTITY', default: '', help: 'the one client SPIFFE URI accepted; any other is refused' },
+  'tls-client-ca': {
+    type: 'string',
+    env: 'WORKER_TLS_CLIENT_CA',
+    default: '',
+    section: 'tls',
+    key: 'clientCa',
+    help: 'PEM file with the CA certificates that sign the client (proxy) certificate',
+  },
+  'tls-client-identity': {
+    type: 'string',
+    env: 'WORKER_TLS_CLIENT_IDENTITY',
+    default: '',
+    section: 'tls',
+    key: 'clientIdentity',
+    help: 'the one client SPIFFE URI accepted; any other is refused',
+  },
 } as const satisfies FlagSpecs;
 
 /** The worker TLS settings from flag values named as in WORKER_TLS_FLAGS. */
@@ -26,18 +44,34 @@ export function readWorkerTls(v: { readonly 'tls-credential-bundle': string; rea
 }
 
 export const WORKER_FLAGS = {
-  apiserver: { type: 'string', env: 'WORKER_APISERVER', default: '127.0.0.1:50052', help: 'apiserver-stub gRPC address to attach to' },
-  'advertise-ip': { type: 'string?', env: 'WORKER_ADVERTISE_IP', help: 'the IP the control plane hands out for this worker (required)' },
-  'listen-ip': { type: 'string?', env: 'WORKER_LISTEN_IP', help: 'the IP the HTTP listener binds (default: the advertise IP; 0.0.0.0 in containers)' },
-  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port (0: the OS chooses and the bound port is registered)' },
-  capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors this worker can host' },
-  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
+  config: configFlag('WORKER_CONFIG', 'worker'),
+  apiserver: { type: 'string', env: 'WORKER_APISERVER', default: '127.0.0.1:50052', section: 'worker', help: 'apiserver-stub gRPC address to attach to' },
+  'advertise-ip': {
+    type: 'string?',
+    env: 'WORKER_ADVERTISE_IP',
+    section: 'worker',
+    help: 'the IP the control plane hands out for this worker (required; the container image\'s entry point also takes "auto": the container\'s own address)',
+  },
+  'listen-ip': { type: 'string?', env: 'WORKER_LISTEN_IP', section: 'worker', help: 'the IP the HTTP listener binds (default: the advertise IP; 0.0.0.0 in containers)' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, section: 'worker', key: 'port', help: 'HTTP port (0: the OS chooses and the bound port is registered)' },
+  capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, section: 'worker', help: 'actors this worker can host' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'worker', help: 'DNS suffix of actor hosts' },
   ...WORKER_TLS_FLAGS,
 } as const satisfies FlagSpecs;
 
 export const WORKER_SUMMARY =
   'One simulated worker (the worker tunnel) as its own process: attaches to apiserver-stub over atestub.Workers/Attach, ' +
   'serves the actors the control plane activates on it, and answers 421 + X-Ate-Assignment-Stale: true for any other.';
+
+export const WORKER_FLAG_SET = defineFlagSet({
+  command: 'worker',
+  summary: WORKER_SUMMARY,
+  sections: {
+    worker: 'The control plane to attach to, the worker\'s address and its capacity.',
+    tls: 'mTLS on the worker\'s listener (the worker tunnel\'s: exactly one client identity).',
+  },
+  flags: WORKER_FLAGS,
+});
 
 export interface WorkerConfig {
   readonly apiserver: string;
@@ -51,12 +85,12 @@ export interface WorkerConfig {
 }
 
 export function workerHelp(): string {
-  return formatHelp('worker', WORKER_SUMMARY, WORKER_FLAGS);
+  return flagSetHelp(WORKER_FLAG_SET);
 }
 
-/** Parses argv + env into a frozen WorkerConfig (none when --help was given). Throws UsageError on bad input. */
-export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<WorkerConfig> {
-  return readConfig(WORKER_FLAGS, buildWorkerConfig, argv, env);
+/** Parses argv over env over the `--config` file into a frozen WorkerConfig. Throws UsageError on bad input. */
+export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<WorkerConfig> {
+  return readComponentConfig(WORKER_FLAG_SET, buildWorkerConfig, argv, env);
 }
 
 function buildWorkerConfig(v: FlagValues<typeof WORKER_FLAGS>): WorkerConfig {

@@ -1,41 +1,76 @@
 /** `actor-edge certs --out DIR`: writes the development CA and every identity the stack uses (see dev-certs.ts). */
-import { formatHelp, readFlags, UsageError, type FlagSpecs } from '../flags.js';
-import { DEV_CONTROL_PLANE_NAMES, DEV_TRUST_DOMAIN, devIdentities, writeDevCertificates } from './dev-certs.js';
+import { defineFlagSet, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../flags.js';
+import { configFlag } from '../config-file.js';
+import { readComponentConfig } from '../component-config.js';
+import { DEV_CONTROL_PLANE_NAMES, DEV_INGRESS_NAMES, DEV_TRUST_DOMAIN, devIdentities, writeDevCertificates, type DevCertOptions } from './dev-certs.js';
 
 export const CERTS_FLAGS = {
-  out: { type: 'string?', env: 'CERTS_OUT', help: 'Directory to write into (created if missing; existing files are replaced). Required.' },
-  workers: { type: 'number', env: 'CERTS_WORKERS', default: 4, max: 1024, help: 'Separate workers to issue certificates for (worker-1.pem …).' },
-  'trust-domain': { type: 'string', env: 'CERTS_TRUST_DOMAIN', default: DEV_TRUST_DOMAIN, help: 'SPIFFE trust domain of the workload identities.' },
+  config: configFlag('CERTS_CONFIG', 'certs'),
+  out: { type: 'string?', env: 'CERTS_OUT', section: 'output', key: 'dir', help: 'Directory to write into (created if missing; existing files are replaced). Required.' },
+  days: { type: 'number', env: 'CERTS_DAYS', default: 30, min: 1, max: 3650, section: 'output', help: 'Validity of the issued certificates.' },
+  workers: { type: 'number', env: 'CERTS_WORKERS', default: 4, max: 1024, section: 'identities', help: 'Separate workers to issue certificates for (worker-1.pem …).' },
+  'trust-domain': { type: 'string', env: 'CERTS_TRUST_DOMAIN', default: DEV_TRUST_DOMAIN, section: 'identities', help: 'SPIFFE trust domain of the workload identities.' },
   'control-plane-name': {
     type: 'list',
     env: 'CERTS_CONTROL_PLANE_NAMES',
+    section: 'identities',
+    key: 'controlPlaneNames',
     help: `DNS names of the control plane's server certificate (default ${DEV_CONTROL_PLANE_NAMES.join(',')}).`,
   },
-  days: { type: 'number', env: 'CERTS_DAYS', default: 30, min: 1, max: 3650, help: 'Validity of the issued certificates.' },
+  'ingress-name': {
+    type: 'list',
+    env: 'CERTS_INGRESS_NAMES',
+    section: 'identities',
+    key: 'ingressNames',
+    help: `DNS names of the proxy's HTTPS serving certificate proxy-ingress.pem, which also carries IP 127.0.0.1 (default ${DEV_INGRESS_NAMES.join(',')}).`,
+  },
 } as const satisfies FlagSpecs;
 
-const SUMMARY =
-  'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem and ' +
-  'extproc.pem (client identities), control-plane.pem (server certificate), worker.pem (the in-process workers) and ' +
-  'worker-N.pem. Workload certificates carry only a SPIFFE URI SAN. Uses the system openssl. For development only.';
+export const CERTS_FLAG_SET = defineFlagSet({
+  command: 'certs',
+  summary:
+    'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem and ' +
+    'extproc.pem (client identities), control-plane.pem (server certificate), proxy-ingress.pem (the proxy\'s HTTPS ' +
+    'serving certificate), worker.pem (the in-process workers) and worker-N.pem. Workload certificates carry only a ' +
+    'SPIFFE URI SAN. Uses the system openssl. For development only.',
+  sections: {
+    output: 'Where the files go and how long they are valid.',
+    identities: 'The identities and names the certificates carry.',
+  },
+  flags: CERTS_FLAGS,
+});
 
-export async function main(argv: string[]): Promise<void> {
-  const { help, values } = readFlags(CERTS_FLAGS, argv);
-  if (help) {
-    process.stdout.write(formatHelp('certs', SUMMARY, CERTS_FLAGS));
-    return;
-  }
+function buildCertsOptions(values: FlagValues<typeof CERTS_FLAGS>): DevCertOptions & { readonly out: string } {
   if (values.out === undefined) throw new UsageError('--out DIR is required');
   const trustDomain = values['trust-domain'];
   if (!/^[a-z0-9.-]+$/.test(trustDomain)) throw new UsageError(`--trust-domain: "${trustDomain}" is not a trust domain name`);
-  const names = values['control-plane-name'].length > 0 ? values['control-plane-name'] : DEV_CONTROL_PLANE_NAMES;
-  const files = await writeDevCertificates(values.out, { workers: values.workers, trustDomain, controlPlaneNames: names, days: values.days });
-  const ids = devIdentities(trustDomain);
+  const names = (list: readonly string[], fallback: readonly string[]) => (list.length > 0 ? list : fallback);
+  return Object.freeze({
+    out: values.out,
+    workers: values.workers,
+    trustDomain,
+    controlPlaneNames: names(values['control-plane-name'], DEV_CONTROL_PLANE_NAMES),
+    ingressNames: names(values['ingress-name'], DEV_INGRESS_NAMES),
+    days: values.days,
+  });
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const read = readComponentConfig(CERTS_FLAG_SET, buildCertsOptions, argv);
+  if (read.kind === 'help') {
+    process.stdout.write(flagSetHelp(CERTS_FLAG_SET));
+    return;
+  }
+  for (const warning of read.warnings) process.stderr.write(`actor-edge certs: ${warning}\n`);
+  const opts = read.config;
+  const files = await writeDevCertificates(opts.out, opts);
+  const ids = devIdentities(opts.trustDomain);
   const lines = [
     `trust bundle    ${files.ca}`,
     `proxy           ${files.proxy}  (${ids.proxy})`,
     `extproc         ${files.extproc}  (${ids.extproc})`,
-    `control plane   ${files.controlPlane}  (DNS ${names.join(', ')})`,
+    `control plane   ${files.controlPlane}  (DNS ${opts.controlPlaneNames?.join(', ')})`,
+    `proxy ingress   ${files.ingress}  (DNS ${opts.ingressNames?.join(', ')}, IP 127.0.0.1)`,
     `worker          ${files.worker}  (${ids.worker})`,
     ...files.workers.map((f, i) => `worker-${i + 1}`.padEnd(16) + `${f}  (${ids.workerNamed(`worker-${i + 1}`)})`),
   ];

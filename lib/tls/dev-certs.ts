@@ -11,6 +11,8 @@ import { DevCa } from './dev-ca.js';
 export const DEV_TRUST_DOMAIN = 'cluster.local';
 /** Names the control plane's certificate is valid for (what `--apiserver-server-name` may say). */
 export const DEV_CONTROL_PLANE_NAMES: readonly string[] = Object.freeze(['localhost', 'apiserver-control']);
+/** Names the proxy's HTTPS serving certificate (`proxy-ingress.pem`) is valid for; it also carries IP 127.0.0.1. */
+export const DEV_INGRESS_NAMES: readonly string[] = Object.freeze(['localhost']);
 
 export interface DevIdentities {
   readonly proxy: string;
@@ -36,6 +38,8 @@ export interface DevCertOptions {
   readonly workers: number;
   readonly trustDomain?: string;
   readonly controlPlaneNames?: readonly string[];
+  /** DNS names of the proxy's HTTPS serving certificate (`--tls-cert`/`--tls-key`). */
+  readonly ingressNames?: readonly string[];
   /** Validity of the issued certificates in days. */
   readonly days?: number;
 }
@@ -47,6 +51,8 @@ export interface DevCertFiles {
   readonly proxy: string;
   readonly extproc: string;
   readonly controlPlane: string;
+  /** The proxy's HTTPS serving certificate and key, one PEM file (give it as both --tls-cert and --tls-key). */
+  readonly ingress: string;
   readonly worker: string;
   readonly workers: readonly string[];
 }
@@ -57,14 +63,16 @@ export async function writeDevCertificates(out: string, opts: DevCertOptions): P
   const ca = await DevCa.create(out);
   const issue = (name: string, usage: 'client' | 'server', uri: string): Promise<string> =>
     ca.issue({ name, commonName: name, uris: [uri], usage, days });
-  const [proxy, extproc, controlPlane, worker] = await Promise.all([
+  const ingressNames = opts.ingressNames ?? DEV_INGRESS_NAMES;
+  const [proxy, extproc, controlPlane, ingress, worker] = await Promise.all([
     issue('proxy', 'client', ids.proxy),
     issue('extproc', 'client', ids.extproc),
     ca.issue({ name: 'control-plane', commonName: 'control-plane', dnsNames: opts.controlPlaneNames ?? DEV_CONTROL_PLANE_NAMES, usage: 'server', days }),
+    ca.issue({ name: 'proxy-ingress', commonName: ingressNames[0] ?? 'localhost', dnsNames: ingressNames, ips: ['127.0.0.1'], usage: 'server', days }),
     issue('worker', 'server', ids.worker),
   ]);
   const workers = await Promise.all(Array.from({ length: opts.workers }, (_, i) => issue(`worker-${i + 1}`, 'server', ids.workerNamed(`worker-${i + 1}`))));
-  return { ca: path.join(out, 'ca.pem'), proxy, extproc, controlPlane, worker, workers };
+  return { ca: path.join(out, 'ca.pem'), proxy, extproc, controlPlane, ingress, worker, workers };
 }
 
 /** Certificates written into a private temporary directory, and how to remove them. */

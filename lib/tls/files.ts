@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseCredentialBundle, parseTrustBundle, type CredentialBundle } from './pem.js';
+import { UsageError } from '../flags.js';
 
 export class TlsFileError extends Error {
   override readonly name = 'TlsFileError';
@@ -34,4 +35,24 @@ export function readCredentialBundle(path: string, what: string): CredentialBund
 
 export function readTrustBundle(path: string, what: string): string {
   return parsed(path, what, parseTrustBundle);
+}
+
+/** One file to check: a credential bundle (certificate and key) or a trust bundle (CA certificates). */
+export interface TlsFileCheck {
+  readonly kind: 'credential-bundle' | 'trust-bundle';
+  readonly path: string;
+  /** How errors name it, e.g. its flag. */
+  readonly what: string;
+}
+
+/** Reads each file as a start reads it (for `actor-edge validate`); the first missing or unusable one is a UsageError. */
+export function checkTlsFiles(files: readonly TlsFileCheck[]): void {
+  try {
+    for (const f of files) {
+      if (f.kind === 'credential-bundle') readCredentialBundle(f.path, f.what);
+      else readTrustBundle(f.path, f.what);
+    }
+  } catch (err) {
+    throw err instanceof TlsFileError ? new UsageError(err.message) : err;
+  }
 }

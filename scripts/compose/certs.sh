@@ -10,13 +10,8 @@ DIR=${1:-${ACTOR_EDGE_CERTS:-certs}}
 IMAGE_UID=1000
 
 if [[ ! -f dist/cli/main.js ]]; then npx tsc -p .; fi
-node dist/cli/main.js certs --out "$DIR" --workers 4 >/dev/null
-# The proxy's HTTPS serving certificate (--tls-listen), issued by the same CA, valid for the names clients use.
-node --input-type=module -e "
-  const { DevCa } = await import('./dist/lib/tls/dev-ca.js');
-  const ca = await DevCa.open(process.argv[1]);
-  await ca.issue({ name: 'proxy-ingress', commonName: 'proxy-control', dnsNames: ['proxy-control', 'proxy', 'localhost'], usage: 'server', days: 30 });
-" "$DIR"
+# With the proxy's HTTPS serving certificate (--tls-listen) valid for the names clients use in the deployment.
+node dist/cli/main.js certs --out "$DIR" --workers 4 --ingress-name proxy-control --ingress-name proxy --ingress-name localhost >/dev/null
 chmod 0755 "$DIR"
 if [[ $(id -u) -eq 0 ]]; then
   chown "$IMAGE_UID:$IMAGE_UID" "$DIR"/*.pem

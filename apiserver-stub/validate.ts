@@ -1,0 +1,70 @@
+/**
+ * `actor-edge validate apiserver-stub|worker --config FILE [flags]`: the flags, variables and config file, and the
+ * TLS files read as at start, without listening or attaching.
+ */
+import { formatHostPort, type HostPort } from '../lib/address.js';
+import { UsageError } from '../lib/flags.js';
+import { checkTlsFiles, type TlsFileCheck } from '../lib/tls/files.js';
+import type { ValidConfig } from '../lib/validation.js';
+import { readStubConfig } from './config.js';
+import { readWorkerConfig } from './worker/config.js';
+import type { WorkerTlsSettings } from './worker/tls.js';
+
+const at = (a: HostPort): string => formatHostPort(a.host, a.port);
+
+function workerTlsFiles(tls: WorkerTlsSettings | undefined, prefix: string): TlsFileCheck[] {
+  if (tls === undefined) return [];
+  return [
+    { kind: 'credential-bundle', path: tls.credentialBundle, what: `--${prefix}tls-credential-bundle` },
+    { kind: 'trust-bundle', path: tls.clientCa, what: `--${prefix}tls-client-ca` },
+  ];
+}
+
+function workerTlsText(tls: WorkerTlsSettings | undefined): string {
+  return tls === undefined ? 'plain HTTP' : `mTLS, accepting only ${tls.clientIdentity}`;
+}
+
+export async function validateStub(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
+  const read = readStubConfig(argv, env);
+  if (read.kind === 'help') throw new UsageError('validate takes apiserver-stub\'s flags; see actor-edge apiserver-stub --help');
+  const c = read.config;
+  checkTlsFiles([
+    ...(c.tls === undefined
+      ? []
+      : [
+          { kind: 'credential-bundle', path: c.tls.credentialBundle, what: '--tls-credential-bundle' } as const,
+          { kind: 'trust-bundle', path: c.tls.clientCa, what: '--tls-client-ca' } as const,
+        ]),
+    ...workerTlsFiles(c.workerTls, 'worker-'),
+  ]);
+  return {
+    component: 'apiserver-stub',
+    file: read.file,
+    warnings: read.warnings,
+    plan: [
+      ['control plane', `${at(c.listen)} (ateapi.Control${c.tls === undefined ? ', plaintext' : ', TLS with client certificates'})`],
+      ['attach', c.attachListen === undefined ? `on ${at(c.listen)}` : at(c.attachListen)],
+      ['admin', at(c.admin)],
+      ['workers', `${c.workers} in-process from ${c.workerIpBase}:${c.workerPort}, ${c.workerCapacity} actor(s) each, ${workerTlsText(c.workerTls)}`],
+      ['actors', `${c.actors} in atespace ${c.atespace} under ${c.actorSuffix}, all SUSPENDED`],
+    ],
+    config: c,
+  };
+}
+
+export async function validateWorker(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
+  const read = readWorkerConfig(argv, env);
+  if (read.kind === 'help') throw new UsageError('validate takes the worker\'s flags; see actor-edge worker --help');
+  const c = read.config;
+  checkTlsFiles(workerTlsFiles(c.tls, ''));
+  return {
+    component: 'worker',
+    file: read.file,
+    warnings: read.warnings,
+    plan: [
+      ['attach to', c.apiserver],
+      ['http', `${c.listenIp}:${c.port} advertised as ${c.advertiseIp}, ${c.capacity} actor(s), ${workerTlsText(c.tls)}`],
+    ],
+    config: c,
+  };
+}

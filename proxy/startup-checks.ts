@@ -1,0 +1,33 @@
+/**
+ * The proxy's start-up checks of its files, shared by `actor-edge proxy` (before any listener) and `actor-edge
+ * validate`: the HTTPS and CONNECT-over-TLS serving certificate, and the mTLS bundles for the workers. A missing or
+ * unusable file is a UsageError naming the flag, the file and the reason.
+ */
+import { TlsFileError } from '../lib/tls/files.js';
+import { UsageError } from '../lib/flags.js';
+import type { ProxyConfig } from './config.js';
+import { loadCertificate } from './edge/tls-certificate.js';
+import { loadUpstreamTls } from './upstream/tls.js';
+
+/** What was checked: the files and what they hold, e.g. the proxy's own identity. */
+export interface CheckedFiles {
+  /** The serving certificate's files, when a TLS listener is configured. */
+  readonly servingCertificate: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** The proxy's URI SANs from its credential bundle, when mTLS to the workers is on. */
+  readonly upstreamIdentity: readonly string[] | undefined;
+}
+
+export function checkProxyFiles(config: ProxyConfig, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
+  const serving = config.tls ?? config.connectTls;
+  if (serving !== undefined) loadCertificate(serving);
+  let upstreamIdentity: readonly string[] | undefined;
+  if (config.upstreamTls !== undefined && opts.upstream !== false) {
+    try {
+      upstreamIdentity = loadUpstreamTls(config.upstreamTls).identity;
+    } catch (err) {
+      if (err instanceof TlsFileError) throw new UsageError(err.message);
+      throw err;
+    }
+  }
+  return { servingCertificate: serving, upstreamIdentity };
+}

@@ -1,0 +1,58 @@
+/**
+ * `actor-edge validate [proxy] --config FILE [flags]`: everything `actor-edge proxy` checks before it starts, and
+ * nothing more — every flag, variable and config file field, each user filter module loaded and its factory run
+ * (as at start), the serving certificate and the mTLS bundles read — without binding a listener or dialling
+ * anything. Returns what it would run; throws a UsageError naming the field or file.
+ */
+import { formatHostPort, type HostPort } from '../lib/address.js';
+import { UsageError } from '../lib/flags.js';
+import { createStderrLogger } from '../lib/logger.js';
+import type { ValidConfig } from '../lib/validation.js';
+import type { ProxyConfig } from './config.js';
+import { readProxyConfigTree } from './config-tree.js';
+import { loadUserFilters } from './chain/load-filters.js';
+import { checkProxyFiles, type CheckedFiles } from './startup-checks.js';
+
+const at = (a: HostPort): string => formatHostPort(a.host, a.port);
+
+function listeners(c: ProxyConfig, files: CheckedFiles): [string, string][] {
+  const cert = files.servingCertificate === undefined ? '' : ` (certificate ${files.servingCertificate.certFile}, key ${files.servingCertificate.keyFile}; reloaded when they change)`;
+  return [
+    ['http', `${at(c.listen)} (HTTP/1.1 and h2c)`],
+    ...(c.tls === undefined ? [] : [['https', `${at(c.tls.listen)} (ALPN h2, http/1.1)${cert}`] as [string, string]]),
+    ...(c.connectListen === undefined ? [] : [['connect', `${at(c.connectListen)} (CONNECT tunnels into the ingress)`] as [string, string]]),
+    ...(c.connectTls === undefined ? [] : [['connect-tls', `${at(c.connectTls.listen)} (CONNECT over TLS)${c.tls === undefined ? cert : ''}`] as [string, string]]),
+    ['admin', `${at(c.admin)} (state-changing calls ${c.adminToken === undefined ? 'open to loopback callers: no admin token' : 'need the admin token'})`],
+  ];
+}
+
+function chain(c: ProxyConfig, filterNames: readonly string[]): string {
+  const cache = c.actorCache ? `actor-cache (TTL ${c.cacheTtlMs} ms, ${c.cacheMaxEntries} entries)` : 'no cache (ext_proc on every request)';
+  const resolver = c.resolver === 'apiserver' ? `apiserver resolver ${at(c.apiserver)} (benchmark only)` : `ext-proc ${at(c.extproc)}`;
+  return [...filterNames, cache, resolver, 'router'].join(' → ');
+}
+
+export async function validateProxy(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
+  const read = readProxyConfigTree(argv, env);
+  if (read.kind === 'help') throw new UsageError('validate takes the proxy\'s flags; see actor-edge proxy --help');
+  const config = read.config;
+  const files = checkProxyFiles(config);
+  const filters = await loadUserFilters(config.filters, { log: createStderrLogger('validate'), actorSuffix: config.actorSuffix });
+  const names = filters.map((f, i) => `${f.name} (${config.filters[i]?.module ?? ''})`);
+  const upstream = config.upstreamTls === undefined
+    ? 'plaintext to the workers'
+    : `mTLS to the workers as ${files.upstreamIdentity?.join(', ') || 'an identity without URI SAN'}, accepting ${config.upstreamTls.spiffePrefix}…`;
+  return {
+    component: 'proxy',
+    file: read.file,
+    warnings: read.warnings,
+    plan: [
+      ...listeners(config, files),
+      ['processes', config.workers === 1 ? '1' : `${config.workers} ingress workers and a primary (node:cluster)`],
+      ['chain', chain(config, names)],
+      ['upstream', `${upstream}; route timeout ${config.routeTimeoutMs} ms, connect timeout ${config.connectTimeoutMs} ms`],
+      ['access log', config.accessLog ? 'on (one JSON line per request on stdout)' : 'off'],
+    ],
+    config,
+  };
+}

@@ -1,0 +1,9 @@
+/** Every component's flag set, in the README's order: what `npm run docs` and its test generate from. */
+import type { FlagSet } from '../lib/flags.js';
+import { PROXY_FLAG_SET } from '../proxy/config-tree.js';
+import { EXTPROC_FLAG_SET } from '../extproc/config.js';
+import { STUB_FLAG_SET } from '../apiserver-stub/config.js';
+import { WORKER_FLAG_SET } from '../apiserver-stub/worker/config.js';
+import { CERTS_FLAG_SET } from '../lib/tls/certs-main.js';
+
+export const FLAG_SETS: readonly FlagSet[] = [PROXY_FLAG_SET, EXTPROC_FLAG_SET, STUB_FLAG_SET, WORKER_FLAG_SET, CERTS_FLAG_SET];
