@@ -3,7 +3,7 @@
  * and its config file.
  */
 import net from 'node:net';
-import { defineFlagSet, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { defineFlagSet, LOG_LEVEL_VARIABLE, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
@@ -84,6 +84,7 @@ export const STUB_FLAG_SET = defineFlagSet({
     actors: 'The seeded actors and how the control plane answers for them.',
   },
   flags: STUB_FLAGS,
+  variables: LOG_LEVEL_VARIABLE,
 });
 
 export interface StubConfig {

@@ -1,6 +1,6 @@
 /** extproc's flags and its frozen Config: the only place that reads the environment and the config file. */
 import net from 'node:net';
-import { defineFlagSet, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
@@ -125,6 +125,7 @@ export const EXTPROC_FLAG_SET = defineFlagSet({
     routing: 'How a host names an actor, and the worker port published.',
   },
   flags: EXTPROC_FLAGS,
+  variables: LOG_LEVEL_VARIABLE,
 });
 
 export interface ExtprocConfig {

@@ -115,7 +115,8 @@ function liftFlatKeys(doc: Record<string, unknown>, set: FlagSet, where: string,
   const lifted: [string, string, unknown][] = [];
   for (const [key, value] of Object.entries(doc)) {
     const nested = flat.get(key);
-    if (nested === undefined || key in set.sections) out[key] = value;
+    // A flag named like a section (`admin: HOST:PORT` beside `admin: { listen }`) is flat when it is no mapping.
+    if (nested === undefined || (key in set.sections && isMapping(value))) out[key] = value;
     else lifted.push([key, nested, value]);
   }
   for (const [key, nested, value] of lifted) {

@@ -58,6 +58,7 @@ export function flagTables(set: FlagSet): string {
     for (const [path, field] of fields) out.push(`| ${field.flag === undefined ? '(file only)' : code(`--${field.flag}`)} | | ${code(path)} | none | ${cell(field.help)} |`);
     out.push('');
   }
+  for (const [name, about] of Object.entries(set.variables ?? {})) out.push(`Also read: ${code(name)}: ${cell(about)}`, '');
   return out.join('\n').trimEnd();
 }
 

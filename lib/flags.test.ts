@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFlags, formatHelp, UsageError, type FlagSpecs } from './flags.js';
+import { defineFlagSet, fileKey, flagSetHelp, formatHelp, readFlags, UsageError, type FlagSpecs } from './flags.js';
 
 const specs = {
   listen: { type: 'string', env: 'T_LISTEN', default: '127.0.0.1:1', help: 'listen address' },
@@ -46,4 +46,65 @@ test('help lists every flag with its environment variable', () => {
     assert.match(text, new RegExp(spec.env));
   }
   assert.equal(readFlags(specs, ['--help'], {}).help, true);
+});
+
+const sectioned = {
+  listen: { type: 'string', env: 'S_LISTEN', default: '127.0.0.1:1', section: 'listeners', key: 'http', help: 'listen address' },
+  'cache-ttl-ms': { type: 'number', env: 'S_CACHE_TTL_MS', envAliases: ['OLD_TTL'], default: 5, section: 'cache', help: 'ttl' },
+  'trust-domain': { type: 'string', env: 'S_TRUST', default: 'x', help: 'no section' },
+  config: { type: 'string?', env: 'S_CONFIG', noFile: true, help: 'the file' },
+} as const satisfies FlagSpecs;
+
+test('a flag sits in the config file at its section and key (default: the name without the section, camelCased)', () => {
+  assert.equal(fileKey('listen', sectioned.listen), 'listeners.http');
+  assert.equal(fileKey('cache-ttl-ms', sectioned['cache-ttl-ms']), 'cache.ttlMs');
+  assert.equal(fileKey('trust-domain', sectioned['trust-domain']), 'trustDomain');
+  assert.equal(fileKey('config', sectioned.config), undefined);
+  assert.equal(fileKey('extproc-message-timeout-ms', { type: 'number', env: 'E', default: 1, help: '', section: 'extProc' }), 'extProc.extprocMessageTimeoutMs');
+  assert.equal(fileKey('ext-proc-timeout-ms', { type: 'number', env: 'E', default: 1, help: '', section: 'extProc' }), 'extProc.timeoutMs');
+});
+
+test('a former variable name is read when the new one is not set, with a warning naming the new one', () => {
+  const old = readFlags(sectioned, [], { OLD_TTL: '7' });
+  assert.equal(old.values['cache-ttl-ms'], 7);
+  assert.equal(old.sources['cache-ttl-ms'], 'OLD_TTL');
+  assert.deepEqual(old.warnings, ['environment variable OLD_TTL is deprecated: use S_CACHE_TTL_MS']);
+  const both = readFlags(sectioned, [], { OLD_TTL: '7', S_CACHE_TTL_MS: '8' });
+  assert.equal(both.values['cache-ttl-ms'], 8, 'the new name wins');
+  assert.deepEqual(both.warnings, [], 'an old name that is not used is not warned about');
+  assert.throws(() => readFlags(sectioned, [], { OLD_TTL: 'x' }), (e: unknown) => e instanceof UsageError && /^OLD_TTL: expected a number/.test(e.message));
+});
+
+test('the config file layer sits below argv and the environment, above the defaults', () => {
+  const file = { values: { listen: 'file:1', 'cache-ttl-ms': 9 }, sources: { listen: 'config file f: listeners.http', 'cache-ttl-ms': 'config file f: cache.ttlMs' } };
+  const r = readFlags(sectioned, ['--listen', 'argv:1'], { S_CACHE_TTL_MS: '' }, file);
+  assert.equal(r.values.listen, 'argv:1');
+  assert.equal(r.values['cache-ttl-ms'], 9, 'an empty variable does not hide the file');
+  assert.equal(r.sources['cache-ttl-ms'], 'config file f: cache.ttlMs');
+  assert.equal(r.sources['trust-domain'], 'default');
+  assert.equal(readFlags(sectioned, [], { S_CACHE_TTL_MS: '3' }, file).values['cache-ttl-ms'], 3);
+});
+
+test('a flag set lists its flags under their sections in --help, with variable, former names and file key', () => {
+  const set = defineFlagSet({ command: 'thing', summary: 'Does a thing.', sections: { listeners: 'Where.', cache: 'The cache.' }, flags: sectioned });
+  const text = flagSetHelp(set);
+  assert.match(text, /\nlisteners: Where\.\n {2}--listen VALUE {4}\[S_LISTEN; listeners\.http\]\n/);
+  assert.match(text, /--cache-ttl-ms N {4}\[S_CACHE_TTL_MS \(formerly OLD_TTL\); cache\.ttlMs\]/);
+  assert.match(text, /--config VALUE {4}\[S_CONFIG\]\n/);
+  assert.ok(text.indexOf('listeners:') < text.indexOf('cache:'), 'sections in their declared order');
+  assert.match(text, /--version/);
+});
+
+test('a flag set refuses undeclared sections and two flags at one file key', () => {
+  assert.throws(() => defineFlagSet({ command: 't', summary: '', sections: {}, flags: { a: { type: 'string', env: 'A', default: '', section: 'nope', help: '' } } }), /undeclared section "nope"/);
+  assert.throws(
+    () =>
+      defineFlagSet({
+        command: 't',
+        summary: '',
+        sections: { s: '' },
+        flags: { 's-a': { type: 'string', env: 'A', default: '', section: 's', key: 'x', help: '' }, b: { type: 'string', env: 'B', default: '', section: 's', key: 'x', help: '' } },
+      }),
+    /--b and --s-a both use the config file key "s\.x"/,
+  );
 });

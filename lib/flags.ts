@@ -257,6 +257,7 @@ function renderHelp(
   specs: FlagSpecs,
   sections: Readonly<Record<string, string>> | undefined,
   fileFields: Readonly<Record<string, FileField>> = {},
+  variables: Readonly<Record<string, string>> = {},
 ): string {
   const lines = [`Usage: actor-edge ${command} [flags]`, '', summary, ''];
   lines.push(
@@ -280,6 +281,8 @@ function renderHelp(
     }
   }
   lines.push('', '  --help', '      Show this text.', '  --version', '      Print the actor-edge and Node.js versions.');
+  const names = Object.keys(variables);
+  if (names.length > 0) lines.push('', 'Environment:', ...names.flatMap((name) => [`  ${name}`, `      ${variables[name]}`]));
   return lines.join('\n') + '\n';
 }
 
@@ -296,7 +299,12 @@ export interface FlagSet<T extends FlagSpecs = FlagSpecs> {
   readonly flags: T;
   /** Config file fields that are no flag's (a dotted path → its JSON Schema and help), e.g. filters with options. */
   readonly fileFields?: Readonly<Record<string, FileField>>;
+  /** Environment variables read besides the flags' (name → what it does), e.g. LOG_LEVEL. */
+  readonly variables?: Readonly<Record<string, string>>;
 }
+
+/** The variable every component that logs reads (lib/logger.ts). */
+export const LOG_LEVEL_VARIABLE = { LOG_LEVEL: 'Log level: trace, debug, info, warn, error or silent (default info).' } as const;
 
 /** A config-file-only field. `flag`: the flag that replaces it on the command line, if any. */
 export interface FileField {
@@ -326,7 +334,7 @@ export function defineFlagSet<T extends FlagSpecs>(set: FlagSet<T>): FlagSet<T> 
 
 /** `--help` of a flag set. */
 export function flagSetHelp(set: FlagSet): string {
-  return renderHelp(set.command, set.summary, set.flags, set.sections, set.fileFields);
+  return renderHelp(set.command, set.summary, set.flags, set.sections, set.fileFields, set.variables);
 }
 
 /** What every component's `read<Component>Config(argv, env)` returns (frozen): `config` is undefined when `help`. */

@@ -17,13 +17,15 @@ export interface ValidConfig {
 /** Keys whose values are never printed. */
 const SECRET = /token|secret|password/i;
 
-/** `value` as plain JSON data: Sets and arrays as arrays, RegExps as their source, secrets as "(set)". */
+/** `value` as plain JSON data: Sets and arrays as arrays, RegExps as their source, addresses as HOST:PORT, secrets as "(set)". */
 export function printable(value: unknown, key = ''): unknown {
   if (SECRET.test(key) && value !== undefined) return '(set)';
   if (value instanceof RegExp) return value.source;
   if (value instanceof Set) return [...value].map((v) => printable(v));
   if (Array.isArray(value)) return value.map((v) => printable(v));
   if (value !== null && typeof value === 'object') {
+    const { host, port } = value as { host?: unknown; port?: unknown };
+    if (Object.keys(value).length === 2 && typeof host === 'string' && typeof port === 'number') return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v, k)]));
   }
   return value;

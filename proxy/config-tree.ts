@@ -5,7 +5,7 @@
  * (flag names at the top level, `filters` for the list); the frozen ProxyConfig is built by `config.ts`.
  */
 import path from 'node:path';
-import { defineFlagSet, type FlagSpec } from '../lib/flags.js';
+import { defineFlagSet, LOG_LEVEL_VARIABLE, type FlagSpec } from '../lib/flags.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead } from '../lib/component-config.js';
 import { buildConfig, PROXY_FLAGS, type ProxyConfig, type ProxyFlags } from './config.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
@@ -34,7 +34,10 @@ const PLACES: Readonly<Record<ProxyFlagName, Place>> = {
   'tls-key': { section: 'listeners', key: 'tlsKey' },
   'connect-listen': { section: 'listeners', key: 'connect' },
   'connect-tls-listen': { section: 'listeners', key: 'connectTls' },
-  'h2-max-concurrent-streams': { section: 'ingress' },
+  'h2-max-concurrent-streams': {
+    section: 'ingress',
+    help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); a client that opens more loses its connection (GOAWAY).',
+  },
   'headers-timeout-ms': { section: 'ingress' },
   'request-timeout-ms': { section: 'ingress' },
   'keep-alive-timeout-ms': { section: 'ingress' },
@@ -131,6 +134,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
       flat: 'filters',
     },
   },
+  variables: LOG_LEVEL_VARIABLE,
 });
 
 function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {

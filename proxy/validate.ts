@@ -22,7 +22,7 @@ function listeners(c: ProxyConfig, files: CheckedFiles): [string, string][] {
     ...(c.tls === undefined ? [] : [['https', `${at(c.tls.listen)} (ALPN h2, http/1.1)${cert}`] as [string, string]]),
     ...(c.connectListen === undefined ? [] : [['connect', `${at(c.connectListen)} (CONNECT tunnels into the ingress)`] as [string, string]]),
     ...(c.connectTls === undefined ? [] : [['connect-tls', `${at(c.connectTls.listen)} (CONNECT over TLS)${c.tls === undefined ? cert : ''}`] as [string, string]]),
-    ['admin', `${at(c.admin)} (state-changing calls ${c.adminToken === undefined ? 'open to loopback callers: no admin token' : 'need the admin token'})`],
+    ['admin', `${at(c.admin)} (${c.adminToken === undefined ? 'no admin token: state-changing calls are not authenticated' : 'state-changing calls need the admin token'})`],
   ];
 }
 

@@ -1,6 +1,6 @@
 /** `actor-edge worker` flags and its frozen config: the only place the worker process reads the environment and its config file. */
 import net from 'node:net';
-import { defineFlagSet, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
+import { defineFlagSet, LOG_LEVEL_VARIABLE, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { configFlag } from '../../lib/config-file.js';
 import { readComponentConfig, type ComponentConfigRead } from '../../lib/component-config.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
@@ -71,6 +71,7 @@ export const WORKER_FLAG_SET = defineFlagSet({
     tls: 'mTLS on the worker\'s listener (the worker tunnel\'s: exactly one client identity).',
   },
   flags: WORKER_FLAGS,
+  variables: LOG_LEVEL_VARIABLE,
 });
 
 export interface WorkerConfig {

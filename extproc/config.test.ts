@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readExtprocConfig, type ExtprocConfig } from './config.js';
+
+function configOf(argv: string[], env: NodeJS.ProcessEnv = {}): ExtprocConfig {
+  const read = readExtprocConfig(argv, env);
+  assert.equal(read.kind, 'config');
+  return (read as { config: ExtprocConfig }).config;
+}
+
+test('extproc reads a nested config file, below its flags and variables', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'extproc-config-'));
+  try {
+    writeFileSync(path.join(dir, 'token'), 'from-a-file\n');
+    const file = path.join(dir, 'extproc.yaml');
+    writeFileSync(
+      file,
+      [
+        'grpc: { listen: 127.0.0.1:6000, streamIdleTimeoutMs: 0 }',
+        'admin: { listen: 127.0.0.1:6001, token: { file: token } }',
+        'controlPlane: { address: cp.internal:50052 }',
+        'resume: { budgetMs: 9000, parking: on, parkedMax: 10 }',
+        'routing: { workerPort: 9443, actorSuffix: Actors.Example }',
+        '',
+      ].join('\n'),
+    );
+    const c = configOf(['--config', file, '--park-budget-ms', '100'], { EXTPROC_LISTEN: '127.0.0.1:6002' });
+    assert.deepEqual({ ...c.listen }, { host: '127.0.0.1', port: 6002 }, 'the variable overrides the file');
+    assert.deepEqual({ ...c.admin }, { host: '127.0.0.1', port: 6001 });
+    assert.equal(c.adminToken, 'from-a-file');
+    assert.equal(c.apiserver, 'cp.internal:50052');
+    assert.equal(c.resumeBudgetMs, 9000);
+    assert.deepEqual(c.parking, { budgetMs: 100, max: 10 });
+    assert.equal(c.streamIdleTimeoutMs, 0);
+    assert.equal(c.workerPort, 9443);
+    assert.equal(c.actorSuffix, 'actors.example');
+    assert.deepEqual(configOf([]).parking, undefined, 'defaults without a file');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

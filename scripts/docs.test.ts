@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { CLI_SCRIPT } from '../cli/launch-component.js';
+import { MARKER } from '../lib/flag-docs.js';
+import { runScript } from '../lib/testing/run-script.js';
+import { FLAG_SETS } from './flag-sets.js';
+import { generatedReadme, README, schemaFile, schemaText } from './docs.js';
+
+interface Entry {
+  readonly env: string;
+  readonly key: string;
+  readonly default: string;
+  readonly help: string;
+}
+
+/** `--help` as printed by the real process: flag → its variable, file key, default and help. */
+function fromHelp(text: string): Map<string, Entry> {
+  const out = new Map<string, Entry>();
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    const m = /^ {2}--([a-z0-9-]+)(?: N| VALUE(?: \(repeatable\))?)? {4}\[([A-Z0-9_]+)(?: \(formerly [^)]*\))?(?:; ([^\]]+))?\]$/.exec(line);
+    if (m === null) return;
+    const body = (lines[i + 1] ?? '').trim();
+    const d = /^(.*?)(?: \((?:[^;()]+; )?default ([^()]*)\))?$/.exec(body);
+    out.set(m[1] ?? '', { env: m[2] ?? '', key: m[3] ?? '—', default: d?.[2] ?? 'none', help: d?.[1] ?? body });
+  });
+  return out;
+}
+
+const unquote = (cell: string): string => cell.trim().replace(/^`|`$/g, '').replace(/\\\|/g, '|');
+
+/** The README's generated tables for one component: flag → the same fields. */
+function fromReadme(readme: string, command: string): Map<string, Entry> {
+  const { open, close } = MARKER(command);
+  const block = readme.slice(readme.indexOf(open), readme.indexOf(close));
+  assert.ok(block.length > open.length, `README has a flag table for ${command}`);
+  const out = new Map<string, Entry>();
+  for (const line of block.split('\n')) {
+    const cells = line.split(/(?<!\\)\|/).slice(1, -1);
+    const m = /^`--([a-z0-9-]+)/.exec(cells[0]?.trim() ?? '');
+    if (m === null || cells.length !== 5 || cells[1]?.trim() === '') continue;
+    const env = /`([A-Z0-9_]+)`/.exec(cells[1] ?? '')?.[1] ?? '';
+    const key = unquote(cells[2] ?? '');
+    out.set(m[1] ?? '', { env, key, default: unquote(cells[3] ?? ''), help: (cells[4] ?? '').trim().replace(/\\\|/g, '|') });
+  }
+  return out;
+}
+
+test('the README flag tables are the ones the declarations generate (run `npm run docs` after changing a flag)', () => {
+  const readme = readFileSync(README, 'utf8');
+  assert.equal(readme, generatedReadme(readme));
+});
+
+test('schema/ holds the JSON Schemas the declarations generate (run `npm run docs` after changing a flag)', () => {
+  for (const set of FLAG_SETS) assert.equal(readFileSync(schemaFile(set.command), 'utf8'), schemaText(set.command), set.command);
+});
+
+test('for every component, the README flag tables and --help list the same flags, variables, keys, defaults and meanings', async () => {
+  const readme = readFileSync(README, 'utf8');
+  for (const set of FLAG_SETS) {
+    const run = await runScript(CLI_SCRIPT, [set.command, '--help']);
+    assert.equal(run.code, 0, run.stderr);
+    const help = fromHelp(run.stdout);
+    const table = fromReadme(readme, set.command);
+    assert.deepEqual([...table.keys()].sort(), [...help.keys()].sort(), `${set.command}: the same flags`);
+    assert.deepEqual([...help.keys()].sort(), Object.keys(set.flags).sort(), `${set.command}: --help lists every declared flag`);
+    for (const [flag, entry] of help) assert.deepEqual(table.get(flag), entry, `${set.command} --${flag}`);
+  }
+});
