@@ -121,6 +121,8 @@ test('errors name the file, the field and the reason', () => {
     ['a.yaml', 'listeners:\n  http: [1, 2]\n', /listeners\.http: must be string/],
     ['a.yaml', 'ops:\n  adminToken: { path: x }\n', /unknown field "ops\.adminToken\.path"/],
     ['a.yaml', 'cache-ttl-ms: 5\ncache:\n  ttlMs: 6\n', /both "cache-ttl-ms" and cache\.ttlMs are set/],
+    ['a.yaml', 'cache-ttl-ms: 0\n', /a\.yaml: cache-ttl-ms \(cache\.ttlMs\): must be >= 1/],
+    ['a.yaml', 'extras: [1]\n', /extras\[0\] \(cache\.extra\[0\]\): must be string/],
     ['a.yaml', 'listen: [unclosed\n', /not valid YAML/],
     ['a.json', '{', /not valid JSON/],
     ['a.json', '[1]', /must be a mapping/],

@@ -56,9 +56,10 @@ function validatorOf(set: FlagSet): ValidateFunction {
 export function readConfigFile(file: string, set: FlagSet): ConfigFileRead {
   const where = `config file ${file}`;
   const warnings: string[] = [];
-  const doc = liftFlatKeys(parseDocument(file, where), set, where, warnings);
+  const writtenAs = new Map<string, string>();
+  const doc = liftFlatKeys(parseDocument(file, where), set, where, warnings, writtenAs);
   const validate = validatorOf(set);
-  if (!validate(doc)) throw new UsageError(`${where}: ${describeErrors(validate.errors ?? [], set)}`);
+  if (!validate(doc)) throw new UsageError(`${where}: ${describeErrors(validate.errors ?? [], set, writtenAs)}`);
   const dir = path.dirname(path.resolve(file));
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
@@ -67,7 +68,7 @@ export function readConfigFile(file: string, set: FlagSet): ConfigFileRead {
     const value = key === undefined ? undefined : at(doc, key);
     if (key === undefined || value === undefined) continue;
     values[name] = fileValue(spec, value);
-    sources[name] = `${where}: ${key}`;
+    sources[name] = `${where}: ${label(key, writtenAs)}`;
   }
   const fields: Record<string, unknown> = {};
   for (const key of Object.keys(set.fileFields ?? {})) {
@@ -103,8 +104,11 @@ function parseDocument(file: string, where: string): Record<string, unknown> {
   return doc;
 }
 
-/** Flat (flag-named) top-level keys → their nested place, each with a deprecation warning. */
-function liftFlatKeys(doc: Record<string, unknown>, set: FlagSet, where: string, warnings: string[]): Record<string, unknown> {
+/**
+ * Flat (flag-named) top-level keys → their nested place, each with a deprecation warning; `writtenAs` records
+ * nested key → the flat key, so errors name the key as the file spells it.
+ */
+function liftFlatKeys(doc: Record<string, unknown>, set: FlagSet, where: string, warnings: string[], writtenAs: Map<string, string>): Record<string, unknown> {
   const flat = new Map<string, string>();
   for (const [name, spec] of Object.entries(set.flags)) {
     const key = fileKey(name, spec);
@@ -121,6 +125,7 @@ function liftFlatKeys(doc: Record<string, unknown>, set: FlagSet, where: string,
   }
   for (const [key, nested, value] of lifted) {
     warnings.push(`${where}: "${key}" at the top level is deprecated: use ${nested}`);
+    writtenAs.set(nested, key);
     const [head = '', ...rest] = nested.split('.');
     if (rest.length === 0) {
       if (head in out) throw new UsageError(`${where}: both "${key}" and ${nested} are set`);
@@ -166,6 +171,15 @@ function readSecret(file: string, dir: string, where: string): string {
   return value;
 }
 
+/** A field as the file spells it: under a lifted flat key it is named as written, then by its nested path. */
+function label(field: string, writtenAs: ReadonlyMap<string, string>, quote = false): string {
+  const q = (s: string): string => (quote ? `"${s}"` : s);
+  for (const [nested, flat] of writtenAs) {
+    if (field === nested || field.startsWith(`${nested}[`) || field.startsWith(`${nested}.`)) return `${q(flat + field.slice(nested.length))} (${field})`;
+  }
+  return q(field);
+}
+
 /** A field path from ajv's instance path (`/cache/ttlMs` → `cache.ttlMs`, `/chain/filters/0` → `chain.filters[0]`). */
 function fieldOf(instancePath: string): string {
   return instancePath
@@ -188,24 +202,24 @@ function suggestion(parent: string, key: string, set: FlagSet): string {
   return hit === undefined ? '' : ` (did you mean ${hit}?)`;
 }
 
-function describeError(e: ErrorObject, set: FlagSet): string {
+function describeError(e: ErrorObject, set: FlagSet, writtenAs: ReadonlyMap<string, string>): string {
   const field = fieldOf(e.instancePath);
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty);
-    return `unknown field "${field === '' ? key : `${field}.${key}`}"${suggestion(field, key, set)}`;
+    return `unknown field ${label(field === '' ? key : `${field}.${key}`, writtenAs, true)}${suggestion(field, key, set)}`;
   }
-  const what = field === '' ? 'the file' : field;
+  const what = field === '' ? 'the file' : label(field, writtenAs);
   if (e.keyword === 'enum') return `${what}: must be one of ${(params.allowedValues as unknown[]).filter((v) => typeof v === 'string').join(', ')}`;
   return `${what}: ${e.message ?? e.keyword}`;
 }
 
-function describeErrors(errors: readonly ErrorObject[], set: FlagSet): string {
+function describeErrors(errors: readonly ErrorObject[], set: FlagSet, writtenAs: ReadonlyMap<string, string>): string {
   // An enum error on a field also raises its type error; one line per field is enough.
   const seen = new Set<string>();
   const lines: string[] = [];
   for (const e of errors) {
-    const line = describeError(e, set);
+    const line = describeError(e, set, writtenAs);
     const field = line.split(':')[0] ?? line;
     if (seen.has(field) && e.keyword !== 'additionalProperties') continue;
     seen.add(field);
