@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 import { accessLine, client, hostOf, proxyStats, startProxy, until, type Proxy } from '../testing/stack.js';
 
 let worker: Upstream;

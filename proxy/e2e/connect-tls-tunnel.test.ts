@@ -44,7 +44,7 @@ test('curl -p -x https://: a request inside a CONNECT tunnel over TLS reaches it
   assert.deepEqual([answer.actor, answer.path], [actor, '/inside']);
   const logs = (): Record<string, unknown>[] => proxy.component.logs();
   await until(() => logs().some((l) => l.msg === 'access' && l.requestId === 'tls-tunnel-1'), 5000, 'the inner access line');
-  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
+  await until(() => logs().some((l) => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200 && (l.tunnel as { kind?: string } | undefined)?.kind === 'connect'), 10_000, 'the tunnel log line');
   const t = (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;
   assert.equal(t.connect.total, 1);
   assert.equal(t.connect.active, 0);

@@ -71,10 +71,12 @@ test('curl -p -x: two requests in one tunnel reach two actors on different worke
   ]);
   const logs = (): Record<string, unknown>[] => proxy.component.logs();
   await until(() => logs().filter((l) => l.msg === 'access' && String(l.requestId).startsWith('tunnel-')).length === 2, 5000, 'both inner access lines');
-  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
-  const line = logs().find((l) => l.msg === 'tunnel' && l.status === 200) as { bytesFromClient: number; bytesToClient: number; target: string };
-  assert.ok(line.bytesFromClient > 0 && line.bytesToClient > 0);
-  assert.match(line.target, /:80$/);
+  const isTunnelLine = (l: Record<string, unknown>): boolean => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200;
+  await until(() => logs().some(isTunnelLine), 10_000, 'the tunnel log line');
+  const line = logs().find(isTunnelLine) as { authority: string; tunnel: { kind: string; bytesFromClient: number; bytesToClient: number; closedBy: string } };
+  assert.ok(line.tunnel.bytesFromClient > 0 && line.tunnel.bytesToClient > 0);
+  assert.equal(line.tunnel.kind, 'connect');
+  assert.match(line.authority, /:80$/);
   const t = await tunnels();
   assert.ok(t.connect.total >= 1);
   assert.equal(t.connect.active, 0);

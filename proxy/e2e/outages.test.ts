@@ -22,7 +22,7 @@ import {
   type Proxy,
   type Stub,
 } from '../testing/stack.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 
 /** A TCP relay in front of the control plane that the test can cut (the control plane "goes down"). */
 interface Relay {

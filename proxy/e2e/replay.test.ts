@@ -11,7 +11,7 @@ import http from 'node:http';
 import { boundAddress } from '../../lib/address.js';
 import { freePort as freeClosedPort } from '../../lib/loopback.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 import { client, hostOf, proxyStats, resetStats, send, startProxy, until, type Proxy } from '../testing/stack.js';
 import { startHeldPost } from '../testing/held-post.js';
 

@@ -12,7 +12,7 @@ import { loadProto, lookup } from '../../lib/proto.js';
 import { boundAddress } from '../../lib/address.js';
 import { readProxyConfig, type ProxyConfig } from '../config.js';
 import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
-import { assembleStages } from '../chain/assemble.js';
+import { assembleStages } from '../stages/assemble.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../stages/ext-proc/messages.js';
 
 export const silentLog = pino({ level: 'silent' });

@@ -15,7 +15,7 @@ import {
   type ScriptedExtProc,
   type Upstream,
 } from '../../testing/helpers.js';
-import { assembleStages } from '../../chain/assemble.js';
+import { assembleStages } from '../assemble.js';
 import { CONTINUE } from '../../api/filter.js';
 import type { ProcessingResponse } from './messages.js';
 import type { ProxyStatsBlock } from '../../ops/stats.js';

@@ -33,6 +33,7 @@ export const ERRORS = Object.freeze({
   UPSTREAM_REQUEST_INVALID: spec('PROXY_ERR_UPSTREAM_REQUEST_INVALID', 500, 'internal', 'the upstream request could not be built'),
   UPSTREAM_TIMEOUT: spec('PROXY_ERR_UPSTREAM_TIMEOUT', 504, 'upstream', 'upstream request timeout'),
   UPSTREAM_CONNECT: spec('PROXY_ERR_UPSTREAM_CONNECT', 503, 'upstream', 'upstream connect error'),
+  UPSTREAM_RESPONSE_INVALID: spec('PROXY_ERR_UPSTREAM_RESPONSE_INVALID', 502, 'upstream', 'the upstream response could not be relayed'),
   UPSTREAM_IDENTITY: spec('PROXY_ERR_UPSTREAM_IDENTITY', 502, 'upstream', 'upstream identity verification failed'),
   UPSTREAM_OVERFLOW: spec('PROXY_ERR_UPSTREAM_OVERFLOW', 503, 'upstream', 'upstream overflow: too many requests queued for the worker'),
   UPSTREAM_RESET: spec('PROXY_ERR_UPSTREAM_RESET', 503, 'upstream', 'upstream reset before response headers'),

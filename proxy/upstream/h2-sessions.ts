@@ -26,6 +26,6 @@ const createH2Client: CreateDispatcher = (address, opts) => {
 };
 
 /** One HTTP/2 session per worker address, swept when idle like the HTTP/1.1 pools. `opts.connector`, when given, must offer ALPN `h2`. */
-export function createH2cSessions(opts: PoolOptions): UpstreamPools {
+export function createH2Sessions(opts: PoolOptions): UpstreamPools {
   return new UpstreamPools(opts, createH2Client);
 }

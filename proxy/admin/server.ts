@@ -10,13 +10,13 @@ import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { registerOpsRoutes } from '../../lib/ops-routes.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
-import type { ProxyConfig } from '../config.js';
-import type { ProxyStats } from './stats.js';
-import type { ProxyStage } from '../chain/stage.js';
+import type { ProxyStats } from '../ops/stats.js';
+import type { ProxyStage } from '../stages/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
 
 export interface AdminDeps {
-  readonly config: ProxyConfig;
+  /** `--admin-token`: required on state-changing calls when set. */
+  readonly adminToken: string | undefined;
   readonly stats: ProxyStats;
   readonly registry: Registry;
   readonly stages: readonly ProxyStage[];
@@ -62,7 +62,7 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  guardAdmin(app, { token: deps.config.adminToken });
+  guardAdmin(app, { token: deps.adminToken });
   registerOpsRoutes(app, {
     readiness: () => (deps.draining() ? 'draining' : 'live'),
     stats: () => statsDocument(deps),

@@ -3,7 +3,7 @@
  * Connection and every header it names) removed, and the worker's stale signal (`x-ate-assignment-stale`) never
  * relayed. Names keep their case; values pass through byte for byte.
  */
-import { STALE_HEADER } from '../upstream/outcome.js';
+import { STALE_HEADER } from '../../lib/wire-contract.js';
 import { HOP_BY_HOP, removeNamedByConnection } from './hop-by-hop.js';
 
 /** Response headers never relayed: hop-by-hop, and the stale signal. */

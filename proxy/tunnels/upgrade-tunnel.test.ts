@@ -4,8 +4,8 @@ import net, { type Socket } from 'node:net';
 import { once } from 'node:events';
 import pino from 'pino';
 import { waitFor } from '../../lib/testing/wait.js';
-import { TunnelHub } from './tunnel-hub.js';
-import { UpgradeTunnel } from './tunnel.js';
+import { TunnelHub } from './hub.js';
+import { UpgradeTunnel } from './upgrade-tunnel.js';
 
 /** A connected pair of sockets over loopback: [the peer, the proxy's end]. */
 async function pair(): Promise<[Socket, Socket]> {

@@ -3,11 +3,11 @@
  *   user filters (--filter, in order) → actor-cache (when --actor-cache on) → resolver (ext-proc, or apiserver) → router
  * The router is not a stage: the chain appends it itself, always last.
  */
-import { loadUserFilters } from './load-filters.js';
+import { loadUserFilters } from '../chain/load-filters.js';
 import type { ProxyStage, StageDeps } from './stage.js';
-import { createExtProcStage } from '../stages/ext-proc/stage.js';
-import { createActorCacheStage, createCacheOffStage } from '../stages/actor-cache/stage.js';
-import { createApiserverResolverStage } from '../stages/apiserver/stage.js';
+import { createExtProcStage } from './ext-proc/stage.js';
+import { createActorCacheStage, createCacheOffStage } from './actor-cache/stage.js';
+import { createApiserverResolverStage } from './apiserver/stage.js';
 
 /** Builds the chain's stages in order from the config. */
 export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
@@ -19,10 +19,10 @@ export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
 
   // 3. The resolver of whatever is not routed yet: ext-proc (production) or the apiserver comparison resolver.
   //    Made first: the cache refreshes ahead through it.
-  const resolver = config.resolver === 'apiserver' ? createApiserverResolverStage(deps) : createExtProcStage(deps);
+  const resolver = config.resolver.kind === 'apiserver' ? createApiserverResolverStage(deps) : createExtProcStage(deps);
 
   // 2. actor-cache: only when --actor-cache on; with it off the filter is not in the chain at all.
-  stages.push(config.actorCache ? createActorCacheStage(deps, resolver.revalidator) : createCacheOffStage());
+  stages.push(config.cache.enabled ? createActorCacheStage(deps, resolver.revalidator) : createCacheOffStage());
   stages.push(resolver);
 
   return stages;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { relayHeaders } from './response-headers.js';
+import { relayHeaders } from './relayed-headers.js';
 import { ResponseOutcome } from '../upstream/outcome.js';
 
 const raw = (...kv: string[]): Buffer[] => kv.map((s) => Buffer.from(s, 'latin1'));

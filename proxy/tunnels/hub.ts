@@ -5,7 +5,6 @@
  * closed (reason `drain`).
  */
 import type { Logger } from 'pino';
-import type { ProxyStage } from '../chain/stage.js';
 import { TunnelStats, type TunnelBytes, type TunnelCloseReason, type TunnelKind } from '../ops/tunnel-stats.js';
 
 /** One open tunnel as the hub sees it. */
@@ -89,13 +88,5 @@ export class TunnelHub {
       for (const t of [...this.#open]) t.close('drain');
     }
     return clean;
-  }
-
-  /** The hub's operational surface as a stage without a filter: the `tunnels` block of `/stats` and its reset. */
-  asStage(): ProxyStage {
-    return {
-      stats: () => ({ tunnels: this.stats.snapshot() }),
-      resetStats: () => this.stats.reset(),
-    };
   }
 }

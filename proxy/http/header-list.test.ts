@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ForwardHeaders } from './headers.js';
+import { ForwardHeaders } from './header-list.js';
 
 test('reads, sets, appends and deletes case-insensitively; set replaces every value', () => {
   const h = new ForwardHeaders(['host', 'h', 'x-a', '1', 'x-a', '2']);
