@@ -89,6 +89,7 @@ export class RequestLifecycle {
   begin(exchange: DownstreamExchange, head: RequestHead): ProxyRequest {
     const startedAt = performance.now();
     this.#inflight++;
+    this.#deps.counters.requestsInFlight++;
     const { config, log } = this.#deps;
     const remote = exchange.remoteAddress;
     const scheme = exchange.encrypted ? 'https' : 'http';
@@ -193,6 +194,7 @@ export class RequestLifecycle {
     if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
     chain.done(ctx, end.status, end.error);
     this.#inflight--;
+    counters.requestsInFlight--;
     this.onSettled?.();
   }
 
