@@ -291,18 +291,9 @@ export class Chain {
     this.#done(ctx);
   }
 
-  /** Every filter's `onUpstreamResponse`, in reverse order (observe only: a throw is logged and ignored). */
+  /** Every filter's `onUpstreamResponse`, in reverse order (observe only). */
   #observe(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
-    const reversed = this.filterSetOf(ctx).reversed;
-    for (let i = 0; i < reversed.length; i++) {
-      const f = reversed[i] as ChainFilter;
-      if (f.onUpstreamResponse === undefined) continue;
-      try {
-        f.onUpstreamResponse(ctx, outcome);
-      } catch (err) {
-        ctx.log.error({ err, filter: f.name }, 'filter failed observing the upstream response');
-      }
-    }
+    notifyEach(ctx, this.filterSetOf(ctx).reversed, 'onUpstreamResponse', outcome, 'filter failed observing the upstream response');
   }
 
   /** Upstream phase for a failure before any answer: observe, then fail or re-run. */
@@ -368,14 +359,7 @@ export class Chain {
     else if (reason === 'connect') this.counters.rerunsConnect++;
     else this.counters.rerunsReset++;
     this.counters.rerunsByAttempt[ctx.attempt + 1]!++;
-    for (const f of this.filterSetOf(ctx).filters) {
-      if (f.onRerun === undefined) continue;
-      try {
-        f.onRerun(ctx, reason);
-      } catch (err) {
-        ctx.log.error({ err, filter: f.name }, 'filter failed preparing a re-run');
-      }
-    }
+    notifyEach(ctx, this.filterSetOf(ctx).filters, 'onRerun', reason, 'filter failed preparing a re-run');
     ctx.log.debug({ reason, attempt: ctx.attempt + 1, upstream: ctx.upstreamAddress }, 're-running the request');
     ctx.nextAttempt();
   }
@@ -389,14 +373,27 @@ export class Chain {
 
   /** Always called once per client request, when it is finished (every filter's `onDone`). */
   done(ctx: ProxyRequest, status: number, error: Error | undefined): void {
-    const result = error === undefined ? { status } : { status, error };
-    for (const f of this.filterSetOf(ctx).filters) {
-      if (f.onDone === undefined) continue;
-      try {
-        f.onDone(ctx, result);
-      } catch (err) {
-        ctx.log.error({ err, filter: f.name }, 'filter failed in onDone');
-      }
+    notifyEach(ctx, this.filterSetOf(ctx).filters, 'onDone', error === undefined ? { status } : { status, error }, 'filter failed in onDone');
+  }
+}
+
+/** The observe-only hooks: what each is handed besides the request. */
+interface NotifyArgs {
+  readonly onUpstreamResponse: UpstreamOutcome;
+  readonly onRerun: RerunReason;
+  readonly onDone: { readonly status: number; readonly error?: Error };
+}
+
+/** Calls `hook` on every filter in `filters` that has it; a throw is logged with the filter's name and ignored. */
+function notifyEach<H extends keyof NotifyArgs>(ctx: ProxyRequest, filters: readonly ChainFilter[], hook: H, arg: NotifyArgs[H], what: string): void {
+  for (let i = 0; i < filters.length; i++) {
+    const f = filters[i] as ChainFilter;
+    const fn = f[hook] as ((ctx: ProxyRequest, arg: NotifyArgs[H]) => void) | undefined;
+    if (fn === undefined) continue;
+    try {
+      fn.call(f, ctx, arg);
+    } catch (err) {
+      ctx.log.error({ err, filter: f.name }, what);
     }
   }
 }

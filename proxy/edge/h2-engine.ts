@@ -25,7 +25,7 @@ import { ERRORS } from '../http/errors.js';
 import { H2Exchange } from './h2-exchange.js';
 import { h2RequestHead } from './h2-request.js';
 import { addHandshakeHeaders, decideExtendedConnect } from './h2-websocket.js';
-import type { RequestLifecycle } from './lifecycle.js';
+import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
 
 /** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
 const H2_MAX_HEADER_PAIRS = 2000;
@@ -46,12 +46,16 @@ export class H2Engine {
   /** Called when a session closes (the drain waits on it). */
   onSettled: (() => void) | undefined;
 
-  constructor(
-    private readonly config: H2EngineConfig,
-    private readonly lifecycle: RequestLifecycle,
-    /** Upgrades and their tunnels (without it, extended CONNECT is not announced). */
-    private readonly hub: TunnelHub | undefined,
-  ) {
+  readonly #config: H2EngineConfig;
+  readonly #lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, extended CONNECT is not announced). */
+  readonly #hub: TunnelHub | undefined;
+
+  constructor(deps: EngineDeps<H2EngineConfig>) {
+    const { config, hub } = deps;
+    this.#config = config;
+    this.#lifecycle = deps.lifecycle;
+    this.#hub = hub;
     this.server = http2.createServer(
       {
         settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES, enableConnectProtocol: hub !== undefined },
@@ -81,38 +85,38 @@ export class H2Engine {
       this.onSettled?.();
     });
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
-    session.setTimeout(this.config.keepAliveTimeoutMs, () => session.close());
+    session.setTimeout(this.#config.keepAliveTimeoutMs, () => session.close());
     if (this.#draining) session.close();
   }
 
   /** An HTTP/2 stream: a request of its own, started at once. */
   #onStream(req: Http2ServerRequest, exchange: H2Exchange): void {
     const h2 = h2RequestHead(req.rawHeaders);
-    const hub = this.hub;
-    const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.config.upgradeTokens);
+    const hub = this.#hub;
+    const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.#config.upgradeTokens);
     const handshake = connect !== undefined && connect.kind !== 'none';
     if (handshake) exchange.kind = 'extended-connect';
     if (connect?.kind === 'forward') addHandshakeHeaders(h2.raw, connect.token);
-    const ctx = this.lifecycle.begin(exchange, {
+    const ctx = this.#lifecycle.begin(exchange, {
       url: req.url,
       // The stream of an extended CONNECT carries the tunnel, not a body; towards the worker it is a GET.
       method: handshake ? 'GET' : req.method,
       rawHeaders: h2.raw,
       hasBody: handshake ? false : !req.stream.endAfterHeaders,
     });
-    if (h2.authorityConflict) this.lifecycle.refuse(ctx, ERRORS.INVALID_AUTHORITY, 'Host differs from :authority');
+    if (h2.authorityConflict) this.#lifecycle.refuse(ctx, ERRORS.INVALID_AUTHORITY, 'Host differs from :authority');
     if (hub !== undefined && connect !== undefined && connect.kind !== 'none' && ctx.error === undefined) {
       if (connect.kind === 'refuse') {
         hub.refused('upgrade');
-        this.lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, connect.details);
+        this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, connect.details);
       } else if (hub.draining) {
         hub.refused('upgrade');
-        this.lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
       } else {
         ctx.upgrade = { token: connect.token, head: EMPTY };
       }
     }
-    this.lifecycle.start(ctx);
+    this.#lifecycle.start(ctx);
   }
 
   /** The drain begins: every connection gets GOAWAY (its open streams finish). */

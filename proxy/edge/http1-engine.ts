@@ -24,7 +24,7 @@ import { ERRORS } from '../http/errors.js';
 import type { ProxyRequest } from '../request/context.js';
 import { ClientConnection } from './client-connection.js';
 import { Http1Exchange, SocketExchange } from './http1-exchange.js';
-import type { RequestLifecycle } from './lifecycle.js';
+import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
 import { decideUpgrade } from './upgrade-request.js';
 
 export interface Http1EngineConfig {
@@ -45,17 +45,21 @@ export function timeoutCheckInterval(headersTimeoutMs: number): number {
 export class Http1Engine {
   readonly server: http.Server<typeof IncomingMessage, typeof Http1Exchange>;
   readonly #connections = new Set<ClientConnection>();
-  readonly #startNext = (ctx: ProxyRequest): void => this.lifecycle.start(ctx);
+  readonly #startNext = (ctx: ProxyRequest): void => this.#lifecycle.start(ctx);
   #draining = false;
   /** Called when a connection closes (the drain waits on it). */
   onSettled: (() => void) | undefined;
 
-  constructor(
-    private readonly config: Http1EngineConfig,
-    private readonly lifecycle: RequestLifecycle,
-    /** Upgrades and their tunnels (without it, upgrade requests are refused). */
-    private readonly hub: TunnelHub | undefined,
-  ) {
+  readonly #config: Http1EngineConfig;
+  readonly #lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, upgrade requests are refused). */
+  readonly #hub: TunnelHub | undefined;
+
+  constructor(deps: EngineDeps<Http1EngineConfig>) {
+    const { config } = deps;
+    this.#config = config;
+    this.#lifecycle = deps.lifecycle;
+    this.#hub = deps.hub;
     this.server = http.createServer(
       {
         maxHeaderSize: MAX_HEADER_BYTES,
@@ -96,13 +100,13 @@ export class Http1Engine {
   }
 
   #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
-    const ctx = this.lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders });
+    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders });
     const conn = ClientConnection.of(req.socket) as ClientConnection;
     exchange.onClose(() => this.#responseClosed(conn, ctx));
     if (this.#draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
       conn.current = ctx;
-      this.lifecycle.start(ctx);
+      this.#lifecycle.start(ctx);
     } else {
       conn.enqueue(ctx);
     }
@@ -114,21 +118,21 @@ export class Http1Engine {
     if (conn !== undefined) conn.tunnel = true; // drains with the tunnels, not as an idle keep-alive connection
     const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
     const exchange = new SocketExchange(req, socket, kind);
-    const ctx = this.lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, hasBody: false });
-    const decision = decideUpgrade(req, this.config.upgradeTokens);
-    const hub = this.hub;
+    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, hasBody: false });
+    const decision = decideUpgrade(req, this.#config.upgradeTokens);
+    const hub = this.#hub;
     if (decision.kind === 'refuse' || hub === undefined) {
       if (hub !== undefined && ctx.error === undefined) hub.refused('upgrade');
-      this.lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, decision.kind === 'refuse' ? decision.details : 'upgrades are not served here');
+      this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, decision.kind === 'refuse' ? decision.details : 'upgrades are not served here');
     } else if (decision.kind === 'forward') {
       if (hub.draining && ctx.error === undefined) {
         hub.refused('upgrade');
-        this.lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
       }
       exchange.upgradeToken = decision.token;
       ctx.upgrade = { token: decision.token, head };
     }
-    this.lifecycle.start(ctx);
+    this.#lifecycle.start(ctx);
   }
 
   /** A response closed (complete, or abandoned by either side): the next pipelined request starts. */
@@ -146,7 +150,7 @@ export class Http1Engine {
   /** The client connection closed: every request still on it ends now. */
   #connectionClosed(conn: ClientConnection): void {
     if (!this.#connections.delete(conn)) return;
-    for (const ctx of conn.takeAll()) this.lifecycle.clientClosed(ctx);
+    for (const ctx of conn.takeAll()) this.#lifecycle.clientClosed(ctx);
     this.onSettled?.();
   }
 
@@ -172,7 +176,7 @@ export class Http1Engine {
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
   #idleWhileDraining(conn: ClientConnection): void {
     if (conn.tunnel) return;
-    const graceMs = this.config.drainIdleGraceMs;
+    const graceMs = this.#config.drainIdleGraceMs;
     if (graceMs === 0) conn.socket.destroy();
     else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket
   }

@@ -35,8 +35,8 @@ export class Ingress {
     hub: TunnelHub | undefined,
     private readonly log: Logger,
   ) {
-    this.http1 = new Http1Engine(config, lifecycle, hub);
-    this.h2 = new H2Engine(config, lifecycle, hub);
+    this.http1 = new Http1Engine({ config, lifecycle, hub });
+    this.h2 = new H2Engine({ config, lifecycle, hub });
     this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs);
     const settled = (): void => {
       if (this.#draining && this.#isDrained()) this.#onDrained?.();

@@ -14,6 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Chain } from '../chain/chain.js';
+import type { TunnelHub } from '../tunnels/hub.js';
 import type { Counters } from '../ops/stats.js';
 import type { AccessLog } from '../ops/access-log.js';
 import { ProxyRequest } from '../request/context.js';
@@ -60,6 +61,14 @@ export interface LifecycleDeps {
   /** Built-in stages' access-log fields. */
   readonly logFields: readonly LogFields[];
   readonly log: Logger;
+}
+
+/** What a protocol engine is built with: its config, the lifecycle its requests run through, and the tunnels. */
+export interface EngineDeps<C> {
+  readonly config: C;
+  readonly lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, the engine serves no upgrade). */
+  readonly hub: TunnelHub | undefined;
 }
 
 export class RequestLifecycle {
