@@ -157,6 +157,20 @@ export class RequestLifecycle {
   }
 
   /**
+   * The request did not arrive within `--request-timeout-ms` (an HTTP/2 stream's body trickling in): answered 408
+   * when nothing was sent yet (cut off otherwise), and whatever still works for it stops.
+   */
+  requestTimedOut(ctx: ProxyRequest, timeoutMs: number): void {
+    if (ctx.clientState !== 'open' || ctx.exchange.gone) return;
+    ctx.error = ERRORS.REQUEST_TIMEOUT;
+    ctx.details = `the request was not complete after ${timeoutMs} ms`;
+    if (writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details)).kind === 'not-written') ctx.exchange.abortResponse();
+    ctx.abortFilters(ctx.details);
+    ctx.upstream?.cancel();
+    if (ctx.phase === 'waiting') this.answered(ctx);
+  }
+
+  /**
    * The client side of a request is over (its exchange closed, or its connection did): stop whatever still works
    * for it, and finish once the chain is done too. A pipelined request that never had its turn ends as 499.
    */
