@@ -113,7 +113,13 @@ export const PROXY_FLAGS = {
   'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
-  'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
+  'connect-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_CONNECT_TIMEOUT_MS',
+    default: 1000,
+    min: 1,
+    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
+  },
   ...EXT_PROC_FLAGS,
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'drain-idle-grace-ms': {
@@ -297,6 +303,10 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   }
   if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
     throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
+  }
+  if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
+    // A connect that times out re-runs: it must time out while a re-run can still start.
+    throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
   }
   const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;

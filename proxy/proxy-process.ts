@@ -62,7 +62,14 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const metrics = createProxyMetrics(counters);
   const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
   const stages = await assemble({
-    config: { actorSuffix: config.actorSuffix, filters: config.chain.filters, cache: config.cache, extProc: config.extProc, resolver: config.resolver },
+    config: {
+      actorSuffix: config.actorSuffix,
+      filters: config.chain.filters,
+      filterTimeoutMs: config.chain.filterTimeoutMs,
+      cache: config.cache,
+      extProc: config.extProc,
+      resolver: config.resolver,
+    },
     log,
     registry: metrics.registry,
     counters,
