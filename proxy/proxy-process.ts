@@ -95,12 +95,14 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages, upgrades });
   const connect = config.connectListen === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server });
   const connectTls = config.connectTls === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server, tls: config.connectTls });
+  /** Set at SIGTERM: /ready answers 503 for `--drain-delay-ms` before the drain starts. */
+  let readinessFailed = false;
   const admin: FastifyInstance = await createAdmin({
     config,
     stats,
     registry: metrics.registry,
     stages: [...stages, hub.asStage()],
-    draining: () => ingress.draining,
+    draining: () => readinessFailed || ingress.draining,
     reload,
   });
   if (opts.role === 'worker') {
@@ -131,6 +133,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      readinessFailed = true;
+      // A cluster worker is told to drain by its primary, which waits out the delay itself (cluster/supervisor.ts).
+      if (opts.role === 'standalone' && config.drainDelayMs > 0) {
+        log.info({ drainDelayMs: config.drainDelayMs }, 'readiness failed: serving until the drain starts');
+        await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
+      }
       log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
       void connect?.stopAccepting();
       void connectTls?.stopAccepting();

@@ -42,6 +42,7 @@ import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget } from './request-target.js';
 import { ERRORS } from '../chain/errors.js';
 import { finalStatus } from './final-status.js';
+import { checkSni } from '../http/misdirected.js';
 import { sendError } from './local-reply.js';
 import { ClientConnection } from './client-connection.js';
 import { h2RequestHead } from './h2-request.js';
@@ -217,6 +218,12 @@ export class Ingress {
     if (target.kind === 'refuse') {
       ctx.error = target.error;
       ctx.details = target.details;
+    } else if (encrypted && config.misdirected421) {
+      const sni = checkSni(target.authority, (req.socket as TLSSocket).servername);
+      if (sni.kind === 'misdirected') {
+        ctx.error = ERRORS.MISDIRECTED;
+        ctx.details = `authority ${sni.host} is not the connection's SNI ${sni.sni}`;
+      }
     }
     return ctx;
   }
