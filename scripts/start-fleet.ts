@@ -14,7 +14,7 @@ import { launchComponent } from '../cli/launch-component.js';
 import { workerNet } from '../lib/loopback.js';
 import { formatLine, levelOf, levelValue } from './stack/log-format.js';
 import { detectionMs, Fleet } from './fleet/fleet.js';
-import { FLEET_MODES, REPLICA_HEADER } from './fleet/haproxy-config.js';
+import { FLEET_MODES, PLAN_DEFAULTS, REPLICA_HEADER } from './fleet/haproxy-config.js';
 
 const FLAGS = {
   replicas: { type: 'number', env: 'FLEET_REPLICAS', default: 3, min: 1, max: 16, help: 'proxy replicas behind HAProxy' },
@@ -28,6 +28,12 @@ const FLAGS = {
   port: { type: 'number', env: 'FLEET_PORT', default: 8080, max: 65535, help: "HAProxy's port on 127.0.0.1 (0: a free one)" },
   actors: { type: 'number', env: 'APISERVER_ACTORS', default: 64, min: 1, help: 'actors the stub seeds (actor-000 …)' },
   'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, min: 1, help: "each replica's binding TTL" },
+  'hash-balance-factor': {
+    type: 'number',
+    env: 'FLEET_HASH_BALANCE_FACTOR',
+    default: PLAN_DEFAULTS.hashBalanceFactor,
+    help: 'a replica takes at most this % of the average load in the hashing modes (0: no bound)',
+  },
   'drain-delay-ms': { type: 'number', env: 'PROXY_DRAIN_DELAY_MS', default: 2000, help: 'how long a replica serves on with /ready failing after SIGTERM' },
 } as const satisfies FlagSpecs;
 
@@ -104,6 +110,8 @@ try {
     backends: { apiserverGrpc: stub.addresses['grpc'] as string, extprocGrpc: extproc.addresses['grpc'] as string, workerPort: net.port },
     proxyFlags: ['--cache-ttl-ms', String(v['cache-ttl-ms'])],
     drainDelayMs: v['drain-delay-ms'],
+    hashBalanceFactor: v['hash-balance-factor'],
+    haproxyLog: true,
     port: v.port,
     statsPage: true,
     atespace: ATESPACE,

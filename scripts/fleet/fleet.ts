@@ -47,6 +47,10 @@ export interface FleetOptions {
   readonly port?: number;
   /** Also serve HAProxy's HTML stats page on a free loopback port. */
   readonly statsPage?: boolean;
+  /** HAProxy logs every request (or connection, `sni`) to its output. */
+  readonly haproxyLog?: boolean;
+  /** `hash-balance-factor` of the hashing modes (default `PLAN_DEFAULTS`). */
+  readonly hashBalanceFactor?: number;
   /** Actor hosts are `<name>.<atespace>.<suffix>`: the `sni` mode's certificate covers `*.<atespace>.<suffix>`. */
   readonly atespace: string;
   readonly actorSuffix: string;
@@ -118,6 +122,8 @@ export class Fleet {
         listen: hostPort(opts.port !== undefined && opts.port > 0 ? opts.port : await freePort()),
         statsSocket: socket,
         ...(opts.statsPage ? { statsPage: hostPort(await freePort()) } : {}),
+        ...(opts.haproxyLog ? { log: true } : {}),
+        ...(opts.hashBalanceFactor === undefined ? {} : { hashBalanceFactor: opts.hashBalanceFactor }),
         servers: slots.map((s, i) => ({ name: s.name, id: s.id, address: s.tls ?? s.ingress, checkPort: s.admin.port, enabled: i < opts.replicas })),
       };
       const configFile = path.join(dir, 'haproxy.cfg');

@@ -36,7 +36,7 @@ test('affinity: consistent hash of Host with a load bound; checks on /ready; ret
     'mode http',
     'balance hdr(host)',
     'hash-type consistent',
-    'hash-balance-factor 150',
+    'hash-balance-factor 300',
     'option httpchk GET /ready',
     'http-check expect status 200',
     'option redispatch 1',
@@ -86,7 +86,7 @@ test('haproxy -c accepts the configuration of every mode (with the stats page)',
   try {
     for (const mode of FLEET_MODES) {
       const file = path.join(dir, `${mode}.cfg`);
-      await writeFile(file, haproxyConfig(plan(mode, { statsPage: { host: '127.0.0.1', port: 18081 }, statsSocket: path.join(dir, 'stats.sock') })));
+      await writeFile(file, haproxyConfig(plan(mode, { statsPage: { host: '127.0.0.1', port: 18081 }, statsSocket: path.join(dir, 'stats.sock'), log: true })));
       const { stdout, stderr } = await run('haproxy', ['-c', '-f', file]);
       assert.match(stdout, /Configuration file is valid/, mode);
       assert.doesNotMatch(stderr, /WARNING|ALERT/, `${mode}: ${stderr}`);
