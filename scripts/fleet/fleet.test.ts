@@ -49,7 +49,7 @@ function options(mode: FleetOptions['mode'], replicas: number, slots: number): F
     slots,
     backends: { apiserverGrpc: stub.grpc, extprocGrpc: extproc.grpc, workerPort: stub.workerPort },
     proxyFlags: ['--access-log', 'off'],
-    drainDelayMs: 1500,
+    drainDelayMs: 1000, // above HAProxy's 750 ms detection (3 checks 250 ms apart)
     atespace: ATESPACE,
     actorSuffix: SUFFIX,
   };
