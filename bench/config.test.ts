@@ -51,8 +51,8 @@ test('fleet: 48 actors, 3 replicas and a bound of 300 by default; --quick shorte
   assert.equal(d.hashBalanceFactor, 300);
   assert.equal(d.cacheTtlMs, 5000);
   const q = buildConfig(['--scenario', 'fleet', '--quick', '--replicas', '4'], {}).config;
-  assert.deepEqual([q.cacheTtlMs, q.durationS, q.warmupS, q.replicas], [1000, 4, 1, 4]);
-  assert.equal(buildConfig(['--scenario', 'fleet', '--quick', '--cache-ttl-ms', '2000'], {}).config.cacheTtlMs, 2000);
+  assert.deepEqual([q.cacheTtlMs, q.durationS, q.warmupS, q.replicas], [2000, 6, 1, 4]);
+  assert.equal(buildConfig(['--scenario', 'fleet', '--quick', '--cache-ttl-ms', '3000'], {}).config.cacheTtlMs, 3000);
   assert.equal(buildConfig(['--scenario', 'steady', '--quick'], {}).config.cacheTtlMs, 5000, 'only the fleet scenario shortens it');
   assert.throws(() => buildConfig(['--scenario', 'fleet', '--replicas', '0'], {}), /at least 1/);
 });

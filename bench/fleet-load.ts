@@ -273,6 +273,8 @@ export class FleetLoad {
   #stopped = false;
   #loops: Promise<void>[] = [];
   readonly #transport: Transport;
+  /** Actors answered 2xx at least once. */
+  readonly #answeredActors = new Set<number>();
 
   constructor(readonly opts: FleetLoadOptions) {
     this.#transport = opts.sni === undefined ? new PoolTransport(opts.url, opts.connections, opts.replicaHeader) : new H2Transport(opts.url, opts.hosts, opts.sni.ca);
@@ -302,6 +304,11 @@ export class FleetLoad {
 
   latency(): LatencySummary {
     return this.#latency.summary();
+  }
+
+  /** How many different actors have been answered 2xx so far (each replica has learned its actors once all are). */
+  answeredActors(): number {
+    return this.#answeredActors.size;
   }
 
   async #loop(client: number): Promise<void> {
@@ -334,6 +341,7 @@ export class FleetLoad {
       }
       const answer = await this.#transport.send(req, actor);
       if (answer.replica !== undefined) this.owners.served(this.opts.actors[actor] as string, answer.replica);
+      if (answer.status >= 200 && answer.status <= 299) this.#answeredActors.add(actor);
       this.#answered(t, answer.status, started);
     } catch (err) {
       t.errors++;

@@ -42,6 +42,8 @@ export const POST_SHARE = 0.25;
 export const COALESCE_SHARE = 0.1;
 /** Each replica's --drain-delay-ms: well above HAProxy's detection time (3 checks 250 ms apart). */
 export const DRAIN_DELAY_MS = 1500;
+/** The warm-up waits at most this long for every actor to be answered once. */
+const WARM_ALL_ACTORS_MS = 30_000;
 
 export interface FleetRuntime extends ArmRuntime {
   readonly kind: 'fleet';
@@ -241,6 +243,11 @@ async function fleetArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmR
   });
   load.start();
   try {
+    // The warm-up runs until every actor has been answered (each replica has learned its actors: processes that
+    // just started can take a few seconds to get there on a loaded machine), then for --warmup seconds more.
+    const deadline = performance.now() + WARM_ALL_ACTORS_MS;
+    while (load.answeredActors() < ctx.actors.length && performance.now() < deadline) await sleep(50);
+    if (load.answeredActors() < ctx.actors.length) ctx.log(`${rt.spec.name}: only ${load.answeredActors()} of ${ctx.actors.length} actors answered during the warm-up`);
     await sleep(config.warmupS * 1000);
     await resetAll(runningProbes(rt));
     load.resetLatency();
