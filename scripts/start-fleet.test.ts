@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
+import { waitFor } from '../lib/testing/wait.js';
 
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-fleet.js');
 const HOST = 'actor-003.demo.actors.resources.substrate.ate.dev';
@@ -38,12 +39,10 @@ test('npm run fleet: ready banner, a request served through HAProxy by a replica
   child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while (!/ingress\s+http:\/\/127\.0\.0\.1:(\d+)/.test(output)) {
+  await waitFor(() => {
     assert.ok(child.exitCode === null, `the fleet exited before it was ready:\n${output}`);
-    assert.ok(Date.now() < deadline, `no banner within 60 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return /ingress\s+http:\/\/127\.0\.0\.1:(\d+)/.test(output);
+  }, 60_000, 'the fleet banner');
   assert.match(output, /actor-edge fleet is ready: 2 replicas behind HAProxy \(affinity\)/);
   const port = Number(/ingress\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
   const res = await request(`http://127.0.0.1:${port}/`, { headers: { host: HOST } });

@@ -8,20 +8,20 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 const HOST = actorHost('drain-delay');
 /** Long enough that the checks below run inside it on a loaded machine; the test waits for the exit anyway. */
 const DELAY_MS = 4000;
 let up: Upstream;
 let ep: ScriptedExtProc;
-let proxy: RunningComponent;
+let proxy: TestProxy;
 
 before(async () => {
   up = await startUpstream((_req, res) => res.end('ok'));
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
-  proxy = await startComponent('proxy', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--extproc', ep.address, '--drain-delay-ms', String(DELAY_MS)]);
+  proxy = await startTestProxy({ extproc: ep.address, args: ['--drain-delay-ms', String(DELAY_MS)] });
 });
 
 after(async () => {
@@ -44,10 +44,10 @@ async function fresh(url: string, host?: string): Promise<{ status: number; text
 const messages = (): string[] => proxy.logs().map((l) => String(l.msg));
 
 test('SIGTERM: /ready fails at once, new connections are served until the delay ends, then the drain runs and the process exits 0', async () => {
-  const ingress = `http://${proxy.addresses.ingress}/`;
-  const admin = `http://${proxy.addresses.admin}`;
+  const ingress = `${proxy.ingress}/`;
+  const admin = proxy.admin;
   assert.equal((await fresh(`${admin}/ready`)).status, 200);
-  proxy.child.kill('SIGTERM');
+  proxy.component.child.kill('SIGTERM');
   await waitFor(async () => (await fresh(`${admin}/ready`)).status === 503, 3000, '/ready 503 after SIGTERM');
   assert.equal((await fresh(`${admin}/ready`)).text, 'DRAINING\n');
   assert.equal((await fresh(`${admin}/live`)).status, 200);
@@ -56,7 +56,7 @@ test('SIGTERM: /ready fails at once, new connections are served until the delay 
   // Served before the drain began: the log has the delay's line and not yet the drain's.
   assert.ok(messages().includes('readiness failed: serving until the drain starts'));
   assert.ok(!messages().includes('draining'), 'the drain must not have started while the delay runs');
-  assert.equal(await proxy.exited, 0);
+  assert.equal(await proxy.component.exited, 0);
   const order = messages();
   assert.ok(order.indexOf('readiness failed: serving until the drain starts') < order.indexOf('draining'));
   assert.ok(order.includes('stopped'));

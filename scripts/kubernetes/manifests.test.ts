@@ -252,9 +252,9 @@ test("every container's command line and environment parse with its component's 
       }
       // The proxy's config as the product reads it: the admin and ingress on every interface, drain delay set.
       const proxy = readProxyConfig(['--config', config], {}).config;
-      assert.equal(proxy?.listen.port, 8080);
-      assert.equal(proxy?.admin.port, 9901);
-      assert.ok((proxy?.drainDelayMs ?? 0) > 0);
+      assert.equal(proxy?.listeners.listen.port, 8080);
+      assert.equal(proxy?.ops.admin.port, 9901);
+      assert.ok((proxy?.ops.drainDelayMs ?? 0) > 0);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
