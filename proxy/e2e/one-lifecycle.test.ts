@@ -121,6 +121,7 @@ test('a WebSocket through the HTTPS listener reaches the worker with x-forwarded
   } finally {
     socket.destroy();
   }
+  await waitFor(() => accessLine('tls-ws') !== undefined, 5000, 'the tunnel to finish');
 });
 
 test('an open WebSocket is a request in flight; it is counted and timed once its tunnel closes', async () => {
