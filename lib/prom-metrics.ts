@@ -3,12 +3,30 @@
  * (`registers: [registry]`, never prom-client's global one), and counters and gauges are read from the component's
  * plain tallies when scraped (`collect`), so the request path pays nothing for them. Labels come from fixed sets
  * (status codes, outcomes, gRPC code names, reasons), never from names a client chose.
+ *
+ * Names follow one scheme across components (README "Metrics"):
+ * `actor_edge_<component>_[<subsystem>_]<what>[_<unit>][_total]`, the component as the CLI names it with `_`
+ * for `-` (`proxy`, `extproc`, `apiserver_stub`, `floor`), units in the plural base unit (`_seconds`, `_bytes`),
+ * counters ending in `_total`, gauges of things open or waiting now ending in `_active`, and
+ * `actor_edge_<component>_build_info` (a gauge of 1 labelled with the version). prom-client's default process
+ * metrics (`process_*`, `nodejs_*`) keep their standard names.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { BUILD_INFO } from './build-info.js';
+
+/** How the proxy's cluster primary merges one metric over its workers (prom-client's aggregators). */
+export type Aggregator = 'sum' | 'first' | 'min' | 'max' | 'average' | 'omit';
 
 export interface MetricSpec {
   readonly name: string;
   readonly help: string;
+  /** Default `sum`. */
+  readonly aggregator?: Aggregator;
+}
+
+/** `actor_edge_<component>_` for a component named as on the command line (`apiserver-stub` → `apiserver_stub`). */
+export function metricPrefix(component: string): string {
+  return `actor_edge_${component.replace(/-/g, '_')}_`;
 }
 
 /** One labelled value: the label values, then the value. */
@@ -25,7 +43,7 @@ export function samplesBy<L extends string>(label: L, counts: Readonly<Record<st
 }
 
 function base<L extends string>(registry: Registry, spec: MetricSpec, labelNames: readonly L[] = []) {
-  return { name: spec.name, help: spec.help, labelNames, registers: [registry] };
+  return { name: spec.name, help: spec.help, labelNames, registers: [registry], ...(spec.aggregator === undefined ? {} : { aggregator: spec.aggregator }) };
 }
 
 /** A counter whose value is `read()` at scrape time (a lifetime tally: it must never go down). */
@@ -73,4 +91,12 @@ export function histogram<L extends string = never>(
   spec: MetricSpec & { readonly buckets: readonly number[]; readonly labelNames?: readonly L[] },
 ): Histogram<L> {
   return new Histogram<L>({ ...base(registry, spec, spec.labelNames), buckets: [...spec.buckets] });
+}
+
+/** `actor_edge_<component>_build_info{version, node_version} 1` (merged over cluster workers as one). */
+export function registerBuildInfo(registry: Registry, component: string): void {
+  const g = new Gauge<'version' | 'node_version'>({
+    ...base(registry, { name: `${metricPrefix(component)}build_info`, help: 'Always 1; the labels say which build runs.', aggregator: 'first' }, ['version', 'node_version']),
+  });
+  g.set({ version: BUILD_INFO.version, node_version: BUILD_INFO.nodeVersion }, 1);
 }

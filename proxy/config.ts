@@ -36,6 +36,22 @@ export const PROXY_FLAGS = {
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  'health-check-interval-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
+    default: 1000,
+    min: 100,
+    max: 60000,
+    help: 'How often /ready checks the resolver (the ext_proc server, or the control plane with --resolver apiserver) with a gRPC health check.',
+  },
+  'health-check-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_TIMEOUT_MS',
+    default: 1000,
+    min: 50,
+    max: 60000,
+    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
+  },
   'actor-cache': {
     type: 'choice',
     env: 'ACTOR_CACHE',
@@ -215,6 +231,8 @@ export interface ProxyConfig {
   readonly admin: HostPort;
   readonly adminToken: string | undefined;
   readonly extproc: HostPort;
+  /** `/ready`'s gRPC health check of the resolver. */
+  readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
   readonly actorCache: boolean;
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
@@ -308,6 +326,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     admin: parseHostPort(flags.admin, '--admin'),
     adminToken: flags['admin-token'],
     extproc: parseHostPort(flags.extproc, '--extproc'),
+    healthCheck: Object.freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
     actorCache: flags['actor-cache'] === 'on',
     cacheTtlMs: flags['cache-ttl-ms'],
     cacheMaxEntries: flags['cache-max-entries'],

@@ -20,7 +20,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();
-  const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
+  const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken, log });
   await admin.listen({ host: config.admin.host, port: config.admin.port });
   const first = workers.live()[0] as WorkerInfo;
   // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.

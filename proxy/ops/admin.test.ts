@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
+import { BUILD_INFO } from '../../lib/build-info.js';
 import { getJson, routeTo, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let ep: ScriptedExtProc;
@@ -65,16 +66,53 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(zero.extproc?.streams, 0);
 });
 
-test('/metrics exposes the proxy metrics with fixed labels only', async () => {
+test('/metrics exposes the proxy metrics with fixed labels only, one name scheme, build info and the ext_proc round trips', async () => {
   assert.equal(await get('/?x=1', actorHost('some-client-chosen-name')), 200);
   const res = await request(`http://${proxy.admin}/metrics`);
   assert.equal(res.statusCode, 200);
   const text = await res.body.text();
-  assert.match(text, /^proxy_extproc_streams_total \d+/m);
-  assert.match(text, /^proxy_requests_total\{code="200"\} \d+/m);
-  assert.match(text, /^proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
-  assert.match(text, /^proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.match(text, /^actor_edge_proxy_extproc_streams_total \d+/m);
+  assert.match(text, /^actor_edge_proxy_extproc_streams_active 0$/m);
+  assert.match(text, /^actor_edge_proxy_requests_total\{code="200"\} \d+/m);
+  assert.match(text, /^actor_edge_proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
+  assert.match(text, /^actor_edge_proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.match(text, new RegExp(`^actor_edge_proxy_build_info\\{version="${BUILD_INFO.version.replace(/\./g, '\\.')}",node_version="${process.versions.node.replace(/\./g, '\\.')}"\\} 1$`, 'm'));
+  // One request through the scripted ext_proc: one request_headers message answered.
+  assert.match(text, /^actor_edge_proxy_extproc_round_trip_seconds_count\{message="request_headers",result="response"\} [1-9]\d*$/m);
+  assert.match(text, /^actor_edge_proxy_extproc_round_trip_seconds_bucket\{le="30",message="request_headers",result="response"\} [1-9]\d*$/m);
+  assert.match(text, /^actor_edge_proxy_reruns_by_attempt_total\{attempt="1"\} 0$/m, 're-runs by attempt have samples (0) for every reachable attempt');
+  assert.match(text, /^actor_edge_proxy_reruns_by_attempt_total\{attempt="2"\} 0$/m);
+  assert.doesNotMatch(text, /reruns_by_attempt_total\{attempt="3"\}/, 'not beyond --max-reruns');
   assert.doesNotMatch(text, /some-client-chosen-name/);
+  for (const line of text.split('\n')) {
+    const name = /^(?:# (?:HELP|TYPE) )?([a-z_:][a-z0-9_:]*)/.exec(line)?.[1];
+    if (name !== undefined) assert.match(name, /^(actor_edge_proxy_|process_|nodejs_)/, `${name}: one prefix`);
+  }
+});
+
+test('/live, /ready, GET / and unknown routes; state-changing admin calls are refused or allowed by the guard as before', async () => {
+  const live = await request(`http://${proxy.admin}/live`);
+  assert.deepEqual([live.statusCode, await live.body.text()], [200, 'LIVE\n']);
+  const index = (await getJson(`http://${proxy.admin}/`)) as { component: string; endpoints: { method: string; path: string }[] };
+  assert.equal(index.component, 'proxy');
+  const listed = index.endpoints.map((e) => `${e.method} ${e.path}`);
+  for (const e of ['GET /ready', 'GET /live', 'GET /stats', 'POST /stats/reset', 'GET /metrics', 'GET /upstreams', 'POST /filters/reload', 'GET /dashboard',
+    'GET /cache', 'GET /cache/:atespace/:name', 'DELETE /cache', 'DELETE /cache/:atespace/:name']) {
+    assert.ok(listed.includes(e), e);
+  }
+  for (const path of ['/config_dump', '/clusters', '/cache/demo']) {
+    const res = await request(`http://${proxy.admin}${path}`);
+    assert.equal(res.statusCode, 404, path);
+    const body = (await res.body.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['code', 'error'], path);
+    assert.equal(body.code, 'ROUTE_NOT_FOUND', path);
+  }
+});
+
+test('GET /upstreams lists attempts and failures per worker (empty until the router reports attempts)', async () => {
+  const body = (await getJson(`http://${proxy.admin}/upstreams`)) as { maxWorkers: number; workers: unknown[] };
+  assert.equal(body.maxWorkers, 64);
+  assert.ok(Array.isArray(body.workers));
 });
 
 test('draining: /ready turns 503, in-flight requests finish, then the proxy stops', async () => {

@@ -1,0 +1,31 @@
+/**
+ * The proxy's readiness check: a gRPC health check of whoever resolves its cache misses, the ext_proc server
+ * (service '' : the server as a whole) or, with `--resolver apiserver`, the control plane (`ateapi.Control`).
+ * A proxy whose resolver does not answer can serve only cached bindings, so it is not ready.
+ *
+ * The check uses the resolver channel's own options, so grpc-js checks over the same pooled connection the
+ * requests use. A server without the health service (UNIMPLEMENTED) counts as answering: the check then proves
+ * only that the server is reachable and responsive. A control-plane outage behind a healthy ext_proc server does
+ * not make the proxy unready (it would take every replica out at once while hits still work): extproc's own
+ * `/ready` reports it.
+ */
+import { formatHostPort } from '../../lib/address.js';
+import { CONTROL_CHANNEL_OPTIONS } from '../../lib/resume/control-client.js';
+import { createHealthClient, WHOLE_SERVER } from '../../lib/grpc-health.js';
+import { HealthProbe } from '../../lib/health-probe.js';
+import { CONTROL_SERVICE } from '../../lib/wire-contract.js';
+import type { ProxyConfig } from '../config.js';
+import { CHANNEL_OPTIONS as EXT_PROC_CHANNEL_OPTIONS } from '../stages/ext-proc/grpc-client.js';
+
+export function resolverHealthProbe(config: Pick<ProxyConfig, 'resolver' | 'extproc' | 'apiserver' | 'healthCheck'>): HealthProbe {
+  const extproc = config.resolver === 'extproc';
+  const target = extproc ? config.extproc : config.apiserver;
+  const address = formatHostPort(target.host, target.port);
+  return new HealthProbe({
+    name: extproc ? `ext_proc ${address}` : `control plane ${address}`,
+    client: createHealthClient(address, { channelOptions: extproc ? EXT_PROC_CHANNEL_OPTIONS : CONTROL_CHANNEL_OPTIONS }),
+    service: extproc ? WHOLE_SERVER : CONTROL_SERVICE,
+    intervalMs: config.healthCheck.intervalMs,
+    timeoutMs: config.healthCheck.timeoutMs,
+  });
+}
