@@ -121,7 +121,12 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
       return reply.code(only.status).type('application/json').send(only.text);
     }
     const ok = parsed.find((p) => p.status < 300);
-    return reply.code(ok ? 200 : (parsed[0]?.status ?? 502)).send({ workers: parsed });
+    if (ok !== undefined) return reply.code(200).send({ workers: parsed });
+    // Every worker refused alike (e.g. no binding anywhere): the product's {error, code}, with each worker's answer.
+    const first = parsed[0]?.body as { error?: unknown; code?: unknown } | undefined;
+    const alike = parsed.every((p) => p.status === parsed[0]?.status && (p.body as { code?: unknown } | null)?.code === first?.code);
+    if (alike && typeof first?.code === 'string') return reply.code(parsed[0]?.status ?? 502).send({ error: first.error, code: first.code, workers: parsed });
+    return reply.code(parsed[0]?.status ?? 502).send({ workers: parsed });
   });
   return admin;
 }
