@@ -74,7 +74,8 @@ export function histogramsBy(samples: readonly MetricSample[], name: string, by:
   const out = new Map<string, Histogram>();
   for (const [key, m] of buckets) {
     const bounds = [...m.keys()].sort((a, b) => a - b);
-    out.set(key, { bounds, cumulative: bounds.map((b) => m.get(b) ?? 0), count: counts.get(key) ?? 0, sum: sums.get(key) ?? 0 });
+    const cumulative = bounds.map((b) => m.get(b) ?? 0);
+    out.set(key, { bounds, cumulative, count: counts.get(key) ?? cumulative[cumulative.length - 1] ?? 0, sum: sums.get(key) ?? 0 });
   }
   return out;
 }
