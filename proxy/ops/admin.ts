@@ -19,7 +19,7 @@ import type { ProxyConfig } from '../config.js';
 import type { ProxyStats } from './stats.js';
 import type { ProxyStage } from '../chain/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
-import { resolverHealthProbe } from './resolver-health.js';
+import { registerReadinessMetrics, resolverHealthProbe } from './resolver-health.js';
 import { dashboardPlugin } from './dashboard/routes.js';
 
 export interface AdminDeps {
@@ -77,6 +77,7 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   guardAdmin(app, { token: deps.config.adminToken });
   const probe = resolverHealthProbe(deps.config).start();
   app.addHook('onClose', async () => probe.stop());
+  registerReadinessMetrics(deps.registry, probe, deps.draining);
   const log = deps.log ?? (cluster.isWorker ? undefined : createLogger('proxy'));
   registerOpsRoutes(app, {
     component: 'proxy',

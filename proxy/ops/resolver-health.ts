@@ -13,6 +13,9 @@ import { formatHostPort } from '../../lib/address.js';
 import { CONTROL_CHANNEL_OPTIONS } from '../../lib/resume/control-client.js';
 import { createHealthClient, WHOLE_SERVER } from '../../lib/grpc-health.js';
 import { HealthProbe } from '../../lib/health-probe.js';
+import type { Registry } from 'prom-client';
+import { samplesBy, scrapedCounterBy, scrapedGauge } from '../../lib/prom-metrics.js';
+import { PROXY_METRIC_PREFIX as P } from './metrics.js';
 import { CONTROL_SERVICE } from '../../lib/wire-contract.js';
 import type { ProxyConfig } from '../config.js';
 import { CHANNEL_OPTIONS as EXT_PROC_CHANNEL_OPTIONS } from '../stages/ext-proc/grpc-client.js';
@@ -27,5 +30,24 @@ export function resolverHealthProbe(config: Pick<ProxyConfig, 'resolver' | 'extp
     service: extproc ? WHOLE_SERVER : CONTROL_SERVICE,
     intervalMs: config.healthCheck.intervalMs,
     timeoutMs: config.healthCheck.timeoutMs,
+  });
+}
+
+/**
+ * `actor_edge_proxy_ready` (1 while `/ready` answers 200; merged over cluster workers as the lowest) and
+ * `actor_edge_proxy_resolver_health_checks_total{result}`.
+ */
+export function registerReadinessMetrics(registry: Registry, probe: HealthProbe, draining: () => boolean): void {
+  scrapedGauge(registry, {
+    name: `${P}ready`,
+    help: '1 while /ready answers 200 (not draining, the resolver answering its health checks), else 0.',
+    aggregator: 'min',
+    read: () => (!draining() && probe.state().kind === 'ok' ? 1 : 0),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}resolver_health_checks_total`,
+    help: 'gRPC health checks of the resolver (the ext_proc server, or the control plane with --resolver apiserver), by result: ok, failed.',
+    labelNames: ['result'],
+    read: () => samplesBy('result', probe.counts),
   });
 }

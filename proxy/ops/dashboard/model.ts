@@ -224,7 +224,7 @@ export function dashboardView(now: Snapshot, previous: Snapshot | undefined, old
           label: 'ext_proc streams/s',
           total: resolverTotal,
           rate: rate(resolverTotal, resolverBefore, seconds),
-          note: 'ResumeActor calls are made by extproc (its own /stats counts them); each stream is one cache miss or refresh, at most one ResumeActor',
+          note: 'each is one miss or refresh, at most one ResumeActor (extproc\'s own /stats counts those)',
         },
     reruns: { stale: num(reruns.stale), connect: num(reruns.connect), reset: num(reruns.reset) },
     rerunRate: rate(rerunTotal, rerunBefore, seconds),

@@ -129,7 +129,7 @@ async function refreshBindings(): Promise<void> {
   table.replaceChildren(
     ...(rows.length === 0
       ? [row(['no bindings', '', '', '', ''])]
-      : rows.map((b) => row([b.key, b.address, String(Math.round(b.expiresInMs / 100) / 10), String(b.hits), String(b.processes)], { key: b.key }))),
+      : rows.map((b) => row([b.key, b.address, formatNumber(b.expiresInMs / 1000, 1), String(b.hits), String(b.processes)], { key: b.key }))),
   );
 }
 

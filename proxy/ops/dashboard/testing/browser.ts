@@ -10,9 +10,13 @@ import type { BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** Why the browser tests cannot run here, or undefined when they can. */
+/**
+ * Why the browser tests cannot run here, or undefined when they can. With `REQUIRE_TEST_TOOLS=1` (CI) it is always
+ * undefined: a missing browser then fails the tests instead of skipping them.
+ */
 export function browserMissing(): string | undefined {
-  return existsSync(CHROMIUM_PATH) ? undefined : `no Chromium at ${CHROMIUM_PATH} (install Debian's chromium, or set CHROMIUM_PATH)`;
+  if (existsSync(CHROMIUM_PATH) || process.env.REQUIRE_TEST_TOOLS === '1') return undefined;
+  return `no Chromium at ${CHROMIUM_PATH} (install Debian's chromium, or set CHROMIUM_PATH)`;
 }
 
 const ARGS = [
