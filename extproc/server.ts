@@ -91,8 +91,10 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     intervalMs: config.healthCheck.intervalMs,
     timeoutMs: config.healthCheck.timeoutMs,
     ownsClient: false,
-    onChange: (state) =>
-      state.kind === 'failing' ? log.warn({ reason: state.reason }, 'not ready: control plane does not answer') : state.kind === 'ok' && log.info('control plane answers health checks'),
+    onChange: (state) => {
+      if (state.kind === 'failing') log.warn({ reason: state.reason }, 'not ready: the control plane does not answer health checks');
+      else if (state.kind === 'ok') log.info('ready: the control plane answers health checks');
+    },
   });
   const ready = (): boolean => phase === 'serving' && probe.state().kind === 'ok';
   m.watchHealth({ ready, checks: () => probe.counts });

@@ -102,6 +102,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     stages: [...stages, hub.asStage()],
     draining: () => ingress.draining,
     reload,
+    log,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());

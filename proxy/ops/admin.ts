@@ -31,8 +31,8 @@ export interface AdminDeps {
   /** `POST /filters/reload`. */
   readonly reload: () => Promise<ReloadReport>;
   /**
-   * Where state-changing admin calls are logged (default: a `proxy` logger; none in a cluster worker, whose admin
-   * only its primary calls: the primary logs the caller).
+   * Where the readiness check's changes and state-changing admin calls are logged (default: a `proxy` logger). A
+   * cluster worker logs no admin calls: only its primary calls its admin, and the primary logs the caller.
    */
   readonly log?: Logger;
 }
@@ -75,17 +75,19 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   guardAdmin(app, { token: deps.config.adminToken });
-  const probe = resolverHealthProbe(deps.config).start();
+  const log = deps.log ?? createLogger('proxy');
+  const probe = resolverHealthProbe(deps.config, log).start();
   app.addHook('onClose', async () => probe.stop());
   registerReadinessMetrics(deps.registry, probe, deps.draining);
-  const log = deps.log ?? (cluster.isWorker ? undefined : createLogger('proxy'));
+  // A cluster worker's admin is called only by its primary, which logs the caller: no second audit line.
+  const audit = cluster.isWorker ? undefined : log;
   registerOpsRoutes(app, {
     component: 'proxy',
     readiness: () => readinessReport(deps.draining() ? 'draining' : 'serving', [probe]),
     stats: () => statsDocument(deps),
     resetStats: () => resetStats(deps),
     registry: deps.registry,
-    ...(log === undefined ? {} : { log }),
+    ...(audit === undefined ? {} : { log: audit }),
   });
   app.get('/upstreams', { config: { description: 'upstream attempts and failures per worker address (the same bounded set as the worker metrics)' } }, async () => ({
     maxWorkers: deps.stats.live.workers.maxWorkers,

@@ -14,13 +14,15 @@ import { CONTROL_CHANNEL_OPTIONS } from '../../lib/resume/control-client.js';
 import { createHealthClient, WHOLE_SERVER } from '../../lib/grpc-health.js';
 import { HealthProbe } from '../../lib/health-probe.js';
 import type { Registry } from 'prom-client';
+import type { Logger } from '../../lib/logger.js';
 import { samplesBy, scrapedCounterBy, scrapedGauge } from '../../lib/prom-metrics.js';
 import { PROXY_METRIC_PREFIX as P } from './metrics.js';
 import { CONTROL_SERVICE } from '../../lib/wire-contract.js';
 import type { ProxyConfig } from '../config.js';
 import { CHANNEL_OPTIONS as EXT_PROC_CHANNEL_OPTIONS } from '../stages/ext-proc/grpc-client.js';
 
-export function resolverHealthProbe(config: Pick<ProxyConfig, 'resolver' | 'extproc' | 'apiserver' | 'healthCheck'>): HealthProbe {
+/** `log`: where the check's changes (not ready: why; ready again) are logged. */
+export function resolverHealthProbe(config: Pick<ProxyConfig, 'resolver' | 'extproc' | 'apiserver' | 'healthCheck'>, log?: Logger): HealthProbe {
   const extproc = config.resolver === 'extproc';
   const target = extproc ? config.extproc : config.apiserver;
   const address = formatHostPort(target.host, target.port);
@@ -30,6 +32,10 @@ export function resolverHealthProbe(config: Pick<ProxyConfig, 'resolver' | 'extp
     service: extproc ? WHOLE_SERVER : CONTROL_SERVICE,
     intervalMs: config.healthCheck.intervalMs,
     timeoutMs: config.healthCheck.timeoutMs,
+    onChange: (state) => {
+      if (state.kind === 'failing') log?.warn({ reason: state.reason }, 'not ready: the resolver does not answer health checks');
+      else if (state.kind === 'ok') log?.info({ resolver: address }, 'ready: the resolver answers health checks');
+    },
   });
 }
 
