@@ -8,7 +8,7 @@ import { TlsFileError } from '../lib/tls/files.js';
 import { loadUpstreamTls } from './upstream/tls.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
-import { assembleStages } from './chain/assemble.js';
+import { assembleStages } from './stages/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { loadCertificate } from './edge/tls-certificate.js';
 import { runClusterPrimary } from './cluster/primary.js';
@@ -24,10 +24,10 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
-  if (config.tls !== undefined) loadCertificate(config.tls);
-  if (config.upstreamTls !== undefined && !cluster.isWorker) {
+  if (config.listeners.tls !== undefined) loadCertificate(config.listeners.tls);
+  if (config.upstream.tls !== undefined && !cluster.isWorker) {
     try {
-      loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it
+      loadUpstreamTls(config.upstream.tls); // a missing or unusable file stops the start with a message naming it
     } catch (err) {
       if (err instanceof TlsFileError) throw new UsageError(err.message);
       throw err;

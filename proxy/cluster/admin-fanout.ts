@@ -17,7 +17,7 @@ import { guardAdmin } from '../../lib/admin-guard.js';
 import { registerOpsRoutes, type AdminEndpoint, type ReadinessReport } from '../../lib/ops-routes.js';
 import { sumDocuments } from './sum-documents.js';
 import { hitRatio } from '../stages/actor-cache/stats.js';
-import { dashboardPlugin } from '../ops/dashboard/routes.js';
+import { dashboardPlugin } from '../admin/dashboard/routes.js';
 import type { WorkerInfo, WorkerSupervisor } from './supervisor.js';
 
 interface WorkerAnswer {

@@ -7,20 +7,22 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { adminJson, client, send, startExtproc, startProxy, startStub, stubActor, until, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { adminJson, client, send, startExtproc, startStub, stubActor, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--workers', '2', '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--workers', '2', '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
 });
 
 after(async () => {
-  await proxy?.component.stop();
+  await proxy?.stop();
   await extproc?.component.stop();
   await stub?.component.stop();
   await client.close();
@@ -34,7 +36,7 @@ async function call(path: string, method = 'GET'): Promise<{ status: number; bod
 /** Sends requests until both proxy processes hold the binding of each actor (learned by one, adopted by the other). */
 async function warm(actors: readonly string[]): Promise<void> {
   for (const a of actors) assert.equal((await send(proxy, a, { headers: { connection: 'close' } })).status, 200);
-  await until(async () => {
+  await waitFor(async () => {
     const dump = await call('/cache?limit=1000');
     return dump.body.workers.every((w: { body: { entries: number } }) => w.body.entries >= actors.length);
   }, 10_000, 'every process to hold every binding');
@@ -104,12 +106,12 @@ test('--workers 2: one binding, paging, eviction of every binding on one worker,
 });
 
 test('--workers 2: state-changing calls are logged once, by the primary, with the caller\'s address; the dashboard is served', async () => {
-  const before = proxy.component.logs().filter((l) => l.msg === 'admin call').length;
+  const before = proxy.logs().filter((l) => l.msg === 'admin call').length;
   const res = await request(`${proxy.admin}/cache?worker=127.0.9.9`, { method: 'DELETE', dispatcher: client });
   assert.equal(res.statusCode, 200);
   await res.body.text();
-  await until(() => proxy.component.logs().filter((l) => l.msg === 'admin call').length > before, 5000, 'the admin call to be logged');
-  const lines = proxy.component.logs().filter((l) => l.msg === 'admin call').slice(before) as { worker?: unknown; admin: { method: string; url: string; status: number; client: string } }[];
+  await waitFor(() => proxy.logs().filter((l) => l.msg === 'admin call').length > before, 5000, 'the admin call to be logged');
+  const lines = proxy.logs().filter((l) => l.msg === 'admin call').slice(before) as { worker?: unknown; admin: { method: string; url: string; status: number; client: string } }[];
   assert.equal(lines.length, 1, 'the workers do not log the primary\'s fan-out again');
   assert.equal(lines[0]?.worker, undefined, 'logged by the primary');
   assert.deepEqual([lines[0]?.admin.method, lines[0]?.admin.url, lines[0]?.admin.status], ['DELETE', '/cache?worker=127.0.9.9', 200]);

@@ -9,28 +9,30 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { metricSum } from '../../lib/testing/scrape.js';
-import { browserMissing, launchBrowser, type Browser } from '../ops/dashboard/testing/browser.js';
-import { adminJson, client, send, startExtproc, startProxy, startStub, until, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { browserMissing, launchBrowser, type Browser } from '../admin/dashboard/testing/browser.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { adminJson, client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 
 const missing = browserMissing();
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let browser: Browser | undefined;
 
 before(async () => {
   if (missing !== undefined) return;
   stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--cache-ttl-ms', '600000']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await proxy?.component.stop();
+  await proxy?.stop();
   await extproc?.component.stop();
   await stub?.component.stop();
   await client.close();
@@ -51,7 +53,7 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
   await page.goto(`${proxy.admin}/dashboard?interval=250`);
   const text = async (id: string): Promise<string> => ((await page.textContent(`#${id}`)) ?? '').trim();
   const polls = async (): Promise<number> => Number(await page.getAttribute('body', 'data-polls'));
-  await until(async () => (await polls()) >= 2, 10_000, 'the first polls');
+  await waitFor(async () => (await polls()) >= 2, 10_000, 'the first polls');
   assert.equal(await text('requests-total'), '0');
   assert.equal(await text('ready'), 'LIVE');
   assert.equal(await text('hit-ratio'), '—');
@@ -66,7 +68,7 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
   assert.ok(sawRate, 'the request rate moved while traffic flowed');
   assert.equal((await send(proxy, 'x', { host: 'not-an-actor.example' })).status, 404, 'ext_proc answers 404 for a host that names no actor');
   const socket = await openSocket(proxy.ingress, 'actor-001');
-  await until(async () => (await text('tunnels-upgrade')) === '1', 10_000, 'the open tunnel on the page');
+  await waitFor(async () => (await text('tunnels-upgrade')) === '1', 10_000, 'the open tunnel on the page');
 
   // Traffic stops: the page settles on exactly what the admin says.
   const stats = await adminJson<Stats>(proxy.admin, '/stats');
@@ -74,7 +76,7 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
   // A poll under way now may have read /stats before the last requests: the one after it reads only the settled
   // counters, and the one after that also computes its rates between two settled reads.
   const settled = await polls();
-  await until(async () => (await polls()) >= settled + 3, 10_000, 'three more polls');
+  await waitFor(async () => (await polls()) >= settled + 3, 10_000, 'three more polls');
   assert.equal(await text('requests-total'), String(stats.requests.total));
   assert.equal(await text('hits'), String(stats.cache.hits));
   assert.equal(await text('misses'), String(stats.cache.misses));
@@ -95,13 +97,13 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
 
   // The bindings table: search for one actor.
   await page.fill('#search', 'actor-003');
-  await until(async () => (await page.getAttribute('#bindings', 'data-query')) === 'actor-003', 10_000, 'the search to be applied');
+  await waitFor(async () => (await page.getAttribute('#bindings', 'data-query')) === 'actor-003', 10_000, 'the search to be applied');
   const found = await page.$$eval('#bindings tr[data-key]', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td') as ArrayLike<{ textContent: string | null }>, (td) => td.textContent ?? '')));
   const binding = await adminJson<{ binding: { key: string; address: string } }>(proxy.admin, '/cache/demo/actor-003');
   assert.deepEqual(found.map((r) => [r[0], r[1]]), [[binding.binding.key, binding.binding.address]]);
   assert.equal(await text('bindings-matched'), '1');
 
   socket.ws.close();
-  await until(async () => (await text('tunnels-upgrade')) === '0', 10_000, 'the closed tunnel on the page');
+  await waitFor(async () => (await text('tunnels-upgrade')) === '0', 10_000, 'the closed tunnel on the page');
   assert.deepEqual(failures, [], 'no script error and no failed request on the page');
 });

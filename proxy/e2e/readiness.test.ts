@@ -10,7 +10,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { client, send, startExtproc, startProxy, startStub, until, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 const BOUND_MS = 5000;
 
@@ -36,7 +38,7 @@ async function ready(base: string): Promise<{ status: number; body: string }> {
 /** Waits until `/ready` answers `status`; returns the answer and how long after `since` it came. */
 async function readyBecomes(base: string, status: number, since: number, what: string): Promise<{ body: string; afterMs: number }> {
   let last = { status: 0, body: '' };
-  await until(async () => (last = await ready(base)).status === status, BOUND_MS + 5000, what);
+  await waitFor(async () => (last = await ready(base)).status === status, BOUND_MS + 5000, what);
   return { body: last.body, afterMs: Date.now() - since };
 }
 
@@ -52,7 +54,7 @@ test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 
   let extproc: Extproc = await startExtproc(stub);
   running.push(extproc);
   const port = extproc.grpc.slice(extproc.grpc.lastIndexOf(':') + 1);
-  const proxy: Proxy = await startProxy(extproc.grpc);
+  const proxy: TestProxy = await startTestProxy({ extproc: extproc.grpc, args: STACK_TIMEOUTS });
   running.push(proxy);
 
   await readyBecomes(proxy.admin, 200, Date.now(), 'the proxy to be ready');

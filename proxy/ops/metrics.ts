@@ -74,6 +74,11 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry, 'proxy');
   const c = counters;
+  scrapedGauge(registry, {
+    name: `${P}requests_in_flight`,
+    help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).',
+    read: () => c.requestsInFlight,
+  });
   scrapedCounterBy(registry, {
     name: `${P}requests_total`,
     help: 'Client requests answered, by status code (499: the client went away first).',
