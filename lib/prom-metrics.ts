@@ -93,6 +93,72 @@ export function histogram<L extends string = never>(
   return new Histogram<L>({ ...base(registry, spec, spec.labelNames), buckets: [...spec.buckets] });
 }
 
+export interface IndexedHistogramSpec<L extends string> extends MetricSpec {
+  readonly buckets: readonly number[];
+  readonly labelNames: readonly L[];
+  /** Every label combination the histogram has, fixed up front: `observe` names one by its index here. */
+  readonly series: readonly Readonly<Record<L, string>>[];
+}
+
+/** A histogram whose label sets are known up front, observed by index (`indexedHistogram`). */
+export interface IndexedHistogram {
+  /** One observation of `value` in the label set `spec.series[series]`. */
+  observe(series: number, value: number): void;
+}
+
+/** prom-client's state of one label set of a Histogram (per-bucket counts, not cumulative), which `observe` keeps. */
+interface HistogramSeriesState {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly bucketValues: Record<number, number>;
+  readonly sum: number;
+  readonly count: number;
+}
+
+/**
+ * A labelled histogram for a hot path. prom-client's `observe(labels, v)` hashes the labels on every call; here
+ * every label set is fixed up front and has its own bucket counters (a Float64Array), so an observation is a
+ * bucket search and two additions. A prom-client Histogram carries the metric (name, help, buckets, exposition,
+ * the cluster merge); its `collect` hands it the counts when scraped. A label set appears once it has an
+ * observation, as with prom-client's own `observe`.
+ */
+export function indexedHistogram<L extends string>(registry: Registry, spec: IndexedHistogramSpec<L>): IndexedHistogram {
+  const bounds = Float64Array.from(spec.buckets);
+  const last = bounds.length;
+  for (let i = 1; i < last; i++) if (!((bounds[i] as number) > (bounds[i - 1] as number))) throw new Error(`${spec.name}: buckets must increase`);
+  // Per label set: the count of each bucket (observations above the previous bound, up to its own), then the
+  // count above the highest bound.
+  const counts = spec.series.map(() => new Float64Array(last + 1));
+  const sums = new Float64Array(spec.series.length);
+  const metric = new Histogram<L>({
+    ...base(registry, spec, spec.labelNames),
+    buckets: [...spec.buckets],
+    collect() {
+      const state: Record<string, HistogramSeriesState> = {};
+      for (let s = 0; s < counts.length; s++) {
+        const c = counts[s] as Float64Array;
+        let count = 0;
+        const bucketValues: Record<number, number> = {};
+        for (let i = 0; i <= last; i++) {
+          count += c[i] as number;
+          if (i < last) bucketValues[bounds[i] as number] = c[i] as number;
+        }
+        if (count > 0) state[String(s)] = { labels: spec.series[s] as Readonly<Record<string, string>>, bucketValues, sum: sums[s] as number, count };
+      }
+      (this as unknown as { hashMap: Record<string, HistogramSeriesState> }).hashMap = state;
+    },
+  });
+  if (typeof (metric as unknown as { hashMap?: unknown }).hashMap !== 'object') throw new Error('prom-client Histogram keeps no hashMap: indexedHistogram needs updating');
+  return {
+    observe(series: number, value: number): void {
+      const c = counts[series] as Float64Array;
+      let i = 0;
+      while (i < last && value > (bounds[i] as number)) i++;
+      c[i]!++;
+      sums[series]! += value;
+    },
+  };
+}
+
 /** `actor_edge_<component>_build_info{version, node_version} 1` (merged over cluster workers as one). */
 export function registerBuildInfo(registry: Registry, component: string): void {
   const g = new Gauge<'version' | 'node_version'>({

@@ -11,7 +11,7 @@ import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
-import { createProxyMetrics } from './ops/metrics.js';
+import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
 import { AccessLog } from './ops/access-log.js';
 import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
@@ -22,6 +22,7 @@ import { TunnelHub } from './tunnels/hub.js';
 import { Chain } from './chain/chain.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
 import type { ProxyStage, StageDeps, StagesConfig } from './stages/stage.js';
+import { cacheOutcome } from './stages/actor-cache/filter.js';
 import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
@@ -112,7 +113,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     config: ingressConfig,
     chain,
     counters,
-    observeDuration: metrics.observeDuration,
+    // The cache outcome is the actor-cache stage's slot on the request: read here, so the edge imports no stage.
+    observe: (ctx, seconds) => metrics.observeRequest(seconds, cacheLabelOf(cacheOutcome(ctx)), ctx.protocol),
     accessLog: new AccessLog(log, ops.accessLog),
     logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
     log,

@@ -17,6 +17,7 @@ const held: { end(body: string): void }[] = [];
 before(async () => {
   up = await startUpstream((req, res) => {
     if (req.url === '/hold') held.push(res);
+    else if (req.url === '/fail') res.writeHead(503).end('unavailable');
     else res.end('ok');
   });
   ep = await startScriptedExtProc(() => routeTo(up.address));
@@ -75,7 +76,9 @@ test('/metrics exposes the proxy metrics with fixed labels only, one name scheme
   assert.match(text, /^actor_edge_proxy_extproc_streams_total \d+/m);
   assert.match(text, /^actor_edge_proxy_extproc_streams_active 0$/m);
   assert.match(text, /^actor_edge_proxy_requests_total\{code="200"\} \d+/m);
-  assert.match(text, /^actor_edge_proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
+  assert.match(text, /^actor_edge_proxy_request_duration_seconds_bucket\{le="0.005",cache="none",protocol="http\/1.1"\} \d+$/m);
+  assert.match(text, /^actor_edge_proxy_request_duration_seconds_count\{cache="none",protocol="http\/1.1"\} [1-9]\d*$/m, 'the cache is off: every request is timed as cache="none"');
+  assert.doesNotMatch(text, /^actor_edge_proxy_request_duration_seconds_count\{cache="(hit|miss|rerun)"/m);
   assert.match(text, /^actor_edge_proxy_reruns_total\{reason="stale"\} 0/m);
   assert.match(text, new RegExp(`^actor_edge_proxy_build_info\\{version="${BUILD_INFO.version.replace(/\./g, '\\.')}",node_version="${process.versions.node.replace(/\./g, '\\.')}"\\} 1$`, 'm'));
   // One request through the scripted ext_proc: one request_headers message answered.
@@ -110,10 +113,18 @@ test('/live, /ready, GET / and unknown routes; state-changing admin calls are re
   }
 });
 
-test('GET /upstreams lists attempts and failures per worker (empty until the router reports attempts)', async () => {
-  const body = (await getJson(`${proxy.admin}/upstreams`)) as { maxWorkers: number; workers: unknown[] };
+test('GET /upstreams lists attempts and failures per worker, as the router reports them', async () => {
+  type Upstreams = { maxWorkers: number; workers: { worker: string; requests: number; errors: Record<string, number>; idleMs: number }[] };
+  const before = ((await getJson(`${proxy.admin}/upstreams`)) as Upstreams).workers[0];
+  assert.equal(await get('/fail'), 503);
+  assert.equal(await get('/'), 200);
+  const body = (await getJson(`${proxy.admin}/upstreams`)) as Upstreams;
   assert.equal(body.maxWorkers, 64);
-  assert.ok(Array.isArray(body.workers));
+  assert.equal(body.workers.length, 1, 'one upstream');
+  const [w] = body.workers;
+  assert.equal(w?.requests, (before?.requests ?? 0) + 2);
+  assert.equal(w?.errors['5xx'], (before?.errors['5xx'] ?? 0) + 1, 'the worker\'s 503 is its error');
+  assert.equal(w?.errors.stale, 0);
 });
 
 test('draining: /ready turns 503, in-flight requests finish, then the proxy stops', async () => {
