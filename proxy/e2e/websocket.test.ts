@@ -65,8 +65,8 @@ test('an echo through a cache miss, then through a hit, from the actor on its wo
   assert.ok(['client', 'upstream'].includes(line.tunnel.closedBy));
   assert.ok(line.tunnel.bytesToClient > 0);
   const metrics = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();
-  assert.match(metrics, /proxy_tunnels_total\{kind="upgrade"\} [1-9]/);
-  assert.match(metrics, /proxy_tunnel_bytes_total\{kind="upgrade",direction="to_client"\} [1-9]/);
+  assert.match(metrics, /actor_edge_proxy_tunnels_total\{kind="upgrade"\} [1-9]/);
+  assert.match(metrics, /actor_edge_proxy_tunnel_bytes_total\{kind="upgrade",direction="to_client"\} [1-9]/);
 });
 
 test('a moved actor: the worker closes its socket; the next handshake is re-run and gets its 101 from the new worker', async () => {

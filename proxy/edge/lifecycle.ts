@@ -66,7 +66,11 @@ export interface LifecycleDeps {
   readonly config: LifecycleConfig;
   readonly chain: Chain;
   readonly counters: Counters;
-  readonly observeDuration: (seconds: number) => void;
+  /**
+   * Observes a finished request and how long it took, from its head to its end (the duration metric; what the
+   * request was, e.g. its cache outcome, the process reads from the stages' state on `ctx`). Once per request.
+   */
+  readonly observe: (ctx: ProxyRequest, seconds: number) => void;
   readonly accessLog: AccessLog;
   /** Built-in stages' access-log fields. */
   readonly logFields: readonly LogFields[];
@@ -227,7 +231,7 @@ export class RequestLifecycle {
     ctx.status = end.status;
     counters.countResponse(end.status);
     const durationMs = performance.now() - ctx.startedAt;
-    this.#deps.observeDuration(durationMs / 1000);
+    this.#deps.observe(ctx, durationMs / 1000);
     if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
     chain.done(ctx, end.status, end.error);
     this.#inflight--;
