@@ -12,6 +12,7 @@ import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
 import { writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
 import { relayTrailers } from '../http/trailers.js';
+import { isGrpcRequest } from '../http/grpc.js';
 import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
 import { UpgradeTunnel, type TunnelDeps } from '../tunnels/upgrade-tunnel.js';
 
@@ -22,7 +23,7 @@ export class ResponseWriter {
 
   /** Writes a local reply (unless a response already started or the client is gone); its details go to the log. */
   local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
-    const written = writeLocalReply(ctx.exchange, reply);
+    const written = writeLocalReply(ctx.exchange, reply, isGrpcRequest(ctx.headers));
     if (written.kind === 'not-written') return;
     if (reply.details !== undefined) ctx.details = reply.details;
     if (written.invalid !== undefined) ctx.details = written.invalid;

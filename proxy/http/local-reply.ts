@@ -8,6 +8,7 @@
 import type { LocalReply } from '../api/filter.js';
 import { STALE_HEADER } from '../../lib/wire-contract.js';
 import type { DownstreamExchange } from './exchange.js';
+import { grpcMessage, grpcStatusOf } from './grpc.js';
 
 /** A local reply as the proxy writes it: like `LocalReply`, but a header may carry several values (`set-cookie`). */
 export type MultiValueLocalReply = Omit<LocalReply, 'headers'> & { readonly headers?: Readonly<Record<string, string | readonly string[]>> };
@@ -21,6 +22,26 @@ export interface LocalReplyHead {
   readonly status: number;
   readonly headers: string[];
   readonly body: Buffer | undefined;
+}
+
+/**
+ * A local reply to a gRPC request, as Envoy answers one: a trailers-only response (`:status` 200, no body) whose
+ * `grpc-status` is the reply's own (an ext_proc immediate response's `grpc_status`) or gRPC's mapping of its HTTP
+ * status, and whose `grpc-message` is its text. A gRPC client reads the status; an HTTP error page it cannot read.
+ */
+export function grpcReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
+  const given = reply.headers?.['grpc-status'];
+  const code = typeof given === 'string' && /^\d{1,2}$/.test(given) ? given : String(grpcStatusOf(reply.status | 0));
+  const text = reply.body === undefined ? '' : Buffer.from(reply.body as Uint8Array | string).toString().trim();
+  const headers: string[] = ['content-type', 'application/grpc', 'grpc-status', code];
+  if (text !== '') headers.push('grpc-message', grpcMessage(text));
+  for (const [name, value] of Object.entries(reply.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (NEVER.has(lower) || lower === 'content-type' || lower === 'grpc-status' || lower === 'grpc-message') continue;
+    if (typeof value === 'string') headers.push(lower, value);
+    else for (const v of value) headers.push(lower, v);
+  }
+  return { status: 200, headers, body: undefined };
 }
 
 /** The status, header list and body a reply is written with. */
@@ -54,11 +75,15 @@ export type LocalReplyWrite =
 const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
 const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
 
-/** Writes `reply` unless a response already started or the client is gone. */
-export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply): LocalReplyWrite {
+/** Writes `reply` (`grpc`: to a gRPC request, as a gRPC status) unless a response already started or the client is gone. */
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, grpc = false): LocalReplyWrite {
   if (exchange.headSent || exchange.gone) return NOT_WRITTEN;
-  const head = localReplyHead(reply);
+  const head = grpc ? grpcReplyHead(reply) : localReplyHead(reply);
   try {
+    if (head.body === undefined || head.body.length === 0) {
+      exchange.respondHeadOnly(head.status, head.headers);
+      return WRITTEN;
+    }
     exchange.startResponse(head.status, head.headers);
   } catch (err) {
     exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
