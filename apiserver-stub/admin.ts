@@ -7,6 +7,7 @@
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { validRef, type ControlPlane } from './control-plane.js';
+import type { Logger } from 'pino';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { grpcCodeName } from '../lib/wire-contract.js';
 import { asStubError, errors, httpStatusOf } from './errors.js';
@@ -25,6 +26,8 @@ export interface AdminDeps {
   readonly readiness: () => Readiness;
   /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
   readonly workerTls?: WorkerTlsCounters;
+  /** Where state-changing calls are logged with the caller's address. */
+  readonly log?: Logger;
 }
 
 interface ActorParams {
@@ -45,7 +48,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, log }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -55,10 +58,12 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminD
     }
     return sendError(reply, err);
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
 
   const stats = new StubStats(cp, counters, churn, workerTls);
   registerOpsRoutes(app, {
+    component: 'apiserver-stub',
+    errors: 'own',
+    ...(log === undefined ? {} : { log }),
     readiness,
     stats: () => stats.document(),
     resetStats: () => stats.reset(),

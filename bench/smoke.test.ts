@@ -5,14 +5,13 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BenchReport } from './types.js';
+import { CPU_TARGET, FLOOR_TARGET } from './report.js';
+import { runBench } from './testing/run-bench.js';
 
-const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
 const outDirs: string[] = [];
 
 after(async () => {
@@ -29,17 +28,6 @@ async function readReport(outDir: string): Promise<BenchReport> {
   const json = (await readdir(outDir)).find((f) => f.endsWith('-steady.json'));
   assert.ok(json, 'no JSON report');
   return JSON.parse(await readFile(path.join(outDir, json), 'utf8')) as BenchReport;
-}
-
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** The load's concurrency (the benchmark's default) and hot actors (the steady scenario's default). */
@@ -83,8 +71,19 @@ test('npm run bench -- --quick with arms floor and C answers, counts and writes 
   assert.ok(hits + misses >= c.requests && hits + misses <= c.requests + slack, `${hits} hits + ${misses} misses for ${c.requests} requests`);
   assert.ok(Math.abs(c.extprocStreams - misses) <= slack, `C opened ${c.extprocStreams} ext_proc streams for ${misses} misses`);
   assert.ok(c.resumeCalls <= misses + slack, `C made ${c.resumeCalls} ResumeActor calls for ${misses} misses`);
-  assert.equal(typeof report.ratios['C/floor'], 'number');
-  assert.ok(report.targets.some((t) => t.name.startsWith('C >= 95% of floor') && (t.status === 'met' || t.status === 'not-met')));
+  // The ratio is C's throughput over the floor's, from this run's own numbers (NaN, Infinity or a stale value fail).
+  const floor = report.arms.find((a) => a.name === 'floor')!;
+  const share = report.ratios['C/floor'];
+  assert.ok(typeof share === 'number' && Number.isFinite(share) && share > 0, `C/floor ratio ${String(share)}`);
+  assert.ok(Math.abs(share - c.rps / floor.rps) < 1e-9, `C/floor ${share} is not ${c.rps} / ${floor.rps}`);
+  // The target is judged from that ratio: met exactly when C reached 95 % of the floor.
+  const target = report.targets.find((t) => t.name.startsWith('C >= 95% of floor'));
+  assert.ok(target, 'the floor target is reported');
+  assert.equal(target.status, share >= FLOOR_TARGET ? 'met' : 'not-met', target.detail);
+  const cpu = report.targets.find((t) => t.name.startsWith('C proxy CPU per request'));
+  assert.ok(cpu, 'the CPU target is reported');
+  const front = (arm: typeof c): number => arm.components.find((p) => p.component === 'proxy' || p.component === 'floor')!.cpuMsPerRequest!;
+  assert.equal(cpu.status, front(c) / front(floor) <= CPU_TARGET ? 'met' : 'not-met', cpu.detail);
 });
 
 test('the mTLS arm C-mtls answers through workers that accept only mTLS', { timeout: 90_000 }, async () => {

@@ -40,7 +40,7 @@ test('validate: a good config exits 0 and prints what it would run, without bind
     assert.match(r.stdout, /^proxy configuration is valid \(.*ok\.yaml\)\n/);
     assert.match(r.stdout, new RegExp(`http +127\\.0\\.0\\.1:${port} \\(HTTP/1\\.1 and h2c\\)`));
     assert.match(r.stdout, /chain +actor-cache \(TTL 2000 ms, 100000 entries\) → ext-proc 127\.0\.0\.1:50051 → router/);
-    assert.match(r.stdout, /"cacheTtlMs": 2000/);
+    assert.match(r.stdout, /"cache": \{\n    "enabled": true,\n    "ttlMs": 2000,/);
     assert.doesNotMatch(r.stdout, /hunter2/, 'secrets are not printed');
     assert.match(r.stdout, /"adminToken": "\(set\)"/);
   } finally {
@@ -106,5 +106,5 @@ test('validate: deprecated names are reported as warnings, and the config still 
   const r = await cli(['validate', '--config', file('flat.yaml', 'cache-ttl-ms: 700\n')]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /warning: config file .*flat\.yaml: "cache-ttl-ms" at the top level is deprecated: use cache\.ttlMs/);
-  assert.match(r.stdout, /"cacheTtlMs": 700/);
+  assert.match(r.stdout, /"ttlMs": 700,/);
 });

@@ -59,6 +59,24 @@ export const EXTPROC_FLAGS = {
     key: 'serverName',
     help: 'The name the control plane\'s certificate must carry, also sent as SNI (default: the host of --apiserver).',
   },
+  'health-check-interval-ms': {
+    type: 'number',
+    env: 'EXTPROC_HEALTH_CHECK_INTERVAL_MS',
+    default: 1000,
+    min: 100,
+    max: 60000,
+    section: 'controlPlane',
+    help: 'How often /ready checks the control plane with a gRPC health check (over the control-plane connection).',
+  },
+  'health-check-timeout-ms': {
+    type: 'number',
+    env: 'EXTPROC_HEALTH_CHECK_TIMEOUT_MS',
+    default: 1000,
+    min: 50,
+    max: 60000,
+    section: 'controlPlane',
+    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
+  },
   'resume-budget-ms': {
     type: 'number',
     env: 'EXTPROC_RESUME_BUDGET_MS',
@@ -142,6 +160,8 @@ export interface ExtprocConfig {
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
   /** TLS to the control plane; undefined: plaintext. */
   readonly apiserverTls: ClientTlsFiles | undefined;
+  /** `/ready`'s gRPC health check of the control plane. */
+  readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
 }
 
 function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): ClientTlsFiles | undefined {
@@ -170,6 +190,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
     apiserverTls: apiserverTls(values, apiserver.host),
+    healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
   });
 }
 

@@ -2,7 +2,7 @@
  * The proxy's flags and its frozen configuration: the only place in the proxy that reads the environment.
  * Flag names and environment variables are a contract shared with compose, `npm start` and the benchmark.
  */
-import { readFlags, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
+import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
@@ -10,44 +10,82 @@ import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
-import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
+import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
-import { readConfigFile, type ConfigFile } from './config-file.js';
+import type { CacheConfig } from './stages/actor-cache/config.js';
+import type { ExtProcStageConfig } from './stages/ext-proc/config.js';
+import type { ResolverConfig } from './stages/apiserver/config.js';
+import type { HealthCheckConfig } from './admin/resolver-health.js';
+import type { IngressConfig } from './edge/ingress.js';
+import type { LifecycleConfig } from './edge/lifecycle.js';
+import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
+import path from 'node:path';
+import { configFlag } from '../lib/config-file.js';
+import { readComponentConfig, type BuildContext, type ComponentConfigRead } from '../lib/component-config.js';
 
 export const PROXY_FLAGS = {
   config: {
-    type: 'string?',
-    env: 'PROXY_CONFIG',
-    help: 'A config file (.yaml, .yml or .json) holding any of these flags by name and the "filters" list ({ module, options }); flags and environment variables override it.',
+    ...configFlag('PROXY_CONFIG', 'proxy'),
+    help: 'A config file (.yaml, .yml or .json) with these settings in sections and the filter list (schema/proxy.schema.json); flags and environment variables override it.',
   },
-  listen: { type: 'string', env: 'PROXY_LISTEN', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
-  'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
-  'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
-  'tls-key': { type: 'string?', env: 'PROXY_TLS_KEY', help: 'PEM private key of the HTTPS listener; reloaded when the file changes.' },
+  listen: { type: 'string', env: 'PROXY_LISTEN', section: 'listeners', key: 'http', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
+  'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', section: 'listeners', key: 'https', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
+  'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', section: 'listeners', key: 'tlsCert', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
+  'tls-key': { type: 'string?', env: 'PROXY_TLS_KEY', section: 'listeners', key: 'tlsKey', help: 'PEM private key of the HTTPS listener; reloaded when the file changes.' },
+  'misdirected-421': {
+    type: 'choice',
+    env: 'PROXY_MISDIRECTED_421',
+    section: 'ingress',
+    choices: ['on', 'off'],
+    default: 'off',
+    help: 'On the HTTPS listener, answer 421 Misdirected Request to a request whose authority is not the TLS SNI its connection was opened with (for load balancers that hash connections by SNI; the client retries on a connection of its own).',
+  },
   'h2-max-concurrent-streams': {
     type: 'number',
     env: 'PROXY_H2_MAX_CONCURRENT_STREAMS',
+    section: 'ingress',
     default: 100,
     min: 1,
     max: 10000,
-    help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused with REFUSED_STREAM.',
+    help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); a client that opens more loses its connection (GOAWAY).',
   },
-  admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
-  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
-  extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  admin: { type: 'string', env: 'PROXY_ADMIN', section: 'admin', key: 'listen', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
+  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', section: 'admin', key: 'token', secret: true, help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
+  extproc: { type: 'string', env: 'PROXY_EXTPROC', section: 'extProc', key: 'address', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  'health-check-interval-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
+    section: 'admin',
+    default: 1000,
+    min: 100,
+    max: 60000,
+    help: 'How often /ready checks the resolver (the ext_proc server, or the control plane with --resolver apiserver) with a gRPC health check.',
+  },
+  'health-check-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_TIMEOUT_MS',
+    section: 'admin',
+    default: 1000,
+    min: 50,
+    max: 60000,
+    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
+  },
   'actor-cache': {
     type: 'choice',
     env: 'ACTOR_CACHE',
+    section: 'cache',
+    key: 'enabled',
     choices: ['on', 'off'],
     default: 'on',
     help: 'Cache actor-to-worker bindings learned from ext_proc (off: every request goes through ext_proc).',
   },
-  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, help: 'How long a learned binding is served.' },
-  'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
+  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', section: 'cache', default: 5000, help: 'How long a learned binding is served.' },
+  'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', section: 'cache', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
   'cache-refresh-ahead': {
     type: 'choice',
     env: 'PROXY_CACHE_REFRESH_AHEAD',
+    section: 'cache',
     choices: ['on', 'off'],
     default: 'on',
     help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
@@ -55,6 +93,7 @@ export const PROXY_FLAGS = {
   'max-reruns': {
     type: 'number',
     env: 'PROXY_MAX_RERUNS',
+    section: 'chain',
     default: DEFAULT_RERUN_POLICY.maxReruns,
     max: MAX_RERUN_ATTEMPTS,
     help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
@@ -62,6 +101,7 @@ export const PROXY_FLAGS = {
   'rerun-budget-ms': {
     type: 'number',
     env: 'PROXY_RERUN_BUDGET_MS',
+    section: 'chain',
     default: DEFAULT_RERUN_POLICY.budgetMs,
     min: 1,
     help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
@@ -69,56 +109,79 @@ export const PROXY_FLAGS = {
   'rerun-backoff-min-ms': {
     type: 'number',
     env: 'PROXY_RERUN_BACKOFF_MIN_MS',
+    section: 'chain',
     default: DEFAULT_RERUN_POLICY.backoffMinMs,
     help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
   },
   'rerun-backoff-max-ms': {
     type: 'number',
     env: 'PROXY_RERUN_BACKOFF_MAX_MS',
+    section: 'chain',
     default: DEFAULT_RERUN_POLICY.backoffMaxMs,
     help: 'Longest such wait; each wait is drawn uniformly between the two.',
   },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
+    section: 'chain',
     default: 1048576,
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
   },
   resolver: {
     type: 'choice',
     env: 'PROXY_RESOLVER',
+    section: 'benchmark',
     choices: ['extproc', 'apiserver'],
     default: 'extproc',
     help: 'Who resolves a cache miss: the ext_proc server (production), or the proxy calling ResumeActor itself (benchmark comparison).',
   },
-  apiserver: { type: 'string', env: 'PROXY_APISERVER', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
+  apiserver: { type: 'string', env: 'PROXY_APISERVER', section: 'benchmark', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
   filter: {
     type: 'list',
     env: 'PROXY_FILTERS',
+    section: 'chain',
+    noFile: true,
     help: 'An ES module whose default export is a filter factory; user filters run first, in the order given (replaces the config file\'s "filters").',
   },
   'filter-timeout-ms': {
     type: 'number',
     env: 'PROXY_FILTER_TIMEOUT_MS',
+    section: 'chain',
     default: DEFAULT_FILTER_TIMEOUT_MS,
     min: 1,
     help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
   },
-  'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
-  workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
-  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
-  'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
+  'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', section: 'ops', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
+  workers: { type: 'number', env: 'PROXY_WORKERS', section: 'ops', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
+  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', section: 'upstream', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
+  'connect-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_CONNECT_TIMEOUT_MS',
+    section: 'upstream',
+    default: 1000,
+    min: 1,
+    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
+  },
   ...EXT_PROC_FLAGS,
-  'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
+  'drain-delay-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_DELAY_MS',
+    section: 'ops',
+    default: 0,
+    help: 'On SIGTERM, how long /ready answers 503 DRAINING while the listeners still accept and serve as before (so a load balancer stops sending first); then the drain starts.',
+  },
+  'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', section: 'ops', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'drain-idle-grace-ms': {
     type: 'number',
     env: 'PROXY_DRAIN_IDLE_GRACE_MS',
+    section: 'ops',
     default: 1000,
     help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
   },
   'upstream-max-connections': {
     type: 'number',
     env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    section: 'upstream',
     default: 128,
     min: 1,
     help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
@@ -126,66 +189,78 @@ export const PROXY_FLAGS = {
   'upstream-max-pending': {
     type: 'number',
     env: 'PROXY_UPSTREAM_MAX_PENDING',
+    section: 'upstream',
     default: 1024,
     help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
   },
-  'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
+  'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', section: 'ingress', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
     type: 'number',
     env: 'PROXY_XFF_TRUSTED_HOPS',
+    section: 'ingress',
     default: 0,
     min: 0,
     max: 64,
     help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
   },
-  'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
+  'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', section: 'ingress', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
     type: 'number',
     env: 'PROXY_REQUEST_TIMEOUT_MS',
+    section: 'ingress',
     default: 300000,
     help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
   },
-  'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
-  'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
+  'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', section: 'ingress', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
+  'worker-port': { type: 'number', env: 'WORKER_PORT', section: 'benchmark', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
   'tunnel-idle-timeout-ms': {
     type: 'number',
     env: 'PROXY_TUNNEL_IDLE_TIMEOUT_MS',
+    section: 'tunnels',
+    key: 'idleTimeoutMs',
     default: 300000,
     help: 'An upgraded connection (WebSocket) that carries no byte either way for this long is closed; 0 disables.',
   },
   'upgrade-allow': {
     type: 'list',
     env: 'PROXY_UPGRADE_ALLOW',
+    section: 'tunnels',
     help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
   },
-  'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
+  'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', section: 'listeners', key: 'connect', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
   'connect-tls-listen': {
     type: 'string?',
     env: 'PROXY_CONNECT_TLS_LISTEN',
+    section: 'listeners',
+    key: 'connectTls',
     help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
   },
-  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
     env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
+    section: 'upstream',
     default: '',
     help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to the workers; empty: plaintext to the workers.',
   },
   'upstream-trust-bundle': {
     type: 'string',
     env: 'PROXY_UPSTREAM_TRUST_BUNDLE',
+    section: 'upstream',
     default: '',
     help: 'PEM file with the CA certificates that sign the workers\' certificates (required with --upstream-credential-bundle).',
   },
   'upstream-spiffe-prefix': {
     type: 'string',
     env: 'PROXY_UPSTREAM_SPIFFE_PREFIX',
+    section: 'upstream',
     default: DEFAULT_SPIFFE_PREFIX,
     help: 'A worker is accepted when one of its certificate\'s URI SANs starts with this prefix (never checked by IP or name).',
   },
   'upstream-tls-watch-ms': {
     type: 'number',
     env: 'PROXY_UPSTREAM_TLS_WATCH_MS',
+    section: 'upstream',
     default: DEFAULT_WATCH_INTERVAL_MS,
     min: 10,
     help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
@@ -207,68 +282,63 @@ export interface TlsListenConfig {
   readonly keyFile: string;
 }
 
-export interface ProxyConfig {
+/** Where the proxy listens for clients. */
+export interface ListenersConfig {
   readonly listen: HostPort;
   /** Undefined without `--tls-listen`. */
   readonly tls: TlsListenConfig | undefined;
-  readonly h2MaxConcurrentStreams: number;
-  readonly admin: HostPort;
-  readonly adminToken: string | undefined;
-  readonly extproc: HostPort;
-  readonly actorCache: boolean;
-  readonly cacheTtlMs: number;
-  readonly cacheMaxEntries: number;
-  readonly cacheRefreshAhead: boolean;
-  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
-  readonly rerun: RerunPolicy;
-  readonly maxReplayBodyBytes: number;
-  readonly resolver: 'extproc' | 'apiserver';
-  readonly apiserver: HostPort;
-  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
-  readonly filters: readonly FilterSpec[];
-  readonly filterTimeoutMs: number;
-  /** `--config`: the file the flags were merged over (undefined when none). */
-  readonly configFile: string | undefined;
-  readonly accessLog: boolean;
-  readonly workers: number;
-  readonly routeTimeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly extprocMessageTimeoutMs: number;
-  readonly extprocResponseHeaders: 'skip' | 'send';
-  readonly failureModeAllow: boolean;
-  /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
-  readonly extProc: ExtProcSettings;
-  readonly drainTimeoutMs: number;
-  readonly drainIdleGraceMs: number;
-  readonly upstreamMaxConnections: number;
-  readonly upstreamMaxPending: number;
-  /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
-  readonly stripHeaders: readonly string[];
-  /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
-  readonly xffTrustedHops: number;
-  readonly headersTimeoutMs: number;
-  readonly requestTimeoutMs: number;
-  readonly keepAliveTimeoutMs: number;
-  readonly workerPort: number;
-  /** Normalised (no dots at the ends, lower case). */
-  readonly actorSuffix: string;
-  /** mTLS to the workers; undefined: plaintext. */
-  readonly upstreamTls: UpstreamTlsConfig | undefined;
-  /** `--tunnel-idle-timeout-ms` (0: no idle timeout). */
-  readonly tunnelIdleTimeoutMs: number;
-  /** Lower-case upgrade tokens forwarded: `websocket` plus `--upgrade-allow` (never `h2c`). */
-  readonly upgradeTokens: ReadonlySet<string>;
   /** `--connect-listen`, when set. */
-  readonly connectListen: HostPort | undefined;
+  readonly connect: HostPort | undefined;
   /** `--connect-tls-listen` with the serving certificate's files, when set. */
   readonly connectTls: TlsListenConfig | undefined;
 }
 
-export interface UpstreamTlsConfig {
-  readonly credentialBundle: string;
-  readonly trustBundle: string;
-  readonly spiffePrefix: string;
-  readonly watchIntervalMs: number;
+/** How the ingress reads and forwards client requests (the protocol engines and the request lifecycle). */
+export type IngressSettings = IngressConfig & LifecycleConfig & {
+  /** Normalised (no dots at the ends, lower case). */
+  readonly actorSuffix: string;
+};
+
+/** The chain: user filters, their timeout, and the re-run policy. */
+export interface ChainSettings {
+  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
+  readonly filters: readonly FilterSpec[];
+  readonly filterTimeoutMs: number;
+  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
+  readonly rerun: RerunPolicy;
+}
+
+/** The admin listener, the access log and shutdown. */
+export interface OpsConfig {
+  readonly admin: HostPort;
+  readonly adminToken: string | undefined;
+  readonly accessLog: boolean;
+  /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
+  readonly drainDelayMs: number;
+  readonly drainTimeoutMs: number;
+}
+
+/**
+ * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
+ * the edge its listeners and ingress, the router its upstream, the admin its ops).
+ */
+export interface ProxyConfig {
+  /** `--config`: the file the flags were merged over (undefined when none). */
+  readonly configFile: string | undefined;
+  readonly workers: number;
+  /** Normalised (no dots at the ends, lower case). */
+  readonly actorSuffix: string;
+  readonly listeners: ListenersConfig;
+  readonly ingress: IngressSettings;
+  readonly chain: ChainSettings;
+  readonly cache: CacheConfig;
+  readonly extProc: ExtProcStageConfig;
+  readonly resolver: ResolverConfig;
+  /** `/ready`'s gRPC health check of the resolver. */
+  readonly healthCheck: HealthCheckConfig;
+  readonly upstream: UpstreamConfig;
+  readonly tunnels: { readonly idleTimeoutMs: number };
+  readonly ops: OpsConfig;
 }
 
 function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
@@ -290,64 +360,88 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
-/** `file`: the config file read for these flags, whose `filters` apply when no `--filter` was given. */
-export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
+/** The config file the flags were read over: its path, and its `chain.filters` (used when no `--filter` was given). */
+export interface ProxyConfigFile {
+  readonly path: string;
+  readonly filters: readonly FilterSpec[] | undefined;
+}
+
+export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
   for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
   }
+  if (flags['misdirected-421'] === 'on' && flags['tls-listen'] === undefined) {
+    throw new UsageError('--misdirected-421 needs --tls-listen (it compares a request with the TLS SNI of its connection)');
+  }
   if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
     throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
   }
-  return Object.freeze({
-    listen: parseHostPort(flags.listen, '--listen'),
-    tls: buildTlsConfig(flags),
-    h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
-    admin: parseHostPort(flags.admin, '--admin'),
-    adminToken: flags['admin-token'],
-    extproc: parseHostPort(flags.extproc, '--extproc'),
-    actorCache: flags['actor-cache'] === 'on',
-    cacheTtlMs: flags['cache-ttl-ms'],
-    cacheMaxEntries: flags['cache-max-entries'],
-    cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
-    rerun: Object.freeze({
-      maxReruns: flags['max-reruns'],
-      budgetMs: flags['rerun-budget-ms'],
-      backoffMinMs: flags['rerun-backoff-min-ms'],
-      backoffMaxMs: flags['rerun-backoff-max-ms'],
-    }),
-    maxReplayBodyBytes: flags['max-replay-body-bytes'],
-    resolver: flags.resolver,
-    apiserver: parseHostPort(flags.apiserver, '--apiserver'),
-    filters: Object.freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
-    filterTimeoutMs: flags['filter-timeout-ms'],
+  if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
+    // A connect that times out re-runs: it must time out while a re-run can still start.
+    throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
+  }
+  const actorSuffix = normaliseSuffix(flags['actor-suffix']);
+  const freeze = Object.freeze;
+  return freeze({
     configFile: file?.path,
-    accessLog: flags['access-log'] === 'on',
     workers: flags.workers,
-    routeTimeoutMs: flags['route-timeout-ms'],
-    connectTimeoutMs: flags['connect-timeout-ms'],
-    extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
-    extprocResponseHeaders: flags['extproc-response-headers'],
-    failureModeAllow: flags['failure-mode-allow'],
-    extProc: buildExtProcSettings(flags),
-    drainTimeoutMs: flags['drain-timeout-ms'],
-    drainIdleGraceMs: flags['drain-idle-grace-ms'],
-    upstreamMaxConnections: flags['upstream-max-connections'],
-    upstreamMaxPending: flags['upstream-max-pending'],
-    stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
-    xffTrustedHops: flags['xff-trusted-hops'],
-    headersTimeoutMs: flags['headers-timeout-ms'],
-    requestTimeoutMs,
-    keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
-    workerPort: flags['worker-port'],
-    actorSuffix: normaliseSuffix(flags['actor-suffix']),
-    upstreamTls: upstreamTlsConfig(flags),
-    tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
-    upgradeTokens: upgradeTokens(flags['upgrade-allow']),
-    connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
-    connectTls: buildConnectTlsConfig(flags),
+    actorSuffix,
+    listeners: freeze({
+      listen: parseHostPort(flags.listen, '--listen'),
+      tls: buildTlsConfig(flags),
+      connect: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
+      connectTls: buildConnectTlsConfig(flags),
+    }),
+    ingress: freeze({
+      h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
+      headersTimeoutMs: flags['headers-timeout-ms'],
+      requestTimeoutMs,
+      keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
+      drainIdleGraceMs: flags['drain-idle-grace-ms'],
+      stripHeaders: freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+      xffTrustedHops: flags['xff-trusted-hops'],
+      maxReplayBodyBytes: flags['max-replay-body-bytes'],
+      upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+      misdirected421: flags['misdirected-421'] === 'on',
+      actorSuffix,
+    }),
+    chain: freeze({
+      filters: freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
+      filterTimeoutMs: flags['filter-timeout-ms'],
+      rerun: freeze({
+        maxReruns: flags['max-reruns'],
+        budgetMs: flags['rerun-budget-ms'],
+        backoffMinMs: flags['rerun-backoff-min-ms'],
+        backoffMaxMs: flags['rerun-backoff-max-ms'],
+      }),
+    }),
+    cache: freeze({
+      enabled: flags['actor-cache'] === 'on',
+      ttlMs: flags['cache-ttl-ms'],
+      maxEntries: flags['cache-max-entries'],
+      refreshAhead: flags['cache-refresh-ahead'] === 'on',
+    }),
+    extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags) }),
+    resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
+    healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
+    upstream: freeze({
+      routeTimeoutMs: flags['route-timeout-ms'],
+      connectTimeoutMs: flags['connect-timeout-ms'],
+      maxConnections: flags['upstream-max-connections'],
+      maxPending: flags['upstream-max-pending'],
+      tls: upstreamTlsConfig(flags),
+    }),
+    tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
+    ops: freeze({
+      admin: parseHostPort(flags.admin, '--admin'),
+      adminToken: flags['admin-token'],
+      accessLog: flags['access-log'] === 'on',
+      drainDelayMs: flags['drain-delay-ms'],
+      drainTimeoutMs: flags['drain-timeout-ms'],
+    }),
   });
 }
 
@@ -384,18 +478,66 @@ function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {
   return tokens;
 }
 
+const SUMMARY =
+  'The ingress proxy: user filters, then actor-cache (cache-first actor bindings), then ext_proc (one stream per miss), then the router.';
+
+/** One entry of `chain.filters`: a module path, or `{ module, options }` (paths relative to the config file). */
+const FILTER_ITEM = {
+  type: ['string', 'object'],
+  minLength: 1,
+  properties: { module: { type: 'string', minLength: 1 }, options: { type: 'object' } },
+  required: ['module'],
+  additionalProperties: false,
+};
+
+/** The proxy's flags with the config file's sections (each slice of ProxyConfig is built from one section). */
+export const PROXY_FLAG_SET = defineFlagSet({
+  command: 'proxy',
+  summary: SUMMARY,
+  sections: {
+    listeners: 'What the proxy listens on for clients (the admin API is under admin).',
+    ingress: 'What a client request must look like, and what the ingress does to it.',
+    chain: 'User filters, and re-running the chain after a stale answer, connect failure or reset.',
+    cache: 'The actor-binding cache in front of ext_proc.',
+    extProc: 'The ext_proc server and the ext-proc stage, with the field names of Envoy\'s ExternalProcessor.',
+    upstream: 'Connections to the workers: timeouts, pools and mTLS.',
+    tunnels: 'WebSocket upgrades and CONNECT tunnels.',
+    admin: 'The admin API (/live, /ready, /stats, /metrics, reloads) and /ready\'s health check of the resolver.',
+    ops: 'Processes, logs and draining.',
+    benchmark: 'Benchmark comparison only: the proxy calling ResumeActor itself.',
+  },
+  flags: PROXY_FLAGS,
+  fileFields: {
+    'chain.filters': {
+      help: 'User filters in chain order: a module path or { module, options } (relative to the config file); --filter replaces the list.',
+      schema: { type: 'array', items: FILTER_ITEM },
+      flag: 'filter',
+      flat: 'filters',
+    },
+  },
+  variables: LOG_LEVEL_VARIABLE,
+});
+
+function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
+  const list = context.fields['chain.filters'] as readonly (string | { module: string; options?: Record<string, unknown> })[] | undefined;
+  if (list === undefined || context.file === undefined) return undefined;
+  const dir = path.dirname(path.resolve(context.file));
+  const resolve = (module: string): string => (module.startsWith('file:') ? module : path.resolve(dir, module));
+  return Object.freeze(list.map((item) => (typeof item === 'string' ? filterSpec(resolve(item)) : filterSpec(resolve(item.module), item.options ?? {}))));
+}
+
 /**
- * Reads flags (argv over environment over the `--config` file over defaults) into a frozen config; `help` is true
- * for `--help`. Called again on a reload, with the same argv and environment.
+ * Reads the proxy's flags (argv over the environment over the `--config` file, nested or flat, over the defaults)
+ * into a frozen ProxyConfig, with the deprecated names used. Called again on a reload, with the same argv and
+ * environment.
  */
-export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: boolean; config: ProxyConfig | undefined } {
-  const first = readFlags(PROXY_FLAGS, argv, env);
-  if (first.help) return { help: true, config: undefined };
-  const path = first.values.config;
-  if (path === undefined) return { help: false, config: buildConfig(first.values) };
-  const file = readConfigFile(path, PROXY_FLAGS);
-  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const { values } = readFlags(PROXY_FLAGS, argv, { ...file.env, ...given });
-  // A filter list from the file does not count as `--filter` (it carries options).
-  return { help: false, config: buildConfig({ ...values, filter: first.values.filter }, file) };
+export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ProxyConfig> {
+  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }), argv, env);
+}
+
+/** `readProxyConfig` for a caller that never passes `--help` (a reload, a test): the frozen config. */
+export function proxyConfigOf(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ProxyConfig {
+  const read = readProxyConfig(argv, env);
+  if (read.kind !== 'config') throw new UsageError('--help is not a configuration');
+  return read.config;
 }

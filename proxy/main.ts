@@ -1,27 +1,19 @@
 /**
  * `actor-edge proxy`: reads the config and runs one proxy process (`--workers 1`) or a node:cluster primary with
- * N ingress workers sharing the listener. The chain's stages come from `chain/assemble.ts`.
+ * N ingress workers sharing the listener. The chain's stages come from `stages/assemble.ts`.
  */
 import cluster from 'node:cluster';
-import { flagSetHelp, UsageError } from '../lib/flags.js';
+import { flagSetHelp } from '../lib/flags.js';
 import { createLogger, logConfigWarnings } from '../lib/logger.js';
-import type { ProxyConfig } from './config.js';
-import { PROXY_FLAG_SET, readProxyConfigTree } from './config-tree.js';
-import { assembleStages } from './chain/assemble.js';
+import { PROXY_FLAG_SET, proxyConfigOf, readProxyConfig } from './config.js';
+import { assembleStages } from './stages/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { checkProxyFiles } from './startup-checks.js';
 import { runClusterPrimary } from './cluster/primary.js';
 import { runClusterWorker } from './cluster/worker.js';
 
-/** The config as a reload reads it again (the same flags and environment, the config file again). */
-function reread(argv: readonly string[]): ProxyConfig {
-  const read = readProxyConfigTree(argv);
-  if (read.kind !== 'config') throw new UsageError('--help cannot be reloaded');
-  return read.config;
-}
-
 export async function main(argv: string[]): Promise<void> {
-  const read = readProxyConfigTree(argv);
+  const read = readProxyConfig(argv);
   if (read.kind === 'help') {
     process.stdout.write(flagSetHelp(PROXY_FLAG_SET));
     return;
@@ -32,7 +24,7 @@ export async function main(argv: string[]): Promise<void> {
   // by one); cluster workers leave the bundles to the primary, which checked them.
   checkProxyFiles(config, { upstream: !cluster.isWorker });
   // A reload reads the config again from the same flags and environment (and the config file, again).
-  const rereadConfig = () => reread(argv);
+  const rereadConfig = () => proxyConfigOf(argv);
   if (cluster.isWorker) {
     await runClusterWorker(config, assembleStages, rereadConfig);
     return;

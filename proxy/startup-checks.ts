@@ -17,13 +17,13 @@ export interface CheckedFiles {
   readonly upstreamIdentity: readonly string[] | undefined;
 }
 
-export function checkProxyFiles(config: ProxyConfig, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
-  const serving = config.tls ?? config.connectTls;
+export function checkProxyFiles(config: Pick<ProxyConfig, 'listeners' | 'upstream'>, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
+  const serving = config.listeners.tls ?? config.listeners.connectTls;
   if (serving !== undefined) loadCertificate(serving);
   let upstreamIdentity: readonly string[] | undefined;
-  if (config.upstreamTls !== undefined && opts.upstream !== false) {
+  if (config.upstream.tls !== undefined && opts.upstream !== false) {
     try {
-      upstreamIdentity = loadUpstreamTls(config.upstreamTls).identity;
+      upstreamIdentity = loadUpstreamTls(config.upstream.tls).identity;
     } catch (err) {
       if (err instanceof TlsFileError) throw new UsageError(err.message);
       throw err;

@@ -8,40 +8,39 @@ import { formatHostPort, type HostPort } from '../lib/address.js';
 import { UsageError } from '../lib/flags.js';
 import { createStderrLogger } from '../lib/logger.js';
 import type { ValidConfig } from '../lib/validation.js';
-import type { ProxyConfig } from './config.js';
-import { readProxyConfigTree } from './config-tree.js';
+import { readProxyConfig, type ProxyConfig } from './config.js';
 import { loadUserFilters } from './chain/load-filters.js';
 import { checkProxyFiles, type CheckedFiles } from './startup-checks.js';
 
 const at = (a: HostPort): string => formatHostPort(a.host, a.port);
 
-function listeners(c: ProxyConfig, files: CheckedFiles): [string, string][] {
+function listeners({ listeners: l, ops }: ProxyConfig, files: CheckedFiles): [string, string][] {
   const cert = files.servingCertificate === undefined ? '' : ` (certificate ${files.servingCertificate.certFile}, key ${files.servingCertificate.keyFile}; reloaded when they change)`;
   return [
-    ['http', `${at(c.listen)} (HTTP/1.1 and h2c)`],
-    ...(c.tls === undefined ? [] : [['https', `${at(c.tls.listen)} (ALPN h2, http/1.1)${cert}`] as [string, string]]),
-    ...(c.connectListen === undefined ? [] : [['connect', `${at(c.connectListen)} (CONNECT tunnels into the ingress)`] as [string, string]]),
-    ...(c.connectTls === undefined ? [] : [['connect-tls', `${at(c.connectTls.listen)} (CONNECT over TLS)${c.tls === undefined ? cert : ''}`] as [string, string]]),
-    ['admin', `${at(c.admin)} (${c.adminToken === undefined ? 'no admin token: state-changing calls are not authenticated' : 'state-changing calls need the admin token'})`],
+    ['http', `${at(l.listen)} (HTTP/1.1 and h2c)`],
+    ...(l.tls === undefined ? [] : [['https', `${at(l.tls.listen)} (ALPN h2, http/1.1)${cert}`] as [string, string]]),
+    ...(l.connect === undefined ? [] : [['connect', `${at(l.connect)} (CONNECT tunnels into the ingress)`] as [string, string]]),
+    ...(l.connectTls === undefined ? [] : [['connect-tls', `${at(l.connectTls.listen)} (CONNECT over TLS)${l.tls === undefined ? cert : ''}`] as [string, string]]),
+    ['admin', `${at(ops.admin)} (${ops.adminToken === undefined ? 'no admin token: state-changing calls are not authenticated' : 'state-changing calls need the admin token'})`],
   ];
 }
 
 function chain(c: ProxyConfig, filterNames: readonly string[]): string {
-  const cache = c.actorCache ? `actor-cache (TTL ${c.cacheTtlMs} ms, ${c.cacheMaxEntries} entries)` : 'no cache (ext_proc on every request)';
-  const resolver = c.resolver === 'apiserver' ? `apiserver resolver ${at(c.apiserver)} (benchmark only)` : `ext-proc ${at(c.extproc)}`;
+  const cache = c.cache.enabled ? `actor-cache (TTL ${c.cache.ttlMs} ms, ${c.cache.maxEntries} entries)` : 'no cache (ext_proc on every request)';
+  const resolver = c.resolver.kind === 'apiserver' ? `apiserver resolver ${at(c.resolver.apiserver)} (benchmark only)` : `ext-proc ${at(c.extProc.address)}`;
   return [...filterNames, cache, resolver, 'router'].join(' → ');
 }
 
 export async function validateProxy(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
-  const read = readProxyConfigTree(argv, env);
+  const read = readProxyConfig(argv, env);
   if (read.kind === 'help') throw new UsageError('validate takes the proxy\'s flags; see actor-edge proxy --help');
   const config = read.config;
   const files = checkProxyFiles(config);
-  const filters = await loadUserFilters(config.filters, { log: createStderrLogger('validate'), actorSuffix: config.actorSuffix });
-  const names = filters.map((f, i) => `${f.name} (${config.filters[i]?.module ?? ''})`);
-  const upstream = config.upstreamTls === undefined
+  const filters = await loadUserFilters(config.chain.filters, { log: createStderrLogger('validate'), actorSuffix: config.actorSuffix });
+  const names = filters.map((f, i) => `${f.name} (${config.chain.filters[i]?.module ?? ''})`);
+  const upstream = config.upstream.tls === undefined
     ? 'plaintext to the workers'
-    : `mTLS to the workers as ${files.upstreamIdentity?.join(', ') || 'an identity without URI SAN'}, accepting ${config.upstreamTls.spiffePrefix}…`;
+    : `mTLS to the workers as ${files.upstreamIdentity?.join(', ') || 'an identity without URI SAN'}, accepting ${config.upstream.tls.spiffePrefix}…`;
   return {
     component: 'proxy',
     file: read.file,
@@ -50,8 +49,8 @@ export async function validateProxy(argv: readonly string[], env: NodeJS.Process
       ...listeners(config, files),
       ['processes', config.workers === 1 ? '1' : `${config.workers} ingress workers and a primary (node:cluster)`],
       ['chain', chain(config, names)],
-      ['upstream', `${upstream}; route timeout ${config.routeTimeoutMs} ms, connect timeout ${config.connectTimeoutMs} ms`],
-      ['access log', config.accessLog ? 'on (one JSON line per request on stdout)' : 'off'],
+      ['upstream', `${upstream}; route timeout ${config.upstream.routeTimeoutMs} ms, connect timeout ${config.upstream.connectTimeoutMs} ms`],
+      ['access log', config.ops.accessLog ? 'on (one JSON line per request on stdout)' : 'off'],
     ],
     config,
   };

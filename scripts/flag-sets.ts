@@ -1,6 +1,6 @@
 /** Every component's flag set, in the README's order: what `npm run docs` and its test generate from. */
 import type { FlagSet } from '../lib/flags.js';
-import { PROXY_FLAG_SET } from '../proxy/config-tree.js';
+import { PROXY_FLAG_SET } from '../proxy/config.js';
 import { EXTPROC_FLAG_SET } from '../extproc/config.js';
 import { STUB_FLAG_SET } from '../apiserver-stub/config.js';
 import { WORKER_FLAG_SET } from '../apiserver-stub/worker/config.js';

@@ -9,11 +9,15 @@
  * An answer carrying `override_message_timeout` is not the answer: as Envoy, it restarts the wait's timer with the
  * asked duration — once per message, and only when it is within [1 ms, `maxMessageTimeoutMs`] — and otherwise is
  * ignored; either way the client keeps waiting for the real answer.
+ *
+ * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
+ * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
+import { messageKindOf } from '../../ops/extproc-round-trips.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 
@@ -29,13 +33,14 @@ export interface ExtProcClientOptions {
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
 type ServiceClient = grpc.Client & { Process(): ProcessCall };
 
-const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+/** The ext_proc channel's options (the readiness check uses the same ones, so it checks the same connection). */
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
   // Come back quickly when the processor restarts (the default backoff grows to two minutes).
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1000,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
-};
+});
 
 /** How long a half-closed stream may wait for the processor to finish before it is cancelled (Envoy: 1 s). */
 export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
@@ -134,7 +139,13 @@ export class GrpcExtProcStream implements ExtProcStream {
     if (this.#ended !== undefined) return Promise.resolve(this.#ended);
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
-    return new Promise<ExchangeResult>((resolve) => {
+    const kind = messageKindOf(message as unknown as Readonly<Record<string, unknown>>);
+    const startedAt = performance.now();
+    return new Promise<ExchangeResult>((settle) => {
+      const resolve = (r: ExchangeResult): void => {
+        this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, (performance.now() - startedAt) / 1000);
+        settle(r);
+      };
       const timer = this.#timer(this.#opts.messageTimeoutMs);
       const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });

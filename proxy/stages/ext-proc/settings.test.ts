@@ -2,13 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UsageError } from '../../../lib/flags.js';
-import { readProxyConfig } from '../../config.js';
+import { proxyConfigOf } from '../../config.js';
 
-const settings = (...argv: string[]) => {
-  const { config } = readProxyConfig(argv, {});
-  if (config === undefined) throw new Error('no config');
-  return config.extProc;
-};
+const settings = (...argv: string[]) => proxyConfigOf(argv, {}).extProc.settings;
 
 test('defaults: request headers SEND, response headers SKIP (this deployment routes only), body NONE; original_dst always received', () => {
   const s = settings();

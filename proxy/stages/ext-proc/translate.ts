@@ -61,14 +61,6 @@ export function responseHeadersMessage(status: number, headers: readonly string[
   return { response_headers: { headers: { headers: wireHeaders }, end_of_stream: endOfStream } };
 }
 
-/** `content-type` application/grpc, application/grpc+proto, application/grpc;... (Envoy's `isGrpcRequestHeaders`). */
-export function isGrpcRequest(ctx: RequestContext): boolean {
-  const type = ctx.headers.get('content-type')?.toLowerCase();
-  if (type === undefined || !type.startsWith('application/grpc')) return false;
-  const rest = type.charAt('application/grpc'.length);
-  return rest === '' || rest === '+' || rest === ';';
-}
-
 /**
  * An ImmediateResponse as a local reply (status < 200 or absent → 200, as Envoy), or the mutation's error.
  * `grpc_status` becomes a `grpc-status` header only for a gRPC request.

@@ -1,0 +1,141 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { UsageError } from '../lib/flags.js';
+import { readProxyConfig, type ProxyConfig } from './config.js';
+
+function withDir(run: (write: (name: string, text: string) => string, dir: string) => void): void {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'config-tree-'));
+  try {
+    run((name, text) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, text);
+      return file;
+    }, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function configOf(argv: string[], env: NodeJS.ProcessEnv = {}): { config: ProxyConfig; warnings: readonly string[] } {
+  const read = readProxyConfig(argv, env);
+  assert.equal(read.kind, 'config');
+  return read as { config: ProxyConfig; warnings: readonly string[] };
+}
+
+const NESTED = `
+listeners:
+  http: 127.0.0.1:9000
+ingress:
+  stripHeaders: [x-a, x-b]
+  xffTrustedHops: 1
+chain:
+  filterTimeoutMs: 250
+  maxReruns: 3
+  filters:
+    - module: ./filters/cors.js
+      options: { origins: [https://app.example], maxAgeSeconds: 60 }
+    - /abs/audit.js
+cache:
+  enabled: off
+  ttlMs: 1234
+extProc:
+  failureModeAllow: true
+  processingMode: [request_body_mode=BUFFERED]
+upstream:
+  maxConnections: 16
+tunnels:
+  idleTimeoutMs: 1000
+admin:
+  listen: 127.0.0.1:9999
+ops:
+  accessLog: off
+`;
+
+const FLAT = `
+listen: 127.0.0.1:9000
+strip-headers: [x-a, x-b]
+xff-trusted-hops: 1
+filter-timeout-ms: 250
+max-reruns: 3
+filters:
+  - module: ./filters/cors.js
+    options: { origins: [https://app.example], maxAgeSeconds: 60 }
+  - /abs/audit.js
+actor-cache: off
+cache-ttl-ms: 1234
+failure-mode-allow: true
+extproc-processing-mode: [request_body_mode=BUFFERED]
+upstream-max-connections: 16
+tunnel-idle-timeout-ms: 1000
+admin: 127.0.0.1:9999
+access-log: off
+`;
+
+test('a nested config file and the same settings as a flat one produce the same frozen config', () => {
+  withDir((write, dir) => {
+    const nestedFile = write('nested.yaml', NESTED);
+    const flatFile = write('flat.yaml', FLAT);
+    const nested = configOf(['--config', nestedFile]);
+    const flat = configOf(['--config', flatFile]);
+    assert.deepEqual({ ...flat.config, configFile: undefined }, { ...nested.config, configFile: undefined });
+    assert.ok(Object.isFrozen(nested.config));
+    assert.deepEqual(nested.warnings, []);
+    assert.equal(flat.warnings.length, 14, 'one deprecation warning per flat key');
+    assert.ok(flat.warnings.includes(`config file ${flatFile}: "filters" at the top level is deprecated: use chain.filters`));
+    assert.ok(flat.warnings.includes(`config file ${flatFile}: "actor-cache" at the top level is deprecated: use cache.enabled`));
+    const c = nested.config;
+    assert.equal(c.listeners.listen.port, 9000);
+    assert.equal(c.cache.enabled, false);
+    assert.equal(c.cache.ttlMs, 1234);
+    assert.equal(c.extProc.settings.failureModeAllow, true);
+    assert.equal(c.extProc.settings.processingMode.requestBodyMode, 'BUFFERED');
+    assert.equal(c.chain.rerun.maxReruns, 3);
+    assert.equal(c.upstream.maxConnections, 16);
+    assert.equal(c.tunnels.idleTimeoutMs, 1000);
+    assert.equal(c.ingress.xffTrustedHops, 1);
+    assert.ok(c.ingress.stripHeaders.includes('x-b'));
+    assert.equal(c.ops.admin.port, 9999);
+    assert.equal(c.ops.accessLog, false);
+    assert.equal(c.chain.filterTimeoutMs, 250);
+    assert.equal(c.configFile, nestedFile);
+    for (const slice of Object.values(c)) if (typeof slice === 'object' && slice !== null) assert.ok(Object.isFrozen(slice), 'every slice is frozen');
+    assert.deepEqual(c.chain.filters, [
+      { module: path.join(dir, 'filters/cors.js'), options: { origins: ['https://app.example'], maxAgeSeconds: 60 } },
+      { module: '/abs/audit.js', options: {} },
+    ]);
+    assert.ok(Object.isFrozen(c.chain.filters[0]?.options), 'options are frozen');
+  });
+});
+
+test('flags and variables override the nested file; --filter replaces its filter list', () => {
+  withDir((write) => {
+    const file = write('a.yaml', NESTED);
+    const { config } = configOf(['--config', file, '--cache-ttl-ms', '5', '--filter', './mine.js'], { PROXY_LISTEN: '127.0.0.1:7000', PROXY_FILTER_TIMEOUT_MS: '' });
+    assert.equal(config.cache.ttlMs, 5);
+    assert.equal(config.listeners.listen.port, 7000);
+    assert.equal(config.chain.filterTimeoutMs, 250, 'an empty variable does not hide the file');
+    assert.deepEqual(config.chain.filters, [{ module: './mine.js', options: {} }]);
+    assert.equal(configOf([], { PROXY_CONFIG: file }).config.cache.ttlMs, 1234, 'PROXY_CONFIG names the file too');
+  });
+});
+
+test('errors in the nested file name the field', () => {
+  const cases: [string, RegExp][] = [
+    ['cache:\n  ttl: 5\n', /unknown field "cache\.ttl"/],
+    ['cache:\n  ttlMs: -1\n', /cache\.ttlMs: must be >= 0/],
+    ['listeners:\n  http: nowhere\n', /listeners\.http \(--listen\): /],
+    ['chain:\n  filters: x.js\n', /chain\.filters: must be array/],
+    ['chain:\n  filters:\n    - { path: x.js }\n', /unknown field "chain\.filters\[0\]\.path"/],
+    ['chain:\n  filters:\n    - { module: x.js, options: [1] }\n', /chain\.filters\[0\]\.options: must be object/],
+    ['extProc:\n  requestAttributes: [request.nope]\n', /extProc\.requestAttributes \(--extproc-request-attributes\): "request\.nope" is not supported/],
+  ];
+  withDir((write) => {
+    for (const [text, error] of cases) {
+      const file = write('a.yaml', text);
+      assert.throws(() => readProxyConfig(['--config', file], {}), (e: unknown) => e instanceof UsageError && error.test(e.message), text);
+    }
+  });
+});

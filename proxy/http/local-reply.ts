@@ -1,0 +1,95 @@
+/**
+ * Answers the proxy writes itself — a filter's or ext_proc's local reply, or an error from the catalog — on any
+ * downstream exchange. The head is built here once for every protocol: the reply's headers (a header may carry
+ * several values, e.g. `set-cookie`), never the worker's stale signal or a framing header, a plain-text
+ * content-type for a body without one, and the content-length. A reply whose headers node refuses (a filter's or
+ * ext_proc's invalid header) becomes a 500 rather than something half-written.
+ */
+import type { LocalReply } from '../api/filter.js';
+import { STALE_HEADER } from '../../lib/wire-contract.js';
+import type { DownstreamExchange } from './exchange.js';
+import { grpcMessage, grpcStatusOf } from './grpc.js';
+
+/** A local reply as the proxy writes it: like `LocalReply`, but a header may carry several values (`set-cookie`). */
+export type MultiValueLocalReply = Omit<LocalReply, 'headers'> & { readonly headers?: Readonly<Record<string, string | readonly string[]>> };
+
+const TEXT = 'text/plain; charset=utf-8';
+const INTERNAL_BODY = Buffer.from('internal proxy error\n');
+/** Headers a reply never carries as given: the stale signal, and what frames or scopes the body's connection. */
+const NEVER: ReadonlySet<string> = new Set([STALE_HEADER, 'content-length', 'transfer-encoding', 'connection']);
+
+export interface LocalReplyHead {
+  readonly status: number;
+  readonly headers: string[];
+  readonly body: Buffer | undefined;
+}
+
+/**
+ * A local reply to a gRPC request, as Envoy answers one: a trailers-only response (`:status` 200, no body) whose
+ * `grpc-status` is the reply's own (an ext_proc immediate response's `grpc_status`) or gRPC's mapping of its HTTP
+ * status, and whose `grpc-message` is its text. A gRPC client reads the status; an HTTP error page it cannot read.
+ */
+export function grpcReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
+  const given = reply.headers?.['grpc-status'];
+  const code = typeof given === 'string' && /^\d{1,2}$/.test(given) ? given : String(grpcStatusOf(reply.status | 0));
+  const text = reply.body === undefined ? '' : Buffer.from(reply.body as Uint8Array | string).toString().trim();
+  const headers: string[] = ['content-type', 'application/grpc', 'grpc-status', code];
+  if (text !== '') headers.push('grpc-message', grpcMessage(text));
+  for (const [name, value] of Object.entries(reply.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (NEVER.has(lower) || lower === 'content-type' || lower === 'grpc-status' || lower === 'grpc-message') continue;
+    if (typeof value === 'string') headers.push(lower, value);
+    else for (const v of value) headers.push(lower, v);
+  }
+  return { status: 200, headers, body: undefined };
+}
+
+/** The status, header list and body a reply is written with. */
+export function localReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
+  let status = reply.status | 0;
+  if (status < 200 || status > 999) status = status >= 100 && status < 200 ? 200 : 500;
+  const raw = reply.body;
+  const body = raw === undefined ? undefined : typeof raw === 'string' ? Buffer.from(raw) : Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const headers: string[] = [];
+  let hasType = false;
+  if (reply.headers !== undefined) {
+    for (const [name, value] of Object.entries(reply.headers)) {
+      const lower = name.toLowerCase();
+      if (NEVER.has(lower)) continue;
+      if (lower === 'content-type') hasType = true;
+      if (typeof value === 'string') headers.push(lower, value);
+      else for (const v of value) headers.push(lower, v);
+    }
+  }
+  if (body !== undefined && body.length > 0 && !hasType) headers.push('content-type', TEXT);
+  headers.push('content-length', String(body?.length ?? 0));
+  return { status, headers, body };
+}
+
+/** How writing a reply went: not at all (a response already started, or the client is gone), or written. */
+export type LocalReplyWrite =
+  | { readonly kind: 'not-written' }
+  /** `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
+  | { readonly kind: 'written'; readonly invalid?: string };
+
+const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
+const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
+
+/** Writes `reply` (`grpc`: to a gRPC request, as a gRPC status) unless a response already started or the client is gone. */
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, grpc = false): LocalReplyWrite {
+  if (exchange.headSent || exchange.gone) return NOT_WRITTEN;
+  const head = grpc ? grpcReplyHead(reply) : localReplyHead(reply);
+  try {
+    if (head.body === undefined || head.body.length === 0) {
+      exchange.respondHeadOnly(head.status, head.headers);
+      return WRITTEN;
+    }
+    exchange.startResponse(head.status, head.headers);
+  } catch (err) {
+    exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
+    exchange.finishResponse(INTERNAL_BODY);
+    return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
+  }
+  exchange.finishResponse(head.body);
+  return WRITTEN;
+}
