@@ -89,7 +89,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
       extproc = await launchComponent('extproc', extprocArgs, opts);
       started.push(extproc);
     }
-    const proxy = await launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { WORKER_PORT: String(net.port) } });
+    const proxy = await launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { PROXY_WORKER_PORT: String(net.port) } });
     started.push(proxy);
     probes.push({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
     // extproc's own /stats would be lost at its restart: its streams are read from the proxy instead.

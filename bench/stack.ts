@@ -113,7 +113,8 @@ export class Stack {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return { WORKER_PORT: String(this.workerPort) };
+    const port = String(this.workerPort);
+    return { WORKER_PORT: port, EXTPROC_WORKER_PORT: port, PROXY_WORKER_PORT: port };
   }
 
   /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
@@ -218,7 +219,7 @@ export function stubArgs(config: BenchConfig, workerPort: number): string[] {
   ];
 }
 
-/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from WORKER_PORT). */
+/** The proxy of a proxy arm, as the bench runs it (access log off; the worker port comes from PROXY_WORKER_PORT). */
 export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, apiserverGrpc: string): string[] {
   return [
     '--listen', '127.0.0.1:0',

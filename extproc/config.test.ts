@@ -42,3 +42,16 @@ test('extproc reads a nested config file, below its flags and variables', () => 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('extproc variables have the EXTPROC_ prefix; WORKER_PORT and ACTOR_SUFFIX still work, with a deprecation warning', () => {
+  const read = readExtprocConfig([], { WORKER_PORT: '9443', ACTOR_SUFFIX: 'old.example' });
+  assert.equal(read.kind, 'config');
+  if (read.kind !== 'config') return;
+  assert.equal(read.config.workerPort, 9443);
+  assert.equal(read.config.actorSuffix, 'old.example');
+  assert.deepEqual([...read.warnings].sort(), [
+    'environment variable ACTOR_SUFFIX is deprecated: use EXTPROC_ACTOR_SUFFIX',
+    'environment variable WORKER_PORT is deprecated: use EXTPROC_WORKER_PORT',
+  ]);
+  assert.equal(configOf([], { EXTPROC_WORKER_PORT: '7000', WORKER_PORT: '9443' }).workerPort, 7000, 'the EXTPROC_ name wins');
+});

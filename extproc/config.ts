@@ -112,7 +112,8 @@ export const EXTPROC_FLAGS = {
   },
   'worker-port': {
     type: 'number',
-    env: 'WORKER_PORT',
+    env: 'EXTPROC_WORKER_PORT',
+    envAliases: ['WORKER_PORT'],
     default: 8443,
     min: 1,
     max: 65535,
@@ -121,7 +122,8 @@ export const EXTPROC_FLAGS = {
   },
   'actor-suffix': {
     type: 'string',
-    env: 'ACTOR_SUFFIX',
+    env: 'EXTPROC_ACTOR_SUFFIX',
+    envAliases: ['ACTOR_SUFFIX'],
     default: DEFAULT_ACTOR_SUFFIX,
     section: 'routing',
     help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).',

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { UsageError } from '../lib/flags.js';
-import { readProxyConfig, type ProxyConfig } from './config.js';
+import { flagSetHelp, UsageError } from '../lib/flags.js';
+import { PROXY_FLAG_SET, readProxyConfig, type ProxyConfig } from './config.js';
 
 function withDir(run: (write: (name: string, text: string) => string, dir: string) => void): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'config-tree-'));
@@ -138,4 +138,36 @@ test('errors in the nested file name the field', () => {
       assert.throws(() => readProxyConfig(['--config', file], {}), (e: unknown) => e instanceof UsageError && error.test(e.message), text);
     }
   });
+});
+
+test('every proxy variable has the PROXY_ prefix; the former names still work, each with a deprecation warning', () => {
+  const former = configOf([], { ACTOR_CACHE: 'off', ACTOR_SUFFIX: 'Old.Example.', WORKER_PORT: '9443' });
+  assert.equal(former.config.cache.enabled, false);
+  assert.equal(former.config.actorSuffix, 'old.example');
+  assert.equal(former.config.resolver.workerPort, 9443);
+  assert.deepEqual([...former.warnings].sort(), [
+    'environment variable ACTOR_CACHE is deprecated: use PROXY_ACTOR_CACHE',
+    'environment variable ACTOR_SUFFIX is deprecated: use PROXY_ACTOR_SUFFIX',
+    'environment variable WORKER_PORT is deprecated: use PROXY_WORKER_PORT',
+  ]);
+  const both = configOf([], { PROXY_ACTOR_CACHE: 'on', ACTOR_CACHE: 'off', PROXY_ACTOR_SUFFIX: 'new.example', ACTOR_SUFFIX: 'old.example' });
+  assert.equal(both.config.cache.enabled, true, 'the PROXY_ name wins');
+  assert.equal(both.config.actorSuffix, 'new.example');
+  assert.deepEqual(both.warnings, [], 'a former name beside the new one is not read, and not warned about');
+  for (const [name, spec] of Object.entries(PROXY_FLAG_SET.flags)) assert.match(spec.env, /^PROXY_/, `--${name}`);
+});
+
+test('the dropped --extproc-response-headers is refused (processing_mode response_header_mode sets it)', () => {
+  assert.throws(() => readProxyConfig(['--extproc-response-headers', 'send'], {}), UsageError);
+  assert.equal(configOf(['--extproc-processing-mode', 'response_header_mode=SEND']).config.extProc.settings.processingMode.responseHeaderMode, 'SEND');
+});
+
+test('the benchmark-only resolver flags sit in their own section, after every production one', () => {
+  const benchmark = Object.entries(PROXY_FLAG_SET.flags).filter(([, s]) => 'section' in s && s.section === 'benchmark').map(([n]) => n);
+  assert.deepEqual(benchmark.sort(), ['apiserver', 'resolver', 'worker-port']);
+  assert.equal(Object.keys(PROXY_FLAG_SET.sections).at(-1), 'benchmark');
+  const help = flagSetHelp(PROXY_FLAG_SET);
+  const heading = help.indexOf('\nbenchmark: Not for production');
+  assert.ok(heading > help.indexOf('  --drain-timeout-ms '), 'the benchmark section comes last');
+  for (const flag of ['--resolver', '--apiserver', '--worker-port']) assert.ok(help.indexOf(`\n  ${flag} `) > heading, `${flag} is listed under it`);
 });

@@ -15,7 +15,7 @@ import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import type { CacheConfig } from './stages/actor-cache/config.js';
 import type { ExtProcStageConfig } from './stages/ext-proc/config.js';
-import type { ResolverConfig } from './stages/apiserver/config.js';
+import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
@@ -73,7 +73,8 @@ export const PROXY_FLAGS = {
   },
   'actor-cache': {
     type: 'choice',
-    env: 'ACTOR_CACHE',
+    env: 'PROXY_ACTOR_CACHE',
+    envAliases: ['ACTOR_CACHE'],
     section: 'cache',
     key: 'enabled',
     choices: ['on', 'off'],
@@ -127,15 +128,6 @@ export const PROXY_FLAGS = {
     default: 1048576,
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
   },
-  resolver: {
-    type: 'choice',
-    env: 'PROXY_RESOLVER',
-    section: 'benchmark',
-    choices: ['extproc', 'apiserver'],
-    default: 'extproc',
-    help: 'Who resolves a cache miss: the ext_proc server (production), or the proxy calling ResumeActor itself (benchmark comparison).',
-  },
-  apiserver: { type: 'string', env: 'PROXY_APISERVER', section: 'benchmark', default: '127.0.0.1:50052', help: 'Control plane gRPC HOST:PORT (only with --resolver apiserver).' },
   filter: {
     type: 'list',
     env: 'PROXY_FILTERS',
@@ -163,6 +155,7 @@ export const PROXY_FLAGS = {
     help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
   },
   ...EXT_PROC_FLAGS,
+  ...BENCHMARK_RESOLVER_FLAGS,
   'drain-delay-ms': {
     type: 'number',
     env: 'PROXY_DRAIN_DELAY_MS',
@@ -212,7 +205,6 @@ export const PROXY_FLAGS = {
     help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
   },
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', section: 'ingress', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
-  'worker-port': { type: 'number', env: 'WORKER_PORT', section: 'benchmark', default: 8443, min: 1, max: 65535, help: 'The port workers listen on (used by --resolver apiserver to build worker addresses).' },
   'tunnel-idle-timeout-ms': {
     type: 'number',
     env: 'PROXY_TUNNEL_IDLE_TIMEOUT_MS',
@@ -235,7 +227,7 @@ export const PROXY_FLAGS = {
     key: 'connectTls',
     help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
   },
-  'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+  'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
     env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
@@ -504,7 +496,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
     tunnels: 'WebSocket upgrades and CONNECT tunnels.',
     admin: 'The admin API (/live, /ready, /stats, /metrics, reloads) and /ready\'s health check of the resolver.',
     ops: 'Processes, logs and draining.',
-    benchmark: 'Benchmark comparison only: the proxy calling ResumeActor itself.',
+    benchmark: 'Not for production: the benchmark\'s comparison arm, in which the proxy calls ResumeActor itself instead of ext_proc (proxy/stages/apiserver/).',
   },
   flags: PROXY_FLAGS,
   fileFields: {

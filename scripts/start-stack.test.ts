@@ -57,7 +57,7 @@ async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOp
   const launcher = spawn(command[0], command[1], {
     env: {
       ...process.env,
-      ACTOR_CACHE: 'on',
+      PROXY_ACTOR_CACHE: 'on',
       LOG_LEVEL: 'info',
       STACK_LOG_FORMAT: 'pretty',
       STACK_READY_TIMEOUT_MS: '20000',
@@ -67,6 +67,7 @@ async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOp
       APISERVER_WORKERS: '4',
       WORKER_IP_BASE: net.ipBase,
       WORKER_PORT: String(net.port),
+      EXTPROC_WORKER_PORT: String(net.port),
       EXTPROC_LISTEN: '127.0.0.1:0',
       EXTPROC_ADMIN: '127.0.0.1:0',
       PROXY_LISTEN: '127.0.0.1:0',

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm run test:compose`: builds the image, writes development certificates into a temporary directory (mTLS on
-# every hop, as compose.yaml runs by default), then for ACTOR_CACHE=on and off brings the compose deployment up,
+# every hop, as compose.yaml runs by default), then for PROXY_ACTOR_CACHE=on and off brings the compose deployment up,
 # waits for every service to be healthy, checks from inside a worker container that only the apiserver's attach
 # port is reachable (not the admin APIs, ext_proc, the control API or the ingress), checks from inside the proxy
 # container that every worker and the control API speak TLS with the expected identities, sends requests through
@@ -114,7 +114,7 @@ check_isolation() {
   for ip in $(addresses_of proxy); do unreachable="$unreachable,$ip:9901,$ip:8080,$ip:8443"; done
   for ip in $(addresses_of extproc); do unreachable="$unreachable,$ip:50051,$ip:9902"; done
   for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903"; done
-  dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e ACTOR_CACHE="$ACTOR_CACHE" \
+  dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e PROXY_ACTOR_CACHE="$PROXY_ACTOR_CACHE" \
     worker-1 node dist/scripts/compose/check.js isolation
 }
 
@@ -125,25 +125,25 @@ check_tls() {
   for i in 1 2 3 4; do workers="$workers,worker-$i:8443"; done
   dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e CHECK_TLS_WORKERS="${workers#,}" \
     -e CHECK_TLS_WORKER_PREFIX=spiffe://cluster.local/ns/actor-edge/worker/ -e CHECK_TLS_CONTROL=apiserver-control:50052 \
-    -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js tls
+    -e PROXY_ACTOR_CACHE="$PROXY_ACTOR_CACHE" proxy node dist/scripts/compose/check.js tls
 }
 
 for mode in ${COMPOSE_TEST_MODES:-on off}; do
-  export ACTOR_CACHE=$mode
-  say "ACTOR_CACHE=$mode: up"
+  export PROXY_ACTOR_CACHE=$mode
+  say "PROXY_ACTOR_CACHE=$mode: up"
   started=$SECONDS
   dc up -d --no-build
   wait_healthy
-  say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
+  say "PROXY_ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
   check_isolation
   check_tls
   node dist/scripts/compose/check.js requests
-  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js h2
-  say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
+  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e PROXY_ACTOR_CACHE="$PROXY_ACTOR_CACHE" proxy node dist/scripts/compose/check.js h2
+  say "PROXY_ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8
   node dist/scripts/compose/check.js stats
   no_restarts
-  say "ACTOR_CACHE=$mode: ok"
+  say "PROXY_ACTOR_CACHE=$mode: ok"
   dc --profile bench down -v --remove-orphans
 done
 say "passed"

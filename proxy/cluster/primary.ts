@@ -16,7 +16,7 @@ import { relayBindings } from './binding-relay.js';
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
 
-export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promise<void> {
+export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'ops'>, log: Logger): Promise<void> {
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();

@@ -16,7 +16,7 @@
  *   node dist/scripts/compose/check.js h2         (inside the proxy container: one GET over HTTP/2 with TLS and one
  *                                                   gRPC call through the proxy: scripts/compose/check-h2.ts)
  *
- * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
+ * Environment: PROXY_ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
  * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
  * CHECK_STUB_ADMIN (http://127.0.0.1:9903), CHECK_WORKERS (4), ACTOR_SUFFIX.
  */
@@ -30,7 +30,7 @@ import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import { h2Phase } from './check-h2.js';
 
 const env = process.env;
-const cacheOn = (env.ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
+const cacheOn = (env.PROXY_ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
 const ingress = env.CHECK_INGRESS ?? 'http://127.0.0.1:8080';
 const proxyAdmin = env.CHECK_PROXY_ADMIN ?? 'http://127.0.0.1:9901';
 const extprocAdmin = env.CHECK_EXTPROC_ADMIN ?? 'http://127.0.0.1:9902';

@@ -249,7 +249,7 @@ export function replicaArgs(opts: FleetOptions, slot: ReplicaSlot, certificate: 
 async function startReplica(opts: FleetOptions, slot: ReplicaSlot, certificate: string | undefined): Promise<void> {
   slot.process = await launchComponent('proxy', replicaArgs(opts, slot, certificate), {
     ...launchOptions(opts, slot.name),
-    env: { WORKER_PORT: String(opts.backends.workerPort) },
+    env: { PROXY_WORKER_PORT: String(opts.backends.workerPort) },
   });
 }
 

@@ -115,7 +115,8 @@ test('the proxy: /ready readiness and /live liveness on the admin port, preStop 
     assert.ok(preStopS >= 5, 'a preStop that waits while the endpoint removal propagates');
     // The drain timings come from the config file the Deployment mounts.
     const config = parseAllDocuments(String(o(find(rendered[overlay], 'ConfigMap', 'actor-edge-proxy-config').data)['proxy.yaml']))[0]?.toJS() as Record<string, unknown>;
-    const drainS = (Number(config['drain-delay-ms']) + Number(config['drain-timeout-ms'])) / 1000;
+    const ops = o(config.ops as JsonValue);
+    const drainS = (Number(ops.drainDelayMs) + Number(ops.drainTimeoutMs)) / 1000;
     assert.ok(drainS > 0);
     assert.ok(Number(spec.terminationGracePeriodSeconds) > preStopS + drainS, `grace ${spec.terminationGracePeriodSeconds} s must exceed preStop ${preStopS} s + drain ${drainS} s`);
     const keys = a(spec.topologySpreadConstraints).map((x) => o(x).topologyKey);
@@ -252,6 +253,8 @@ test("every container's command line and environment parse with its component's 
         }
       }
       // The proxy's config as the product reads it: the admin and ingress on every interface, drain delay set.
+      const read = readProxyConfig(['--config', config], {});
+      assert.deepEqual(read.kind === 'config' ? read.warnings : undefined, [], 'the ConfigMap is in the nested form: no deprecation warning');
       const proxy = proxyConfigOf(['--config', config], {});
       assert.equal(proxy?.listeners.listen.port, 8080);
       assert.equal(proxy?.ops.admin.port, 9901);

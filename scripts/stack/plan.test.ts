@@ -16,7 +16,7 @@ test('components start in dependency order and are wired to the addresses their 
   const [stub, extproc, proxy] = STEPS;
   assert.deepEqual(stub?.args(ready), []);
   assert.deepEqual(extproc?.args(ready), ['--apiserver', '127.0.0.1:50052']);
-  assert.deepEqual(proxy?.args(ready), ['--extproc', '127.0.0.1:50051', '--apiserver', '127.0.0.1:50052']);
+  assert.deepEqual(proxy?.args(ready), ['--extproc', '127.0.0.1:50051'], 'the proxy is not handed the control plane: only the benchmark resolver reads it');
   assert.throws(() => proxy?.args({ 'apiserver-stub': ready['apiserver-stub'] }), /extproc reported no "grpc"/);
 });
 
@@ -32,7 +32,7 @@ test('the banner shows the ingress URL and the curl example for the default ates
   assert.equal(b.curl, "curl -H 'Host: actor-000.demo.actors.resources.substrate.ate.dev' http://127.0.0.1:8080/");
   assert.match(b.lines[0] ?? '', /actor cache: on/);
   assert.ok(b.lines.includes('  dashboard http://127.0.0.1:9901/dashboard'), 'the live dashboard');
-  const off = banner(ready, { ACTOR_CACHE: 'off', ACTOR_SUFFIX: 'a.example', APISERVER_ATESPACE: 'team' });
+  const off = banner(ready, { PROXY_ACTOR_CACHE: 'off', PROXY_ACTOR_SUFFIX: 'a.example', APISERVER_ATESPACE: 'team' });
   assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
   assert.match(off.lines[0] ?? '', /actor cache: off/);
 });

@@ -34,10 +34,7 @@ function need(ready: ReadyMap, name: ComponentName, listener: string): string {
 export const STEPS: readonly Step[] = Object.freeze([
   { name: 'apiserver-stub', args: () => [] },
   { name: 'extproc', args: (r) => ['--apiserver', need(r, 'apiserver-stub', 'grpc')] },
-  {
-    name: 'proxy',
-    args: (r) => ['--extproc', need(r, 'extproc', 'grpc'), '--apiserver', need(r, 'apiserver-stub', 'grpc')],
-  },
+  { name: 'proxy', args: (r) => ['--extproc', need(r, 'extproc', 'grpc')] },
 ]);
 
 export interface Banner {
@@ -49,10 +46,10 @@ export interface Banner {
 /** What the launcher prints once every component is ready. */
 export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
   const ingress = `http://${need(ready, 'proxy', 'ingress')}`;
-  const suffix = env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
+  const suffix = env.PROXY_ACTOR_SUFFIX || env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
   const atespace = env.APISERVER_ATESPACE || 'demo';
   const curl = `curl -H 'Host: actor-000.${atespace}.${suffix}' ${ingress}/`;
-  const cache = (env.ACTOR_CACHE || 'on').toLowerCase();
+  const cache = (env.PROXY_ACTOR_CACHE || env.ACTOR_CACHE || 'on').toLowerCase();
   const stats = (name: ComponentName): string => {
     const admin = ready[name]?.admin;
     return admin === undefined ? '' : `http://${dialable(admin)}/stats (${name})`;

@@ -118,7 +118,7 @@ test('an immediate response becomes a local reply; an unroutable original_dst a 
   assert.equal(ctx.route, undefined);
 });
 
-test('--extproc-response-headers send: the stream stays open for the response headers, then closes; a re-run closes it', async () => {
+test('processing_mode response_header_mode=SEND: the stream stays open for the response headers, then closes; a re-run closes it', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443')), { kind: 'closed' }, respond(routeTo('127.0.1.2:8443'))]);
   const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: true }));
   const ctx = request();

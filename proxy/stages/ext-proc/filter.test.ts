@@ -39,7 +39,7 @@ before(async () => {
   // The timeout tests wait this out on purpose; every other answer must come well within it, even on a loaded machine.
   proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000'] });
   allow = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000', '--failure-mode-allow'] });
-  sendMode = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-response-headers', 'send'] });
+  sendMode = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-processing-mode', 'response_header_mode=SEND'] });
   routed = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address], assemble: async (deps) => [
     { filter: { name: 'pre-routed', onRequest: (ctx) => ((ctx.route = { address: up.address, source: 'cache' }), CONTINUE) } },
     ...(await assembleStages(deps)),
@@ -208,7 +208,7 @@ test('--failure-mode-allow: errors and timeouts continue unprocessed, which has 
   assert.equal(e.status, 503);
 });
 
-test('--extproc-response-headers send: the upstream response headers go on the same stream, then it closes', async () => {
+test('processing_mode response_header_mode=SEND: the upstream response headers go on the same stream, then it closes', async () => {
   const seenBefore = ep.seen.length;
   const r = await withScript(
     (m) => (m.kind === 'response_headers' ? { response_headers: { response: { status: 'CONTINUE' } } } : routeTo(up.address)),

@@ -126,7 +126,7 @@ test('failure_mode_allow never fails open once the processor was sent the body',
 });
 
 test('response_header_mode SEND: mutations (and :status) apply before the response head is written', async () => {
-  const p = await proxyWith('--extproc-response-headers', 'send');
+  const p = await proxyWith('--extproc-processing-mode', 'response_header_mode=SEND');
   const r = await send(p, (m) =>
     m.kind === 'request_headers'
       ? route()
@@ -194,7 +194,7 @@ test('request_attributes go on the first message under envoy.filters.http.ext_pr
 });
 
 test('metadata_options: only receiving namespaces are kept; forwarding namespaces go back in metadata_context', async () => {
-  const p = await proxyWith('--extproc-response-headers', 'send', '--extproc-receiving-namespaces', 'ns.a', '--extproc-forwarding-namespaces', 'ns.a,ns.b');
+  const p = await proxyWith('--extproc-processing-mode', 'response_header_mode=SEND', '--extproc-receiving-namespaces', 'ns.a', '--extproc-forwarding-namespaces', 'ns.a,ns.b');
   const r = await send(p, (m) =>
     m.kind === 'request_headers'
       ? ({ ...route(), dynamic_metadata: metadataOf({ [ORIGINAL_DST]: { local: up.address }, 'ns.a': { k: 'a' }, 'ns.b': { k: 'b' } }) } as ProcessingResponse)

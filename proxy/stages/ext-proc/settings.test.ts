@@ -12,8 +12,8 @@ test('defaults: request headers SEND, response headers SKIP (this deployment rou
   assert.equal(s.failureModeAllow, false);
   assert.equal(s.maxMessageTimeoutMs, 0);
   assert.deepEqual(s.receivingNamespaces, ['envoy.filters.listener.original_dst']);
-  assert.equal(settings('--extproc-response-headers', 'send').processingMode.responseHeaderMode, 'SEND');
   assert.equal(settings('--extproc-processing-mode', 'response_header_mode=SEND').processingMode.responseHeaderMode, 'SEND');
+  assert.throws(() => settings('--extproc-response-headers', 'send'), /extproc-response-headers/, 'the former flag is gone: the processing mode sets it');
 });
 
 test('settings the proxy cannot honour are refused at start-up with the setting named', () => {

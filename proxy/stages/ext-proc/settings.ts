@@ -76,15 +76,6 @@ export const EXT_PROC_FLAGS = {
     max: 3_600_000,
     help: 'max_message_timeout: the longest override_message_timeout a processor may ask for (0: overrides are ignored).',
   },
-  'extproc-response-headers': {
-    type: 'choice',
-    env: 'PROXY_EXTPROC_RESPONSE_HEADERS',
-    section: 'extProc',
-    key: 'responseHeaders',
-    choices: ['skip', 'send'],
-    default: 'skip',
-    help: 'processing_mode.response_header_mode: send the upstream response headers on the ext_proc stream and apply the answer before the response starts.',
-  },
   'extproc-processing-mode': {
     type: 'list',
     env: 'PROXY_EXTPROC_PROCESSING_MODE',
@@ -177,7 +168,6 @@ export const EXT_PROC_FLAGS = {
 export interface ExtProcFlagValues {
   readonly 'extproc-message-timeout-ms': number;
   readonly 'extproc-max-message-timeout-ms': number;
-  readonly 'extproc-response-headers': 'skip' | 'send';
   readonly 'extproc-processing-mode': readonly string[];
   readonly 'extproc-allow-mode-override': boolean;
   readonly 'failure-mode-allow': boolean;
@@ -280,7 +270,7 @@ function perHost(entries: readonly string[]): ExtProcSettings['perHost'] {
 export function buildExtProcSettings(flags: ExtProcFlagValues): ExtProcSettings {
   let processingMode: ProcessingMode = {
     requestHeaderMode: 'SEND',
-    responseHeaderMode: flags['extproc-response-headers'] === 'send' ? 'SEND' : 'SKIP',
+    responseHeaderMode: 'SKIP',
     requestBodyMode: 'NONE',
   };
   for (const [field, value] of pairs(flags['extproc-processing-mode'], '=', '--extproc-processing-mode')) {
