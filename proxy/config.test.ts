@@ -7,7 +7,7 @@ import { flagSetHelp, UsageError } from '../lib/flags.js';
 import { PROXY_FLAG_SET, readProxyConfig, type ProxyConfig } from './config.js';
 
 function withDir(run: (write: (name: string, text: string) => string, dir: string) => void): void {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'config-tree-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'proxy-config-'));
   try {
     run((name, text) => {
       const file = path.join(dir, name);

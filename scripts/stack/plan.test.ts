@@ -35,4 +35,7 @@ test('the banner shows the ingress URL and the curl example for the default ates
   const off = banner(ready, { PROXY_ACTOR_CACHE: 'off', PROXY_ACTOR_SUFFIX: 'a.example', APISERVER_ATESPACE: 'team' });
   assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
   assert.match(off.lines[0] ?? '', /actor cache: off/);
+  assert.ok(!b.lines.some((l) => l.includes('https')), 'no HTTPS line without the HTTPS listener');
+  const tls = banner({ ...ready, proxy: { ...ready.proxy, tls: '0.0.0.0:8443' } }, {});
+  assert.ok(tls.lines.includes('  https    https://127.0.0.1:8443/ (the HTTPS listener)'), tls.lines.join('\n'));
 });

@@ -57,6 +57,7 @@ export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
   const lines = [
     `actor-edge is ready (actor cache: ${cache})`,
     `  ingress  ${ingress}`,
+    ...(ready.proxy?.tls === undefined ? [] : [`  https    https://${dialable(ready.proxy.tls)}/ (the HTTPS listener)`]),
     `  try      ${curl}`,
     `  stats    ${[stats('proxy'), stats('extproc'), stats('apiserver-stub')].filter((s) => s !== '').join('  ')}`,
     ...(ready.proxy?.admin === undefined ? [] : [`  dashboard http://${dialable(ready.proxy.admin)}/dashboard`]),
