@@ -9,6 +9,7 @@ import type { ParkingLot } from '../lib/resume/parking-lot.js';
 import { processStats, resetProcessStats, type ProcessStats } from '../lib/process-stats.js';
 import { histogram, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../lib/prom-metrics.js';
 import { SinceReset } from '../lib/since-reset.js';
+import type { HandshakeCounts } from '../lib/tls/grpc-mtls-server.js';
 
 /** actor-ingress route-duration buckets, in seconds. */
 export const ROUTE_DURATION_BUCKETS = Object.freeze([
@@ -31,6 +32,8 @@ export interface ExtprocStats {
   readonly resumeCalls: Readonly<Record<string, number>>;
   readonly flightJoins: number;
   readonly parked: { readonly active: number; readonly rejected: number };
+  /** The ext_proc listener's connections by outcome (present with mTLS on the listener). */
+  readonly tls?: HandshakeCounts;
   readonly process: ProcessStats;
 }
 
@@ -41,14 +44,26 @@ function zeroRequests(): Record<OutcomeLabel, number> {
 export class ExtprocMetrics {
   readonly registry = new Registry();
   private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0 };
-  private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number }>;
+  private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number; tls: HandshakeCounts | Record<string, never> }>;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
 
-  constructor(private readonly lot: () => ParkingLot | undefined) {
+  /** `tls`: the ext_proc listener's handshake tallies, when it runs mTLS. */
+  constructor(
+    private readonly lot: () => ParkingLot | undefined,
+    private readonly tls?: () => HandshakeCounts,
+  ) {
     const life = this.life;
     const r = this.registry;
-    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0 }));
+    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0, tls: tls?.() ?? {} }));
+    if (tls !== undefined) {
+      scrapedCounterBy(r, {
+        name: 'extproc_tls_handshakes_total',
+        help: 'Connections to the ext_proc listener by outcome: accepted, refused_handshake (plaintext, no or untrusted certificate, not TLS 1.3), refused_identity, refused_alpn.',
+        labelNames: ['outcome'],
+        read: () => samplesBy('outcome', tls()),
+      });
+    }
     scrapedCounter(r, { name: 'extproc_streams_total', help: 'ext_proc Process streams opened.', read: () => life.streams });
     scrapedGauge(r, { name: 'extproc_streams_active', help: 'ext_proc Process streams open now.', read: () => this.activeStreams });
     scrapedCounter(r, {
@@ -117,6 +132,7 @@ export class ExtprocMetrics {
       resumeCalls: d.resumeCalls,
       flightJoins: d.flightJoins,
       parked: { active: this.lot()?.active ?? 0, rejected: d.parkedRejected },
+      ...(this.tls === undefined ? {} : { tls: d.tls as HandshakeCounts }),
       process: processStats(),
     };
   }

@@ -4,7 +4,7 @@
  * plain tallies when scraped (`collect`), so the request path pays nothing for them. Labels come from fixed sets
  * (status codes, outcomes, gRPC code names, reasons), never from names a client chose.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Aggregator, type Registry } from 'prom-client';
 
 export interface MetricSpec {
   readonly name: string;
@@ -50,9 +50,12 @@ export function scrapedCounterBy<L extends string>(registry: Registry, spec: Lab
   });
 }
 
-/** A gauge whose value is `read()` at scrape time. */
-export function scrapedGauge(registry: Registry, spec: MetricSpec & { read(): number }): void {
-  new Gauge({ ...base(registry, spec), collect() { this.set(spec.read()); } });
+/**
+ * A gauge whose value is `read()` at scrape time. `aggregator`: how the cluster primary merges it over worker
+ * processes (prom-client's; default `sum`).
+ */
+export function scrapedGauge(registry: Registry, spec: MetricSpec & { read(): number; readonly aggregator?: Aggregator }): void {
+  new Gauge({ ...base(registry, spec), ...(spec.aggregator === undefined ? {} : { aggregator: spec.aggregator }), collect() { this.set(spec.read()); } });
 }
 
 /** A labelled gauge whose samples are `read()` at scrape time (label sets that disappear are dropped). */
