@@ -8,8 +8,10 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
-import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
+import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix, type SpiffeMatch } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
+import { devIdentities } from '../lib/tls/dev-certs.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
@@ -190,6 +192,38 @@ export const PROXY_FLAGS = {
     min: 10,
     help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
   },
+  'extproc-credential-bundle': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to ext_proc (TLS 1.3, ALPN h2); empty: plaintext, with a warning at start-up.',
+  },
+  'extproc-trust-bundle': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_TRUST_BUNDLE',
+    default: '',
+    help: 'PEM file with the CA certificates that sign extproc\'s certificate (required with --extproc-credential-bundle).',
+  },
+  'extproc-spiffe-id': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_SPIFFE_ID',
+    default: devIdentities().extproc,
+    help: 'ext_proc is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/" (never checked by IP or name).',
+  },
+  'extproc-tls-watch-ms': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_TLS_WATCH_MS',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the two ext_proc bundle files are checked for changes; a change opens a new channel for new streams, open streams finish on the old one.',
+  },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'PROXY_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'Log a warning while a certificate the proxy loads (serving, upstream, ext_proc) expires within this many hours (0: never).',
+  },
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
@@ -254,6 +288,10 @@ export interface ProxyConfig {
   readonly actorSuffix: string;
   /** mTLS to the workers; undefined: plaintext. */
   readonly upstreamTls: UpstreamTlsConfig | undefined;
+  /** mTLS to ext_proc; undefined: plaintext. */
+  readonly extprocTls: ExtprocTlsConfig | undefined;
+  /** `--cert-expiry-warning-hours` (0: no warning). */
+  readonly certExpiryWarningHours: number;
   /** `--tunnel-idle-timeout-ms` (0: no idle timeout). */
   readonly tunnelIdleTimeoutMs: number;
   /** Lower-case upgrade tokens forwarded: `websocket` plus `--upgrade-allow` (never `h2c`). */
@@ -269,6 +307,28 @@ export interface UpstreamTlsConfig {
   readonly trustBundle: string;
   readonly spiffePrefix: string;
   readonly watchIntervalMs: number;
+}
+
+export interface ExtprocTlsConfig {
+  readonly credentialBundle: string;
+  readonly trustBundle: string;
+  /** Who ext_proc must be. */
+  readonly serverIdentity: SpiffeMatch;
+  readonly watchIntervalMs: number;
+}
+
+function extprocTlsConfig(flags: ProxyFlags): ExtprocTlsConfig | undefined {
+  const credentialBundle = flags['extproc-credential-bundle'];
+  const trustBundle = flags['extproc-trust-bundle'];
+  if (credentialBundle === '' && trustBundle === '') return undefined;
+  if (credentialBundle === '' || trustBundle === '') throw new UsageError('--extproc-credential-bundle and --extproc-trust-bundle go together');
+  let serverIdentity: SpiffeMatch;
+  try {
+    serverIdentity = parseSpiffeMatch(flags['extproc-spiffe-id']);
+  } catch (err) {
+    throw new UsageError(`--extproc-spiffe-id: ${(err as Error).message}`);
+  }
+  return Object.freeze({ credentialBundle, trustBundle, serverIdentity, watchIntervalMs: flags['extproc-tls-watch-ms'] });
 }
 
 function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
@@ -344,6 +404,8 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     workerPort: flags['worker-port'],
     actorSuffix: normaliseSuffix(flags['actor-suffix']),
     upstreamTls: upstreamTlsConfig(flags),
+    extprocTls: extprocTlsConfig(flags),
+    certExpiryWarningHours: flags['cert-expiry-warning-hours'],
     tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
     upgradeTokens: upgradeTokens(flags['upgrade-allow']),
     connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),

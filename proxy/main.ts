@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import { formatHelp, UsageError } from '../lib/flags.js';
 import { TlsFileError } from '../lib/tls/files.js';
 import { loadUpstreamTls } from './upstream/tls.js';
+import { loadExtprocTls } from './stages/ext-proc/channel-tls.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './chain/assemble.js';
@@ -33,6 +34,7 @@ export async function main(argv: string[]): Promise<void> {
       throw err;
     }
   }
+  if (config.extprocTls !== undefined && config.resolver === 'extproc' && !cluster.isWorker) loadExtprocTls(config.extprocTls);
   // A reload reads the config again from the same flags and environment (and the config file, again).
   const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {

@@ -11,6 +11,7 @@ import type { ProxyConfig } from './config.js';
 import { MAX_HEADER_BYTES } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
+import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2cSessions } from './upstream/h2c-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
@@ -57,6 +58,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const stats = new ProxyStats(config.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
+  const certificateExpiry = startProxyCertificateExpiry(config, log, metrics.registry);
   const upstreamTls = config.upstreamTls === undefined ? undefined : startUpstreamTls(config.upstreamTls, config.connectTimeoutMs, log, counters);
   const stages = await assemble({ config, log, registry: metrics.registry, counters });
   const poolOptions: PoolOptions = {
@@ -140,6 +142,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       await Promise.all([pools, h2cSessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
+      certificateExpiry.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
       log.info('stopped');

@@ -19,6 +19,7 @@ import { formatHostPort } from '../address.js';
 import { readCredentialBundle, readTrustBundle } from './files.js';
 import { describeSpiffeMatch, presentedIdentity, refusePeerIdentity, uriSans, type SpiffeMatch } from './identity.js';
 import { WatchedTlsFiles } from './watched.js';
+import { ThrottledWarnings } from '../throttled-warnings.js';
 
 export interface MtlsServerSettings {
   /** The server's certificate chain and private key, one PEM file. */
@@ -46,8 +47,6 @@ export type HandshakeCounts = Readonly<Record<HandshakeOutcome, number>>;
 
 /** Longest a client may take to complete its handshake. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
-/** At most one warning per refusal kind in this interval. */
-const WARN_INTERVAL_MS = 1000;
 
 interface ServerMaterial {
   readonly options: tls.SecureContextOptions;
@@ -61,28 +60,11 @@ function loadMaterial(settings: MtlsServerSettings, labels: MtlsServerLabels): S
   return { options: { cert: bundle.cert, key: bundle.key, ca }, identity: uriSans(bundle.leaf.subjectAltName) };
 }
 
-/** Rate-limited warnings: one per kind per interval, counting the ones held back. */
-class Warnings {
-  readonly #last = new Map<string, { at: number; suppressed: number }>();
-  constructor(private readonly log: Logger) {}
-
-  warn(kind: string, fields: Record<string, unknown>, msg: string): void {
-    const now = Date.now();
-    const seen = this.#last.get(kind);
-    if (seen !== undefined && now - seen.at < WARN_INTERVAL_MS) {
-      seen.suppressed++;
-      return;
-    }
-    this.#last.set(kind, { at: now, suppressed: 0 });
-    this.log.warn({ ...fields, ...(seen !== undefined && seen.suppressed > 0 ? { notLogged: seen.suppressed } : {}) }, msg);
-  }
-}
-
 export class MtlsGrpcListener {
   readonly #counts: Record<HandshakeOutcome, number> = { accepted: 0, refused_handshake: 0, refused_identity: 0, refused_alpn: 0 };
   readonly #watched: WatchedTlsFiles<ServerMaterial>;
   readonly #tls: tls.Server;
-  readonly #warnings: Warnings;
+  readonly #warnings: ThrottledWarnings;
 
   /** Reads the files now: throws a TlsFileError naming the flag and the file when one is missing or unusable. */
   constructor(
@@ -91,7 +73,7 @@ export class MtlsGrpcListener {
     private readonly log: Logger,
     labels: MtlsServerLabels,
   ) {
-    this.#warnings = new Warnings(log);
+    this.#warnings = new ThrottledWarnings(log);
     this.#watched = new WatchedTlsFiles({
       paths: [settings.credentialBundle, settings.clientCa],
       load: () => loadMaterial(settings, labels),

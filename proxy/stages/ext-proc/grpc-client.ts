@@ -9,6 +9,10 @@
  * An answer carrying `override_message_timeout` is not the answer: as Envoy, it restarts the wait's timer with the
  * asked duration — once per message, and only when it is within [1 ms, `maxMessageTimeoutMs`] — and otherwise is
  * ignored; either way the client keeps waiting for the real answer.
+ *
+ * With `tls` the channel runs mTLS with workload identities (`channel-tls.ts`); when its files change, new streams
+ * go to a new channel made with the new credentials and the old channel is closed gracefully, so the streams open on
+ * it finish there. Without it the channel is plaintext, which is logged as a warning.
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +20,9 @@ import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import { ExtProcChannelTls } from './channel-tls.js';
+import type { ExtprocTlsConfig } from '../../config.js';
+import type { Logger } from '../../../lib/logger.js';
 
 export interface ExtProcClientOptions {
   /** `host:port` of the processor. */
@@ -24,6 +31,9 @@ export interface ExtProcClientOptions {
   /** Envoy's `max_message_timeout`: the longest `override_message_timeout` honoured (0 or absent: none is). */
   readonly maxMessageTimeoutMs?: number;
   readonly counters: Counters;
+  /** mTLS to the processor; absent: plaintext (logged as a warning). */
+  readonly tls?: ExtprocTlsConfig | undefined;
+  readonly log: Logger;
 }
 
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -41,18 +51,47 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
 
 export class GrpcExtProcClient implements ExtProcClient {
-  readonly #client: ServiceClient;
+  #client: ServiceClient;
   readonly #opts: ExtProcClientOptions;
+  readonly #tls: ExtProcChannelTls | undefined;
   /** Half-closed streams waiting for the processor's status, with when they were half-closed. */
   readonly #closing = new Map<GrpcExtProcStream, number>();
   readonly #sweeper: NodeJS.Timeout;
+  #channels = 1;
 
+  /** With `tls`, throws a UsageError naming the flag and the file when one is missing or unusable. */
   constructor(opts: ExtProcClientOptions) {
     this.#opts = opts;
-    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
-    this.#client = new Ctor(opts.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS) as unknown as ServiceClient;
+    const log = opts.log;
+    this.#tls = opts.tls === undefined ? undefined : new ExtProcChannelTls(opts.tls, log, () => this.#newChannel());
+    if (this.#tls === undefined) {
+      log.warn(
+        { extproc: opts.address },
+        'ext_proc hop is plaintext: the request headers of every miss travel unencrypted, and ext_proc is not authenticated (--extproc-credential-bundle and --extproc-trust-bundle turn on mTLS)',
+      );
+    }
+    this.#client = this.#connect();
     this.#sweeper = setInterval(() => this.#sweep(REMOTE_CLOSE_TIMEOUT_MS), REMOTE_CLOSE_TIMEOUT_MS / 2);
     this.#sweeper.unref();
+  }
+
+  #connect(): ServiceClient {
+    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
+    const credentials = this.#tls?.credentials() ?? grpc.credentials.createInsecure();
+    return new Ctor(this.#opts.address, credentials, CHANNEL_OPTIONS) as unknown as ServiceClient;
+  }
+
+  /** New streams go to a new channel (new credentials); the old one closes once its streams are done. */
+  #newChannel(): void {
+    const old = this.#client;
+    this.#client = this.#connect();
+    this.#channels++;
+    old.close();
+  }
+
+  /** Channels made so far (1, plus one per credential reload). */
+  get channels(): number {
+    return this.#channels;
   }
 
   /** Opens a new Process stream (one per HTTP request). */
@@ -86,6 +125,7 @@ export class GrpcExtProcClient implements ExtProcClient {
     clearInterval(this.#sweeper);
     this.#sweep(0);
     this.#client.close();
+    this.#tls?.close();
   }
 }
 

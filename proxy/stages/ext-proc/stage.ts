@@ -18,6 +18,8 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     messageTimeoutMs: settings.messageTimeoutMs,
     maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
+    tls: config.extprocTls,
+    log: deps.log,
   });
   return {
     filter: createExtProcFilter({ client, settings }),
