@@ -8,8 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import tls from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { workerNet } from '../lib/loopback.js';
+import { EnvoyLikeClient } from '../extproc/testing/envoy-like-client.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
@@ -129,10 +132,62 @@ test('npm start serves the curl example through the proxy and stops cleanly on S
     assert.ok(stack.output.some((l) => l.startsWith(`${name.padEnd(14)} | `)), `${name}'s lines are prefixed with its name`);
   }
 
+  // mTLS by default on the ext_proc hop: extproc's port refuses a plaintext gRPC client and a TLS client without
+  // a certificate (the proxy's own stream above went through).
+  assert.ok(stack.output.some((l) => /^stack +\| +mTLS +on every internal hop/.test(l)));
+  const grpcAddress = stack.output.map((l) => (l.startsWith('extproc ') ? /"grpc":"([^"]+)"/.exec(l)?.[1] : undefined)).find((a) => a !== undefined);
+  assert.ok(grpcAddress, "extproc's ready line");
+  assert.equal(await plaintextProcess(grpcAddress), 'UNAVAILABLE');
+  assert.match(await tlsWithoutCertificate(grpcAddress), /CERTIFICATE_REQUIRED/);
+
   stack.launcher.kill('SIGTERM');
   assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
   assert.ok(stack.output.some((l) => /^stack +\| stopped$/.test(l)));
+});
+
+/** One Process stream from a plaintext gRPC client: its answer, or the status it failed with. */
+async function plaintextProcess(address: string): Promise<string> {
+  const client = new EnvoyLikeClient(address, grpc.credentials.createInsecure());
+  try {
+    const { call, reader } = client.open();
+    call.write(EnvoyLikeClient.requestHeadersMessage({ authority: HOST }));
+    try {
+      return (await reader.next()).response ?? 'unknown';
+    } catch (err) {
+      return grpc.status[(err as grpc.ServiceError).code] ?? 'UNKNOWN';
+    } finally {
+      call.cancel();
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** A TLS 1.3 handshake with ALPN h2 and no client certificate; what the server answered. */
+function tlsWithoutCertificate(address: string): Promise<string> {
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: address.slice(0, address.lastIndexOf(':')), port, ALPNProtocols: ['h2'], rejectUnauthorized: false });
+    socket.once('secureConnect', () => socket.write(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')));
+    socket.once('data', () => resolve('served'));
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    socket.once('close', () => resolve('closed'));
+  });
+}
+
+test('npm start -- --tls off: plaintext everywhere, said at start-up by the launcher and by the components', async () => {
+  const stack = await launch({ env: { STACK_TLS: 'off' } });
+  const res = await request(`${stack.ingress}/`, { headers: { host: HOST } });
+  await res.body.dump();
+  assert.equal(res.statusCode, 200);
+  const first = stack.output.findIndex((l) => /^stack +\| WARN +--tls off: every internal hop is plaintext/.test(l));
+  const started = stack.output.findIndex((l) => /^stack +\| started /.test(l));
+  assert.ok(first >= 0 && first < started, 'the launcher warns before it starts anything');
+  assert.ok(stack.output.some((l) => /^extproc +\| WARN +ext_proc listener is plaintext/.test(l)));
+  assert.ok(stack.output.some((l) => /^proxy +\| WARN +ext_proc hop is plaintext/.test(l)));
+  stack.launcher.kill('SIGTERM');
+  assert.equal(await stack.exited, 0);
 });
 
 test('a component that dies is reported and stops the whole stack with a non-zero exit', async () => {
