@@ -1,16 +1,18 @@
 /**
- * The guard every admin server installs (proxy, proxy cluster primary, extproc, apiserver-stub): state-changing
- * calls (any method but GET, HEAD and OPTIONS) are refused unless
+ * The guard every admin server installs (proxy, proxy cluster primary, extproc, apiserver-stub, the benchmark's
+ * floor): every call, reads included, is refused unless
  * - `Host` names the admin itself: for a loopback listener 127.x.x.x, `localhost` or `[::1]` with the listener's
  *   port; for any other listener (a wildcard or an interface address) one of the machine's own IP addresses
  *   (loopback included: a port published by a container runtime arrives with the host's 127.0.0.1), `localhost`,
  *   or a single-label name (a compose service name such as `proxy`), with any port (published ports may differ).
- *   A DNS-rebinding page always sends a dotted name its author controls;
+ *   A DNS-rebinding page always sends a dotted name its author controls, so it can neither change nor read
+ *   anything (the binding table names every running actor and its worker);
  * - `Origin`, when present, names the admin by the same rule (a cross-site form or fetch carries a foreign one;
  *   `Origin: null` is foreign too);
  * - the bearer token matches, when the component runs with `--admin-token` (compared in constant time).
- * Host and Origin refusals are 403, a missing or wrong token 401; each with a JSON `{ error, code }`.
- * `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
+ * Only `GET`/`HEAD` of the health checks (`/ready`, `/live`) are always answered: load balancers and orchestrators
+ * probe them with whatever Host they like. Host and Origin refusals are 403, a missing or wrong token 401; each with
+ * a JSON `{ error, code }`. `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
@@ -19,6 +21,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface AdminRequest {
   readonly method: string;
+  /** The request path, without the query string. */
+  readonly path: string;
   readonly host: string | undefined;
   readonly origin: string | undefined;
   readonly authorization: string | undefined;
@@ -38,7 +42,14 @@ export type AdminDecision =
   | { readonly kind: 'allow' }
   | { readonly kind: 'refuse'; readonly status: 401 | 403; readonly code: AdminRefusalCode; readonly error: string };
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Health checks, answered to anyone: `GET`/`HEAD` of these paths only. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/ready', '/live']);
+const PROBE_METHODS = new Set(['GET', 'HEAD']);
+
+/** Whether a call is a health check, answered without any check. */
+export function isOpenProbe(method: string, path: string): boolean {
+  return PROBE_METHODS.has(method.toUpperCase()) && OPEN_PATHS.has(path);
+}
 
 interface Authority {
   /** Lower case, IPv6 without brackets. */
@@ -102,15 +113,15 @@ function refuse(status: 401 | 403, code: AdminRefusalCode, error: string): Admin
 }
 
 export function decideAdminAccess(req: AdminRequest, listener: AdminListener, token: string | undefined): AdminDecision {
-  if (SAFE_METHODS.has(req.method.toUpperCase())) return { kind: 'allow' };
+  if (isOpenProbe(req.method, req.path)) return { kind: 'allow' };
   const host = req.host === undefined ? undefined : parseAuthority(req.host);
   if (host === undefined || !namesAdmin(host, listener)) {
-    return refuse(403, 'ADMIN_FOREIGN_HOST', `admin: Host "${req.host ?? ''}" does not name this admin server; state-changing calls must address it directly`);
+    return refuse(403, 'ADMIN_FOREIGN_HOST', `admin: Host "${req.host ?? ''}" does not name this admin server; calls must address it directly`);
   }
   if (req.origin !== undefined) {
     const origin = originAuthority(req.origin);
     if (origin === undefined || !namesAdmin(origin, listener)) {
-      return refuse(403, 'ADMIN_FOREIGN_ORIGIN', `admin: Origin "${req.origin}" is not this admin server; cross-site state-changing calls are refused`);
+      return refuse(403, 'ADMIN_FOREIGN_ORIGIN', `admin: Origin "${req.origin}" is not this admin server; cross-site calls are refused`);
     }
   }
   if (token !== undefined && !tokenMatches(req.authorization, token)) {
@@ -125,8 +136,13 @@ export function machineAddresses(): string[] {
 }
 
 export interface AdminGuardOptions {
-  /** When set, state-changing calls also need `Authorization: Bearer <token>`. */
+  /** When set, every call but the health checks also needs `Authorization: Bearer <token>`. */
   readonly token: string | undefined;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
@@ -136,7 +152,8 @@ function single(value: string | string[] | undefined): string | undefined {
 /** Installs the guard on an admin server (applies to every route, also those registered later). */
 export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (SAFE_METHODS.has(req.method)) return;
+    const path = pathOf(req.url);
+    if (isOpenProbe(req.method, path)) return;
     const bound = app.server.address();
     const listener: AdminListener = {
       address: bound !== null && typeof bound === 'object' ? bound.address : '',
@@ -145,7 +162,7 @@ export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void 
     };
     const headers = req.raw.headers;
     const decision = decideAdminAccess(
-      { method: req.method, host: single(headers.host), origin: single(headers.origin), authorization: single(headers.authorization) },
+      { method: req.method, path, host: single(headers.host), origin: single(headers.origin), authorization: single(headers.authorization) },
       listener,
       opts.token,
     );
