@@ -6,6 +6,7 @@
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Registry } from 'prom-client';
 import { validRef, type ControlPlane } from './control-plane.js';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { grpcCodeName } from '../lib/wire-contract.js';
@@ -17,6 +18,12 @@ import { Churn, parseChurnRates } from './churn.js';
 import { createStubMetrics } from './metrics.js';
 import { StubStats } from './stats.js';
 import type { WorkerTlsCounters } from './worker/tls.js';
+import { registerCertificateExpiry, type CertificateExpiry } from '../lib/tls/expiry.js';
+
+function withCertificateExpiry(registry: Registry, expiry: CertificateExpiry | undefined): Registry {
+  if (expiry !== undefined) registerCertificateExpiry(registry, 'apiserver', expiry);
+  return registry;
+}
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
@@ -25,6 +32,8 @@ export interface AdminDeps {
   readonly readiness: () => Readiness;
   /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
   readonly workerTls?: WorkerTlsCounters;
+  /** The certificates the stub loads, exported as `apiserver_tls_certificate_expiry_seconds`. */
+  readonly certificateExpiry?: CertificateExpiry;
 }
 
 interface ActorParams {
@@ -45,7 +54,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -62,7 +71,7 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls }: AdminD
     readiness,
     stats: () => stats.document(),
     resetStats: () => stats.reset(),
-    registry: createStubMetrics(cp, counters, workerTls),
+    registry: withCertificateExpiry(createStubMetrics(cp, counters, workerTls), certificateExpiry),
     refresh: () => cp.flushWorkers(),
   });
 

@@ -118,25 +118,35 @@ export class CertificateExpiry {
   }
 }
 
+/** Watches the configured `sources` (empty paths are left out). */
+export function watchCertificates(sources: readonly CertificateSource[], opts: CertificateExpiryOptions): CertificateExpiry {
+  return new CertificateExpiry(
+    sources.filter((s) => s.file !== ''),
+    opts,
+  );
+}
+
 /**
- * Starts watching `sources` (the configured ones: empty paths are left out) and, when there is any, registers
- * `<prefix>_tls_certificate_expiry_seconds` in `registry`. Several processes of one component (the proxy's
- * `--workers`) aggregate it by its minimum.
+ * Registers `<prefix>_tls_certificate_expiry_seconds` in `registry` when `expiry` watches any file. Several
+ * processes of one component (the proxy's `--workers`) aggregate it by its minimum.
  */
+export function registerCertificateExpiry(registry: Registry, prefix: string, expiry: CertificateExpiry): void {
+  if (expiry.sources.length === 0) return;
+  scrapedGauge(registry, {
+    name: `${prefix}_tls_certificate_expiry_seconds`,
+    help: 'Seconds until the first of the certificates this component loads expires (negative: one has expired).',
+    read: () => expiry.secondsUntilFirstExpiry() ?? 0,
+    aggregator: 'min',
+  });
+}
+
+/** `watchCertificates`, and the gauge registered in `opts.registry`. */
 export function startCertificateExpiry(
   prefix: string,
   sources: readonly CertificateSource[],
-  opts: CertificateExpiryOptions & { readonly registry?: Registry },
+  opts: CertificateExpiryOptions & { readonly registry: Registry },
 ): CertificateExpiry {
-  const configured = sources.filter((s) => s.file !== '');
-  const expiry = new CertificateExpiry(configured, opts);
-  if (opts.registry !== undefined && configured.length > 0) {
-    scrapedGauge(opts.registry, {
-      name: `${prefix}_tls_certificate_expiry_seconds`,
-      help: 'Seconds until the first of the certificates this component loads expires (negative: one has expired).',
-      read: () => expiry.secondsUntilFirstExpiry() ?? 0,
-      aggregator: 'min',
-    });
-  }
+  const expiry = watchCertificates(sources, opts);
+  registerCertificateExpiry(opts.registry, prefix, expiry);
   return expiry;
 }

@@ -57,6 +57,10 @@ test('over mTLS a miss reaches the actor through extproc', async () => {
   assert.ok(s.tls.accepted >= 1, JSON.stringify(s.tls));
   const started = proxy.component.logs().find((l) => l.msg === 'mTLS to ext_proc');
   assert.deepEqual(started?.identity, [pki.ids.proxy]);
+  // Its certificates announce their expiry: the 30-day development bundle comes first.
+  const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
+  const seconds = Number(/^proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
+  assert.ok(seconds > 29 * 86400 && seconds <= 30 * 86400, String(seconds));
 });
 
 test('a proxy that expects another ext_proc identity refuses this extproc: 500, logged', async () => {
