@@ -47,6 +47,9 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.keepalive_timeout_ms': 10_000,
 };
 
+/** Unasked messages kept before the stream is paused (HTTP/2 flow control then holds the processor back). */
+const UNASKED_PAUSE_AT = 16;
+
 /** How long a half-closed stream may wait for the processor to finish before it is cancelled (Envoy: 1 s). */
 export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
 
@@ -147,6 +150,9 @@ export class GrpcExtProcStream implements ExtProcStream {
   #closed = false;
   /** A message was sent and its answer has not arrived (a timeout or an abandoned wait leaves it so). */
   #unanswered = false;
+  /** Messages that arrived while nothing waited, for `receive` (a streamed immediate response's pieces). */
+  readonly #unasked: ProcessingResponse[] = [];
+  #paused = false;
 
   readonly #closing: Map<GrpcExtProcStream, number>;
 
@@ -159,7 +165,12 @@ export class GrpcExtProcStream implements ExtProcStream {
     call.on('data', (m: ProcessingResponse) => {
       if (m.override_message_timeout != null) return this.#overrideTimeout(durationMs(m.override_message_timeout));
       this.#unanswered = false;
-      this.#finish({ kind: 'response', response: m });
+      if (this.#pending !== undefined) return this.#finish({ kind: 'response', response: m });
+      this.#unasked.push(m);
+      if (this.#unasked.length >= UNASKED_PAUSE_AT && !this.#paused) {
+        this.#paused = true;
+        call.pause();
+      }
     });
     call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
     call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
@@ -174,13 +185,35 @@ export class GrpcExtProcStream implements ExtProcStream {
     if (this.#ended !== undefined) return Promise.resolve(this.#ended);
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    this.#unasked.length = 0; // late answers to earlier messages are not this message's answer
+    return this.#wait(signal, () => {
+      this.#unanswered = true;
+      this.#call.write(message);
+    });
+  }
+
+  receive(signal?: AbortSignal): Promise<ExchangeResult> {
+    const queued = this.#unasked.shift();
+    if (queued !== undefined) {
+      if (this.#paused && this.#unasked.length < UNASKED_PAUSE_AT / 2) {
+        this.#paused = false;
+        this.#call.resume();
+      }
+      return Promise.resolve({ kind: 'response', response: queued });
+    }
+    if (this.#ended !== undefined) return Promise.resolve(this.#ended);
+    if (this.#closed || signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    return this.#wait(signal, () => undefined);
+  }
+
+  /** Waits (within the message timeout) for the next message, after `start` (which sends one, or nothing). */
+  #wait(signal: AbortSignal | undefined, start: () => void): Promise<ExchangeResult> {
     return new Promise<ExchangeResult>((resolve) => {
       const timer = this.#timer(this.#opts.messageTimeoutMs);
       const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending = { resolve, timer, overridden: false, signal, onAbort };
-      this.#unanswered = true;
-      this.#call.write(message);
+      start();
     });
   }
 

@@ -1,0 +1,254 @@
+/**
+ * `streamed_immediate_response` as Envoy handles it. Against a fake client: where the protocol allows it (request
+ * headers SEND, body mode NONE) it becomes a local reply whose body is read from the rest of the stream; with a
+ * BUFFERED body, or in answer to the response headers, it is refused with the reason (500, or continue with
+ * failure_mode_allow); a head without `:status` or a stream that starts with a body is a 500. Through the real
+ * proxy and a scripted gRPC processor: the client receives each chunk as the processor sends it (HTTP/1.1 and
+ * HTTP/2), trailers arrive as trailers, nothing reaches an upstream, and a stream that ends early resets the
+ * client's response.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+import { request } from 'undici';
+import { actorHost } from '../../../lib/testing/actors.js';
+import { isStreamedBody, type StreamedPiece } from '../../api/filter.js';
+import { ProxyRequest } from '../../request/context.js';
+import { ForwardHeaders } from '../../request/headers.js';
+import { routeTo, silentLog, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../../testing/helpers.js';
+import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import { createExtProcFilter } from './filter.js';
+import type { ProcessingResponse } from './messages.js';
+import { defaultExtProcSettings } from './settings.js';
+
+const raw = (text: string): Buffer => Buffer.from(text);
+const head = (status: string | undefined, extra: Record<string, string> = {}, endOfStream = false): ProcessingResponse => ({
+  streamed_immediate_response: {
+    headers_response: {
+      headers: { headers: [...(status === undefined ? [] : [{ key: ':status', raw_value: raw(status) }]), ...Object.entries(extra).map(([key, v]) => ({ key, raw_value: raw(v) }))] },
+      end_of_stream: endOfStream,
+    },
+  },
+});
+const chunk = (text: string, endOfStream = false): ProcessingResponse => ({ streamed_immediate_response: { body_response: { body: raw(text), end_of_stream: endOfStream } } });
+const trailers = (t: Record<string, string>): ProcessingResponse => ({
+  streamed_immediate_response: { trailers_response: { headers: Object.entries(t).map(([key, v]) => ({ key, raw_value: raw(v) })) } },
+});
+const respond = (response: ProcessingResponse): ExchangeResult => ({ kind: 'response', response });
+
+/** A client whose one stream answers exchanges, then `receive`s, from scripts; records whether it was closed. */
+function fakeClient(answers: ExchangeResult[], unasked: ExchangeResult[] = []) {
+  const record = { closed: false, opened: 0 };
+  const client: Pick<ExtProcClient, 'open'> = {
+    open(): ExtProcStream {
+      record.opened++;
+      return {
+        exchange: async () => answers.shift() ?? { kind: 'closed' },
+        receive: async () => unasked.shift() ?? { kind: 'closed' },
+        close: () => void (record.closed = true),
+      };
+    },
+  };
+  return { client, record };
+}
+
+function filterWith(client: Pick<ExtProcClient, 'open'>, o: { body?: 'NONE' | 'BUFFERED'; responseHeaders?: boolean; failureModeAllow?: boolean } = {}) {
+  const base = defaultExtProcSettings();
+  return createExtProcFilter({
+    client,
+    settings: defaultExtProcSettings({
+      failureModeAllow: o.failureModeAllow ?? false,
+      processingMode: { ...base.processingMode, requestBodyMode: o.body ?? 'NONE', responseHeaderMode: o.responseHeaders ? 'SEND' : 'SKIP' },
+    }),
+  });
+}
+
+function ctx(): ProxyRequest {
+  const req = new http.IncomingMessage(new net.Socket());
+  return new ProxyRequest({
+    req,
+    res: new http.ServerResponse(req),
+    requestId: 'rid',
+    method: 'GET',
+    path: '/',
+    authority: 'a.demo.example',
+    scheme: 'http',
+    remoteAddress: '127.0.0.1',
+    headers: new ForwardHeaders(['host', 'a.demo.example']),
+    body: null,
+    startedAt: 0,
+    log: silentLog,
+  });
+}
+
+test('request headers SEND, body mode NONE: a local reply with the head, whose body is the rest of the stream', async () => {
+  const { client, record } = fakeClient([respond(head('206', { 'content-type': 'text/plain', 'x-from': 'processor' }))], [respond(chunk('one ')), respond(chunk('two')), respond(trailers({ 'x-sum': '7' }))]);
+  const r = await filterWith(client).onRequest?.(ctx());
+  assert.equal(r?.kind, 'reply');
+  const reply = r?.kind === 'reply' ? r.reply : undefined;
+  assert.equal(reply?.status, 206);
+  assert.deepEqual(reply?.headers, { 'content-type': 'text/plain', 'x-from': 'processor' });
+  assert.ok(isStreamedBody(reply?.body));
+  assert.equal(record.closed, false, 'the stream stays open while the body is read');
+  const pieces: StreamedPiece[] = [];
+  const body = reply?.body;
+  if (!isStreamedBody(body)) return;
+  for (;;) {
+    const p = await body.next();
+    pieces.push(p);
+    if (p.kind !== 'data') break;
+  }
+  assert.deepEqual(pieces.map((p) => (p.kind === 'data' ? Buffer.from(p.data).toString() : p)), ['one ', 'two', { kind: 'end', trailers: { 'x-sum': '7' } }]);
+  body.cancel();
+  assert.equal(record.closed, true);
+});
+
+test('a head with end_of_stream is the whole reply: no body, the stream closed', async () => {
+  const { client, record } = fakeClient([respond(head('204', {}, true))]);
+  const r = await filterWith(client).onRequest?.(ctx());
+  assert.deepEqual(r, { kind: 'reply', reply: { status: 204, headers: {}, details: 'ext_proc streamed immediate response' } });
+  assert.equal(record.closed, true);
+});
+
+test('body mode BUFFERED: refused with the reason (500), or with failure_mode_allow the request continues unprocessed', async () => {
+  const strict = await filterWith(fakeClient([respond(head('200'))]).client, { body: 'BUFFERED' }).onRequest?.(ctx());
+  assert.equal(strict?.kind === 'reply' && strict.reply.status, 500);
+  assert.match(strict?.kind === 'reply' ? String(strict.reply.details) : '', /PROXY_ERR_EXTPROC_PROTOCOL: streamed_immediate_response needs request_body_mode NONE .*BUFFERED/);
+  const c = ctx();
+  const allowed = await filterWith(fakeClient([respond(head('200'))]).client, { body: 'BUFFERED', failureModeAllow: true }).onRequest?.(c);
+  assert.deepEqual(allowed, { kind: 'continue' });
+  assert.equal(c.route, undefined);
+});
+
+test('in answer to the response headers it is refused: 500 with the reason', async () => {
+  const { client } = fakeClient([respond(routeTo('127.0.1.1:8443')), respond(head('200'))]);
+  const c = ctx();
+  await filterWith(client, { responseHeaders: true }).onRequest?.(c);
+  const decision = await c.responseHeadTransform?.({ status: 200, headers: [] });
+  assert.equal(decision?.kind === 'reply' && decision.reply.status, 500);
+  assert.match(decision?.kind === 'reply' ? String(decision.reply.details) : '', /answers only the request headers, not response_headers/);
+});
+
+test('a malformed streamed response is a 500: no :status, a bad :status, or a body before the head', async () => {
+  for (const [first, why] of [
+    [head(undefined, { 'content-type': 'text/plain' }), /has no :status/],
+    [head('99'), /invalid :status "99"/],
+    [chunk('early'), /must start with headers_response/],
+  ] as const) {
+    const r = await filterWith(fakeClient([respond(first)]).client).onRequest?.(ctx());
+    assert.equal(r?.kind === 'reply' && r.reply.status, 500);
+    assert.match(r?.kind === 'reply' ? String(r.reply.details) : '', why);
+  }
+});
+
+test('a stream that ends, fails or sends something else before the end is a broken body', async () => {
+  for (const [unasked, why] of [
+    [{ kind: 'closed' }, /ended the stream before the end/],
+    [{ kind: 'error', code: 'INTERNAL', details: 'boom' }, /gRPC_error_INTERNAL\{boom\}/],
+    [{ kind: 'timeout' }, /within the message timeout/],
+    [respond(routeTo('127.0.1.1:8443')), /expected a body_response or trailers_response/],
+  ] as const) {
+    const r = await filterWith(fakeClient([respond(head('200'))], [unasked as ExchangeResult]).client).onRequest?.(ctx());
+    const body = r?.kind === 'reply' ? r.reply.body : undefined;
+    assert.ok(isStreamedBody(body));
+    const p = await body.next();
+    assert.equal(p.kind, 'error');
+    assert.match(p.kind === 'error' ? p.details : '', why);
+  }
+});
+
+// Through the real proxy (in process) and a scripted gRPC ext_proc processor.
+
+let ep: ScriptedExtProc;
+let up: Upstream;
+let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+/** Released by the test once the client has seen the first chunk. */
+let gate: (() => void) | undefined;
+
+before(async () => {
+  up = await startUpstream((_req, res) => res.end('upstream'));
+  ep = await startScriptedExtProc(() => routeTo(up.address));
+  proxy = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '5000']);
+});
+after(async () => {
+  await proxy.close();
+  await ep.close();
+  await up.close();
+});
+
+/** The processor streams a head, a chunk, waits for the gate, then the rest (`end`: how it ends). */
+function streamingScript(end: 'trailers' | 'eos' | 'abort'): ScriptedExtProc['script'] {
+  return (msg, call) => {
+    if (msg.kind !== 'request_headers') return 'ignore';
+    void (async () => {
+      call.write(head('200', { 'content-type': 'text/plain' }));
+      call.write(chunk('first;'));
+      await new Promise<void>((resolve) => (gate = resolve));
+      call.write(chunk('second;'));
+      if (end === 'trailers') call.write(trailers({ 'x-checksum': 'abc' }));
+      else if (end === 'eos') call.write(chunk('last', true));
+      else call.end();
+    })();
+    return 'ignore';
+  };
+}
+
+test('HTTP/1.1: the client reads each chunk as the processor sends it, then the trailers; no upstream is asked', async () => {
+  ep.script = streamingScript('trailers');
+  const before = up.requests.length;
+  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.headers['content-length'], undefined);
+  assert.equal(res.headers['transfer-encoding'], 'chunked');
+  const it = res.body[Symbol.asyncIterator]();
+  const first = await it.next();
+  assert.equal(Buffer.from(first.value as Buffer).toString(), 'first;', 'the first chunk arrived before the processor sent the second');
+  gate?.();
+  let rest = '';
+  for (let n = await it.next(); !n.done; n = await it.next()) rest += Buffer.from(n.value as Buffer).toString();
+  assert.equal(rest, 'second;');
+  assert.deepEqual(res.trailers, { 'x-checksum': 'abc' });
+  assert.equal(up.requests.length, before, 'nothing was forwarded');
+});
+
+test('HTTP/2 (h2c): the same stream, trailers as HTTP/2 trailers', async () => {
+  ep.script = streamingScript('trailers');
+  const session = http2.connect(`http://${proxy.ingress}`);
+  try {
+    const stream = session.request({ ':path': '/', ':authority': actorHost('a') });
+    const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
+    assert.equal(headers[':status'], 200);
+    const first = await new Promise<Buffer>((resolve) => stream.once('data', resolve));
+    assert.equal(first.toString(), 'first;');
+    const trailersSeen = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('trailers', resolve));
+    let rest = '';
+    stream.on('data', (d: Buffer) => (rest += d.toString()));
+    gate?.();
+    assert.equal((await trailersSeen)['x-checksum'], 'abc');
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.equal(rest, 'second;');
+  } finally {
+    session.close();
+  }
+});
+
+test('end_of_stream on the last chunk ends the response', async () => {
+  ep.script = streamingScript('eos');
+  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  const text = res.body.text();
+  await new Promise((r) => setTimeout(r, 20));
+  gate?.();
+  assert.equal(await text, 'first;second;last');
+});
+
+test('a processor that ends the stream before the end: the client response is reset, never completed', async () => {
+  ep.script = streamingScript('abort');
+  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  assert.equal(res.statusCode, 200);
+  const text = res.body.text();
+  await new Promise((r) => setTimeout(r, 20));
+  gate?.();
+  await assert.rejects(text, 'the body must not end as if it were complete');
+});
