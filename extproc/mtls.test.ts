@@ -19,6 +19,10 @@ import { readCredentialBundle } from '../lib/tls/files.js';
 import { replaceFile, testPki, type TestPki } from '../lib/tls/testing/pki.js';
 import { waitFor } from '../lib/testing/wait.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';
+import { pino } from 'pino';
+import { UsageError } from '../lib/flags.js';
+import { readExtprocConfig } from './config.js';
+import { startExtproc } from './server.js';
 
 const run = promisify(execFile);
 
@@ -215,3 +219,8 @@ function presentedSerial(): Promise<string> {
     socket.once('error', reject);
   });
 }
+
+test('a missing credential bundle stops the start: a usage error naming the flag and the file', async () => {
+  const { config } = readExtprocConfig(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', '127.0.0.1:1', '--tls-credential-bundle', '/nonexistent/extproc.pem', '--tls-client-ca', pki.files.ca], {});
+  await assert.rejects(startExtproc(config!, pino({ level: 'silent' })), (e: unknown) => e instanceof UsageError && /--tls-credential-bundle "\/nonexistent\/extproc.pem" cannot be read/.test(e.message));
+});

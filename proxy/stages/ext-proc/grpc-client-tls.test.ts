@@ -14,6 +14,7 @@ import { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { loadProto, lookup } from '../../../lib/proto.js';
+import { UsageError } from '../../../lib/flags.js';
 import { readCredentialBundle } from '../../../lib/tls/files.js';
 import { parseSpiffeMatch } from '../../../lib/tls/identity.js';
 import { replaceFile, testPki, type TestPki } from '../../../lib/tls/testing/pki.js';
@@ -162,4 +163,16 @@ test('rotation: new streams use a new channel with the new certificate; a stream
     client.close();
     server.close();
   }
+});
+
+test('a missing or unusable file stops the start: a usage error naming the flag and the file', async () => {
+  const { log } = capturedLog();
+  assert.throws(
+    () => new GrpcExtProcClient({ address: '127.0.0.1:1', messageTimeoutMs: 1000, counters: new Counters(), tls: tlsConfig('/nonexistent/proxy.pem'), log }),
+    (e: unknown) => e instanceof UsageError && /--extproc-credential-bundle "\/nonexistent\/proxy.pem" cannot be read/.test(e.message),
+  );
+  assert.throws(
+    () => new GrpcExtProcClient({ address: '127.0.0.1:1', messageTimeoutMs: 1000, counters: new Counters(), tls: { ...tlsConfig(), trustBundle: pki.files.proxy.replace('proxy.pem', 'ca.key') }, log }),
+    (e: unknown) => e instanceof UsageError && /--extproc-trust-bundle .* is not usable: no CERTIFICATE block/.test(e.message),
+  );
 });
