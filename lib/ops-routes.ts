@@ -5,6 +5,7 @@
  * - `GET /stats`: the component's JSON counters since the last reset;
  * - `POST /stats/reset`: zeros those counters (Prometheus keeps its lifetime values) and answers the fresh `/stats`;
  * - `GET /metrics`: Prometheus text from the component's own registry.
+ * Every route but `/ready` (and `/live`) is behind the admin guard (`admin-guard.ts`): Host, Origin, and the token.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
