@@ -5,7 +5,7 @@ import http from 'node:http';
 import { status } from '@grpc/grpc-js';
 import type * as api from './ateapi-types.js';
 import { actorHost } from '../lib/testing/actors.js';
-import { until } from '../lib/testing/wait.js';
+import { eventually } from '../lib/testing/wait.js';
 import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
@@ -376,10 +376,10 @@ describe('apiserver-stub capacity', () => {
     assert.equal(view.body.status, 'SUSPENDED');
     // Freeing a slot lets it in.
     assert.ok((await s.client.call('SuspendActor', { actor_ref: { atespace: 'demo', name: 'actor-000' } })).ok);
-    const now = await until('placement', async () => {
+    const now = await eventually(async () => {
       const r = await s.client.resume('actor-002');
       return r.ok ? r.value : undefined;
-    });
+    }, 5000, 'placement');
     assert.equal(now.actor.status, 'STATUS_RUNNING');
   });
 });

@@ -2,10 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { CLI_SCRIPT as CLI } from '../cli/launch-component.js';
-import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../lib/testing/component.js';
 import { workerNet } from '../lib/loopback.js';
 import { actorHost } from '../lib/testing/actors.js';
-import { until } from '../lib/testing/wait.js';
+import { eventually } from '../lib/testing/wait.js';
 import { ipv4Add } from './ip.js';
 import { admin, controlClient, workerRequest, type ControlTestClient } from './testing/clients.js';
 
@@ -57,7 +57,7 @@ describe('apiserver-stub and worker as processes', () => {
   test('a separately started worker attaches, serves its actor, and is marked dead when killed', async () => {
     worker = await startComponent('worker', ['--apiserver', stub.addresses.grpc!, '--advertise-ip', externalIp, '--worker-port', String(net.port)]);
     assert.equal(worker.addresses.http, `${externalIp}:${net.port}`);
-    await until('worker attached', async () => ((await workers())[externalIp]?.alive ? true : undefined));
+    await eventually(async () => ((await workers())[externalIp]?.alive ? true : undefined), 5000, 'worker attached');
 
     // Leave the external worker as the only free one.
     for (const ip of [net.ipBase, ipv4Add(net.ipBase, 1)]) assert.equal((await admin(stub.addresses.admin!, 'POST', `/workers/${ip}/stop`)).status, 200);
@@ -78,10 +78,10 @@ describe('apiserver-stub and worker as processes', () => {
     assert.equal((await workers())[externalIp]?.requests, 1);
 
     await worker.kill();
-    const dead = await until('worker marked dead', async () => {
+    const dead = await eventually(async () => {
       const w = (await workers())[externalIp];
       return w && !w.alive ? w : undefined;
-    });
+    }, 5000, 'worker marked dead');
     assert.equal(dead.attached, false);
     assert.deepEqual(dead.actors, []);
     const actor = await admin<{ status: string; workerIp: string | null }>(stub.addresses.admin!, 'GET', '/actors/demo/actor-001');

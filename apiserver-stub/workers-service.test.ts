@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type ControlToWorker, type WorkerToControl, type WorkersClient } from './atestub-types.js';
-import { until } from '../lib/testing/wait.js';
+import { eventually } from '../lib/testing/wait.js';
 import { admin } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
@@ -90,7 +90,7 @@ describe('atestub.Workers/Attach', () => {
 
     // The stream breaking kills the worker and suspends its actor.
     w.stream.cancel();
-    await until('worker dead', async () => ((await workerStats('10.1.0.1'))?.alive === false ? true : undefined));
+    await eventually(async () => ((await workerStats('10.1.0.1'))?.alive === false ? true : undefined), 5000, 'worker dead');
     const after = await admin<{ status: string; workerIp: string | null }>(s.admin, 'GET', '/actors/demo/actor-000');
     assert.deepEqual([after.body.status, after.body.workerIp], ['SUSPENDED', null]);
   });

@@ -11,7 +11,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchReport } from './types.js';
+import type { BenchReport, FaultPhase } from './types.js';
 
 const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
 let outDir = '';
@@ -46,5 +46,16 @@ test('npm run bench -- --quick --scenario faults runs every phase and reports it
   assert.ok(killed.reruns > 0, 'and re-ran requests');
   assert.equal(f.phases[0]!.non2xx, 0, 'nothing failed before the faults');
   assert.equal(report.arms[0]!.duplicates, 0);
-  assert.ok(report.targets.some((t) => t.name.includes('(c) no client-visible error for hits')));
+  // Each outage target is judged from its phase's own counts: met exactly when no more requests failed than
+  // missed the cache (a hit never needs ext_proc or the control plane).
+  for (const [prefix, index] of [['(b)', 2], ['(c)', 3]] as const) {
+    const target = report.targets.find((t) => t.name.includes(`${prefix} no client-visible error for hits`));
+    assert.ok(target, `the ${prefix} target is reported`);
+    const phase: FaultPhase = f.phases[index]!;
+    assert.equal(target.status, phase.non2xx + phase.errors <= phase.misses ? 'met' : 'not-met', target.detail);
+    assert.ok(phase.hits + phase.misses > 0, `${phase.name} counted its cache lookups`);
+  }
+  const connects = report.targets.find((t) => t.name.includes('(a) failed connects per proxy process'));
+  assert.ok(connects, 'the (a) target is reported');
+  assert.equal(connects.status, killed.connectFailures / Math.max(1, f.proxyProcesses) <= 1 ? 'met' : 'not-met', connects.detail);
 });

@@ -20,8 +20,8 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
 
 /** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */
 export const FLOOR_TARGET = 0.95;
-/** The most CPU per request the product's proxy may spend, as a multiple of the floor's (C ≤ 1.1× floor). */
-export const CPU_TARGET = 1.1;
+/** The most CPU per request the product's proxy may spend, as a multiple of the floor's (C ≤ 1.05× floor). */
+export const CPU_TARGET = 1.05;
 
 export function findArm(arms: readonly ArmResult[], name: ArmName): ArmResult | undefined {
   return arms.find((a) => a.name === name);

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchReport } from './types.js';
+import { CPU_TARGET, FLOOR_TARGET } from './report.js';
 
 const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
 const outDirs: string[] = [];
@@ -83,8 +84,19 @@ test('npm run bench -- --quick with arms floor and C answers, counts and writes 
   assert.ok(hits + misses >= c.requests && hits + misses <= c.requests + slack, `${hits} hits + ${misses} misses for ${c.requests} requests`);
   assert.ok(Math.abs(c.extprocStreams - misses) <= slack, `C opened ${c.extprocStreams} ext_proc streams for ${misses} misses`);
   assert.ok(c.resumeCalls <= misses + slack, `C made ${c.resumeCalls} ResumeActor calls for ${misses} misses`);
-  assert.equal(typeof report.ratios['C/floor'], 'number');
-  assert.ok(report.targets.some((t) => t.name.startsWith('C >= 95% of floor') && (t.status === 'met' || t.status === 'not-met')));
+  // The ratio is C's throughput over the floor's, from this run's own numbers (NaN, Infinity or a stale value fail).
+  const floor = report.arms.find((a) => a.name === 'floor')!;
+  const share = report.ratios['C/floor'];
+  assert.ok(typeof share === 'number' && Number.isFinite(share) && share > 0, `C/floor ratio ${String(share)}`);
+  assert.ok(Math.abs(share - c.rps / floor.rps) < 1e-9, `C/floor ${share} is not ${c.rps} / ${floor.rps}`);
+  // The target is judged from that ratio: met exactly when C reached 95 % of the floor.
+  const target = report.targets.find((t) => t.name.startsWith('C >= 95% of floor'));
+  assert.ok(target, 'the floor target is reported');
+  assert.equal(target.status, share >= FLOOR_TARGET ? 'met' : 'not-met', target.detail);
+  const cpu = report.targets.find((t) => t.name.startsWith('C proxy CPU per request'));
+  assert.ok(cpu, 'the CPU target is reported');
+  const front = (arm: typeof c): number => arm.components.find((p) => p.component === 'proxy' || p.component === 'floor')!.cpuMsPerRequest!;
+  assert.equal(cpu.status, front(c) / front(floor) <= CPU_TARGET ? 'met' : 'not-met', cpu.detail);
 });
 
 test('the mTLS arm C-mtls answers through workers that accept only mTLS', { timeout: 90_000 }, async () => {

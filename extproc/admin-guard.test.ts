@@ -1,6 +1,6 @@
 /** End to end: extproc's admin refuses cross-site and rebinding calls (reads included), and calls without --admin-token. */
 import { test } from 'node:test';
-import { startComponent } from '../cli/testing/component.js';
+import { startComponent } from '../lib/testing/component.js';
 import { assertAdminGuarded } from '../lib/testing/admin-guard-checks.js';
 
 test('extproc: the admin guard', async () => {

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../lib/testing/component.js';
 import { workerNet } from '../lib/loopback.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';
 

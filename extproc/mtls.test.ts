@@ -14,7 +14,7 @@ import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../lib/testing/component.js';
 import { readCredentialBundle } from '../lib/tls/files.js';
 import { replaceFile, testPki, type TestPki } from '../lib/tls/testing/pki.js';
 import { waitFor } from '../lib/testing/wait.js';

@@ -4,6 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../lib/testing/wait.js';
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
@@ -48,13 +49,6 @@ function gate(): { promise: Promise<void>; open(): void } {
   return { promise, open };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 async function start(args: string[] = []): Promise<{ extproc: RunningExtproc; client: EnvoyLikeClient }> {
   const { values } = readFlags(EXTPROC_FLAGS, ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', control.address, ...args], {});
@@ -231,7 +225,7 @@ test('budget exhausted with no answer: 504, and the ResumeActor call is not canc
   const call = control.calls.find((c) => c.request.actor_ref.name === 'hung')!;
   assert.equal(call.cancelled, false);
   g.open();
-  await until(() => call.answered, 'the call to be answered');
+  await waitFor(() => call.answered, 5000, 'the call to be answered');
   assert.equal(call.cancelled, false);
 });
 
@@ -240,14 +234,14 @@ test('a caller that goes away does not cancel the resume; others are served; the
   script({ slow: async (n) => (n === 0 ? await g.promise : undefined, { kind: 'ok', ip: '10.0.0.8' }) });
   const abort = new AbortController();
   const leaving = plain.client.process({ authority: host('slow'), signal: abort.signal }).catch((e: Error) => e);
-  await until(() => callsFor('slow') === 1, 'the ResumeActor call');
+  await waitFor(() => callsFor('slow') === 1, 5000, 'the ResumeActor call');
   const joinsBefore = plain.extproc.metrics.stats().flightJoins;
   const staying = plain.client.process({ authority: host('slow') });
-  await until(() => plain.extproc.metrics.stats().flightJoins === joinsBefore + 1, 'the second request to join');
+  await waitFor(() => plain.extproc.metrics.stats().flightJoins === joinsBefore + 1, 5000, 'the second request to join');
   const cancelledBefore = plain.extproc.metrics.stats().requests.cancelled ?? 0;
   abort.abort();
   assert.ok((await leaving) instanceof Error);
-  await until(() => (plain.extproc.metrics.stats().requests.cancelled ?? 0) === cancelledBefore + 1, 'the cancelled request to be counted');
+  await waitFor(() => (plain.extproc.metrics.stats().requests.cancelled ?? 0) === cancelledBefore + 1, 5000, 'the cancelled request to be counted');
   g.open();
   const served = await staying;
   assert.equal(served.verdict.kind === 'continue' && served.verdict.metadata['envoy.filters.listener.original_dst']?.local, '10.0.0.8:8443');
@@ -262,7 +256,7 @@ test('100 concurrent requests for one actor: one ResumeActor, 100 successes', as
   script({ popular: async () => (await g.promise, { kind: 'ok', ip: '10.0.0.100' }) });
   const joinsBefore = plain.extproc.metrics.stats().flightJoins;
   const all = Array.from({ length: 100 }, () => plain.client.process({ authority: host('popular') }));
-  await until(() => plain.extproc.metrics.stats().flightJoins - joinsBefore === 99, '99 joins');
+  await waitFor(() => plain.extproc.metrics.stats().flightJoins - joinsBefore === 99, 5000, '99 joins');
   g.open();
   const results = await Promise.all(all);
   assert.equal(results.filter((r) => r.verdict.kind === 'continue' && r.verdict.metadata['envoy.filters.listener.original_dst']?.local === '10.0.0.100:8443').length, 100);
@@ -298,14 +292,14 @@ test('parking on, a full lot answers 503 at once; running actors are still serve
   const exhausted: ScriptAnswer = { kind: 'error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available' };
   script({ 'lot-a': () => (capacity ? { kind: 'ok', ip: '10.0.0.10' } : exhausted), 'lot-b': () => (capacity ? { kind: 'ok', ip: '10.0.0.11' } : exhausted) });
   const a = parking.client.process({ authority: host('lot-a', 'ns') });
-  await until(() => parking.extproc.metrics.stats().parked.active === 1, 'the first request to park');
+  await waitFor(() => parking.extproc.metrics.stats().parked.active === 1, 5000, 'the first request to park');
   const b = await parking.client.process({ authority: host('lot-b', 'ns') });
   assertImmediate(b.verdict, 503, 'actor "ns/lot-b" unavailable: router at capacity');
   assert.equal(parking.extproc.metrics.stats().parked.rejected, 1);
   assert.equal((await parking.client.process({ authority: host('lot-c', 'ns') })).verdict.kind, 'continue');
   capacity = true;
   assert.equal((await a).verdict.kind, 'continue');
-  await until(() => parking.extproc.flights.inFlight === 0, 'the detached flight for lot-b to finish');
+  await waitFor(() => parking.extproc.flights.inFlight === 0, 5000, 'the detached flight for lot-b to finish');
   assert.equal(parking.extproc.metrics.stats().parked.active, 0);
 });
 
@@ -380,7 +374,7 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
   for (const authority of [host('counter-7'), host('counter-7'), host('contended'), host('missing'), 'not an actor host']) {
     await fresh.client.process({ authority });
   }
-  await until(() => fresh.extproc.metrics.stats().streams.active === 0, 'streams to close');
+  await waitFor(() => fresh.extproc.metrics.stats().streams.active === 0, 5000, 'streams to close');
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
   assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'parked', 'process', 'requests', 'resumeCalls', 'streams']);
   assert.deepEqual(stats.streams, { total: 5, active: 0, idleTimeouts: 0 });

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as grpc from '@grpc/grpc-js';
-import { startComponent, type RunningComponent } from '../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../lib/testing/component.js';
 import { workerNet } from '../lib/loopback.js';
 import { waitFor } from '../lib/testing/wait.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';

@@ -32,18 +32,18 @@ filters:
 test('a YAML config file holds flags by name and the filters with their options (relative to the file)', () => {
   withFile('actor-edge.yaml', YAML, (file, dir) => {
     const config = readProxyConfig(['--config', file], {}).config!;
-    assert.equal(config.listen.port, 9000);
-    assert.equal(config.actorCache, false);
-    assert.equal(config.cacheTtlMs, 1234);
-    assert.equal(config.failureModeAllow, true);
-    assert.ok(config.stripHeaders.includes('x-b'));
-    assert.equal(config.filterTimeoutMs, 250);
+    assert.equal(config.listeners.listen.port, 9000);
+    assert.equal(config.cache.enabled, false);
+    assert.equal(config.cache.ttlMs, 1234);
+    assert.equal(config.extProc.settings.failureModeAllow, true);
+    assert.ok(config.ingress.stripHeaders.includes('x-b'));
+    assert.equal(config.chain.filterTimeoutMs, 250);
     assert.equal(config.configFile, file);
-    assert.deepEqual(config.filters, [
+    assert.deepEqual(config.chain.filters, [
       { module: path.join(dir, 'filters/cors.js'), options: { origins: ['https://app.example'], maxAgeSeconds: 60 } },
       { module: '/abs/audit.js', options: {} },
     ]);
-    assert.ok(Object.isFrozen(config.filters[0]?.options), 'options are frozen');
+    assert.ok(Object.isFrozen(config.chain.filters[0]?.options), 'options are frozen');
   });
 });
 
@@ -51,13 +51,13 @@ test('flags and environment variables override the file; --filter replaces its f
   withFile('actor-edge.yaml', YAML, (file) => {
     const config = readProxyConfig(['--config', file, '--cache-ttl-ms', '5', '--filter', './mine.js'], { PROXY_LISTEN: '127.0.0.1:7000', PROXY_FILTER_TIMEOUT_MS: '' })
       .config!;
-    assert.equal(config.cacheTtlMs, 5);
-    assert.equal(config.listen.port, 7000);
-    assert.equal(config.filterTimeoutMs, 250, 'an empty variable does not hide the file');
-    assert.deepEqual(config.filters, [{ module: './mine.js', options: {} }]);
+    assert.equal(config.cache.ttlMs, 5);
+    assert.equal(config.listeners.listen.port, 7000);
+    assert.equal(config.chain.filterTimeoutMs, 250, 'an empty variable does not hide the file');
+    assert.deepEqual(config.chain.filters, [{ module: './mine.js', options: {} }]);
   });
   withFile('actor-edge.json', '{"filter-timeout-ms": 77}', (file) => {
-    assert.equal(readProxyConfig([], { PROXY_CONFIG: file }).config!.filterTimeoutMs, 77, 'PROXY_CONFIG names the file too');
+    assert.equal(readProxyConfig([], { PROXY_CONFIG: file }).config!.chain.filterTimeoutMs, 77, 'PROXY_CONFIG names the file too');
   });
 });
 

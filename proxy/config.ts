@@ -12,9 +12,15 @@ import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix, type Spi
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { devIdentities } from '../lib/tls/dev-certs.js';
 import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
-import { buildExtProcSettings, EXT_PROC_FLAGS, type ExtProcSettings } from './stages/ext-proc/settings.js';
+import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
+import type { CacheConfig } from './stages/actor-cache/config.js';
+import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
+import type { ResolverConfig } from './stages/apiserver/config.js';
+import type { IngressConfig } from './edge/ingress.js';
+import type { LifecycleConfig } from './edge/lifecycle.js';
+import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
 import { readConfigFile, type ConfigFile } from './config-file.js';
 
 export const PROXY_FLAGS = {
@@ -241,83 +247,64 @@ export interface TlsListenConfig {
   readonly keyFile: string;
 }
 
-export interface ProxyConfig {
+/** Where the proxy listens for clients. */
+export interface ListenersConfig {
   readonly listen: HostPort;
   /** Undefined without `--tls-listen`. */
   readonly tls: TlsListenConfig | undefined;
-  readonly h2MaxConcurrentStreams: number;
-  readonly admin: HostPort;
-  readonly adminToken: string | undefined;
-  readonly extproc: HostPort;
-  readonly actorCache: boolean;
-  readonly cacheTtlMs: number;
-  readonly cacheMaxEntries: number;
-  readonly cacheRefreshAhead: boolean;
-  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
-  readonly rerun: RerunPolicy;
-  readonly maxReplayBodyBytes: number;
-  readonly resolver: 'extproc' | 'apiserver';
-  readonly apiserver: HostPort;
-  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
-  readonly filters: readonly FilterSpec[];
-  readonly filterTimeoutMs: number;
-  /** `--config`: the file the flags were merged over (undefined when none). */
-  readonly configFile: string | undefined;
-  readonly accessLog: boolean;
-  readonly workers: number;
-  readonly routeTimeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly extprocMessageTimeoutMs: number;
-  readonly extprocResponseHeaders: 'skip' | 'send';
-  readonly failureModeAllow: boolean;
-  /** The ext-proc stage's settings (Envoy's ExternalProcessor config, `stages/ext-proc/settings.ts`). */
-  readonly extProc: ExtProcSettings;
-  readonly drainTimeoutMs: number;
-  readonly drainIdleGraceMs: number;
-  readonly upstreamMaxConnections: number;
-  readonly upstreamMaxPending: number;
-  /** Lower-case names removed from every request: INTERNAL_HEADERS plus `--strip-headers`. */
-  readonly stripHeaders: readonly string[];
-  /** Proxies in front of this one whose forwarding headers are trusted (0: none, the client is the peer). */
-  readonly xffTrustedHops: number;
-  readonly headersTimeoutMs: number;
-  readonly requestTimeoutMs: number;
-  readonly keepAliveTimeoutMs: number;
-  readonly workerPort: number;
-  /** Normalised (no dots at the ends, lower case). */
-  readonly actorSuffix: string;
-  /** mTLS to the workers; undefined: plaintext. */
-  readonly upstreamTls: UpstreamTlsConfig | undefined;
-  /** mTLS to ext_proc; undefined: plaintext. */
-  readonly extprocTls: ExtprocTlsConfig | undefined;
-  /** `--cert-expiry-warning-hours` (0: no warning). */
-  readonly certExpiryWarningHours: number;
-  /** `--tunnel-idle-timeout-ms` (0: no idle timeout). */
-  readonly tunnelIdleTimeoutMs: number;
-  /** Lower-case upgrade tokens forwarded: `websocket` plus `--upgrade-allow` (never `h2c`). */
-  readonly upgradeTokens: ReadonlySet<string>;
   /** `--connect-listen`, when set. */
-  readonly connectListen: HostPort | undefined;
+  readonly connect: HostPort | undefined;
   /** `--connect-tls-listen` with the serving certificate's files, when set. */
   readonly connectTls: TlsListenConfig | undefined;
 }
 
-export interface UpstreamTlsConfig {
-  readonly credentialBundle: string;
-  readonly trustBundle: string;
-  readonly spiffePrefix: string;
-  readonly watchIntervalMs: number;
+/** How the ingress reads and forwards client requests (the protocol engines and the request lifecycle). */
+export type IngressSettings = IngressConfig & LifecycleConfig & {
+  /** Normalised (no dots at the ends, lower case). */
+  readonly actorSuffix: string;
+};
+
+/** The chain: user filters, their timeout, and the re-run policy. */
+export interface ChainSettings {
+  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
+  readonly filters: readonly FilterSpec[];
+  readonly filterTimeoutMs: number;
+  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
+  readonly rerun: RerunPolicy;
 }
 
-export interface ExtprocTlsConfig {
-  readonly credentialBundle: string;
-  readonly trustBundle: string;
-  /** Who ext_proc must be. */
-  readonly serverIdentity: SpiffeMatch;
-  readonly watchIntervalMs: number;
+/** The admin listener, the access log and shutdown. */
+export interface OpsConfig {
+  readonly admin: HostPort;
+  readonly adminToken: string | undefined;
+  readonly accessLog: boolean;
+  readonly drainTimeoutMs: number;
+  /** `--cert-expiry-warning-hours` (0: no warning). */
+  readonly certExpiryWarningHours: number;
 }
 
-function extprocTlsConfig(flags: ProxyFlags): ExtprocTlsConfig | undefined {
+/**
+ * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
+ * the edge its listeners and ingress, the router its upstream, the admin its ops).
+ */
+export interface ProxyConfig {
+  /** `--config`: the file the flags were merged over (undefined when none). */
+  readonly configFile: string | undefined;
+  readonly workers: number;
+  /** Normalised (no dots at the ends, lower case). */
+  readonly actorSuffix: string;
+  readonly listeners: ListenersConfig;
+  readonly ingress: IngressSettings;
+  readonly chain: ChainSettings;
+  readonly cache: CacheConfig;
+  readonly extProc: ExtProcStageConfig;
+  readonly resolver: ResolverConfig;
+  readonly upstream: UpstreamConfig;
+  readonly tunnels: { readonly idleTimeoutMs: number };
+  readonly ops: OpsConfig;
+}
+
+function extProcTlsConfig(flags: ProxyFlags): ExtProcTlsConfig | undefined {
   const credentialBundle = flags['extproc-credential-bundle'];
   const trustBundle = flags['extproc-trust-bundle'];
   if (credentialBundle === '' && trustBundle === '') return undefined;
@@ -361,55 +348,63 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
     throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
   }
-  return Object.freeze({
-    listen: parseHostPort(flags.listen, '--listen'),
-    tls: buildTlsConfig(flags),
-    h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
-    admin: parseHostPort(flags.admin, '--admin'),
-    adminToken: flags['admin-token'],
-    extproc: parseHostPort(flags.extproc, '--extproc'),
-    actorCache: flags['actor-cache'] === 'on',
-    cacheTtlMs: flags['cache-ttl-ms'],
-    cacheMaxEntries: flags['cache-max-entries'],
-    cacheRefreshAhead: flags['cache-refresh-ahead'] === 'on',
-    rerun: Object.freeze({
-      maxReruns: flags['max-reruns'],
-      budgetMs: flags['rerun-budget-ms'],
-      backoffMinMs: flags['rerun-backoff-min-ms'],
-      backoffMaxMs: flags['rerun-backoff-max-ms'],
-    }),
-    maxReplayBodyBytes: flags['max-replay-body-bytes'],
-    resolver: flags.resolver,
-    apiserver: parseHostPort(flags.apiserver, '--apiserver'),
-    filters: Object.freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
-    filterTimeoutMs: flags['filter-timeout-ms'],
+  const actorSuffix = normaliseSuffix(flags['actor-suffix']);
+  const freeze = Object.freeze;
+  return freeze({
     configFile: file?.path,
-    accessLog: flags['access-log'] === 'on',
     workers: flags.workers,
-    routeTimeoutMs: flags['route-timeout-ms'],
-    connectTimeoutMs: flags['connect-timeout-ms'],
-    extprocMessageTimeoutMs: flags['extproc-message-timeout-ms'],
-    extprocResponseHeaders: flags['extproc-response-headers'],
-    failureModeAllow: flags['failure-mode-allow'],
-    extProc: buildExtProcSettings(flags),
-    drainTimeoutMs: flags['drain-timeout-ms'],
-    drainIdleGraceMs: flags['drain-idle-grace-ms'],
-    upstreamMaxConnections: flags['upstream-max-connections'],
-    upstreamMaxPending: flags['upstream-max-pending'],
-    stripHeaders: Object.freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
-    xffTrustedHops: flags['xff-trusted-hops'],
-    headersTimeoutMs: flags['headers-timeout-ms'],
-    requestTimeoutMs,
-    keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
-    workerPort: flags['worker-port'],
-    actorSuffix: normaliseSuffix(flags['actor-suffix']),
-    upstreamTls: upstreamTlsConfig(flags),
-    extprocTls: extprocTlsConfig(flags),
-    certExpiryWarningHours: flags['cert-expiry-warning-hours'],
-    tunnelIdleTimeoutMs: flags['tunnel-idle-timeout-ms'],
-    upgradeTokens: upgradeTokens(flags['upgrade-allow']),
-    connectListen: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
-    connectTls: buildConnectTlsConfig(flags),
+    actorSuffix,
+    listeners: freeze({
+      listen: parseHostPort(flags.listen, '--listen'),
+      tls: buildTlsConfig(flags),
+      connect: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
+      connectTls: buildConnectTlsConfig(flags),
+    }),
+    ingress: freeze({
+      h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
+      headersTimeoutMs: flags['headers-timeout-ms'],
+      requestTimeoutMs,
+      keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
+      drainIdleGraceMs: flags['drain-idle-grace-ms'],
+      stripHeaders: freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
+      xffTrustedHops: flags['xff-trusted-hops'],
+      maxReplayBodyBytes: flags['max-replay-body-bytes'],
+      upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+      actorSuffix,
+    }),
+    chain: freeze({
+      filters: freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
+      filterTimeoutMs: flags['filter-timeout-ms'],
+      rerun: freeze({
+        maxReruns: flags['max-reruns'],
+        budgetMs: flags['rerun-budget-ms'],
+        backoffMinMs: flags['rerun-backoff-min-ms'],
+        backoffMaxMs: flags['rerun-backoff-max-ms'],
+      }),
+    }),
+    cache: freeze({
+      enabled: flags['actor-cache'] === 'on',
+      ttlMs: flags['cache-ttl-ms'],
+      maxEntries: flags['cache-max-entries'],
+      refreshAhead: flags['cache-refresh-ahead'] === 'on',
+    }),
+    extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags), tls: extProcTlsConfig(flags) }),
+    resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
+    upstream: freeze({
+      routeTimeoutMs: flags['route-timeout-ms'],
+      connectTimeoutMs: flags['connect-timeout-ms'],
+      maxConnections: flags['upstream-max-connections'],
+      maxPending: flags['upstream-max-pending'],
+      tls: upstreamTlsConfig(flags),
+    }),
+    tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
+    ops: freeze({
+      admin: parseHostPort(flags.admin, '--admin'),
+      adminToken: flags['admin-token'],
+      accessLog: flags['access-log'] === 'on',
+      drainTimeoutMs: flags['drain-timeout-ms'],
+      certExpiryWarningHours: flags['cert-expiry-warning-hours'],
+    }),
   });
 }
 

@@ -6,10 +6,10 @@ import cluster from 'node:cluster';
 import { formatHelp, UsageError } from '../lib/flags.js';
 import { TlsFileError } from '../lib/tls/files.js';
 import { loadUpstreamTls } from './upstream/tls.js';
-import { loadExtprocTls } from './stages/ext-proc/channel-tls.js';
+import { loadExtProcTls } from './stages/ext-proc/channel-tls.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
-import { assembleStages } from './chain/assemble.js';
+import { assembleStages } from './stages/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { loadCertificate } from './edge/tls-certificate.js';
 import { runClusterPrimary } from './cluster/primary.js';
@@ -25,16 +25,16 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   // A missing or unusable certificate stops the start here, with its reason (workers would only fail one by one).
-  if (config.tls !== undefined) loadCertificate(config.tls);
-  if (config.upstreamTls !== undefined && !cluster.isWorker) {
+  if (config.listeners.tls !== undefined) loadCertificate(config.listeners.tls);
+  if (config.upstream.tls !== undefined && !cluster.isWorker) {
     try {
-      loadUpstreamTls(config.upstreamTls); // a missing or unusable file stops the start with a message naming it
+      loadUpstreamTls(config.upstream.tls); // a missing or unusable file stops the start with a message naming it
     } catch (err) {
       if (err instanceof TlsFileError) throw new UsageError(err.message);
       throw err;
     }
   }
-  if (config.extprocTls !== undefined && config.resolver === 'extproc' && !cluster.isWorker) loadExtprocTls(config.extprocTls);
+  if (config.extProc.tls !== undefined && config.resolver.kind === 'extproc' && !cluster.isWorker) loadExtProcTls(config.extProc.tls);
   // A reload reads the config again from the same flags and environment (and the config file, again).
   const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {

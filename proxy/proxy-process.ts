@@ -1,30 +1,32 @@
 /**
- * One proxy process: counters and metrics, the chain (stages from `chain/assemble.ts`, then the router), the
- * ingress, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one node:cluster worker
- * (then its admin listens on an internal loopback port and the primary aggregates it).
+ * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`), the
+ * router and its pools, the chain, the request lifecycle and the ingress (listeners and protocol engines), the
+ * CONNECT listeners, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one
+ * node:cluster worker (then its admin listens on an internal loopback port and the primary aggregates it).
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger, logReady, type Logger } from '../lib/logger.js';
 import { boundAddress, formatHostPort } from '../lib/address.js';
+import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
-import { MAX_HEADER_BYTES } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { createProxyMetrics } from './ops/metrics.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
+import { AccessLog } from './ops/access-log.js';
+import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
-import { createH2cSessions } from './upstream/h2c-sessions.js';
+import { createH2Sessions } from './upstream/h2-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
 import { UndiciRouter } from './upstream/router.js';
+import { TunnelHub } from './tunnels/hub.js';
 import { Chain } from './chain/chain.js';
-import { Ingress } from './edge/ingress.js';
-import { createAdmin } from './ops/admin.js';
-import type { ProxyStage, StageDeps } from './chain/stage.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
-import { TunnelHub } from './upstream/tunnel-hub.js';
-import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
-import { UpgradeHandler } from './edge/upgrade.js';
+import type { ProxyStage, StageDeps } from './stages/stage.js';
+import { RequestLifecycle } from './edge/lifecycle.js';
+import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
+import { createAdmin } from './admin/server.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
@@ -55,53 +57,75 @@ export interface ProcessOptions {
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger('proxy');
-  const stats = new ProxyStats(config.rerun.maxReruns);
+  const { listeners, ingress: ingressConfig, upstream, ops } = config;
+  const stats = new ProxyStats(config.chain.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
-  const certificateExpiry = startProxyCertificateExpiry(config, log, metrics.registry);
-  const upstreamTls = config.upstreamTls === undefined ? undefined : startUpstreamTls(config.upstreamTls, config.connectTimeoutMs, log, counters);
-  const stages = await assemble({ config, log, registry: metrics.registry, counters });
+  const certificateExpiry = startProxyCertificateExpiry(
+    {
+      servingCert: (listeners.tls ?? listeners.connectTls)?.certFile,
+      upstream: upstream.tls,
+      extProc: config.resolver.kind === 'extproc' ? config.extProc.tls : undefined,
+    },
+    ops.certExpiryWarningHours,
+    log,
+    metrics.registry,
+  );
+  const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
+  const stages = await assemble({
+    config: { actorSuffix: config.actorSuffix, filters: config.chain.filters, cache: config.cache, extProc: config.extProc, resolver: config.resolver },
+    log,
+    registry: metrics.registry,
+    counters,
+  });
   const poolOptions: PoolOptions = {
-    connectTimeoutMs: config.connectTimeoutMs,
-    headersTimeoutMs: config.routeTimeoutMs,
+    connectTimeoutMs: upstream.connectTimeoutMs,
+    headersTimeoutMs: upstream.routeTimeoutMs,
     bodyTimeoutMs: 300_000,
     maxHeaderBytes: MAX_HEADER_BYTES,
     sweepIntervalMs: 60_000,
     ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }),
-    maxConnections: config.upstreamMaxConnections,
-    maxPending: config.upstreamMaxPending,
+    maxConnections: upstream.maxConnections,
+    maxPending: upstream.maxPending,
   };
   const pools = new UpstreamPools(poolOptions);
   // gRPC: HTTP/2 sessions, h2c or (with upstream mTLS) TLS with ALPN `h2`.
-  const h2cSessions = createH2cSessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
+  const h2Sessions = createH2Sessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
   const hub = new TunnelHub(log);
   registerTunnelMetrics(metrics.registry, hub.stats);
-  const router = new UndiciRouter(
-    pools,
-    counters,
-    {
-      routeTimeoutMs: config.routeTimeoutMs,
-      tunnels: { hub, idleTimeoutMs: config.tunnelIdleTimeoutMs },
-    },
-    h2cSessions,
-  );
+  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: upstream.routeTimeoutMs }, h2Sessions);
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
     counters,
-    { ...config.rerun, filterTimeoutMs: config.filterTimeoutMs, userFilters: stages.filter((s) => s.userFilter === true).length },
+    {
+      ...config.chain.rerun,
+      filterTimeoutMs: config.chain.filterTimeoutMs,
+      userFilters: stages.filter((s) => s.userFilter === true).length,
+      tunnels: { hub, idleTimeoutMs: config.tunnels.idleTimeoutMs },
+    },
   );
   const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
   const reload = (): Promise<ReloadReport> => reloader.reload();
-  const upgrades = new UpgradeHandler({ config, chain, counters, log, stages, hub });
-  const ingress = new Ingress({ config, chain, counters, observeDuration: metrics.observeDuration, log, stages, upgrades });
-  const connect = config.connectListen === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server });
-  const connectTls = config.connectTls === undefined ? undefined : new ConnectListener({ config, hub, log, ingress: ingress.server, tls: config.connectTls });
+  const lifecycle = new RequestLifecycle({
+    config: ingressConfig,
+    chain,
+    counters,
+    observeDuration: metrics.observeDuration,
+    accessLog: new AccessLog(log, ops.accessLog),
+    logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
+    log,
+  });
+  const ingress = new Ingress(ingressConfig, lifecycle, hub, log);
+  const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log };
+  const connect = listeners.connect === undefined ? undefined : new ConnectListener(connectDeps);
+  const connectTls = listeners.connectTls === undefined ? undefined : new ConnectListener({ ...connectDeps, tls: listeners.connectTls });
+  const tunnelStage: ProxyStage = { stats: () => ({ tunnels: hub.stats.snapshot() }), resetStats: () => hub.stats.reset() };
   const admin: FastifyInstance = await createAdmin({
-    config,
+    adminToken: ops.adminToken,
     stats,
     registry: metrics.registry,
-    stages: [...stages, hub.asStage()],
+    stages: [...stages, tunnelStage],
     draining: () => ingress.draining,
     reload,
   });
@@ -109,12 +133,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
   }
 
-  await ingress.listen(config.listen.host, config.listen.port);
-  if (config.tls !== undefined) await ingress.listenTls(config.tls.listen.host, config.tls.listen.port, config.tls);
-  if (connect !== undefined && config.connectListen !== undefined) await connect.listen(config.connectListen.host, config.connectListen.port);
-  if (connectTls !== undefined && config.connectTls !== undefined) await connectTls.listen(config.connectTls.listen.host, config.connectTls.listen.port);
-  const adminHost = opts.role === 'worker' ? '127.0.0.1' : config.admin.host;
-  const adminPort = opts.role === 'worker' ? 0 : config.admin.port;
+  await ingress.listen(listeners.listen.host, listeners.listen.port);
+  if (listeners.tls !== undefined) await ingress.listenTls(listeners.tls.listen.host, listeners.tls.listen.port, listeners.tls);
+  if (connect !== undefined && listeners.connect !== undefined) await connect.listen(listeners.connect.host, listeners.connect.port);
+  if (connectTls !== undefined && listeners.connectTls !== undefined) await connectTls.listen(listeners.connectTls.listen.host, listeners.connectTls.listen.port);
+  const adminHost = opts.role === 'worker' ? '127.0.0.1' : ops.admin.host;
+  const adminPort = opts.role === 'worker' ? 0 : ops.admin.port;
   await admin.listen({ host: adminHost, port: adminPort });
   const tlsListener = ingress.tlsListener;
   const addresses = {
@@ -133,14 +157,14 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      log.info({ inflight: ingress.inflight, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
+      log.info({ inflight: ingress.inflight, drainTimeoutMs: ops.drainTimeoutMs }, 'draining');
       void connect?.stopAccepting();
       void connectTls?.stopAccepting();
       // Open tunnels keep flowing until the drain timeout, then are closed; the ingress waits for their sockets.
-      const tunnels = hub.drain(config.drainTimeoutMs);
-      const clean = (await ingress.drain(config.drainTimeoutMs)) && (await tunnels);
+      const tunnels = hub.drain(ops.drainTimeoutMs);
+      const clean = (await ingress.drain(ops.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
-      await Promise.all([pools, h2cSessions].map((p) => (clean ? p.close() : p.destroy())));
+      await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();
       for (const stage of stages) await stage.close?.();
@@ -153,6 +177,6 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     onShutdownSignal(log, stop);
     logReady(log, addresses);
   }
-  log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(config.listen.host, config.listen.port) }, 'chain assembled');
+  log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(listeners.listen.host, listeners.listen.port) }, 'chain assembled');
   return { ...addresses, stopAccepting, close: stop, reload };
 }

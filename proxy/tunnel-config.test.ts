@@ -6,13 +6,13 @@ const config = (argv: string[]) => readProxyConfig(argv, {}).config;
 
 test('tunnel flags: defaults, --upgrade-allow tokens, --connect-listen', () => {
   const d = config([]);
-  assert.equal(d?.tunnelIdleTimeoutMs, 300000);
-  assert.deepEqual([...(d?.upgradeTokens ?? [])], ['websocket']);
-  assert.equal(d?.connectListen, undefined);
+  assert.equal(d?.tunnels.idleTimeoutMs, 300000);
+  assert.deepEqual([...(d?.ingress.upgradeTokens ?? [])], ['websocket']);
+  assert.equal(d?.listeners.connect, undefined);
   const c = config(['--upgrade-allow', 'Foo', '--connect-listen', '127.0.0.1:0', '--tunnel-idle-timeout-ms', '0']);
-  assert.deepEqual([...(c?.upgradeTokens ?? [])], ['websocket', 'foo']);
-  assert.deepEqual(c?.connectListen, { host: '127.0.0.1', port: 0 });
-  assert.equal(c?.tunnelIdleTimeoutMs, 0);
+  assert.deepEqual([...(c?.ingress.upgradeTokens ?? [])], ['websocket', 'foo']);
+  assert.deepEqual(c?.listeners.connect, { host: '127.0.0.1', port: 0 });
+  assert.equal(c?.tunnels.idleTimeoutMs, 0);
 });
 
 test('--upgrade-allow refuses h2c and values that are not tokens', () => {
@@ -22,8 +22,8 @@ test('--upgrade-allow refuses h2c and values that are not tokens', () => {
 
 test('--connect-tls-listen serves --tls-cert/--tls-key, and cannot start without them', () => {
   const c = config(['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']);
-  assert.deepEqual(c?.connectTls, { listen: { host: '127.0.0.1', port: 0 }, certFile: 'c.pem', keyFile: 'k.pem' });
-  assert.equal(c?.tls, undefined);
+  assert.deepEqual(c?.listeners.connectTls, { listen: { host: '127.0.0.1', port: 0 }, certFile: 'c.pem', keyFile: 'k.pem' });
+  assert.equal(c?.listeners.tls, undefined);
   assert.throws(() => config(['--connect-tls-listen', '127.0.0.1:0']), /--connect-tls-listen needs --tls-cert and --tls-key/);
   assert.throws(() => config(['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', 'c.pem']), /--connect-tls-listen needs/);
   assert.throws(() => config(['--tls-cert', 'c.pem', '--tls-key', 'k.pem']), /need --tls-listen or --connect-tls-listen/);

@@ -1,5 +1,6 @@
 // Checks the TypeScript sources' relative imports before they are compiled (run by `npm test`):
-// - no import cycles;
+// - no import cycles, between files and between the proxy's folders (`proxy/<folder>/`: no folder imports one that
+//   imports it back, directly or through others; test code left out);
 // - lib/ imports nothing outside lib/ (shared pieces depend on no component, nor on the CLI);
 // - code that is not test code imports no test helper (testing/ or e2e/ folders, *.test.ts);
 // - `node --test` runs only *.test files: no other file matches its default test-file patterns.
@@ -67,8 +68,40 @@ function visit(file) {
 }
 for (const file of graph.keys()) if (!state.has(file)) visit(file);
 
+// Folder level, inside proxy/: each folder (or top-level file) is one node; production code only.
+const folderOf = (f) => {
+  const parts = f.split('/');
+  return parts[0] === 'proxy' ? (parts.length > 2 ? `proxy/${parts[1]}/` : f) : undefined;
+};
+const folders = new Map(); // folder → Map(folder → an import that makes the arrow)
+for (const [file, targets] of graph) {
+  const from = folderOf(file);
+  if (from === undefined || isTestCode(file)) continue;
+  for (const t of targets) {
+    const to = folderOf(t);
+    if (to === undefined || to === from || isTestCode(t)) continue;
+    if (!folders.has(from)) folders.set(from, new Map());
+    if (!folders.get(from).has(to)) folders.get(from).set(to, `${file} → ${t}`);
+  }
+}
+const folderState = new Map();
+const folderStack = [];
+function visitFolder(folder) {
+  folderState.set(folder, 'open');
+  folderStack.push(folder);
+  for (const [t, why] of folders.get(folder) ?? []) {
+    if (folderState.get(t) === 'open') {
+      const loop = [...folderStack.slice(folderStack.indexOf(t)), t];
+      problems.push(`folder cycle: ${loop.join(' → ')} (closed by ${why})`);
+    } else if (!folderState.has(t)) visitFolder(t);
+  }
+  folderStack.pop();
+  folderState.set(folder, 'done');
+}
+for (const folder of folders.keys()) if (!folderState.has(folder)) visitFolder(folder);
+
 if (problems.length > 0) {
   process.stderr.write(`check-imports: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`check-imports: ${sources.length} files, no cycles, layering kept\n`);
+process.stdout.write(`check-imports: ${sources.length} files, no cycles between files or between proxy/ folders, layering kept\n`);

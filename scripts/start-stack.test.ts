@@ -13,6 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { workerNet } from '../lib/loopback.js';
 import { EnvoyLikeClient } from '../extproc/testing/envoy-like-client.js';
+import { waitFor } from '../lib/testing/wait.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
@@ -30,13 +31,6 @@ after(() => {
   for (const c of launched) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-async function until(what: string, ok: () => boolean, timeoutMs = 15000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** True once `pid` no longer runs (gone, or a zombie nobody has reaped yet). */
 function gone(pid: number): boolean {
@@ -108,11 +102,11 @@ async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOp
     return { launcher, output, get pids() { return pidsOf(); }, ingress: '', exited };
   }
   let ingress: string | undefined;
-  await until('the launcher banner', () => {
+  await waitFor(() => {
     if (launcher.exitCode !== null) throw new Error(`launcher exited ${launcher.exitCode}:\n${output.join('\n')}`);
     ingress = output.map((l) => /^stack +\| +ingress +(http:\/\/\S+)$/.exec(l)?.[1]).find((u) => u !== undefined);
     return ingress !== undefined;
-  }, 30000);
+  }, 30000, 'the launcher banner');
   const pids = pidsOf();
   assert.deepEqual(Object.keys(pids), ['apiserver-stub', 'extproc', 'proxy']);
   return { launcher, output, pids, ingress: ingress!, exited };
@@ -214,7 +208,7 @@ test('components stop by themselves when the launcher is killed outright', async
   const stack = await launch();
   stack.launcher.kill('SIGKILL');
   await stack.exited;
-  await until('every component to exit', () => Object.values(stack.pids).every(gone));
+  await waitFor(() => Object.values(stack.pids).every(gone), 15000, 'every component to exit');
 });
 
 test('the stack stops when the process that started it goes away without passing on a signal', async () => {
@@ -222,6 +216,6 @@ test('the stack stops when the process that started it goes away without passing
   const launcherPid = Number(stack.output.map((l) => /^launcher pid (\d+)$/.exec(l)?.[1]).find((p) => p !== undefined));
   assert.ok(launcherPid > 0);
   stack.launcher.kill('SIGKILL'); // the shell, as when npm's shell is killed
-  await until('the launcher and every component to exit', () => gone(launcherPid) && Object.values(stack.pids).every(gone));
-  await until('the launcher to say why it stopped', () => stack.output.some((l) => /is gone: stopping$/.test(l)));
+  await waitFor(() => gone(launcherPid) && Object.values(stack.pids).every(gone), 15000, 'the launcher and every component to exit');
+  await waitFor(() => stack.output.some((l) => /is gone: stopping$/.test(l)), 15000, 'the launcher to say why it stopped');
 });

@@ -7,7 +7,8 @@
  *   npm run soak:ws -- [--sockets 500] [--seconds 10] [--interval-ms 100] [--actors 50]
  */
 import { parseArgs } from 'node:util';
-import { adminJson, actorName, client, startExtproc, startProxy, startStub } from '../../proxy/testing/stack.js';
+import { adminJson, actorName, client, startExtproc, startStub, STACK_TIMEOUTS } from '../../proxy/testing/stack.js';
+import { startTestProxy } from '../../proxy/testing/proxy.js';
 import { openSocket, type EchoSocket } from '../../proxy/testing/ws-client.js';
 
 interface ProcessBlock {
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   const actors = Number(values.actors);
   const stub = await startStub({ workers: 4, capacity: Math.ceil(actors / 4) + 4, actors });
   const extproc = await startExtproc(stub);
-  const proxy = await startProxy(extproc.grpc, ['--access-log', 'off']);
+  const proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--access-log', 'off'] });
   try {
     // Warm-up: one socket per actor (bindings cached, pools and code paths warm), then closed.
     const warm = await Promise.all(Array.from({ length: actors }, (_, i) => openSocket(proxy.ingress, actorName(i))));

@@ -168,10 +168,10 @@ export interface FilterResponse {
 export type ResponseResult = FilterResult | void;
 
 /**
- * A filter. `Ctx` is what it is handed: `RequestContext` for `--filter` modules; the built-in stages are written
- * against the proxy's own context, which adds their typed per-request slots.
+ * A filter. `Ctx` and `Res` are what it is handed: `RequestContext` and `FilterResponse` for `--filter` modules;
+ * the built-in stages are written against the proxy's own context and response, which add what only they use.
  */
-export interface Filter<Ctx extends RequestContext = RequestContext> {
+export interface Filter<Ctx extends RequestContext = RequestContext, Res extends FilterResponse = FilterResponse> {
   readonly name: string;
   /** Request phase: read/change headers, set a route, or answer locally. */
   onRequest?(ctx: Ctx): FilterResult | Promise<FilterResult>;
@@ -182,7 +182,7 @@ export interface Filter<Ctx extends RequestContext = RequestContext> {
    * replies alike (those made by later filters, ext_proc and the proxy's error catalog); a filter whose own
    * `onRequest` answered locally, or that the request never reached, is not called.
    */
-  onResponse?(ctx: Ctx, response: FilterResponse): ResponseResult | Promise<ResponseResult>;
+  onResponse?(ctx: Ctx, response: Res): ResponseResult | Promise<ResponseResult>;
   /** Upstream phase (observe only), in reverse filter order, once per attempt that reached the router. */
   onUpstreamResponse?(ctx: Ctx, outcome: UpstreamOutcome): void;
   /** Called on every filter before the chain re-runs the request (actor-cache evicts here). */

@@ -5,16 +5,17 @@ import { ProxyRequest } from '../request/context.js';
 import { Counters } from '../ops/stats.js';
 import { CONTINUE, reply, type Filter, type RerunReason, type UpstreamOutcome } from '../api/filter.js';
 import type { Router } from '../upstream/router.js';
-import { ERRORS } from './errors.js';
+import { ERRORS } from '../http/errors.js';
 import { pino } from 'pino';
 import { silentLog } from '../testing/helpers.js';
-import { testRequest } from '../testing/proxy-request.js';
+import { testRequest, type TestRequest } from '../testing/proxy-request.js';
+import { attemptOf } from '../testing/upstream-answer.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
 const request = testRequest;
 
 /** Runs one request through the chain; resolves once the chain is done with it. */
-function runChain(chain: Chain, ctx: ProxyRequest): Promise<ProxyRequest> {
+function runChain(chain: Chain, ctx: TestRequest): Promise<ProxyRequest> {
   return new Promise((resolve) => chain.run(ctx, resolve));
 }
 
@@ -27,12 +28,9 @@ function scriptedRouter(outcomes: UpstreamOutcome[]): Router & { calls: { addres
       calls.push({ address: ctx.route?.address ?? '', headers: [...ctx.headers.entries()] });
       const o = outcomes.shift();
       if (o === undefined) throw new Error('no more scripted outcomes');
-      if (o.kind === 'response') {
-        ctx.responseState = 'started';
-        ctx.res.writeHead(o.status);
-        ctx.res.end();
-      }
-      queueMicrotask(() => done(ctx, o));
+      const answer = attemptOf(o);
+      if (answer.kind === 'response') done(ctx, answer);
+      else queueMicrotask(() => done(ctx, answer));
     },
   };
 }
@@ -69,7 +67,7 @@ test('a stale answer re-runs the whole chain once: onRerun on every filter, rout
   const chain = new Chain([observer, resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 1 });
   const ctx = request();
   await runChain(chain, ctx);
-  chain.done(ctx, ctx.res.statusCode, undefined);
+  chain.done(ctx, ctx.exchange.sentStatus, undefined);
   assert.deepEqual(events, [
     'request#0 route=- port=-',
     'upstream#0 stale',
@@ -81,7 +79,7 @@ test('a stale answer re-runs the whole chain once: onRerun on every filter, rout
   assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1']);
   assert.deepEqual(router.calls[1]?.headers, [['host', 'a.demo.example'], ['x-ate-target-port', '81']]);
   assert.equal(counters.rerunsStale, 1);
-  assert.equal(ctx.res.statusCode, 200);
+  assert.equal(ctx.exchange.sentStatus, 200);
 });
 
 test('re-runs are bounded: exhausted stale answers become a 503 naming the reason, never the 421', async () => {
@@ -90,7 +88,7 @@ test('re-runs are bounded: exhausted stale answers become a 503 naming the reaso
   const ctx = request();
   await runChain(chain, ctx);
   assert.equal(router.calls.length, 2);
-  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.exchange.sentStatus, 503);
   assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
 });
 
@@ -101,7 +99,7 @@ test('back-to-back stale answers: the second re-run waits its backoff, each re-r
   const ctx = request();
   await runChain(chain, ctx);
   assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1', '10.0.0.3:1']);
-  assert.equal(ctx.res.statusCode, 200);
+  assert.equal(ctx.exchange.sentStatus, 200);
   assert.equal(ctx.attempt, 2);
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 4)], [1, 1, 0]);
   assert.equal(counters.rerunsStale, 2);
@@ -115,7 +113,7 @@ test('a spent re-run budget ends the request with the re-runs-exhausted 503', as
   const ctx = request('GET', performance.now() - 10);
   await runChain(chain, ctx);
   assert.equal(router.calls.length, 1);
-  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.exchange.sentStatus, 503);
   assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
   assert.match(ctx.details ?? '', /budget of 1 ms/);
   assert.equal(counters.rerunBudgetExhausted, 1);
@@ -129,7 +127,7 @@ test('a client that leaves during the backoff ends the request as cancelled, wit
   const finished = runChain(chain, ctx);
   // The client leaves once the chain waits before the second re-run (as the ingress does on close).
   await waitFor(() => counters.rerunBackoffs === 1, 5000, 'the backoff to start');
-  ctx.res.destroy();
+  ctx.exchange.close();
   ctx.abortFilters();
   await finished;
   assert.equal(router.calls.length, 2, 'no third attempt');
@@ -145,7 +143,7 @@ test('a POST reset after it was written is not re-run: 502', async () => {
   const ctx = request('POST');
   await runChain(chain, ctx);
   assert.equal(router.calls.length, 1);
-  assert.equal(ctx.res.statusCode, 502);
+  assert.equal(ctx.exchange.sentStatus, 502);
 });
 
 test('a local reply short-circuits the chain; later filters and the router never run', async () => {
@@ -155,10 +153,10 @@ test('a local reply short-circuits the chain; later filters and the router never
   const chain = new Chain([deny, later], router, new Counters(), { maxReruns: 1 });
   const ctx = request();
   await runChain(chain, ctx);
-  assert.equal(ctx.res.statusCode, 403);
-  assert.equal(ctx.res.getHeader('x-why'), undefined, 'writeHead headers are not in the progressive API');
-  assert.match(String((ctx.res as unknown as { _header: string })._header), /x-why: test/);
-  assert.doesNotMatch(String((ctx.res as unknown as { _header: string })._header), /x-ate-assignment-stale/i);
+  assert.equal(ctx.exchange.sentStatus, 403);
+  assert.equal(ctx.exchange.header('x-why'), 'test');
+  assert.equal(ctx.exchange.header('x-ate-assignment-stale'), undefined);
+  assert.equal(ctx.exchange.body, 'no');
   assert.equal(later.seen, 0);
   assert.equal(router.calls.length, 0);
 });
@@ -173,7 +171,7 @@ test('a filter that throws fails only this request with 500 naming the filter in
   const chain = new Chain([boom, resolver(['10.0.0.1:1'])], scriptedRouter([OK]), new Counters(), { maxReruns: 1 });
   const ctx = request();
   await runChain(chain, ctx);
-  assert.equal(ctx.res.statusCode, 500);
+  assert.equal(ctx.exchange.sentStatus, 500);
   assert.equal(ctx.error, ERRORS.FILTER_FAILED);
   assert.match(ctx.details ?? '', /boom.*kaput/);
 });
@@ -183,7 +181,7 @@ test('an async filter is awaited; without a route the answer is 503 "no healthy 
   const chain = new Chain([slow], scriptedRouter([]), new Counters(), { maxReruns: 1 });
   const ctx = request();
   await runChain(chain, ctx);
-  assert.equal(ctx.res.statusCode, 503);
+  assert.equal(ctx.exchange.sentStatus, 503);
   assert.equal(ctx.error?.text, 'no healthy upstream');
 });
 
@@ -211,8 +209,8 @@ test('an error thrown in onUpstreamResponse, onRerun or onDone is logged with th
   const ctx = request();
   Object.defineProperty(ctx, 'log', { value: log });
   await runChain(chain, ctx);
-  chain.done(ctx, ctx.res.statusCode, undefined);
-  assert.equal(ctx.res.statusCode, 200, 'the request went on: re-run and answered');
+  chain.done(ctx, ctx.exchange.sentStatus, undefined);
+  assert.equal(ctx.exchange.sentStatus, 200, 'the request went on: re-run and answered');
   assert.equal(router.calls.length, 2);
   assert.equal(ctx.error, undefined);
   assert.deepEqual(events, ['upstream stale', 'rerun stale', 'upstream response', 'done 200'], 'the other filters still ran');

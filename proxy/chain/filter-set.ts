@@ -5,18 +5,22 @@
  * with until it is finished — requests in flight finish on the old filters, new ones get the new.
  */
 import type { Filter } from '../api/filter.js';
-import type { StageContext } from '../request/stage-context.js';
+import type { ProxyRequest } from '../request/context.js';
+import type { ChainResponse } from './chain-response.js';
+
+/** A filter as the chain runs it: user filters and the built-in stages' filters, on the proxy's own request and response. */
+export type ChainFilter = Filter<ProxyRequest, ChainResponse>;
 
 export class FilterSet {
-  readonly filters: readonly Filter<StageContext>[];
-  readonly reversed: readonly Filter<StageContext>[];
+  readonly filters: readonly ChainFilter[];
+  readonly reversed: readonly ChainFilter[];
   /** The first `userFilters` filters are user filters (bounded by `--filter-timeout-ms`; replaced by a reload). */
   readonly userFilters: number;
   /** The lowest index of a filter with `onResponse` (the filters' length when none has one). */
   readonly #firstResponder: number;
 
   constructor(
-    filters: readonly Filter<StageContext>[],
+    filters: readonly ChainFilter[],
     userFilters: number,
     /** 0 for the filters the proxy started with, then 1, 2, ... for each reload. */
     readonly generation: number,
@@ -39,7 +43,7 @@ export class FilterSet {
   }
 
   /** The same stage filters behind new user filters: the next generation. */
-  withUserFilters(user: readonly Filter<StageContext>[], timeoutMs: number): FilterSet {
+  withUserFilters(user: readonly ChainFilter[], timeoutMs: number): FilterSet {
     return new FilterSet([...user, ...this.filters.slice(this.userFilters)], user.length, this.generation + 1, timeoutMs);
   }
 

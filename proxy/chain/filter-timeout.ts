@@ -5,7 +5,7 @@
  * per-message timeout. Only a filter that returns a promise pays for the timer.
  */
 import type { ProxyRequest } from '../request/context.js';
-import { ERRORS, ProxyError } from './errors.js';
+import { ERRORS, ProxyError } from '../http/errors.js';
 
 export const DEFAULT_FILTER_TIMEOUT_MS = 10_000;
 

@@ -9,9 +9,8 @@
  * `filter-timeout-ms` take effect; any other field that changed is reported as needing a restart.
  */
 import type { Logger } from 'pino';
-import type { ProxyConfig } from '../config.js';
 import type { Chain } from './chain.js';
-import { loadUserFilters } from './load-filters.js';
+import { loadUserFilters, type FilterSpec } from './load-filters.js';
 
 export type ReloadReport =
   | {
@@ -23,20 +22,26 @@ export type ReloadReport =
     }
   | { readonly kind: 'failed'; readonly stage: 'config' | 'filters'; readonly reason: string };
 
-/** Fields a reload applies (the others are fixed for the process's life). */
-const RELOADED: ReadonlySet<string> = new Set(['filters', 'filterTimeoutMs']);
+/** What a reload reads again: the user filters and their timeout (and the rest of the config, to tell what else changed). */
+export interface ReloadableConfig {
+  readonly actorSuffix: string;
+  readonly chain: { readonly filters: readonly FilterSpec[]; readonly filterTimeoutMs: number };
+}
 
-export class FilterReloader {
-  #config: ProxyConfig;
+/** Fields a reload applies (the others are fixed for the process's life). */
+const RELOADED: ReadonlySet<string> = new Set(['chain.filters', 'chain.filterTimeoutMs']);
+
+export class FilterReloader<C extends ReloadableConfig> {
+  #config: C;
   #queue: Promise<unknown> = Promise.resolve();
   /** Reload attempts so far: each imports its modules under a new URL (node caches a failed import by URL too). */
   #attempts = 0;
 
   constructor(
     private readonly chain: Chain,
-    config: ProxyConfig,
+    config: C,
     /** Reads the config again (throws a UsageError naming the bad field). */
-    private readonly reread: () => ProxyConfig,
+    private readonly reread: () => C,
     private readonly log: Logger,
   ) {
     this.#config = config;
@@ -50,7 +55,7 @@ export class FilterReloader {
   }
 
   async #reload(): Promise<ReloadReport> {
-    let config: ProxyConfig;
+    let config: C;
     try {
       config = this.reread();
     } catch (err) {
@@ -58,13 +63,13 @@ export class FilterReloader {
     }
     let filters;
     try {
-      filters = await loadUserFilters(config.filters, { log: this.log, actorSuffix: this.#config.actorSuffix, generation: ++this.#attempts });
+      filters = await loadUserFilters(config.chain.filters, { log: this.log, actorSuffix: this.#config.actorSuffix, generation: ++this.#attempts });
     } catch (err) {
       return this.#failed('filters', (err as Error).message);
     }
-    const set = this.chain.replaceUserFilters(filters, config.filterTimeoutMs);
-    const restartNeeded = changedFields(this.#config, config).filter((k) => !RELOADED.has(k));
-    this.#config = { ...this.#config, filters: config.filters, filterTimeoutMs: config.filterTimeoutMs };
+    const set = this.chain.replaceUserFilters(filters, config.chain.filterTimeoutMs);
+    const restartNeeded = changedPaths(this.#config, config).filter((k) => !RELOADED.has(k));
+    this.#config = { ...this.#config, chain: { ...this.#config.chain, filters: config.chain.filters, filterTimeoutMs: config.chain.filterTimeoutMs } };
     const report: ReloadReport = { kind: 'reloaded', generation: set.generation, filters: set.userFilterNames, restartNeeded };
     this.log.info({ generation: set.generation, filters: report.filters, restartNeeded }, 'filters reloaded');
     return report;
@@ -76,8 +81,22 @@ export class FilterReloader {
   }
 }
 
-function changedFields(before: ProxyConfig, after: ProxyConfig): string[] {
-  const a = before as unknown as Record<string, unknown>;
-  const b = after as unknown as Record<string, unknown>;
-  return Object.keys(b).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+/** The dotted paths of the config fields that differ (plain objects are compared field by field). */
+export function changedPaths(before: unknown, after: unknown, prefix = ''): string[] {
+  if (isPlainObject(before) && isPlainObject(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    return [...keys].flatMap((k) => changedPaths(before[k], after[k], prefix === '' ? k : `${prefix}.${k}`));
+  }
+  return canonical(before) === canonical(after) ? [] : [prefix];
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** A comparable text for a leaf value (sets and regular expressions included). */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x instanceof Set ? [...(x as Set<unknown>)] : x instanceof RegExp ? String(x) : x)) ?? 'undefined';
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffMs, DEFAULT_RERUN_POLICY, rerunReason, shouldRerun, type RerunDecision, type RerunInput, type RerunPolicy } from './rerun.js';
-import { ERRORS } from './errors.js';
+import { ERRORS } from '../http/errors.js';
 import type { UpstreamOutcome } from '../api/filter.js';
 
 const STALE: UpstreamOutcome = { kind: 'stale', status: 421 };

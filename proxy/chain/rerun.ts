@@ -18,7 +18,7 @@
  * arrive at the control plane in lockstep.
  */
 import type { RerunReason, UpstreamOutcome } from '../api/filter.js';
-import { ERRORS, type ProxyErrorSpec } from './errors.js';
+import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 
 export interface RerunPolicy {
   /** Re-runs allowed per client request. */

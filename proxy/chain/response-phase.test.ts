@@ -1,28 +1,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Chain } from './chain.js';
-import { ChainResponse } from './response-phase.js';
-import { ProxyRequest } from '../request/context.js';
+import { ChainResponse } from './chain-response.js';
 import { Counters } from '../ops/stats.js';
 import { CONTINUE, reply, type Filter } from '../api/filter.js';
 import type { Router } from '../upstream/router.js';
-import type { ResponseHeadDecision } from '../request/stage-context.js';
-import { testRequest } from '../testing/proxy-request.js';
+import type { ChainFilter } from './filter-set.js';
+import { testRequest, type TestRequest } from '../testing/proxy-request.js';
+import { upstreamAnswer } from '../testing/upstream-answer.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
 const request = testRequest;
 
-/** A router that hands a 200 head to the response-head hook (when set) and records the decision; never answers the chain. */
-function headRouter(): Router & { decisions: (ResponseHeadDecision | 'no hook')[] } {
-  const decisions: (ResponseHeadDecision | 'no hook')[] = [];
-  return {
-    decisions,
-    forward(ctx) {
-      const hook = ctx.responseHeadTransform;
-      if (hook === undefined) return void decisions.push('no hook');
-      void Promise.resolve(hook({ status: 200, headers: ['Content-Type', 'text/plain', 'content-length', '2'] })).then((d) => decisions.push(d));
+/** A router that answers every request with a 200 head and the body `ok`, synchronously (as undici's headers callback). */
+function headRouter(): Router & { calls: number } {
+  const r = {
+    calls: 0,
+    forward(ctx: TestRequest, done: Parameters<Router['forward']>[1]) {
+      r.calls++;
+      done(ctx, upstreamAnswer(200, ['Content-Type', 'text/plain', 'content-length', '2'], 'ok'));
     },
   };
+  return r as Router & { calls: number };
 }
 
 const route: Filter = {
@@ -34,7 +33,7 @@ const route: Filter = {
 };
 
 test('response headers: case-insensitive, and no hop-by-hop, content-length or internal header may be set', () => {
-  const r = ChainResponse.upstream({ status: 200, headers: ['Content-Type', 'text/plain', 'Content-Length', '2'] });
+  const r = ChainResponse.upstream(200, ['Content-Type', 'text/plain', 'Content-Length', '2']);
   assert.equal(r.headers.get('content-type'), 'text/plain');
   r.headers.set('X-New', 'a');
   r.headers.append('x-new', 'b');
@@ -47,15 +46,16 @@ test('response headers: case-insensitive, and no hop-by-hop, content-length or i
   assert.throws(() => (r.status = 99), TypeError);
   assert.throws(() => (r.status = 200.5), TypeError);
   r.status = 203;
-  const decision = r.decision();
-  assert.equal(decision.kind, 'continue');
-  if (decision.kind === 'continue') assert.deepEqual(decision.head, { status: 203, headers: ['Content-Type', 'text/plain', 'Content-Length', '2', 'x-new', 'a', 'x-new', 'b'] });
+  assert.equal(r.source, 'upstream');
+  assert.equal(r.status, 203);
+  assert.deepEqual(r.headers.list, ['Content-Type', 'text/plain', 'Content-Length', '2', 'x-new', 'a', 'x-new', 'b']);
 });
 
-test('without any onResponse the router gets no hook (the hit path is unchanged); with one, filters run in reverse order', async () => {
-  const bare = headRouter();
-  new Chain([route], bare, new Counters()).run(request(), () => {});
-  assert.deepEqual(bare.decisions, ['no hook']);
+test('without any onResponse the head is written in the router\'s own callback (the hit path is unchanged); with one, filters run in reverse order', async () => {
+  const bare = request();
+  new Chain([route], headRouter(), new Counters()).run(bare, () => {});
+  assert.deepEqual(bare.exchange.head, { status: 200, headers: ['Content-Type', 'text/plain', 'content-length', '2'] }, 'written before run() returned');
+  assert.equal(bare.exchange.body, 'ok');
 
   const order: string[] = [];
   const tagger = (name: string): Filter => ({
@@ -65,47 +65,50 @@ test('without any onResponse the router gets no hook (the hit path is unchanged)
       response.headers.append('x-seen', name);
     },
   });
-  const router = headRouter();
-  new Chain([tagger('outer'), tagger('inner'), route], router, new Counters()).run(request(), () => {});
-  await waitFor(() => router.decisions.length === 1, 3000, 'the decision');
+  const tagged = request();
+  new Chain([tagger('outer'), tagger('inner'), route], headRouter(), new Counters()).run(tagged, () => {});
+  await waitFor(() => tagged.exchange.headSent, 3000, 'the head');
   assert.deepEqual(order, ['inner', 'outer']);
-  const d = router.decisions[0] as ResponseHeadDecision;
-  assert.equal(d.kind, 'continue');
-  if (d.kind === 'continue') assert.deepEqual(d.head.headers.slice(-4), ['x-seen', 'inner', 'x-seen', 'outer']);
+  assert.equal(tagged.exchange.sentStatus, 200);
+  assert.deepEqual(tagged.exchange.head?.headers.slice(-4), ['x-seen', 'inner', 'x-seen', 'outer']);
 });
 
-test('a stage\'s own response transform runs first; a reply in the response phase is seen by the filters before it', async () => {
+test('a stage\'s own response hook runs first (it is the last filter); a reply in the response phase is seen by the filters before it', async () => {
   const seen: string[] = [];
   const outer: Filter = { name: 'outer', onResponse: (_ctx, r) => void seen.push(`${r.source}:${r.status}`) };
-  const replacer: Filter = { name: 'replacer', onResponse: async () => reply({ status: 299, body: 'x' }) };
-  const stage: Filter = {
+  const replacer: Filter = { name: 'replacer', onResponse: async (_ctx, r) => (seen.push(`replacer saw ${r.status}`), reply({ status: 299, body: 'x' })) };
+  const stage: ChainFilter = {
     name: 'stage',
     onRequest(ctx) {
       ctx.route = { address: '10.0.0.1:1', source: 'extproc' };
-      (ctx as ProxyRequest).responseHeadTransform = async (head) => ({ kind: 'continue', head: { status: 202, headers: head.headers } });
       return CONTINUE;
     },
+    async onResponse(_ctx, response) {
+      response.replaceHead(202, response.headers.list);
+    },
   };
-  const router = headRouter();
-  new Chain([outer, replacer, stage], router, new Counters(), { userFilters: 2 }).run(request(), () => {});
-  await waitFor(() => router.decisions.length === 1, 3000, 'the decision');
-  assert.deepEqual(seen, ['local:299']);
-  const d = router.decisions[0] as ResponseHeadDecision;
-  assert.equal(d.kind === 'reply' && d.reply.status, 299);
+  const ctx = request();
+  new Chain([outer, replacer, stage], headRouter(), new Counters(), { userFilters: 2 }).run(ctx, () => {});
+  await waitFor(() => ctx.exchange.headSent, 3000, 'the answer');
+  assert.deepEqual(seen, ['replacer saw 202', 'local:299']);
+  assert.equal(ctx.exchange.sentStatus, 299);
+  assert.equal(ctx.exchange.body, 'x');
 });
 
 test('replaceUserFilters: requests in flight keep their filters, new ones get the new filters, stage filters stay', () => {
   const chain = new Chain([{ name: 'old' }, route], headRouter(), new Counters(), { userFilters: 1 });
   const inFlight = request();
   chain.run(inFlight, () => {});
+  const before = chain.filterSetOf(inFlight);
   const set = chain.replaceUserFilters([{ name: 'new-a' }, { name: 'new-b' }]);
   assert.equal(set.generation, 1);
   assert.deepEqual(set.userFilterNames, ['new-a', 'new-b']);
   assert.deepEqual(chain.filters.map((f) => f.name), ['new-a', 'new-b', 'route']);
-  assert.deepEqual(inFlight.filterSet?.filters.map((f) => f.name), ['old', 'route']);
+  assert.deepEqual(chain.filterSetOf(inFlight).filters.map((f) => f.name), ['old', 'route']);
+  assert.equal(chain.filterSetOf(inFlight), before);
   const next = request();
   chain.run(next, () => {});
-  assert.equal(next.filterSet, set);
+  assert.equal(chain.filterSetOf(next), set);
   assert.throws(() => chain.replaceUserFilters([{ name: '' }]), /name/);
   assert.equal(chain.filterSet, set, 'a refused swap changes nothing');
 });

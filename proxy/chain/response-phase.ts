@@ -8,70 +8,14 @@
  *
  * Synchronous filters run without a promise; the first filter that returns one makes the rest asynchronous.
  */
-import type { FilterResponse, ResponseResult } from '../api/filter.js';
+import type { ResponseResult } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
-import type { MultiValueLocalReply, ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
+import { ERRORS, ProxyError, errorReply } from '../http/errors.js';
 import type { FilterSet } from './filter-set.js';
-import { ResponseHeaders } from './response-headers.js';
-import { ERRORS, ProxyError, errorReply } from './errors.js';
+import { ChainResponse } from './chain-response.js';
+import { filterResultProblem } from './filter-result.js';
 import { withFilterTimeout } from './filter-timeout.js';
 import { isPromise } from './promise.js';
-
-/** The response a filter's `onResponse` sees (and may change). */
-export class ChainResponse implements FilterResponse {
-  readonly headers: ResponseHeaders;
-  #status: number;
-
-  private constructor(
-    readonly source: 'upstream' | 'local',
-    status: number,
-    headers: string[],
-    readonly errorCode: string | undefined,
-    /** A local reply's body and log details (kept as they were). */
-    readonly reply: MultiValueLocalReply | undefined,
-  ) {
-    this.#status = status;
-    this.headers = new ResponseHeaders(headers);
-  }
-
-  static upstream(head: ResponseHead): ChainResponse {
-    return new ChainResponse('upstream', head.status, head.headers, undefined, undefined);
-  }
-
-  static local(reply: MultiValueLocalReply, errorCode: string | undefined): ChainResponse {
-    const list: string[] = [];
-    for (const [name, value] of Object.entries(reply.headers ?? {})) {
-      if (typeof value === 'string') list.push(name.toLowerCase(), value);
-      else for (const v of value) list.push(name.toLowerCase(), v);
-    }
-    return new ChainResponse('local', reply.status, list, errorCode, reply);
-  }
-
-  get status(): number {
-    return this.#status;
-  }
-
-  set status(value: number) {
-    if (!Number.isInteger(value) || value < 200 || value > 599) throw new TypeError(`response status ${String(value)} is not a whole number from 200 to 599`);
-    this.#status = value;
-  }
-
-  /** What the router (or the chain) writes: the head as changed, or the local reply. */
-  decision(): ResponseHeadDecision {
-    if (this.source === 'upstream') return { kind: 'continue', head: { status: this.#status, headers: this.headers.list } };
-    return { kind: 'reply', reply: this.toLocalReply() };
-  }
-
-  toLocalReply(): MultiValueLocalReply {
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of this.headers.entries()) {
-      const seen = headers[name];
-      headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-    }
-    const reply = this.reply;
-    return { status: this.#status, headers, ...(reply?.body !== undefined ? { body: reply.body } : {}), ...(reply?.details !== undefined ? { details: reply.details } : {}) };
-  }
-}
 
 /** Runs `onResponse` of `set.filters[from]` down to `set.filters[0]`; the response as the filters left it. */
 export function runResponsePhase(ctx: ProxyRequest, set: FilterSet, from: number, response: ChainResponse): ChainResponse | Promise<ChainResponse> {
@@ -91,17 +35,21 @@ export function runResponsePhase(ctx: ProxyRequest, set: FilterSet, from: number
       const name = f.name;
       const current = response;
       return pending.then(
-        (r) => runResponsePhase(ctx, set, i - 1, applied(current, r)),
+        (r) => runResponsePhase(ctx, set, i - 1, applied(ctx, name, current, r)),
         (err: unknown) => runResponsePhase(ctx, set, i - 1, failed(ctx, name, err)),
       );
     }
-    response = applied(response, result);
+    response = applied(ctx, f.name, response, result);
   }
   return response;
 }
 
-function applied(response: ChainResponse, result: ResponseResult): ChainResponse {
-  return result !== undefined && result !== null && result.kind === 'reply' ? ChainResponse.local(result.reply, undefined) : response;
+/** The response after a filter's `onResponse` answered `result` (nothing or CONTINUE: as it is; a reply: replaced). */
+function applied(ctx: ProxyRequest, filter: string, response: ChainResponse, result: ResponseResult): ChainResponse {
+  if (result === undefined) return response;
+  const problem = filterResultProblem(result);
+  if (problem !== undefined) return failed(ctx, filter, new TypeError(problem));
+  return result.kind === 'reply' ? ChainResponse.local(result.reply, undefined) : response;
 }
 
 /** A filter failed in its response phase: the response becomes the catalog's error for it. */

@@ -20,18 +20,18 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();
-  const admin = createPrimaryAdmin(workers, { adminToken: config.adminToken });
-  await admin.listen({ host: config.admin.host, port: config.admin.port });
+  const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken });
+  await admin.listen({ host: config.ops.admin.host, port: config.ops.admin.port });
   const first = workers.live()[0] as WorkerInfo;
   // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.
   process.on('SIGHUP', () => {
-    reloadWorkers(workers, config.adminToken).then(
+    reloadWorkers(workers, config.ops.adminToken).then(
       ({ status, body }) => (status === 200 ? log.info(body, 'filters reloaded on every worker') : log.error(body, 'filter reload failed')),
       (err: unknown) => log.error({ err }, 'filter reload failed'),
     );
   });
   onShutdownSignal(log, async () => {
-    await workers.drain(config.drainTimeoutMs + KILL_GRACE_MS);
+    await workers.drain(config.ops.drainTimeoutMs + KILL_GRACE_MS);
     await admin.close();
   });
   logReady(log, {

@@ -4,7 +4,7 @@
  * to its workers' admins.
  */
 import { test } from 'node:test';
-import { startComponent } from '../../cli/testing/component.js';
+import { startComponent } from '../../lib/testing/component.js';
 import { assertAdminGuarded } from '../../lib/testing/admin-guard-checks.js';
 
 const TOKEN = 'proxy-admin-secret';

@@ -10,26 +10,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import http from 'node:http';
 import { routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
-import {
-  accessLine,
-  actorName,
-  adminJson,
-  client,
-  hostOf,
-  proxyStats,
-  resetStats,
-  send,
-  startProxy,
-  startStub,
-  stubActor,
-  stubStats,
-  until,
-  ATESPACE,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { accessLine, actorName, adminJson, client, hostOf, proxyStats, resetStats, send, startStub, stubActor, stubStats, ATESPACE, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 interface RerunAttempts {
   byAttempt: Record<string, number>;
@@ -40,18 +25,18 @@ interface RerunAttempts {
 
 let stub: Stub;
 let ep: ScriptedExtProc;
-let proxy: Proxy;
-let budget: Proxy;
-let patient: Proxy;
+let proxy: TestProxy;
+let budget: TestProxy;
+let patient: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 6, capacity: 4, actors: 6 });
   ep = await startScriptedExtProc(() => 'fail');
   [proxy, budget, patient] = await Promise.all([
     // The defaults: two re-runs, the second after a 10–50 ms backoff, within 3 s.
-    startProxy(ep.address, ['--actor-cache', 'off']),
-    startProxy(ep.address, ['--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1']),
-    startProxy(ep.address, ['--actor-cache', 'off', '--rerun-backoff-min-ms', '60000', '--rerun-backoff-max-ms', '60000', '--rerun-budget-ms', '120000']),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1'] }),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-backoff-min-ms', '60000', '--rerun-backoff-max-ms', '60000', '--rerun-budget-ms', '120000'] }),
   ]);
 });
 
@@ -63,7 +48,7 @@ after(async () => {
 });
 
 const stubPost = (path: string): Promise<unknown> => adminJson(stub.admin, path, 'POST');
-const rerunAttempts = async (p: Proxy): Promise<RerunAttempts> => (await adminJson<{ rerunAttempts: RerunAttempts }>(p.admin, '/stats')).rerunAttempts;
+const rerunAttempts = async (p: TestProxy): Promise<RerunAttempts> => (await adminJson<{ rerunAttempts: RerunAttempts }>(p.admin, '/stats')).rerunAttempts;
 
 /** Wakes `actor` and returns the worker it runs on. */
 async function wake(actor: string): Promise<string> {
@@ -161,9 +146,9 @@ test('a client that leaves during the re-run backoff ends the request as cancell
   req.on('response', () => assert.fail('no response was expected'));
   req.end();
   // Two stale answers: the first re-run ran at once, the second waits its (60 s) backoff. Then hang up.
-  await until(async () => (await rerunAttempts(patient)).backoffs === 1, 10_000, 'the request to wait before its second re-run');
+  await waitFor(async () => (await rerunAttempts(patient)).backoffs === 1, 10_000, 'the request to wait before its second re-run');
   req.destroy();
-  await until(async () => (await proxyStats(patient)).requests.total === 1, 10_000, 'the proxy to finish the request');
+  await waitFor(async () => (await proxyStats(patient)).requests.total === 1, 10_000, 'the proxy to finish the request');
 
   const line = await accessLine(patient, 'left-in-backoff');
   assert.equal(line.status, 499);

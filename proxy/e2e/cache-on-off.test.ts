@@ -5,46 +5,29 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
-import {
-  actorName,
-  adminJson,
-  client,
-  extprocStats,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  stubActor,
-  until,
-  ATESPACE,
-  type Answer,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { actorName, adminJson, client, extprocStats, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, ATESPACE, type Answer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 /** Long enough that the request right after a miss is a hit even on a loaded machine; short enough to wait out. */
 const SHORT_TTL_MS = 3000;
 
 let stub: Stub;
 let extproc: Extproc;
-let on: Proxy;
-let off: Proxy;
-let short: Proxy;
-let small: Proxy;
+let on: TestProxy;
+let off: TestProxy;
+let short: TestProxy;
+let small: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 8, capacity: 4, actors: 30 });
   extproc = await startExtproc(stub);
   [on, off, short, small] = await Promise.all([
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']),
-    startProxy(extproc.grpc, ['--actor-cache', 'off']),
-    startProxy(extproc.grpc, ['--cache-ttl-ms', String(SHORT_TTL_MS), '--cache-refresh-ahead', 'off']), // the TTL itself, no refresh
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000', '--cache-max-entries', '3']),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', String(SHORT_TTL_MS), '--cache-refresh-ahead', 'off'] }), // the TTL itself, no refresh
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--cache-max-entries', '3'] }),
   ]);
 });
 
@@ -61,7 +44,7 @@ function visible(a: Answer): unknown {
   return { status: a.status, type: a.headers['content-type'], stale: a.headers['x-ate-assignment-stale'], app, text: a.app ? undefined : a.text };
 }
 
-async function sequential(p: Proxy, actor: string, n: number): Promise<Answer[]> {
+async function sequential(p: TestProxy, actor: string, n: number): Promise<Answer[]> {
   const out: Answer[] = [];
   for (let i = 0; i < n; i++) out.push(await send(p, actor, { path: '/ping?x=1' }));
   return out;
@@ -184,7 +167,7 @@ test('a binding is served for the TTL, then the next request misses', async () =
   let s = await proxyStats(short);
   assert.deepEqual([s.cache.misses, s.cache.hits], [1, 1]);
   // Wait for the binding to expire (the dump purges expired bindings, counting them as ttl evictions).
-  await until(async () => (await adminJson<{ entries: number }>(short.admin, '/cache')).entries === 0, SHORT_TTL_MS + 20_000, 'the TTL to pass');
+  await waitFor(async () => (await adminJson<{ entries: number }>(short.admin, '/cache')).entries === 0, SHORT_TTL_MS + 20_000, 'the TTL to pass');
   const misses = (await proxyStats(short)).cache.misses;
   assert.equal((await send(short, actor)).status, 200);
   s = await proxyStats(short);
@@ -233,7 +216,7 @@ function corpus(): Step[] {
   return steps;
 }
 
-async function runCorpus(p: Proxy, steps: readonly Step[]): Promise<{ status: number; actor: string | undefined; body: number | undefined }[]> {
+async function runCorpus(p: TestProxy, steps: readonly Step[]): Promise<{ status: number; actor: string | undefined; body: number | undefined }[]> {
   const seen: { status: number; actor: string | undefined; body: number | undefined }[] = [];
   for (const step of steps) {
     switch (step.kind) {

@@ -68,8 +68,8 @@ test('the client leaves a pipeline: every request ends once (499, logged), upstr
     await waitFor(() => stack.upstream.openConnections === 0 && stack.upstream.active === 0, 5000, 'the upstream connections to be released');
     assert.deepEqual(stack.upstream.arrivals, ['/warm', '/hold?first'], 'the second request never went upstream');
 
-    stack.proxy.child.kill('SIGTERM');
-    assert.equal(await stack.proxy.exited, 0);
+    stack.proxy.component.child.kill('SIGTERM');
+    assert.equal(await stack.proxy.component.exited, 0);
     assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'), 'the drain waited for no one');
   } finally {
     await stack.close();

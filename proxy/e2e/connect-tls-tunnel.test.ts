@@ -5,9 +5,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { actorName, adminJson, client, hostOf, startExtproc, startProxy, startStub, until, type DemoAnswer, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, startExtproc, startStub, type DemoAnswer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
@@ -16,7 +18,7 @@ const run = promisify(execFile);
 let ca: TestCa;
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let connectTls: string;
 
 before(async () => {
@@ -24,7 +26,7 @@ before(async () => {
   const cert = await ca.issue('connect');
   stub = await startStub({ workers: 2, capacity: 8, actors: 4 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile]);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--connect-tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile] });
   connectTls = proxy.component.addresses.connectTls as string;
 });
 
@@ -43,8 +45,8 @@ test('curl -p -x https://: a request inside a CONNECT tunnel over TLS reaches it
   const answer = JSON.parse(out.stdout) as DemoAnswer;
   assert.deepEqual([answer.actor, answer.path], [actor, '/inside']);
   const logs = (): Record<string, unknown>[] => proxy.component.logs();
-  await until(() => logs().some((l) => l.msg === 'access' && l.requestId === 'tls-tunnel-1'), 5000, 'the inner access line');
-  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
+  await waitFor(() => logs().some((l) => l.msg === 'access' && l.requestId === 'tls-tunnel-1'), 5000, 'the inner access line');
+  await waitFor(() => logs().some((l) => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200 && (l.tunnel as { kind?: string } | undefined)?.kind === 'connect'), 10_000, 'the tunnel log line');
   const t = (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;
   assert.equal(t.connect.total, 1);
   assert.equal(t.connect.active, 0);

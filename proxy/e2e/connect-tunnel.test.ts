@@ -6,23 +6,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  actorName,
-  adminJson,
-  client,
-  hostOf,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  until,
-  type DemoAnswer,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, send, startExtproc, startStub, type DemoAnswer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
@@ -30,13 +18,13 @@ const run = promisify(execFile);
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let connect: string;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--connect-listen', '127.0.0.1:0']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--connect-listen', '127.0.0.1:0'] });
   connect = proxy.component.addresses.connect as string;
 });
 
@@ -70,11 +58,13 @@ test('curl -p -x: two requests in one tunnel reach two actors on different worke
     [second, '/two', placed.get(second)],
   ]);
   const logs = (): Record<string, unknown>[] => proxy.component.logs();
-  await until(() => logs().filter((l) => l.msg === 'access' && String(l.requestId).startsWith('tunnel-')).length === 2, 5000, 'both inner access lines');
-  await until(() => logs().some((l) => l.msg === 'tunnel' && l.status === 200), 10_000, 'the tunnel log line');
-  const line = logs().find((l) => l.msg === 'tunnel' && l.status === 200) as { bytesFromClient: number; bytesToClient: number; target: string };
-  assert.ok(line.bytesFromClient > 0 && line.bytesToClient > 0);
-  assert.match(line.target, /:80$/);
+  await waitFor(() => logs().filter((l) => l.msg === 'access' && String(l.requestId).startsWith('tunnel-')).length === 2, 5000, 'both inner access lines');
+  const isTunnelLine = (l: Record<string, unknown>): boolean => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200;
+  await waitFor(() => logs().some(isTunnelLine), 10_000, 'the tunnel log line');
+  const line = logs().find(isTunnelLine) as { authority: string; tunnel: { kind: string; bytesFromClient: number; bytesToClient: number; closedBy: string } };
+  assert.ok(line.tunnel.bytesFromClient > 0 && line.tunnel.bytesToClient > 0);
+  assert.equal(line.tunnel.kind, 'connect');
+  assert.match(line.authority, /:80$/);
   const t = await tunnels();
   assert.ok(t.connect.total >= 1);
   assert.equal(t.connect.active, 0);
@@ -90,7 +80,7 @@ test('CONNECT targets the listener refuses: no port (400), not an actor (404); o
   const get = await rawExchange(connect, ['GET / HTTP/1.1', `Host: ${hostOf(actorName(1))}`]);
   assert.equal(get.status, 405);
   // CONNECT on the ingress itself: an authority-form target, refused by the request-target rules as any other.
-  const onIngress = await rawExchange(proxy.ingress.replace('http://', ''), [`CONNECT ${hostOf(actorName(1))}:80 HTTP/1.1`, `Host: ${hostOf(actorName(1))}:80`]);
+  const onIngress = await rawExchange(proxy.address, [`CONNECT ${hostOf(actorName(1))}:80 HTTP/1.1`, `Host: ${hostOf(actorName(1))}:80`]);
   assert.equal(onIngress.status, 400);
   assert.equal(onIngress.body, 'invalid request target\n');
   assert.ok((await tunnels()).connect.refused >= 2);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import type { RunningComponent } from '../../cli/testing/component.js';
+import type { RunningComponent } from '../../lib/testing/component.js';
 import { startEdgeStack, type EdgeStack } from '../testing/edge-harness.js';
 import { RawConnection, rawRequest } from '../testing/raw-client.js';
 
@@ -65,9 +65,9 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
     busy.write(rawRequest('GET', '/hold/1', HOST));
     await waitFor(() => stack.upstream.arrivals.includes('/hold/1'), 10_000, 'the request to reach the worker');
 
-    stack.proxy.child.kill('SIGTERM');
+    stack.proxy.component.child.kill('SIGTERM');
     await waitFor(async () => (await readyStatus(stack)) === 503, 10_000, '/ready to fail');
-    assert.equal((await logLine(stack.proxy, 'draining')).inflight, 1, 'the held request was in flight when SIGTERM arrived');
+    assert.equal((await logLine(stack.proxy.component, 'draining')).inflight, 1, 'the held request was in flight when SIGTERM arrived');
     assert.equal(await connectOutcome(stack.ingress), 'ECONNREFUSED', 'the listener closed at once: no new connections while draining');
 
     // A request arriving on the open keep-alive connection during the drain is served, and told the connection closes.
@@ -85,8 +85,8 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
     assert.equal(finished.headers.connection, 'close');
     await busy.closedPromise;
 
-    assert.equal(await exitWithin(stack.proxy, 30_000), 0);
-    await logLine(stack.proxy, 'stopped');
+    assert.equal(await exitWithin(stack.proxy.component, 30_000), 0);
+    await logLine(stack.proxy.component, 'stopped');
     assert.equal(stack.proxy.logs().some((l) => typeof l.msg === 'string' && l.msg.startsWith('drain timeout')), false);
     assert.deepEqual(stack.upstream.arrivals, ['/before', '/hold/1', '/during-drain']);
   } finally {
@@ -104,13 +104,13 @@ test('the drain timeout expires: the held connection is closed and the process s
     );
     conn.write(rawRequest('GET', '/hold/never', HOST));
     await waitFor(() => stack.upstream.arrivals.includes('/hold/never'), 10_000, 'the request to reach the worker');
-    stack.proxy.child.kill('SIGTERM');
+    stack.proxy.component.child.kill('SIGTERM');
     // Well beyond the 1 s drain timeout, far below what a timeout taken as seconds would allow.
-    assert.equal(await exitWithin(stack.proxy, 30_000), 0);
+    assert.equal(await exitWithin(stack.proxy.component, 30_000), 0);
     assert.equal(await answer, 'closed without an answer');
-    assert.equal((await logLine(stack.proxy, 'draining')).inflight, 1);
-    assert.equal((await logLine(stack.proxy, 'drain timeout: closing remaining connections')).inflight, 1);
-    await logLine(stack.proxy, 'stopped');
+    assert.equal((await logLine(stack.proxy.component, 'draining')).inflight, 1);
+    assert.equal((await logLine(stack.proxy.component, 'drain timeout: closing remaining connections')).inflight, 1);
+    await logLine(stack.proxy.component, 'stopped');
   } finally {
     await stack.close();
   }

@@ -67,9 +67,9 @@ async function sigtermUnderPostLoops(stack: EdgeStack, clients: number): Promise
   const counts: LoopCounts = { written: 0, completed: 0, closing: 0, lost: 0, notWritten: 0 };
   const loops = Array.from({ length: clients }, (_, c) => postLoop(stack.ingress, c, counts));
   await waitFor(() => counts.completed >= clients * 20, 20_000, 'every client to be looping');
-  stack.proxy.child.kill('SIGTERM');
+  stack.proxy.component.child.kill('SIGTERM');
   await Promise.all(loops);
-  assert.equal(await stack.proxy.exited, 0);
+  assert.equal(await stack.proxy.component.exited, 0);
   return counts;
 }
 
@@ -92,7 +92,7 @@ for (const workers of ['1', '2']) {
 
 /** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
 async function sigtermAndWaitForDraining(stack: EdgeStack): Promise<void> {
-  stack.proxy.child.kill('SIGTERM');
+  stack.proxy.component.child.kill('SIGTERM');
   await waitFor(async () => {
     const res = await request(`${stack.admin}/ready`).catch(() => undefined);
     if (res === undefined) return false;
@@ -114,7 +114,7 @@ test('during the drain, a request on an idle keep-alive connection is served wit
     assert.equal(answer.status, 200);
     assert.equal(answer.headers.connection, 'close');
     await conn.closedPromise;
-    assert.equal(await stack.proxy.exited, 0);
+    assert.equal(await stack.proxy.component.exited, 0);
     assert.deepEqual(stack.upstream.arrivals, ['/before', '/during']);
   } finally {
     await stack.close();
@@ -127,9 +127,9 @@ test('during the drain, a connection that stays idle for the grace is closed and
     const conn = await RawConnection.open(stack.ingress);
     conn.write(rawRequest('GET', '/before', actorHost('idler')));
     assert.equal((await conn.nextResponse()).status, 200);
-    stack.proxy.child.kill('SIGTERM');
+    stack.proxy.component.child.kill('SIGTERM');
     await conn.closedPromise;
-    assert.equal(await stack.proxy.exited, 0);
+    assert.equal(await stack.proxy.component.exited, 0);
     assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'));
   } finally {
     await stack.close();

@@ -12,7 +12,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { actorName, adminJson, client, send, startExtproc, startProxy, startStub, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { actorName, adminJson, client, send, STACK_TIMEOUTS, startExtproc, startStub, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 interface ExtprocTls {
   tls: { accepted: number; refused_handshake: number; refused_identity: number; refused_alpn: number };
@@ -22,14 +23,14 @@ interface ExtprocTls {
 let pki: TestPki;
 let stub: Stub;
 let extproc: Extproc;
-const proxies: Proxy[] = [];
+const proxies: TestProxy[] = [];
 
 function hopArgs(bundle: string, ...more: string[]): string[] {
   return ['--extproc-credential-bundle', bundle, '--extproc-trust-bundle', pki.files.ca, ...more];
 }
 
-async function proxyWith(args: string[]): Promise<Proxy> {
-  const p = await startProxy(extproc.grpc, args);
+async function proxyWith(args: string[]): Promise<TestProxy> {
+  const p = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...args] });
   proxies.push(p);
   return p;
 }
@@ -43,7 +44,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all([...proxies.map((p) => p.component), extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
+  await Promise.all([...proxies, extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
   await client.close();
   await pki?.close();
 });
@@ -55,7 +56,7 @@ test('over mTLS a miss reaches the actor through extproc', async () => {
   assert.equal(r.app?.actor, actorName(0));
   const s = await extprocStats();
   assert.ok(s.tls.accepted >= 1, JSON.stringify(s.tls));
-  const started = proxy.component.logs().find((l) => l.msg === 'mTLS to ext_proc');
+  const started = proxy.logs().find((l) => l.msg === 'mTLS to ext_proc');
   assert.deepEqual(started?.identity, [pki.ids.proxy]);
   // Its certificates announce their expiry: the 30-day development bundle comes first.
   const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
@@ -68,8 +69,8 @@ test('a proxy that expects another ext_proc identity refuses this extproc: 500, 
   const before = (await extprocStats()).streams.total;
   const r = await send(proxy, actorName(1));
   assert.equal(r.status, 500, r.text);
-  await waitFor(() => proxy.component.logs().some((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)'), 5000, 'the refusal log line');
-  const refused = proxy.component.logs().find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
+  await waitFor(() => proxy.logs().some((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)'), 5000, 'the refusal log line');
+  const refused = proxy.logs().find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
   assert.equal(refused?.presented, `URI:${pki.ids.extproc}`);
   assert.equal((await extprocStats()).streams.total, before, 'no stream reached extproc');
 });
@@ -86,7 +87,7 @@ test('a proxy presenting another identity is refused by extproc: 500, counted as
 
 test('a proxy without the hop\'s TLS flags warns that it is plaintext, and extproc refuses it', async () => {
   const proxy = await proxyWith([]);
-  const warning = proxy.component.logs().find((l) => String(l.msg).startsWith('ext_proc hop is plaintext'));
+  const warning = proxy.logs().find((l) => String(l.msg).startsWith('ext_proc hop is plaintext'));
   assert.equal(warning?.level, 40);
   const r = await send(proxy, actorName(3));
   assert.equal(r.status, 500, r.text);

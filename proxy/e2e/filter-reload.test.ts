@@ -107,10 +107,10 @@ test('a reload that fails validation or module loading keeps the old filters and
   assert.equal((await get()).gen, before);
 
   // SIGHUP reloads the same way; a failure is a log line.
-  process.kill(stack.proxy.pid, 'SIGHUP');
+  process.kill(stack.proxy.component.pid, 'SIGHUP');
   await waitFor(() => stack.proxy.logs().some((l) => l.msg === 'filter reload failed: keeping the current filters' && l.stage === 'filters'), 5000, 'the failed SIGHUP reload logged');
   writeFilter('hup');
-  process.kill(stack.proxy.pid, 'SIGHUP');
+  process.kill(stack.proxy.component.pid, 'SIGHUP');
   await waitFor(async () => (await get()).gen === 'hup:99', 5000, 'a SIGHUP reload takes effect');
 });
 
@@ -140,7 +140,7 @@ test('--workers 2: the primary fans a reload out to every worker (admin route an
     assert.deepEqual(body.workers.map((w) => w.status), [200, 200]);
     assert.deepEqual(await gens(10), new Set(['200 two']));
     module('three');
-    process.kill(cluster.proxy.pid, 'SIGHUP');
+    process.kill(cluster.proxy.component.pid, 'SIGHUP');
     await waitFor(() => cluster.proxy.logs().some((l) => l.msg === 'filters reloaded on every worker'), 5000, 'the primary logged the fan-out');
     assert.deepEqual(await gens(10), new Set(['200 three']));
   } finally {

@@ -9,22 +9,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
-import {
-  actorName,
-  adminJson,
-  client,
-  hostOf,
-  proxyStats,
-  resetStats,
-  startExtproc,
-  startProxy,
-  startStub,
-  stubActor,
-  ATESPACE,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, proxyStats, resetStats, startExtproc, startStub, stubActor, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 const run = promisify(execFile);
 
@@ -45,13 +31,13 @@ interface EchoClient extends grpc.Client {
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 const clients: grpc.Client[] = [];
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
 });
 
 after(async () => {
@@ -64,7 +50,7 @@ after(async () => {
 
 function echoClient(actor: string): EchoClient {
   const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto('demo/echo.proto'), 'actoredge.demo.Echo');
-  const c = new Ctor(proxy.ingress.replace('http://', ''), grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) }) as unknown as EchoClient;
+  const c = new Ctor(proxy.address, grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) }) as unknown as EchoClient;
   clients.push(c);
   return c;
 }

@@ -5,13 +5,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { routeTo, startScriptedExtProc, startTestProxy, type ScriptedExtProc } from '../testing/helpers.js';
+import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc } from '../testing/helpers.js';
 import { startTrackedUpstream, type TrackedUpstream } from '../testing/edge-harness.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import { FRAME, H2_ERROR, RawH2 } from '../testing/raw-h2.js';
@@ -23,25 +24,23 @@ const MAX_STREAMS = 4;
 let ca: TestCa;
 let up: TrackedUpstream;
 let ep: ScriptedExtProc;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   ca = await createTestCa();
   const cert = await ca.issue('server');
   up = await startTrackedUpstream();
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
-  proxy = await startTestProxy([
-    '--extproc', ep.address,
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address,
     '--tls-listen', '127.0.0.1:0',
     '--tls-cert', cert.certFile,
     '--tls-key', cert.keyFile,
-    '--h2-max-concurrent-streams', String(MAX_STREAMS),
-  ]);
+    '--h2-max-concurrent-streams', String(MAX_STREAMS),] });
 });
 
 after(async () => {
   up?.release();
-  await proxy?.close();
+  await proxy?.stop();
   await ep?.close();
   await up?.close();
   await ca?.remove();
@@ -59,7 +58,7 @@ async function curl(args: string[]): Promise<{ version: string; status: number; 
 
 
 test('curl --http2-prior-knowledge on the plain port: HTTP/2 to the client, HTTP/1.1 to the upstream, same hygiene', async () => {
-  const r = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, '-H', 'x-ate-target-port: 9', `http://${proxy.ingress}/h2c?x=1`]);
+  const r = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, '-H', 'x-ate-target-port: 9', `${proxy.ingress}/h2c?x=1`]);
   assert.equal(r.version, '2');
   assert.equal(r.status, 200);
   assert.deepEqual(JSON.parse(r.body), { path: '/h2c?x=1', bodyLength: 0 });
@@ -69,13 +68,13 @@ test('curl --http2-prior-knowledge on the plain port: HTTP/2 to the client, HTTP
   assert.equal(seen?.headers['x-ate-target-port'], '80', 'a forged internal header is replaced, as for HTTP/1.1');
   assert.ok(!(seen?.rawHeaders ?? []).some((h) => h.startsWith(':')), 'no pseudo-header reaches the upstream');
   // The same port still serves HTTP/1.1.
-  const h1 = await curl(['-H', `host: ${HOST}`, `http://${proxy.ingress}/h1`]);
+  const h1 = await curl(['-H', `host: ${HOST}`, `${proxy.ingress}/h1`]);
   assert.equal(h1.version, '1.1');
   assert.equal(h1.status, 200);
 });
 
 test('node http2 client: a POST body reaches the upstream; cookies split over fields are joined', async () => {
-  const session = http2.connect(`http://${proxy.ingress}`);
+  const session = http2.connect(`${proxy.ingress}`);
   try {
     const body = Buffer.alloc(100_000, 7);
     const stream = session.request({ ':method': 'POST', ':path': '/post', ':authority': HOST, cookie: ['a=1', 'b=2'] });
@@ -97,7 +96,7 @@ test('node http2 client: a POST body reaches the upstream; cookies split over fi
 });
 
 test('HTTPS: curl --http2 negotiates h2 by ALPN, --http1.1 gets HTTP/1.1; x-forwarded-proto is https', async () => {
-  const tlsPort = port(proxy.tls as string);
+  const tlsPort = port(proxy.addresses.tls as string);
   const common = ['--cacert', ca.caFile, '--resolve', `localhost:${tlsPort}:127.0.0.1`, '-H', `host: ${HOST}`];
   const h2 = await curl([...common, '--http2', `https://localhost:${tlsPort}/tls-h2`]);
   assert.equal(h2.version, '2');
@@ -112,7 +111,7 @@ test('HTTPS: curl --http2 negotiates h2 by ALPN, --http1.1 gets HTTP/1.1; x-forw
 /** One HTTP/1.1 request over TLS with the given ALPN offer (no SNI: the address is an IP). */
 function tlsHttp1(alpn: string[] | undefined): Promise<{ alpn: string | false; answer: string }> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: Number(port(proxy.tls as string)), ca: [], rejectUnauthorized: false, ...(alpn ? { ALPNProtocols: alpn } : {}) }, () => {
+    const socket = tls.connect({ host: '127.0.0.1', port: Number(port(proxy.addresses.tls as string)), ca: [], rejectUnauthorized: false, ...(alpn ? { ALPNProtocols: alpn } : {}) }, () => {
       socket.write(`GET /no-sni HTTP/1.1\r\nhost: ${HOST}\r\nconnection: close\r\n\r\n`);
     });
     let answer = '';
@@ -130,7 +129,7 @@ test('HTTPS: a client without SNI, without ALPN or with an unknown ALPN still ge
 });
 
 test('malformed HTTP/2: connection-specific header, invalid pseudo-header or no :authority reset the stream; a Host unlike :authority → 400', async () => {
-  const c = await RawH2.connect(proxy.ingress);
+  const c = await RawH2.connect(proxy.address);
   try {
     const base: [string, string][] = [[':method', 'GET'], [':scheme', 'http'], [':path', '/bad'], [':authority', HOST]];
     const before = up.upstream.requests.length;
@@ -155,7 +154,7 @@ test('malformed HTTP/2: connection-specific header, invalid pseudo-header or no 
 });
 
 test('stream flood: a client opening more streams than --h2-max-concurrent-streams loses its connection; others are served', async () => {
-  const c = await RawH2.connect(proxy.ingress);
+  const c = await RawH2.connect(proxy.address);
   const arrivals = up.arrivals.length;
   try {
     await c.waitFor((f) => f.type === FRAME.SETTINGS && (f.flags & 1) === 1);
@@ -164,7 +163,7 @@ test('stream flood: a client opening more streams than --h2-max-concurrent-strea
     assert.ok(goaway, 'the connection is closed with GOAWAY');
     assert.notEqual(RawH2.errorCode(goaway), H2_ERROR.NO_ERROR);
     assert.ok(up.arrivals.length - arrivals <= MAX_STREAMS, 'no stream over the limit reached the upstream');
-    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `http://${proxy.ingress}/other`]);
+    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `${proxy.ingress}/other`]);
     assert.equal(other.status, 200);
   } finally {
     c.close();
@@ -173,14 +172,14 @@ test('stream flood: a client opening more streams than --h2-max-concurrent-strea
 });
 
 test('SETTINGS flood: the flooding connection is bounded; other connections are served', async () => {
-  const c = await RawH2.connect(proxy.ingress);
+  const c = await RawH2.connect(proxy.address);
   try {
     const payload = Buffer.from([0, 3, 0, 0, 0, 100]); // MAX_CONCURRENT_STREAMS = 100
     for (let i = 0; i < 20_000; i++) c.send(FRAME.SETTINGS, 0, 0, payload);
     // node bounds the unacknowledged SETTINGS: the flooding connection is closed with GOAWAY.
-    const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 5000);
+    const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 20_000);
     assert.ok(goaway !== undefined || c.closed, 'the flooding connection is closed');
-    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `http://${proxy.ingress}/after-settings-flood`]);
+    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `${proxy.ingress}/after-settings-flood`]);
     assert.equal(other.status, 200);
   } finally {
     c.close();
@@ -188,7 +187,7 @@ test('SETTINGS flood: the flooding connection is bounded; other connections are 
 });
 
 test('rapid reset: a client opening and resetting streams is bounded; other connections are served', async () => {
-  const c = await RawH2.connect(proxy.ingress);
+  const c = await RawH2.connect(proxy.address);
   const arrivals = up.arrivals.length;
   try {
     for (let i = 0; i < 5000 && !c.closed; i++) {
@@ -197,9 +196,9 @@ test('rapid reset: a client opening and resetting streams is bounded; other conn
       c.reset(id);
     }
     // node (nghttp2's reset-rate guard) closes the connection with GOAWAY.
-    const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 5000);
+    const goaway = await c.waitFor((f) => f.type === FRAME.GOAWAY, 20_000);
     assert.ok(goaway !== undefined || c.closed, 'the resetting connection is closed');
-    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `http://${proxy.ingress}/after-rapid-reset`]);
+    const other = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `${proxy.ingress}/after-rapid-reset`]);
     assert.equal(other.status, 200);
   } finally {
     c.close();
@@ -209,7 +208,7 @@ test('rapid reset: a client opening and resetting streams is bounded; other conn
 });
 
 test('a stream the client resets is cancelled: the upstream request is aborted', async () => {
-  const session = http2.connect(`http://${proxy.ingress}`);
+  const session = http2.connect(`${proxy.ingress}`);
   session.on('error', () => undefined);
   try {
     const active = up.active;
@@ -223,9 +222,34 @@ test('a stream the client resets is cancelled: the upstream request is aborted',
   }
 });
 
+test('a worker that breaks mid-body: the HTTP/2 client sees its stream reset, never a complete response', async () => {
+  const broken = await startUpstream((_req, res) => {
+    res.writeHead(200, { 'content-length': '1000' });
+    res.write('partial');
+    setTimeout(() => res.destroy(), 20);
+  });
+  const script = ep.script;
+  ep.script = () => routeTo(broken.address, '80');
+  const session = http2.connect(`${proxy.ingress}`);
+  session.on('error', () => undefined);
+  try {
+    const stream = session.request({ ':path': '/broken', ':authority': HOST });
+    stream.on('error', () => undefined);
+    let body = '';
+    stream.on('data', (d: Buffer) => (body += d.toString()));
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.equal(body, 'partial');
+    assert.equal(stream.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR, 'a reset with NO_ERROR would read as a complete response');
+  } finally {
+    ep.script = script;
+    session.close();
+    await broken.close();
+  }
+});
+
 test('drain: an HTTP/2 connection gets GOAWAY and its open stream still finishes', async () => {
-  const draining = await startTestProxy(['--extproc', ep.address, '--drain-timeout-ms', '10000']);
-  const session = http2.connect(`http://${draining.ingress}`);
+  const draining = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--drain-timeout-ms', '10000'] });
+  const session = http2.connect(`${draining.ingress}`);
   session.on('error', () => undefined);
   const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
   const active = up.active;
@@ -233,7 +257,7 @@ test('drain: an HTTP/2 connection gets GOAWAY and its open stream still finishes
   const response = new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
   stream.resume();
   await waitFor(() => up.active === active + 1, 5000, 'the request reaches the upstream');
-  const closed = draining.close();
+  const closed = draining.stop();
   await goaway;
   up.release();
   assert.equal(await response, 200);

@@ -6,17 +6,18 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import type { ClientHttp2Session } from 'node:http2';
-import { routeTo, startScriptedExtProc, startTestProxy, type ScriptedExtProc } from '../testing/helpers.js';
+import { routeTo, startScriptedExtProc,  type ScriptedExtProc } from '../testing/helpers.js';
 import { connectH2, extendedConnect } from '../testing/h2-ws-client.js';
 import { actorHost } from '../../lib/testing/actors.js';
 
 let worker: http.Server;
 let extproc: ScriptedExtProc;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
 let session: ClientHttp2Session;
 let upgradesSeen = 0;
 
@@ -31,13 +32,13 @@ before(async () => {
   await once(worker, 'listening');
   const port = (worker.address() as net.AddressInfo).port;
   extproc = await startScriptedExtProc(() => routeTo(`127.0.0.1:${port}`, String(port)));
-  proxy = await startTestProxy(['--extproc', extproc.address]);
-  session = await connectH2(`http://${proxy.ingress}`);
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', extproc.address] });
+  session = await connectH2(`${proxy.ingress}`);
 });
 
 after(async () => {
   session?.close();
-  await proxy?.close();
+  await proxy?.stop();
   await extproc?.close();
   worker?.close();
 });

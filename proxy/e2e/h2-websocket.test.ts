@@ -6,22 +6,24 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { once } from 'node:events';
 import type { ClientHttp2Session } from 'node:http2';
-import { actorName, adminJson, client, hostOf, proxyStats, startExtproc, startProxy, startStub, stubActor, until, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, proxyStats, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 import { connectH2, extendedConnect, FrameReader, textFrame } from '../testing/h2-ws-client.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let session: ClientHttp2Session;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
   session = await connectH2(proxy.ingress);
 });
 
@@ -62,7 +64,7 @@ test('extended CONNECT: 200, an echo through a cache miss, then a hit, both ways
   assert.equal((await tunnels()).upgrade.active, 2);
   first.stream.close();
   second.stream.end();
-  await until(async () => (await tunnels()).upgrade.active === 0, 5000, 'both tunnels closed');
+  await waitFor(async () => (await tunnels()).upgrade.active === 0, 5000, 'both tunnels closed');
   const t = await tunnels();
   assert.ok(t.upgrade.bytes.fromClient > 300 && t.upgrade.bytes.toClient > 300);
 });
@@ -73,7 +75,7 @@ test('a moved actor: the handshake meets the stale worker, is re-run, and opens 
   const old = (await ws.echo('before')).worker;
   await adminJson(stub.admin, `/actors/demo/${actor}/move`, 'POST');
   await ws.closed;
-  await until(async () => (await stubActor(stub, actor)).workerIp !== old, 5000, 'the actor to move');
+  await waitFor(async () => (await stubActor(stub, actor)).workerIp !== old, 5000, 'the actor to move');
   const staleBefore = (await proxyStats(proxy)).reruns.stale;
   const moved = await extendedConnect(session, hostOf(actor));
   assert.equal(moved.status, 200);

@@ -5,25 +5,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
 import { freePort } from '../../lib/loopback.js';
 import { metricValue } from '../../lib/testing/scrape.js';
-import {
-  accessLine,
-  actorName,
-  adminJson,
-  client,
-  proxyStats,
-  resetStats,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  until,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 let stub: Stub;
 let extproc: Extproc;
@@ -43,7 +30,7 @@ after(async () => {
 
 test('control plane down: ext_proc answers 503 and the client gets it as sent', async () => {
   const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '1000']);
-  const proxy = await startProxy(dead.grpc, ['--actor-cache', 'off']);
+  const proxy = await startTestProxy({ extproc: dead.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
   try {
     const a = await send(proxy, actorName(0));
     assert.equal(a.status, 503);
@@ -56,7 +43,7 @@ test('control plane down: ext_proc answers 503 and the client gets it as sent', 
 });
 
 test('ext_proc down → 500 on the stream error (no timeout waited out); the proxy recovers without a restart', async () => {
-  const proxy = await startProxy(extprocAddress, ['--actor-cache', 'off']);
+  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
   try {
     assert.equal((await send(proxy, actorName(1))).status, 200);
     assert.equal(await extproc.component.stop(), 0);
@@ -67,7 +54,7 @@ test('ext_proc down → 500 on the stream error (no timeout waited out); the pro
     assert.deepEqual([s.extproc.errors, s.extproc.timeouts], [1, 0], 'failed on the stream error, not by waiting out the message timeout');
     extproc = await startExtproc(stub, [], extprocAddress);
     const failures: number[] = [];
-    await until(async () => {
+    await waitFor(async () => {
       const a = await send(proxy, actorName(1));
       if (a.status !== 200) failures.push(a.status);
       return a.status === 200;
@@ -85,7 +72,7 @@ test('ext_proc down → 500 on the stream error (no timeout waited out); the pro
 // SIGTERM draining is covered against held responses in drain-lifecycle.test.ts and drain.test.ts.
 
 test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /stats/reset reach both, a dead worker is replaced', async () => {
-  const proxy: Proxy = await startProxy(extprocAddress, ['--workers', '2', '--cache-ttl-ms', '600000']);
+  const proxy: TestProxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--workers', '2', '--cache-ttl-ms', '600000'] });
   try {
     // One after another, each on a fresh connection (the primary hands connections to the workers in turn).
     const actors = [actorName(3), actorName(4)];
@@ -99,7 +86,7 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     // request is a hit wherever it lands.
     const adopted = async (): Promise<number> =>
       (await adminJson<{ cache: { shared: { adopted: number } } }>(proxy.admin, '/stats')).cache.shared.adopted;
-    await until(async () => (await adopted()) === 2, 5000, 'each worker adopting the binding the other learned');
+    await waitFor(async () => (await adopted()) === 2, 5000, 'each worker adopting the binding the other learned');
     for (let i = 2; i < 40; i++) await sendOne(i);
     const lines = await Promise.all(Array.from({ length: 40 }, (_, i) => accessLine(proxy, `w-${i}`)));
     const byWorker = new Map<unknown, { hits: number; misses: number; actors: Set<unknown>; pid: unknown }>();
@@ -156,10 +143,10 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     // A worker that dies is replaced, and the replacement serves.
     const [victim] = workers;
     process.kill(victim?.pid as number, 'SIGKILL');
-    await until(() => proxy.component.logs().some((l) => l.msg === 'proxy worker died: starting a replacement'), 10_000, 'the primary to notice');
+    await waitFor(() => proxy.component.logs().some((l) => l.msg === 'proxy worker died: starting a replacement'), 10_000, 'the primary to notice');
     const known = new Set(workers.map((w) => w.pid));
     let n = 0;
-    await until(async () => {
+    await waitFor(async () => {
       const id = `after-${n++}`;
       assert.equal((await send(proxy, actors[0] as string, { headers: { connection: 'close' }, requestId: id })).status, 200);
       return !known.has((await accessLine(proxy, id)).pid);

@@ -14,31 +14,17 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
-import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { workerNet } from '../../lib/loopback.js';
 import { ATESPACE } from '../../lib/testing/actors.js';
 import { replaceFile, testPki, type TestPki } from '../../lib/tls/testing/pki.js';
-import {
-  accessLine,
-  actorName,
-  adminJson,
-  client,
-  hostOf,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  until,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { accessLine, actorName, adminJson, client, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 interface WorkerTlsStats {
   workerTls: { accepted: number; refusedHandshake: number; refusedIdentity: number };
@@ -47,7 +33,7 @@ interface WorkerTlsStats {
 let pki: TestPki;
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let proxyBundle: string;
 const extra: RunningComponent[] = [];
 
@@ -90,7 +76,7 @@ before(async () => {
   ]);
   proxyBundle = path.join(pki.dir, 'e2e-proxy.pem');
   await copyFile(pki.files.proxy, proxyBundle);
-  proxy = await startProxy(extproc.grpc, upstreamTlsArgs(proxyBundle));
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(proxyBundle)] });
 });
 
 after(async () => {
@@ -116,7 +102,7 @@ test('mTLS on every hop: requests answer 200 and the workers accepted the proxy 
 test('gRPC over mTLS: an Echo call reaches the actor on its worker over HTTP/2 (ALPN h2)', async () => {
   const actor = actorName(5);
   const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto('demo/echo.proto'), 'actoredge.demo.Echo');
-  const c = new Ctor(proxy.ingress.replace('http://', ''), grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) });
+  const c = new Ctor(proxy.address, grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) });
   try {
     const before = (await workerTls()).accepted;
     const reply = await new Promise<{ actor: string; message: string }>((resolve, reject) =>
@@ -145,9 +131,9 @@ test('rotating the proxy credential bundle while requests flow: every request an
     }
   };
   const flows = [0, 1, 2, 3].map(loop);
-  await until(() => statuses.length >= 20, 10_000, 'requests before the rotation');
+  await waitFor(() => statuses.length >= 20, 10_000, 'requests before the rotation');
   await replaceFile(pki.proxyRotated, proxyBundle);
-  await until(async () => ((await proxyStats(proxy)).upstream as unknown as { tlsReloads: number }).tlsReloads > before.tlsReloads, 10_000, 'the reload');
+  await waitFor(async () => ((await proxyStats(proxy)).upstream as unknown as { tlsReloads: number }).tlsReloads > before.tlsReloads, 10_000, 'the reload');
   rotated = true;
   await Promise.all(flows);
   assert.ok(statuses.length >= 40);
@@ -160,7 +146,7 @@ test('rotating the proxy credential bundle while requests flow: every request an
 });
 
 test('a worker outside the SPIFFE prefix: 502 PROXY_ERR_UPSTREAM_IDENTITY, one ResumeActor per request, what it presented logged', async () => {
-  const strict = await startProxy(extproc.grpc, upstreamTlsArgs(pki.files.proxy, '--upstream-spiffe-prefix', 'spiffe://elsewhere.example/'));
+  const strict = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(pki.files.proxy, '--upstream-spiffe-prefix', 'spiffe://elsewhere.example/')] });
   extra.push(strict.component);
   await resetStats(stub.admin);
   for (let i = 0; i < 3; i++) {
@@ -179,12 +165,12 @@ test('a worker outside the SPIFFE prefix: 502 PROXY_ERR_UPSTREAM_IDENTITY, one R
 });
 
 test('a proxy presenting another identity is refused by the workers, and the stub counts it', async () => {
-  const intruder = await startProxy(extproc.grpc, [...upstreamTlsArgs(pki.wrongProxy), '--max-reruns', '0']);
+  const intruder = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(pki.wrongProxy), '--max-reruns', '0'] });
   extra.push(intruder.component);
   const before = await workerTls();
   const r = await send(intruder, actorName(11));
   assert.ok(r.status >= 500, `${r.status} ${r.text}`);
-  await until(async () => (await workerTls()).refusedIdentity > before.refusedIdentity, 5000, 'the refused identity');
+  await waitFor(async () => (await workerTls()).refusedIdentity > before.refusedIdentity, 5000, 'the refused identity');
   const refusedMetric = async (): Promise<number> => {
     const text = await (await fetch(`${stub.admin}/metrics`)).text();
     return Number(/^apiserver_worker_tls_handshakes_total\{outcome="refused_identity"\} (\d+)$/m.exec(text)?.[1] ?? 'NaN');
@@ -198,7 +184,7 @@ test('a proxy presenting another identity is refused by the workers, and the stu
 
 test('a missing credential bundle stops the proxy at start, naming the file', async () => {
   await assert.rejects(
-    startComponent('proxy', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...upstreamTlsArgs('/nonexistent/proxy.pem')], { readyTimeoutMs: 10_000 }),
+    startTestProxy({ args: upstreamTlsArgs('/nonexistent/proxy.pem'), readyTimeoutMs: 10_000 }),
     (err: Error) =>
       /exited \(exit code 2\)/.test(err.message) &&
       /--upstream-credential-bundle "\/nonexistent\/proxy.pem" cannot be read \(ENOENT\)/.test(err.message),

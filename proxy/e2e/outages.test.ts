@@ -5,24 +5,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import net from 'node:net';
-import {
-  actorName,
-  client,
-  extprocStats,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  until,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
-import { ERRORS } from '../chain/errors.js';
+import { actorName, client, extprocStats, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { ERRORS } from '../http/errors.js';
 
 /** A TCP relay in front of the control plane that the test can cut (the control plane "goes down"). */
 interface Relay {
@@ -73,9 +60,9 @@ async function startRelay(target: string): Promise<Relay> {
 let stub: Stub;
 let relay: Relay;
 let extproc: Extproc;
-let proxy: Proxy;
-let viaApiserver: Proxy;
-let viaApiserverOff: Proxy;
+let proxy: TestProxy;
+let viaApiserver: TestProxy;
+let viaApiserverOff: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 6, capacity: 4, actors: 20 });
@@ -83,9 +70,9 @@ before(async () => {
   extproc = await startExtproc({ ...stub, grpc: relay.address });
   const apiserverArgs = ['--resolver', 'apiserver', '--apiserver', stub.grpc, '--worker-port', String(stub.workerPort)];
   [proxy, viaApiserver, viaApiserverOff] = await Promise.all([
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']),
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000', ...apiserverArgs]),
-    startProxy(extproc.grpc, ['--actor-cache', 'off', ...apiserverArgs]),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', ...apiserverArgs] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', ...apiserverArgs] }),
   ]);
 });
 
@@ -157,7 +144,7 @@ test('control plane down: hits still answer 200, misses get 503', async () => {
   }
   // Nothing bad was learned: once the control plane is back, the miss resolves.
   let answer = await send(proxy, cold);
-  await until(async () => answer.status === 200 || (answer = await send(proxy, cold)).status === 200, 5000, 'the miss to resolve');
+  await waitFor(async () => answer.status === 200 || (answer = await send(proxy, cold)).status === 200, 5000, 'the miss to resolve');
   assert.equal(answer.status, 200);
   assert.equal(answer.app?.actor, cold);
 });

@@ -5,34 +5,19 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rawExchange } from '../testing/raw-exchange.js';
+import { waitFor } from '../../lib/testing/wait.js';
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import {
-  actorName,
-  adminJson,
-  client,
-  extprocStats,
-  hostOf,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  stubActor,
-  until,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
-import { fixture, rawExchange } from '../testing/helpers.js';
+import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { fixture } from '../testing/helpers.js';
 import { fileURLToPath } from 'node:url';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
-let filtered: Proxy;
+let proxy: TestProxy;
+let filtered: TestProxy;
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}.js`, import.meta.url));
 
@@ -42,14 +27,12 @@ before(async () => {
   process.env.BEARER_TOKENS = 'e2e-token'; // read by the bearer-token example filter in the spawned proxy
   [proxy, filtered] = await Promise.all([
     // Budgets generous enough for a loaded machine; the timeout tests make the other side far slower still.
-    startProxy(extproc.grpc, ['--actor-cache', 'off', '--headers-timeout-ms', '2000', '--extproc-message-timeout-ms', '3000']),
-    startProxy(extproc.grpc, [
-      '--actor-cache', 'off',
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--headers-timeout-ms', '2000', '--extproc-message-timeout-ms', '3000'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off',
       '--filter', fixture('rewrite-header'),
       '--filter', fixture('local-answer'),
       '--filter', fixture('thrower'),
-      '--filter', example('bearer-token'),
-    ]),
+      '--filter', example('bearer-token'),] }),
   ]);
 });
 
@@ -85,7 +68,7 @@ test('a suspended actor answers 200 after 1 ext_proc stream and 1 ResumeActor; 1
   assert.equal(s.cache.enabled, false);
   assert.equal(await resumeCalls(stub), 101);
   assert.equal(s.extproc.active, 0);
-  await until(async () => (await extprocStats(extproc)).streams.active === 0, 3000, 'extproc active streams back to 0');
+  await waitFor(async () => (await extprocStats(extproc)).streams.active === 0, 3000, 'extproc active streams back to 0');
 });
 
 test('immediate responses from ext_proc reach the client as sent: 404 for an unknown or invalid host', async () => {
@@ -121,8 +104,8 @@ test('client-forged internal headers change nothing: the request reaches the act
 });
 
 test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request-id are set', async () => {
-  const text = await rawExchange(
-    proxy.ingress.replace('http://', ''),
+  const text = (await rawExchange(
+    proxy.address,
     [
       'GET /?echo_headers=1 HTTP/1.1',
       `Host: ${hostOf(actorName(1))}`,
@@ -137,7 +120,7 @@ test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request
       '',
       '',
     ].join('\r\n'),
-  );
+  )).raw;
   assert.match(text, /^HTTP\/1.1 200/);
   const app = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string>; requestId: string };
   for (const h of ['x-named-hop', 'keep-alive', 'te', 'upgrade', 'proxy-connection']) assert.equal(app.headers[h], undefined, h);
@@ -148,10 +131,10 @@ test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request
 });
 
 test('request heads over 60 KiB → 431, no Host → 400, headers not received in time → 408', async () => {
-  const addr = proxy.ingress.replace('http://', '');
-  assert.match(await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\nX-Big: ${'x'.repeat(61 * 1024)}\r\n\r\n`), /^HTTP\/1.1 431/);
-  assert.match(await rawExchange(addr, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1.1 400/);
-  assert.match(await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\n`, 30_000), /^HTTP\/1.1 408/);
+  const addr = proxy.address;
+  assert.match((await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\nX-Big: ${'x'.repeat(61 * 1024)}\r\n\r\n`)).raw, /^HTTP\/1.1 431/);
+  assert.match((await rawExchange(addr, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n')).raw, /^HTTP\/1.1 400/);
+  assert.match((await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\n`, 30_000)).raw, /^HTTP\/1.1 408/);
 });
 
 test('a 10 MB POST and a 10 MB response pass intact through the proxy', async () => {
@@ -208,7 +191,7 @@ test('user filters: one rewrites a header the actor sees, one answers locally, o
   assert.equal(boom.status, 500);
   const next = await send(filtered, actorName(4), { headers: token });
   assert.equal(next.status, 200);
-  await until(() => filtered.component.logs().some((l) => l.filter === 'thrower' && l.msg === 'filter failed'), 3000, 'the failure logged with the filter name');
+  await waitFor(() => filtered.component.logs().some((l) => l.filter === 'thrower' && l.msg === 'filter failed'), 3000, 'the failure logged with the filter name');
 });
 
 test('an ext_proc message timeout → 504 (the control plane answers too slowly)', async () => {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { request } from 'undici';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { client, hostOf, proxyStats, startProxy, type Proxy } from '../testing/stack.js';
+import { client, hostOf, proxyStats, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 
 /** How long the worker waits for the client to read one event before it gives up (a broken proxy, not a slow one). */
@@ -17,8 +18,8 @@ const EVENT_DEADLINE_MS = 20_000;
 
 let worker: Upstream;
 let ep: ScriptedExtProc;
-let cacheOff: Proxy;
-let cacheOn: Proxy;
+let cacheOff: TestProxy;
+let cacheOn: TestProxy;
 /** Resolvers the SSE test sets: the worker waits on `gates[n]` before writing event n + 1. */
 let gates: Promise<void>[] = [];
 
@@ -46,8 +47,8 @@ before(async () => {
   });
   ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
   [cacheOff, cacheOn] = await Promise.all([
-    startProxy(ep.address, ['--actor-cache', 'off']),
-    startProxy(ep.address, ['--cache-ttl-ms', '600000']),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] }),
   ]);
 });
 
@@ -58,7 +59,7 @@ after(async () => {
   await client.close();
 });
 
-async function sendForged(p: Proxy, actor: string): Promise<Record<string, string>> {
+async function sendForged(p: TestProxy, actor: string): Promise<Record<string, string>> {
   const forged: Record<string, string> = {};
   for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
   const res = await request(`${p.ingress}/`, { headers: { host: hostOf(actor), ...forged }, dispatcher: client });

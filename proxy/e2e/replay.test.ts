@@ -6,13 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { boundAddress } from '../../lib/address.js';
 import { freePort as freeClosedPort } from '../../lib/loopback.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { ERRORS } from '../chain/errors.js';
-import { client, hostOf, proxyStats, resetStats, send, startProxy, until, type Proxy } from '../testing/stack.js';
+import { ERRORS } from '../http/errors.js';
+import { client, hostOf, proxyStats, resetStats, send, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { startHeldPost } from '../testing/held-post.js';
 
 const MIB = 1024 * 1024;
@@ -71,8 +73,8 @@ let staleAtOnce: Upstream;
 /** Closes the connection as soon as the request head arrives: the request was written, no answer comes. */
 let resetter: Upstream;
 let closedAddress: string;
-let proxy: Proxy;
-let small: Proxy;
+let proxy: TestProxy;
+let small: TestProxy;
 /** Request id → the worker each attempt goes to, in order (then `good`). */
 const plan = new Map<string, string[]>();
 
@@ -91,8 +93,8 @@ before(async () => {
   closedAddress = `127.0.0.1:${await freeClosedPort()}`;
   ep = await startScriptedExtProc((m) => routeTo(plan.get(m.headers['x-request-id'] ?? '')?.shift() ?? good.address));
   [proxy, small] = await Promise.all([
-    startProxy(ep.address, ['--actor-cache', 'off']), // the default replay limit: 1 MiB
-    startProxy(ep.address, ['--actor-cache', 'off', '--max-replay-body-bytes', String(SMALL_LIMIT)]),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }), // the default replay limit: 1 MiB
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-replay-body-bytes', String(SMALL_LIMIT)] }),
   ]);
 });
 
@@ -137,7 +139,7 @@ test('a re-run that starts while the client is still sending the body delivers t
     post.write(head);
     // The stale worker answered on the head alone, and the re-run already reached the next worker: all while
     // the client still holds back most of its body.
-    await until(() => good.arrived.includes(id), 10_000, 'the re-run to reach the second worker');
+    await waitFor(() => good.arrived.includes(id), 10_000, 'the re-run to reach the second worker');
     assert.equal(good.bodies.has(id), false, 'the body is not complete yet');
     const a = await post.finish(rest);
     assert.equal(a.status, 200, a.body);

@@ -6,36 +6,22 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  accessLine,
-  actorName,
-  client,
-  hostOf,
-  proxyStats,
-  resetStats,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  type DemoAnswer,
-  type Extproc,
-  type Proxy,
-  type ProxyStats,
-  type Stub,
-} from '../testing/stack.js';
-import { fixture, rawExchange } from '../testing/helpers.js';
+import { accessLine, actorName, client, hostOf, proxyStats, resetStats, send, startExtproc, startStub, type DemoAnswer, type Extproc, type ProxyStats, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { fixture } from '../testing/helpers.js';
+import { rawExchange } from '../testing/raw-exchange.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
-let trusting: Proxy;
+let proxy: TestProxy;
+let trusting: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 8, actors: 24 });
   extproc = await startExtproc(stub);
   [proxy, trusting] = await Promise.all([
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000', '--filter', fixture('set-expect')]),
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000', '--xff-trusted-hops', '1']),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--filter', fixture('set-expect')] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--xff-trusted-hops', '1'] }),
   ]);
 });
 
@@ -53,8 +39,8 @@ interface RawAnswer {
 }
 
 /** One raw HTTP/1.1 exchange (`Connection: close`) on the proxy's ingress. */
-async function raw(p: Proxy, requestLine: string, headers: readonly string[]): Promise<RawAnswer> {
-  const text = await rawExchange(p.component.addresses.ingress as string, `${requestLine}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`);
+async function raw(p: TestProxy, requestLine: string, headers: readonly string[]): Promise<RawAnswer> {
+  const text = (await rawExchange(p.address, `${requestLine}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`)).raw;
   const [head = '', body = ''] = text.split('\r\n\r\n');
   const [statusLine = '', ...lines] = head.split('\r\n');
   const out: Record<string, string> = {};

@@ -6,44 +6,25 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import {
-  accessLine,
-  actorName,
-  adminJson,
-  client,
-  extprocStats,
-  hostOf,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  stubActor,
-  stubStats,
-  until,
-  ATESPACE,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { accessLine, actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, stubStats, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { startHeldPost } from '../testing/held-post.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
-let small: Proxy;
+let proxy: TestProxy;
+let small: TestProxy;
 const REPLAY_LIMIT = 1024;
 
 before(async () => {
   stub = await startStub({ workers: 8, capacity: 4, actors: 20 });
   extproc = await startExtproc(stub);
   [proxy, small] = await Promise.all([
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']),
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '60000', '--max-replay-body-bytes', String(REPLAY_LIMIT)]),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--max-replay-body-bytes', String(REPLAY_LIMIT)] }),
   ]);
 });
 
@@ -56,7 +37,7 @@ after(async () => {
 
 const admin = (path: string): Promise<unknown> => adminJson(stub.admin, path, 'POST');
 
-async function warm(p: Proxy, actor: string): Promise<string> {
+async function warm(p: TestProxy, actor: string): Promise<string> {
   const a = await send(p, actor);
   assert.equal(a.status, 200);
   assert.equal(a.app?.actor, actor);
@@ -146,7 +127,7 @@ test('a late stale answer for an old binding does not evict the newer binding', 
   // the old worker before the first body byte, which the client holds back.
   const slow = startHeldPost(proxy.ingress, hostOf(actor), 'late-stale');
   try {
-    await until(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the slow request to hit the old binding');
+    await waitFor(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the slow request to hit the old binding');
 
     // Meanwhile another request hits the same old binding, is told it is stale, evicts it, re-runs and learns
     // the new binding.
@@ -209,10 +190,10 @@ test('a client that gives up on a cached request evicts nothing: the next reques
   req.on('error', () => {}); // we destroy it ourselves
   req.end();
   // Wait until the request is being served upstream (a hit, routed to the worker), then hang up.
-  await until(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the request to reach the router');
-  await until(async () => (await stubActor(stub, actor)).requestIds.includes('abandoned-1'), 5000, 'the actor to receive it');
+  await waitFor(async () => (await proxyStats(proxy)).cache.hits === 1, 5000, 'the request to reach the router');
+  await waitFor(async () => (await stubActor(stub, actor)).requestIds.includes('abandoned-1'), 5000, 'the actor to receive it');
   req.destroy();
-  await until(async () => (await proxyStats(proxy)).requests.total === 1, 10_000, 'the proxy to finish the abandoned request');
+  await waitFor(async () => (await proxyStats(proxy)).requests.total === 1, 10_000, 'the proxy to finish the abandoned request');
   const after1 = await proxyStats(proxy);
   assert.equal(after1.requests.byStatus['4xx'], 1, 'the abandoned request is counted once, as 499');
   assert.equal((await accessLine(proxy, 'abandoned-1')).status, 499);

@@ -6,33 +6,17 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
-import {
-  actorName,
-  adminJson,
-  client,
-  extprocStats,
-  hostOf,
-  proxyStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  until,
-  ATESPACE,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 let stub: Stub;
 let extproc: Extproc;
 /** Long TTL: bindings outlive every test. */
-let proxy: Proxy;
+let proxy: TestProxy;
 /** Short TTL, refresh-ahead on (the default). */
-let refreshing: Proxy;
+let refreshing: TestProxy;
 /** Long enough that a request every few milliseconds always lands in the last 20 % (600 ms) of a binding's life. */
 const REFRESH_TTL_MS = 3000;
 
@@ -42,8 +26,8 @@ before(async () => {
   extproc = await startExtproc(stub);
   [proxy, refreshing] = await Promise.all([
     // A follower waits at most the message timeout: generous, so a slow machine cannot split a flight.
-    startProxy(extproc.grpc, ['--cache-ttl-ms', '600000', '--extproc-message-timeout-ms', '20000']),
-    startProxy(extproc.grpc, ['--cache-ttl-ms', String(REFRESH_TTL_MS), '--extproc-message-timeout-ms', '20000']),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000', '--extproc-message-timeout-ms', '20000'] }),
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', String(REFRESH_TTL_MS), '--extproc-message-timeout-ms', '20000'] }),
   ]);
 });
 
@@ -84,9 +68,9 @@ test("coalescing: a leader's failure (its client leaves mid-resume) is not hande
     const leaderClient = new AbortController();
     const leader = request(`${proxy.ingress}/`, { headers: { host: hostOf(actor) }, dispatcher: client, signal: leaderClient.signal });
     leader.catch(() => undefined);
-    await until(async () => (await proxyStats(proxy)).extproc.active === 1, 10_000, "the leader's ext_proc stream");
+    await waitFor(async () => (await proxyStats(proxy)).extproc.active === 1, 10_000, "the leader's ext_proc stream");
     const followers = Array.from({ length: 5 }, () => send(proxy, actor));
-    await until(async () => (await proxyStats(proxy)).cache.coalesced.waits === 5, 10_000, 'five followers waiting');
+    await waitFor(async () => (await proxyStats(proxy)).cache.coalesced.waits === 5, 10_000, 'five followers waiting');
     leaderClient.abort();
     const answers = await Promise.all(followers);
     for (const a of answers) {
@@ -173,7 +157,7 @@ test('refresh-ahead: an actor in use stays a hit across several TTLs (one Resume
 
   // Keep the hot actor in use until its binding has been renewed three times (three TTLs and more).
   let requests = 0;
-  await until(
+  await waitFor(
     async () => {
       const a = await send(refreshing, hot);
       assert.equal(a.status, 200);
@@ -184,8 +168,8 @@ test('refresh-ahead: an actor in use stays a hit across several TTLs (one Resume
     'three refreshes of the hot binding',
   );
   // The idle binding was never refreshed: it expires (the dump purges it) while the hot one lives on.
-  await until(async () => (await binding(idle)) === undefined, 10_000, 'the idle binding to expire');
-  await until(async () => (await proxyStats(refreshing)).cache.refreshes.inFlight === 0, 10_000, 'no refresh in flight');
+  await waitFor(async () => (await binding(idle)) === undefined, 10_000, 'the idle binding to expire');
+  await waitFor(async () => (await proxyStats(refreshing)).cache.refreshes.inFlight === 0, 10_000, 'no refresh in flight');
   const s = await proxyStats(refreshing);
   assert.equal(s.cache.misses, 2, 'after the first request of each actor, no request-path miss');
   assert.equal(s.cache.hits, requests);

@@ -5,23 +5,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  actorName,
-  adminJson,
-  client,
-  extprocStats,
-  resetStats,
-  resumeCalls,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  until,
-  ATESPACE,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { actorName, adminJson, client, extprocStats, resetStats, resumeCalls, send, startExtproc, startStub, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 interface SharedStats {
   cache: { hits: number; misses: number; evictions: Record<string, number>; shared: { enabled: boolean; sent: number; adopted: number; dropped: number } };
@@ -33,13 +19,13 @@ interface Dump {
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let seq = 0;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--workers', '2', '--access-log', 'on', '--cache-ttl-ms', '60000']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--workers', '2', '--access-log', 'on', '--cache-ttl-ms', '60000'] });
 });
 
 after(async () => {
@@ -56,7 +42,7 @@ async function once(actor: string): Promise<{ status: number; pid: number; cache
   const requestId = `shared-${seq++}`;
   const answer = await send(proxy, actor, { requestId, headers: { connection: 'close' } });
   const find = (): Record<string, unknown> | undefined => proxy.component.logs().find((l) => l.msg === 'access' && l.requestId === requestId);
-  await until(() => find() !== undefined, 5000, `the access line of ${requestId}`);
+  await waitFor(() => find() !== undefined, 5000, `the access line of ${requestId}`);
   const line = find() as Record<string, unknown>;
   return { status: answer.status, pid: line.pid as number, cache: line.cache as string, attempts: line.attempts as number };
 }
@@ -83,7 +69,7 @@ test('--workers 2: a miss in one process is a hit in the other (one ext_proc str
   const first = await once(actor);
   assert.equal(first.status, 200);
   assert.equal(first.cache, 'miss');
-  await until(async () => (await stats()).cache.shared.adopted >= 1, 5000, 'the other process adopting the binding');
+  await waitFor(async () => (await stats()).cache.shared.adopted >= 1, 5000, 'the other process adopting the binding');
   const other = await untilServedByAnother(actor, first.pid);
   assert.equal(other.cache, 'hit', 'the other process never asked ext_proc');
   assert.equal((await extprocStats(extproc)).streams.total, 1);
@@ -98,17 +84,17 @@ test('--workers 2: a stale eviction in one process removes the binding from the 
   const key = `${ATESPACE}/${actor}`;
   const first = await once(actor);
   assert.equal(first.status, 200);
-  await until(async () => (await bindingsOf(key)).every((a) => a !== 'none'), 5000, 'both processes holding the binding');
+  await waitFor(async () => (await bindingsOf(key)).every((a) => a !== 'none'), 5000, 'both processes holding the binding');
   await resetStats(proxy.admin, extproc.admin);
   await adminJson(stub.admin, `/actors/${ATESPACE}/${actor}/suspend`, 'POST');
 
   const stale = await once(actor);
   assert.equal(stale.status, 200);
   assert.equal(stale.attempts, 2, 'the stale binding was evicted and the request re-run');
-  await until(async () => (await stats()).cache.shared.dropped >= 1, 5000, 'the other process dropping the stale binding');
+  await waitFor(async () => (await stats()).cache.shared.dropped >= 1, 5000, 'the other process dropping the stale binding');
   const s = await stats();
   assert.equal(s.cache.evictions.stale, 1, 'only the process that used it evicted it');
-  await until(async () => {
+  await waitFor(async () => {
     const now = await bindingsOf(key);
     return now.every((a) => a !== 'none' && a === now[0]);
   }, 5000, 'both processes holding the re-learned binding');

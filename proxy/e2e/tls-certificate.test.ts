@@ -11,16 +11,17 @@ import tls from 'node:tls';
 import https from 'node:https';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { startComponent } from '../../cli/testing/component.js';
+import { startComponent } from '../../lib/testing/component.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { startProxy, type Proxy } from '../testing/stack.js';
+import { STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('tls-actor');
 let ca: TestCa;
 let up: Upstream;
 let ep: ScriptedExtProc;
-let proxy: Proxy;
+let proxy: TestProxy;
 let certFile: string;
 let keyFile: string;
 let first: { certFile: string; keyFile: string };
@@ -35,7 +36,7 @@ before(async () => {
   await copyFile(first.keyFile, keyFile);
   up = await startUpstream((_req, res) => res.end('ok'));
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
-  proxy = await startProxy(ep.address, ['--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile]);
+  proxy = await startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile] });
 });
 
 after(async () => {
@@ -118,7 +119,7 @@ test('a bad file at reload keeps the certificate in use and logs an error', asyn
 test('a missing certificate file at start is a clear start-up error', async () => {
   const missing = path.join(ca.dir, 'missing.crt');
   await assert.rejects(
-    startComponent('proxy', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--tls-listen', '127.0.0.1:0', '--tls-cert', missing, '--tls-key', keyFile], { readyTimeoutMs: 10_000 }),
+    startTestProxy({ args: ['--tls-listen', '127.0.0.1:0', '--tls-cert', missing, '--tls-key', keyFile], readyTimeoutMs: 10_000 }),
     (err: Error) => err.message.includes(`--tls-cert ${missing}: cannot read (ENOENT)`),
   );
 });

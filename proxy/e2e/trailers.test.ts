@@ -4,12 +4,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startProxy, type Proxy } from '../testing/stack.js';
-import { rawExchange, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+import { rawExchange } from '../testing/raw-exchange.js';
+import { STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import {  routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let upstream: Upstream;
 let extproc: ScriptedExtProc;
-let proxy: Proxy;
+let proxy: TestProxy;
 
 before(async () => {
   upstream = await startUpstream((_req, res) => {
@@ -23,7 +25,7 @@ before(async () => {
     res.end();
   });
   extproc = await startScriptedExtProc(() => routeTo(upstream.address));
-  proxy = await startProxy(extproc.address, ['--actor-cache', 'off']);
+  proxy = await startTestProxy({ extproc: extproc.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
 });
 
 after(async () => {
@@ -68,10 +70,10 @@ function headerOf(head: string, name: string): string | undefined {
   return line?.slice(name.length + 1).trim();
 }
 
-const address = (): string => proxy.component.addresses.ingress as string;
+const address = (): string => proxy.address;
 
 test("the worker's chunked trailers reach an HTTP/1.1 client, announced by Trailer; the stale signal never does", async () => {
-  const text = await rawExchange(address(), 'GET /t HTTP/1.1\r\nHost: a.example\r\nTE: trailers\r\nConnection: close\r\n\r\n');
+  const text = (await rawExchange(address(), 'GET /t HTTP/1.1\r\nHost: a.example\r\nTE: trailers\r\nConnection: close\r\n\r\n')).raw;
   const r = parseChunked(text);
   assert.match(r.head, /^HTTP\/1\.1 200 /);
   assert.equal(headerOf(r.head, 'transfer-encoding'), 'chunked');
@@ -81,7 +83,7 @@ test("the worker's chunked trailers reach an HTTP/1.1 client, announced by Trail
 });
 
 test('a client that cannot receive trailers gets the body without them and without a Trailer header', async () => {
-  const text = await rawExchange(address(), 'GET /t HTTP/1.0\r\nHost: a.example\r\n\r\n');
+  const text = (await rawExchange(address(), 'GET /t HTTP/1.0\r\nHost: a.example\r\n\r\n')).raw;
   assert.match(text, /^HTTP\/1\.1 200 /);
   const [head = '', body] = text.split('\r\n\r\n');
   assert.equal(headerOf(head, 'trailer'), undefined);

@@ -6,36 +6,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
 import net from 'node:net';
 import { request } from 'undici';
-import {
-  actorName,
-  adminJson,
-  client,
-  hostOf,
-  proxyStats,
-  send,
-  startExtproc,
-  startProxy,
-  startStub,
-  stubActor,
-  until,
-  type Extproc,
-  type Proxy,
-  type Stub,
-} from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, proxyStats, send, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { HandshakeRefused, openSocket } from '../testing/ws-client.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--cache-ttl-ms', '60000']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
 });
 
 after(async () => {
@@ -45,7 +32,7 @@ after(async () => {
   await client.close();
 });
 
-const tunnels = async (p: Proxy): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(p.admin, '/stats')).tunnels;
+const tunnels = async (p: TestProxy): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(p.admin, '/stats')).tunnels;
 
 test('an echo through a cache miss, then through a hit, from the actor on its worker', async () => {
   const actor = actorName(1);
@@ -65,14 +52,14 @@ test('an echo through a cache miss, then through a hit, from the actor on its wo
   assert.equal((await tunnels(proxy)).upgrade.active, 2);
   await first.close();
   await second.close();
-  await until(async () => (await tunnels(proxy)).upgrade.active === 0, 5000, 'both tunnels closed');
+  await waitFor(async () => (await tunnels(proxy)).upgrade.active === 0, 5000, 'both tunnels closed');
   const t = await tunnels(proxy);
   assert.ok(t.upgrade.total >= 2);
   assert.ok(t.upgrade.bytes.fromClient > 0 && t.upgrade.bytes.toClient > 0);
   // The client starts the WebSocket close; the worker, as RFC 6455 asks, closes the TCP connection first.
   assert.ok(t.upgrade.closed.client + t.upgrade.closed.upstream >= 2);
   const access = () => proxy.component.logs().filter((l) => l.msg === 'access' && l.status === 101 && l.authority === hostOf(actor));
-  await until(() => access().length >= 2, 5000, 'the access-log lines of both tunnels');
+  await waitFor(() => access().length >= 2, 5000, 'the access-log lines of both tunnels');
   const line = access()[0] as { tunnel: { bytesToClient: number; closedBy: string }; upgrade: string };
   assert.equal(line.upgrade, 'websocket');
   assert.ok(['client', 'upstream'].includes(line.tunnel.closedBy));
@@ -89,7 +76,7 @@ test('a moved actor: the worker closes its socket; the next handshake is re-run 
   const staleBefore = (await proxyStats(proxy)).reruns.stale;
   await adminJson(stub.admin, `/actors/demo/${actor}/move`, 'POST');
   await ws.closed; // the client sees the close: a tunnel is never re-run once open
-  await until(async () => (await stubActor(stub, actor)).workerIp !== old, 5000, 'the actor to move');
+  await waitFor(async () => (await stubActor(stub, actor)).workerIp !== old, 5000, 'the actor to move');
   const moved = await openSocket(proxy.ingress, actor);
   const echo = await moved.echo('after');
   assert.notEqual(echo.worker, old);
@@ -106,7 +93,7 @@ test('a worker that stops closes its tunnels; the client sees the close', async 
   await adminJson(stub.admin, `/workers/${worker}/stop`, 'POST');
   try {
     await ws.closed;
-    await until(async () => (await tunnels(proxy)).upgrade.closed.upstream > closedBefore, 5000, 'the tunnel closed by the worker');
+    await waitFor(async () => (await tunnels(proxy)).upgrade.closed.upstream > closedBefore, 5000, 'the tunnel closed by the worker');
   } finally {
     await adminJson(stub.admin, `/workers/${worker}/start`, 'POST');
   }
@@ -115,7 +102,7 @@ test('a worker that stops closes its tunnels; the client sees the close', async 
 test('upgrade requests the proxy does not forward each get a clear answer', async () => {
   const host = hostOf(actorName(4));
   const ws = ['Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='];
-  const ingress = proxy.ingress.replace('http://', '');
+  const ingress = proxy.address;
   // Upgrade without Connection: upgrade: an ordinary request (Upgrade is hop-by-hop and dropped).
   const plain = await rawExchange(ingress, ['GET /plain HTTP/1.1', `Host: ${host}`, 'Upgrade: websocket', ...ws]);
   assert.equal(plain.status, 200);
@@ -132,12 +119,12 @@ test('upgrade requests the proxy does not forward each get a clear answer', asyn
   assert.equal(h2c.status, 200);
   assert.equal(JSON.parse(h2c.body).path, '/h2c');
   // A handshake for a host that names no actor: ext_proc's 404, relayed.
-  await assert.rejects(openSocket(proxy.ingress.replace('127.0.0.1', '127.0.0.1'), 'not..an..actor'), (e: unknown) => e instanceof HandshakeRefused && e.status === 404);
+  await assert.rejects(openSocket(proxy.ingress, 'not..an..actor'), (e: unknown) => e instanceof HandshakeRefused && e.status === 404);
   assert.ok((await tunnels(proxy)).upgrade.refused >= 2);
 });
 
 test('a flood of handshakes to one worker: open tunnels hold its slots; the rest are refused at once with 503', async () => {
-  const capped = await startProxy(extproc.grpc, ['--upstream-max-connections', '2', '--upstream-max-pending', '2']);
+  const capped = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--upstream-max-connections', '2', '--upstream-max-pending', '2'] });
   try {
     const actor = actorName(5);
     assert.equal((await send(capped, actor)).status, 200); // warm the binding
@@ -153,7 +140,7 @@ test('a flood of handshakes to one worker: open tunnels hold its slots; the rest
     for (const s of open) assert.equal((await s.echo('still')).data, 'still');
     await Promise.all(open.map((s) => s.close()));
     // The slots come back when the tunnels close.
-    await until(async () => (await tunnels(capped)).upgrade.active === 0, 5000, 'tunnels closed');
+    await waitFor(async () => (await tunnels(capped)).upgrade.active === 0, 5000, 'tunnels closed');
     const again = await openSocket(capped.ingress, actor);
     await again.close();
   } finally {
@@ -162,19 +149,19 @@ test('a flood of handshakes to one worker: open tunnels hold its slots; the rest
 });
 
 test('an idle tunnel is closed after --tunnel-idle-timeout-ms', async () => {
-  const idle = await startProxy(extproc.grpc, ['--tunnel-idle-timeout-ms', '300']);
+  const idle = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--tunnel-idle-timeout-ms', '300'] });
   try {
     const ws = await openSocket(idle.ingress, actorName(6));
     assert.equal((await ws.echo('one')).seq, 1);
     await ws.closed;
-    await until(async () => (await tunnels(idle)).upgrade.closed.idle === 1, 5000, 'the idle close counted');
+    await waitFor(async () => (await tunnels(idle)).upgrade.closed.idle === 1, 5000, 'the idle close counted');
   } finally {
     await idle.component.stop();
   }
 });
 
 test('SIGTERM: /ready fails at once, open sockets keep echoing until the drain timeout, then close; new handshakes are refused', async () => {
-  const draining = await startProxy(extproc.grpc, ['--drain-timeout-ms', '1500']);
+  const draining = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--drain-timeout-ms', '1500'] });
   const actor = actorName(7);
   const ws = await openSocket(draining.ingress, actor);
   assert.equal((await ws.echo('before')).seq, 1);
@@ -184,7 +171,7 @@ test('SIGTERM: /ready fails at once, open sockets keep echoing until the drain t
   const late = net.connect(port, host);
   await new Promise((resolve) => late.once('connect', resolve));
   draining.component.child.kill('SIGTERM');
-  await until(async () => (await request(`${draining.admin}/ready`, { dispatcher: client })).statusCode === 503, 5000, '/ready to fail');
+  await waitFor(async () => (await request(`${draining.admin}/ready`, { dispatcher: client })).statusCode === 503, 5000, '/ready to fail');
   assert.equal((await ws.echo('during')).seq, 2, 'the open socket keeps flowing');
   late.write(`GET / HTTP/1.1\r\nHost: ${hostOf(actor)}\r\nConnection: upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
   const answer = await new Promise<string>((resolve) => {

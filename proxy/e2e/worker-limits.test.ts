@@ -5,16 +5,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
-import { actorName, client, send, startExtproc, startProxy, startStub, type Extproc, type Proxy, type Stub } from '../testing/stack.js';
+import { actorName, client, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 let stub: Stub;
 let extproc: Extproc;
-let proxy: Proxy;
+let proxy: TestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 2, capacity: 4, actors: 4 });
   extproc = await startExtproc(stub);
-  proxy = await startProxy(extproc.grpc, ['--actor-cache', 'off']);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
 });
 
 after(async () => {

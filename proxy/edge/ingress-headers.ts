@@ -15,7 +15,7 @@
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
 import { nextRequestId } from '../request/request-id.js';
-import { HOP_BY_HOP, removeNamedByConnection } from './hop-by-hop.js';
+import { HOP_BY_HOP, removeNamedByConnection } from '../http/hop-by-hop.js';
 
 /** Request headers never forwarded: hop-by-hop, and Expect. */
 const REQUEST_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'expect']);

@@ -1,14 +1,16 @@
 /** The ingress: header hygiene, limits (431, 400, 408) and user filters loaded with --filter. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { rawExchange } from '../testing/raw-exchange.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import {
   fixture,
-  rawExchange,
+  
   routeTo,
   startScriptedExtProc,
-  startTestProxy,
+  
   startUpstream,
   type ScriptedExtProc,
   type Upstream,
@@ -17,7 +19,7 @@ import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   up = await startUpstream((req, res) => {
@@ -25,18 +27,16 @@ before(async () => {
     res.end(JSON.stringify({ headers: req.headers, raw: req.rawHeaders }));
   });
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
-  proxy = await startTestProxy([
-    '--extproc', ep.address,
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address,
     '--headers-timeout-ms', '2000', // generous for every normal request; the 408 test waits it out
     '--strip-headers', 'x-corp-internal',
     '--filter', fixture('rewrite-header'),
     '--filter', fixture('local-answer'),
-    '--filter', fixture('thrower'),
-  ]);
+    '--filter', fixture('thrower'),] });
 });
 
 after(async () => {
-  await proxy.close();
+  await proxy.stop();
   await ep.close();
   await up.close();
 });
@@ -49,7 +49,7 @@ test('client-forged internal headers change nothing: removed before ext_proc and
   const forged: Record<string, string> = { 'x-corp-internal': 'forged' };
   for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '10.66.66.66:1';
   const seenBefore = ep.seen.length;
-  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a'), ...forged } });
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), ...forged } });
   assert.equal(res.statusCode, 200);
   await res.body.text();
   const h = lastUpstreamHeaders();
@@ -62,8 +62,8 @@ test('client-forged internal headers change nothing: removed before ext_proc and
 });
 
 test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request-id are set', async () => {
-  const text = await rawExchange(
-    proxy.ingress,
+  const text = (await rawExchange(
+    proxy.address,
     [
       'GET /hop HTTP/1.1',
       `Host: ${actorHost('a')}`,
@@ -79,7 +79,7 @@ test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request
       '',
       '',
     ].join('\r\n'),
-  );
+  )).raw;
   assert.match(text, /^HTTP\/1.1 200/);
   const h = lastUpstreamHeaders();
   for (const gone of ['x-hop-named', 'keep-alive', 'proxy-connection', 'te', 'upgrade']) assert.equal(h[gone], undefined, gone);
@@ -88,36 +88,36 @@ test('hop-by-hop headers are not forwarded; x-forwarded-for/-proto and x-request
   assert.equal(h['x-forwarded-proto'], 'http');
   assert.match(h['x-request-id'] ?? '', /^[0-9a-f-]{36}$/);
 
-  const withId = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-request-id': 'client-chosen-id' } });
+  const withId = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-request-id': 'client-chosen-id' } });
   await withId.body.text();
   assert.equal(lastUpstreamHeaders()['x-request-id'], 'client-chosen-id');
 });
 
 test('request headers over 60 KiB → 431; just under passes', async () => {
-  const big = await rawExchange(proxy.ingress, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\nConnection: close\r\n\r\n`);
+  const big = (await rawExchange(proxy.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\nConnection: close\r\n\r\n`)).raw;
   assert.match(big, /^HTTP\/1.1 431/);
-  const ok = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-big': 'a'.repeat(50 * 1024) } });
+  const ok = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-big': 'a'.repeat(50 * 1024) } });
   assert.equal(ok.statusCode, 200);
   await ok.body.text();
 });
 
 test('no Host → 400 (HTTP/1.1 and HTTP/1.0); two Host headers → 400', async () => {
-  const v11 = await rawExchange(proxy.ingress, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
+  const v11 = (await rawExchange(proxy.address, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n')).raw;
   assert.match(v11, /^HTTP\/1.1 400/);
   assert.match(v11, /missing Host header/);
-  const v10 = await rawExchange(proxy.ingress, 'GET / HTTP/1.0\r\n\r\n');
+  const v10 = (await rawExchange(proxy.address, 'GET / HTTP/1.0\r\n\r\n')).raw;
   assert.match(v10, /^HTTP\/1.1 400/);
-  const two = await rawExchange(proxy.ingress, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nHost: ${actorHost('b')}\r\nConnection: close\r\n\r\n`);
+  const two = (await rawExchange(proxy.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nHost: ${actorHost('b')}\r\nConnection: close\r\n\r\n`)).raw;
   assert.match(two, /^HTTP\/1.1 400/);
 });
 
 test('headers not received in time → 408', async () => {
-  const text = await rawExchange(proxy.ingress, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Slow: `, 30_000);
+  const text = (await rawExchange(proxy.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Slow: `, 30_000)).raw;
   assert.match(text, /^HTTP\/1.1 408/);
 });
 
 test('a --filter rewrites a header the actor then sees', async () => {
-  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-user': 'alice' } });
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-user': 'alice' } });
   assert.equal(res.statusCode, 200);
   const body = (await res.body.json()) as { headers: Record<string, string> };
   assert.equal(body.headers['x-user'], 'ALICE');
@@ -127,7 +127,7 @@ test('a --filter rewrites a header the actor then sees', async () => {
 test('a --filter answers locally: neither ext_proc nor the actor sees the request', async () => {
   const streams = ep.streams;
   const upCount = up.requests.length;
-  const res = await request(`http://${proxy.ingress}/teapot`, { headers: { host: actorHost('a') } });
+  const res = await request(`${proxy.ingress}/teapot`, { headers: { host: actorHost('a') } });
   assert.equal(res.statusCode, 418);
   assert.equal(res.headers['x-answered-by'], 'local-answer');
   assert.equal(await res.body.text(), "I'm a teapot\n");
@@ -137,16 +137,16 @@ test('a --filter answers locally: neither ext_proc nor the actor sees the reques
 
 test('a --filter that throws fails only its own request with 500; the next request succeeds', async () => {
   for (const path of ['/boom', '/boom-async']) {
-    const res = await request(`http://${proxy.ingress}${path}`, { headers: { host: actorHost('a') } });
+    const res = await request(`${proxy.ingress}${path}`, { headers: { host: actorHost('a') } });
     assert.equal(res.statusCode, 500, path);
     assert.match(await res.body.text(), /filter/);
-    const next = await request(`http://${proxy.ingress}/fine`, { headers: { host: actorHost('a') } });
+    const next = await request(`${proxy.ingress}/fine`, { headers: { host: actorHost('a') } });
     assert.equal(next.statusCode, 200);
     await next.body.text();
   }
 });
 
 test('a --filter module that is not a filter factory stops the proxy at start-up with a clear error', async () => {
-  await assert.rejects(startTestProxy(['--filter', fixture('not-a-filter')]), /default export must be a filter factory/);
-  await assert.rejects(startTestProxy(['--filter', '/nonexistent/filter.js']), /cannot load module/);
+  await assert.rejects(startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--filter', fixture('not-a-filter')] }), /default export must be a filter factory/);
+  await assert.rejects(startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--filter', '/nonexistent/filter.js'] }), /cannot load module/);
 });

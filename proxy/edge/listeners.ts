@@ -7,7 +7,10 @@
  * - the HTTPS listener (`--tls-listen`, `--tls-cert`, `--tls-key`) negotiates ALPN `h2` or `http/1.1`, TLS 1.2 at
  *   least. A client without ALPN gets HTTP/1.1. A client offering only protocols the proxy does not know is
  *   served HTTP/1.1 too (node can decline ALPN only with a fatal alert, so the client's first offer is
- *   acknowledged). The certificate is rotated from its files without a restart (`certificate-watch.ts`).
+ *   acknowledged). The certificate is rotated from its files without a restart (`certificate-watch.ts`). A
+ *   handshake not complete within the head timeout closes the connection.
+ * - the CONNECT listeners use the same code: plain TCP (`TcpListener`), or the same TLS listener offering only
+ *   HTTP/1.1.
  */
 import net, { type Socket } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
@@ -82,21 +85,29 @@ function selectProtocol({ protocols }: { protocols: string[] }): string | undefi
   return protocols[0];
 }
 
-/** HTTPS with ALPN; the serving certificate is reloaded from its files when they change. */
+export interface TlsListenerOptions {
+  /** A connection must complete its handshake within this time, or it is closed. */
+  readonly handshakeTimeoutMs: number;
+  /** `h2-or-http1`: ALPN offers both (the HTTPS ingress); `http1`: HTTP/1.1 only (the TLS CONNECT listener). */
+  readonly alpn: 'h2-or-http1' | 'http1';
+}
+
+/** TLS with ALPN; the serving certificate is reloaded from its files when they change. */
 export class TlsListener implements Listener {
   readonly server: tls.Server;
   readonly certificate: CertificateWatch;
   #closed: Promise<void> | undefined;
 
-  /** Throws `TlsCertificateError` when the files are missing or unusable. `handshakeTimeoutMs`: per connection. */
-  constructor(files: TlsFiles, sink: ConnectionSink, log: Logger, handshakeTimeoutMs: number) {
+  /** Throws `TlsCertificateError` when the files are missing or unusable. */
+  constructor(files: TlsFiles, sink: ConnectionSink, log: Logger, opts: TlsListenerOptions) {
     const initial = loadCertificate(files);
+    const alpn = opts.alpn === 'h2-or-http1' ? { ALPNCallback: selectProtocol } : { ALPNProtocols: [HTTP1] };
     this.server = tls.createServer(
-      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ALPNCallback: selectProtocol, noDelay: true, handshakeTimeout: handshakeTimeoutMs },
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, handshakeTimeout: opts.handshakeTimeoutMs },
       (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
     );
-    // A failed handshake concerns one client only.
-    this.server.on('tlsClientError', () => undefined);
+    // A failed or timed-out handshake concerns one client only: its connection is closed, nothing else.
+    this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
     this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
   }
 
@@ -106,6 +117,24 @@ export class TlsListener implements Listener {
 
   close(): Promise<void> {
     this.certificate.close();
+    return (this.#closed ??= closeServer(this.server));
+  }
+}
+
+/** Plain TCP without protocol sniffing: every connection is HTTP/1.1 (the plaintext CONNECT listener). */
+export class TcpListener implements Listener {
+  readonly server: net.Server;
+  #closed: Promise<void> | undefined;
+
+  constructor(sink: ConnectionSink) {
+    this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => sink(socket, 'http/1.1'));
+  }
+
+  listen(host: string, port: number): Promise<void> {
+    return listenOn(this.server, host, port);
+  }
+
+  close(): Promise<void> {
     return (this.#closed ??= closeServer(this.server));
   }
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveRequestTarget } from './request-target.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 
 const resolve = (url: string, raw: string[]) => resolveRequestTarget(url, sanitiseRequestHeaders(raw, '127.0.0.1', 'http', new Set()));
 const hostOf = (headers: readonly string[]): string[] => headers.filter((_, i) => i % 2 === 1 && headers[i - 1] === 'host');

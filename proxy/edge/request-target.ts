@@ -15,7 +15,7 @@
  *   `host[:port]` in RFC 3986 characters — userinfo included — → 400 `PROXY_ERR_INVALID_AUTHORITY` or
  *   `PROXY_ERR_INVALID_TARGET` (Envoy's `invalid_authority`).
  */
-import { ERRORS, type ProxyErrorSpec } from '../chain/errors.js';
+import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 import type { IngressHead } from './ingress-headers.js';
 
 /** What the request is forwarded as; `headers` is the sanitised list with Host set to `authority`. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { decideUpgrade, upgradeToken } from './upgrade-request.js';
 import { refuseConnectTarget } from './connect-listener.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 import { actorHost, SUFFIX } from '../../lib/testing/actors.js';
 
 const req = (method: string, headers: Record<string, string>): IncomingMessage => ({ method, headers }) as unknown as IncomingMessage;

@@ -7,18 +7,33 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
 import { startCertificateExpiry, type CertificateExpiry, type CertificateSource } from '../../lib/tls/expiry.js';
-import type { ProxyConfig } from '../config.js';
 
-export function proxyCertificateSources(config: ProxyConfig): CertificateSource[] {
+/** A hop's mTLS files. */
+interface BundleFiles {
+  readonly credentialBundle: string;
+  readonly trustBundle: string;
+}
+
+/** The files of the certificates a proxy process loads; each undefined when that listener or hop has no TLS. */
+export interface ProxyCertificateFiles {
+  /** `--tls-cert` (the HTTPS and the TLS CONNECT listeners). */
+  readonly servingCert: string | undefined;
+  readonly upstream: BundleFiles | undefined;
+  /** Only when ext_proc is the resolver. */
+  readonly extProc: BundleFiles | undefined;
+}
+
+export function proxyCertificateSources(files: ProxyCertificateFiles): CertificateSource[] {
   return [
-    { what: '--tls-cert', file: config.tls?.certFile ?? config.connectTls?.certFile ?? '' },
-    { what: '--upstream-credential-bundle', file: config.upstreamTls?.credentialBundle ?? '' },
-    { what: '--upstream-trust-bundle', file: config.upstreamTls?.trustBundle ?? '' },
-    { what: '--extproc-credential-bundle', file: config.resolver === 'extproc' ? (config.extprocTls?.credentialBundle ?? '') : '' },
-    { what: '--extproc-trust-bundle', file: config.resolver === 'extproc' ? (config.extprocTls?.trustBundle ?? '') : '' },
+    { what: '--tls-cert', file: files.servingCert ?? '' },
+    { what: '--upstream-credential-bundle', file: files.upstream?.credentialBundle ?? '' },
+    { what: '--upstream-trust-bundle', file: files.upstream?.trustBundle ?? '' },
+    { what: '--extproc-credential-bundle', file: files.extProc?.credentialBundle ?? '' },
+    { what: '--extproc-trust-bundle', file: files.extProc?.trustBundle ?? '' },
   ];
 }
 
-export function startProxyCertificateExpiry(config: ProxyConfig, log: Logger, registry: Registry): CertificateExpiry {
-  return startCertificateExpiry('proxy', proxyCertificateSources(config), { warningHours: config.certExpiryWarningHours, log, registry });
+/** `warningHours`: `--cert-expiry-warning-hours` (0: no warning). */
+export function startProxyCertificateExpiry(files: ProxyCertificateFiles, warningHours: number, log: Logger, registry: Registry): CertificateExpiry {
+  return startCertificateExpiry('proxy', proxyCertificateSources(files), { warningHours, log, registry });
 }

@@ -55,6 +55,11 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     read: () => c.rerunBudgetExhausted,
   });
   scrapedGauge(registry, { name: 'proxy_extproc_active_streams', help: 'ext_proc streams open now.', read: () => c.extprocActive });
+  scrapedGauge(registry, {
+    name: 'proxy_requests_in_flight',
+    help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).',
+    read: () => c.requestsInFlight,
+  });
   scrapedCounterBy(registry, {
     name: 'proxy_requests_total',
     help: 'Client requests answered, by status code (499: the client went away first).',

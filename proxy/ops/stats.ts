@@ -14,6 +14,8 @@ export const MAX_RERUN_ATTEMPTS = 10;
 
 export class Counters {
   requests = 0;
+  /** Requests begun and not yet finished (upgrades and tunnels included, until they close). */
+  requestsInFlight = 0;
   /** Client responses by exact status (index = status code). */
   readonly requestsByStatus = new Float64Array(1000);
   extprocStreams = 0;
@@ -61,7 +63,7 @@ function byClass(counts: Float64Array): Record<StatusClass, number> {
 }
 
 export interface ProxyStatsBlock {
-  readonly requests: { readonly total: number; readonly byStatus: Record<StatusClass, number> };
+  readonly requests: { readonly total: number; readonly byStatus: Record<StatusClass, number>; readonly inFlight: number };
   readonly extproc: { readonly streams: number; readonly active: number; readonly errors: number; readonly timeouts: number };
   readonly upstream: {
     readonly requests: number;
@@ -109,7 +111,7 @@ export class ProxyStats {
   snapshot(): ProxyStatsBlock {
     const d = this.#sinceReset.current();
     return {
-      requests: { total: d.requests, byStatus: byClass(d.requestsByStatus) },
+      requests: { total: d.requests, byStatus: byClass(d.requestsByStatus), inFlight: this.live.requestsInFlight },
       extproc: { streams: d.extprocStreams, active: this.live.extprocActive, errors: d.extprocErrors, timeouts: d.extprocTimeouts },
       upstream: {
         requests: d.upstreamRequests,

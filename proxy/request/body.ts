@@ -9,10 +9,8 @@
  *
  * A new attempt takes over the body: the previous attempt's stream ends at its next chunk.
  */
-import type { IncomingMessage } from 'node:http';
-
 export class RequestBody {
-  readonly #source: IncomingMessage;
+  readonly #source: AsyncIterable<Buffer>;
   readonly #limit: number;
   /** Retained chunks, `#chunks[0]` is chunk number `#base` of the body. */
   #chunks: Buffer[] = [];
@@ -26,7 +24,7 @@ export class RequestBody {
   #pulling: Promise<void> | undefined;
   #attempt = 0;
 
-  constructor(source: IncomingMessage, limit: number) {
+  constructor(source: AsyncIterable<Buffer>, limit: number) {
     this.#source = source;
     this.#limit = limit;
   }
@@ -87,7 +85,7 @@ export class RequestBody {
   }
 
   async #readOne(): Promise<void> {
-    this.#iterator ??= (this.#source as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    this.#iterator ??= this.#source[Symbol.asyncIterator]();
     try {
       const r = await this.#iterator.next();
       if (r.done) {

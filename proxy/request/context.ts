@@ -1,58 +1,42 @@
 /**
  * The per-request state behind the public `RequestContext`: the request snapshot taken at the ingress, the
- * forwarded headers, the body, the per-attempt slots a re-run clears, the built-in stages' typed slots, and what
- * the access log and metrics need. One instance lives for the whole client request, across re-runs.
+ * downstream exchange it came on, the forwarded headers, the body, the per-attempt slots a re-run clears, the
+ * slots the built-in stages and the chain declare (`slots.ts`), and what the access log and metrics need. One
+ * instance lives for the whole client request, across re-runs.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { ClientProtocol, ReadBodyOptions, Route } from '../api/filter.js';
-import type { ForwardHeaders } from './headers.js';
+import type { ClientProtocol, ReadBodyOptions, RequestContext, Route } from '../api/filter.js';
+import type { DownstreamExchange } from '../http/exchange.js';
+import type { ForwardHeaders } from '../http/header-list.js';
+import { ERRORS, ProxyError, type ProxyErrorSpec } from '../http/errors.js';
+import { isOriginForm } from '../http/origin-form.js';
 import type { RequestBody } from './body.js';
-import type { ResponseHeadTransform, StageContext } from './stage-context.js';
-import { ERRORS, ProxyError, type ProxyErrorSpec } from '../chain/errors.js';
-import type { FilterSet } from '../chain/filter-set.js';
-import { isOriginForm } from './origin-form.js';
-import type { CacheRequestState } from '../stages/actor-cache/request-state.js';
-import type { ExtProcRequestState } from '../stages/ext-proc/request-state.js';
-import type { UpgradeIntent } from './upgrade-intent.js';
+import { RequestSlot, type HasSlots } from './slots.js';
+import type { OpenedTunnel, UpgradeIntent } from './upgrade.js';
 
-/** What the ingress knows about a request when it creates its context (`log`: the process logger). */
-export type ProxyRequestInit = Pick<ProxyRequest, 'req' | 'res' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'> & {
+/** What the edge knows about a request when it creates its context (`log`: the process logger). */
+export type ProxyRequestInit = Pick<
+  ProxyRequest,
+  'exchange' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'
+> & {
   readonly log: Logger;
-  /** Default `http/1.1`. */
-  readonly protocol?: ClientProtocol;
 };
 
-/** Called once per request when the chain is done with it (the response is being relayed, or was answered). */
-export type ChainDone = (ctx: ProxyRequest) => void;
-
-/** Where the chain is with a request. */
-export type ChainState =
-  | { readonly kind: 'idle' }
-  | { readonly kind: 'running'; readonly done: ChainDone }
-  /** All request and upstream phases ran (or the ingress answered before the chain). */
-  | { readonly kind: 'done' };
-
-export const CHAIN_IDLE: ChainState = Object.freeze({ kind: 'idle' });
-export const CHAIN_DONE: ChainState = Object.freeze({ kind: 'done' });
-
 /**
- * How far the client response got: `started` once headers are relayed from upstream or a local reply is written;
- * `truncated` when it broke after it had started (the client saw a cut-off response).
+ * Where a request is: `waiting` (its turn on the connection has not come), `in-chain` (filters, router, re-runs),
+ * `answered` (the chain's part is over, or the edge answered before the chain).
  */
-export type ResponseState = 'unsent' | 'started' | 'truncated';
+export type RequestPhase = 'waiting' | 'in-chain' | 'answered';
 
 /**
- * The client side: `closed` once the response closed (finished, or abandoned by either side); `finished` once
+ * The client side: `closed` once the exchange closed (finished, or abandoned by either side); `finished` once
  * counters, every filter's onDone and the access log ran.
  */
 export type ClientState = 'open' | 'closed' | 'finished';
 
-export class ProxyRequest implements StageContext {
-  // The request as the ingress saw it (documented on `RequestContext`), plus node's objects for it. An HTTP/2
-  // stream comes as node's compatibility objects (`edge/h2-response.ts`), which offer every member used here.
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+export class ProxyRequest implements RequestContext, HasSlots {
+  /** The client side of this request (an HTTP/1.1 response, an HTTP/2 stream, an upgrade or CONNECT socket). */
+  readonly exchange: DownstreamExchange;
   /** The request line as forwarded: ext_proc may rewrite it (`:method`, `:path`) for one attempt. */
   method: string;
   #path: string;
@@ -60,7 +44,6 @@ export class ProxyRequest implements StageContext {
   readonly #ingressPath: string;
   readonly authority: string;
   readonly scheme: 'http' | 'https';
-  readonly protocol: ClientProtocol;
   readonly remoteAddress: string;
   readonly requestId: string;
   readonly headers: ForwardHeaders;
@@ -70,6 +53,8 @@ export class ProxyRequest implements StageContext {
   readonly startedAt: number;
   /** The process logger (the request's own child logger is made on first use). */
   readonly #baseLog: Logger;
+  /** The state the chain and the built-in stages keep for this request (`slots.ts`). */
+  readonly slots: unknown[];
 
   route: Route | undefined = undefined;
   #attempt = 0;
@@ -77,14 +62,10 @@ export class ProxyRequest implements StageContext {
   #log: Logger | undefined;
   #abort: AbortController | undefined;
 
-  actorCache: CacheRequestState | undefined = undefined;
-  extProc: ExtProcRequestState | undefined = undefined;
-
-  chainState: ChainState = CHAIN_IDLE;
-  responseState: ResponseState = 'unsent';
+  phase: RequestPhase = 'waiting';
   clientState: ClientState = 'open';
 
-  /** Final status sent (0 until decided). */
+  /** The status the request was finished with (0 until then). */
   status = 0;
   /** The upstream address of the last attempt that reached the router. */
   upstreamAddress: string | undefined;
@@ -94,29 +75,31 @@ export class ProxyRequest implements StageContext {
   details: string | undefined;
   /** The upstream attempt in flight (to abort it when the client goes away). */
   upstream: { cancel(): void } | undefined;
-  /** An upgrade (WebSocket) handshake the router forwards as one (`edge/upgrade.ts`); undefined for other requests. */
+  /** An upgrade (WebSocket) handshake the router forwards as one; undefined for other requests. */
   upgrade: UpgradeIntent | undefined = undefined;
-  /** Set by a stage that must see (and may change) the response head before it is written; cleared before a re-run. */
-  responseHeadTransform: ResponseHeadTransform | undefined = undefined;
-  /** The filters this request runs through, from its start to its end (a reload never changes them mid-request). */
-  filterSet: FilterSet | undefined = undefined;
+  /** The tunnel this request became (an upgrade after the worker's 101, or a CONNECT). */
+  tunnel: OpenedTunnel | undefined = undefined;
 
   constructor(init: ProxyRequestInit) {
-    this.req = init.req;
-    this.res = init.res;
+    this.exchange = init.exchange;
     this.method = init.method;
     this.#path = init.path;
     this.#ingressMethod = init.method;
     this.#ingressPath = init.path;
     this.authority = init.authority;
     this.scheme = init.scheme;
-    this.protocol = init.protocol ?? 'http/1.1';
     this.remoteAddress = init.remoteAddress;
     this.requestId = init.requestId;
     this.headers = init.headers;
     this.body = init.body;
     this.startedAt = init.startedAt;
     this.#baseLog = init.log;
+    this.slots = new Array(RequestSlot.count);
+  }
+
+  /** The protocol the client spoke. */
+  get protocol(): ClientProtocol {
+    return this.exchange.protocol;
   }
 
   /** Path and query as forwarded; assigning checks origin-form (see `RequestContext.path`). */
@@ -151,7 +134,7 @@ export class ProxyRequest implements StageContext {
     return this.body !== null;
   }
 
-  /** For user filters only: built-in stages keep their state in their typed slots. */
+  /** For user filters only: built-in stages keep their state in their own slots. */
   get locals(): Map<string | symbol, unknown> {
     return (this.#locals ??= new Map());
   }
@@ -182,13 +165,12 @@ export class ProxyRequest implements StageContext {
     this.route = undefined;
     this.method = this.#ingressMethod;
     this.#path = this.#ingressPath;
-    this.responseHeadTransform = undefined;
     this.headers.reset();
     this.#attempt++;
   }
 
   /** The client is gone (or the response is already complete): nothing more can be sent. */
   get downstreamClosed(): boolean {
-    return this.res.destroyed || this.res.writableEnded;
+    return this.exchange.gone;
   }
 }

@@ -7,7 +7,7 @@
  */
 import type http from 'node:http';
 import { request } from 'undici';
-import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { startTestProxy, type TestProxy } from './proxy.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from './helpers.js';
 
 export interface TrackedUpstream {
@@ -73,7 +73,7 @@ export async function startTrackedUpstream(): Promise<TrackedUpstream> {
 export interface EdgeStack {
   readonly upstream: TrackedUpstream;
   readonly extproc: ScriptedExtProc;
-  readonly proxy: RunningComponent;
+  readonly proxy: TestProxy;
   /** `host:port` of the proxy's ingress. */
   readonly ingress: string;
   readonly admin: string;
@@ -84,13 +84,13 @@ export interface EdgeStack {
 export async function startEdgeStack(args: string[] = []): Promise<EdgeStack> {
   const upstream = await startTrackedUpstream();
   const extproc = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
-  const proxy = await startComponent('proxy', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--extproc', extproc.address, ...args]);
+  const proxy = await startTestProxy({ extproc: extproc.address, args });
   return {
     upstream,
     extproc,
     proxy,
-    ingress: proxy.addresses.ingress as string,
-    admin: `http://${proxy.addresses.admin}`,
+    ingress: proxy.address,
+    admin: proxy.admin,
     async close() {
       await proxy.stop();
       await extproc.close();

@@ -1,9 +1,8 @@
 /**
- * Test helpers for the proxy: a scripted ext_proc server (gRPC, port 0), plain node:http upstreams on port 0, and
- * an in-process proxy (the real chain, router, ingress and admin) built from flags.
+ * Test helpers for the proxy: a scripted ext_proc server (gRPC, port 0) and plain node:http upstreams on port 0
+ * (the proxy itself: `proxy.ts`).
  */
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
@@ -12,7 +11,6 @@ import { loadProto, lookup } from '../../lib/proto.js';
 import { boundAddress } from '../../lib/address.js';
 import { readProxyConfig, type ProxyConfig } from '../config.js';
 import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
-import { assembleStages } from '../chain/assemble.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../stages/ext-proc/messages.js';
 
 export const silentLog = pino({ level: 'silent' });
@@ -166,40 +164,9 @@ export async function startUpstream(
   };
 }
 
-export async function startTestProxy(args: string[], assemble: AssembleStages = assembleStages): Promise<RunningProxy & { config: ProxyConfig }> {
-  const { config } = readProxyConfig(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--access-log', 'off', '--actor-cache', 'off', ...args], {});
-  if (config === undefined) throw new Error('no config');
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log: silentLog });
-  return { ...running, config };
-}
-
 export async function getJson(url: string): Promise<Record<string, unknown>> {
   const res = await request(url);
   return (await res.body.json()) as Record<string, unknown>;
-}
-
-/** Sends raw bytes on a new connection and returns everything the server wrote until it closed (or `waitMs`). */
-export async function rawExchange(address: string, data: string, waitMs = 3000): Promise<string> {
-  const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
-  const socket = net.connect(port, host);
-  let out = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (d: string) => (out += d));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  socket.write(data);
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, waitMs);
-    socket.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    socket.once('error', () => undefined);
-  });
-  socket.destroy();
-  return out;
 }
 
 /** The path of a compiled test fixture (proxy/testing/fixtures/<name>.js). */

@@ -1,25 +1,23 @@
-/** Test helper: a `ProxyRequest` on node objects that are never connected (for chain and response-phase tests). */
-import http from 'node:http';
-import net from 'node:net';
+/** Test helper: a `ProxyRequest` on a recording exchange (for chain, response-phase and filter tests). */
 import { ProxyRequest } from '../request/context.js';
-import { ForwardHeaders } from '../request/headers.js';
+import { ForwardHeaders } from '../http/header-list.js';
+import { RecordingExchange } from './recording-exchange.js';
 import { silentLog } from './helpers.js';
 
-export function testRequest(method = 'GET', startedAt = performance.now()): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
-  const res = new http.ServerResponse(req);
+export type TestRequest = ProxyRequest & { readonly exchange: RecordingExchange };
+
+export function testRequest(method = 'GET', startedAt = performance.now(), authority = 'a.demo.example'): TestRequest {
   return new ProxyRequest({
-    req,
-    res,
+    exchange: new RecordingExchange(),
     requestId: 'rid',
     method,
     path: '/p',
-    authority: 'a.demo.example',
+    authority,
     scheme: 'http',
     remoteAddress: '127.0.0.1',
-    headers: new ForwardHeaders(['host', 'a.demo.example']),
+    headers: new ForwardHeaders(['host', authority]),
     body: null,
     startedAt,
     log: silentLog,
-  });
+  }) as TestRequest;
 }

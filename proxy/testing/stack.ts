@@ -3,7 +3,8 @@
  * network), extproc and proxy processes, plus small clients for the ingress and the admin APIs.
  */
 import { Agent, request } from 'undici';
-import { startComponent, type RunningComponent } from '../../cli/testing/component.js';
+import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
+import type { ProxyHandle } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
@@ -79,24 +80,8 @@ export async function startExtproc(stub: Stub, args: string[] = [], listen = '12
   return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
 }
 
-export interface Proxy {
-  readonly component: RunningComponent;
-  readonly ingress: string;
-  readonly admin: string;
-}
-
-export async function startProxy(extprocGrpc: string, args: string[] = []): Promise<Proxy> {
-  const component = await startComponent('proxy', [
-    '--listen', '127.0.0.1:0',
-    '--admin', '127.0.0.1:0',
-    '--extproc', extprocGrpc,
-    '--extproc-message-timeout-ms', '3000',
-    '--connect-timeout-ms', '1000',
-    '--route-timeout-ms', '5000',
-    ...args,
-  ]);
-  return { component, ingress: `http://${component.addresses.ingress}`, admin: `http://${component.addresses.admin}` };
-}
+/** The timeouts the stack tests run their proxies with (short, so a dead hop fails a test fast). */
+export const STACK_TIMEOUTS: readonly string[] = ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000'];
 
 /** One keep-alive client per test file; close it in after(). */
 export const client = new Agent({ keepAliveTimeout: 1000, connections: 64 });
@@ -132,7 +117,7 @@ export interface SendOptions {
 }
 
 /** Sends one request through the proxy's ingress to `actor` (or to `opts.host`). */
-export async function send(proxy: Proxy, actor: string, opts: SendOptions = {}): Promise<Answer> {
+export async function send(proxy: ProxyHandle, actor: string, opts: SendOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { host: opts.host ?? hostOf(actor), ...opts.headers };
   if (opts.requestId !== undefined) headers['x-request-id'] = opts.requestId;
   const res = await request(`${proxy.ingress}${opts.path ?? '/'}`, {
@@ -194,7 +179,7 @@ export interface StubActor {
   requestIds: string[];
 }
 
-export const proxyStats = (p: Proxy): Promise<ProxyStats> => adminJson<ProxyStats>(p.admin, '/stats');
+export const proxyStats = (p: ProxyHandle): Promise<ProxyStats> => adminJson<ProxyStats>(p.admin, '/stats');
 export const stubStats = (s: Stub): Promise<StubStats> => adminJson<StubStats>(s.admin, '/stats');
 export const extprocStats = (e: Extproc): Promise<ExtprocStats> => adminJson<ExtprocStats>(e.admin, '/stats');
 export const stubActor = (s: Stub, actor: string): Promise<StubActor> => adminJson<StubActor>(s.admin, `/actors/${ATESPACE}/${actor}`);
@@ -210,12 +195,9 @@ export async function resetStats(...admins: string[]): Promise<void> {
   await Promise.all(admins.map((a) => adminJson(a, '/stats/reset', 'POST')));
 }
 
-/** Polls a condition with a deadline (the shared test helper, under the name these tests use). */
-export const until = waitFor;
-
 /** The proxy's access-log line for one request id (waits for it: log lines arrive after the response). */
-export async function accessLine(p: Proxy, requestId: string): Promise<Record<string, unknown>> {
-  const find = (): Record<string, unknown> | undefined => p.component.logs().find((l) => l.requestId === requestId && l.msg === 'access');
-  await until(() => find() !== undefined, 5000, `the access-log line of ${requestId}`);
+export async function accessLine(p: ProxyHandle, requestId: string): Promise<Record<string, unknown>> {
+  const find = (): Record<string, unknown> | undefined => p.logs().find((l) => l.requestId === requestId && l.msg === 'access');
+  await waitFor(() => find() !== undefined, 5000, `the access-log line of ${requestId}`);
   return find() as Record<string, unknown>;
 }

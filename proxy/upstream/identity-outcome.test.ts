@@ -5,12 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UpstreamOutcome } from '../api/filter.js';
-import { ERRORS } from '../chain/errors.js';
+import { ERRORS } from '../http/errors.js';
 import { DEFAULT_RERUN_POLICY, shouldRerun } from '../chain/rerun.js';
-import { pino } from 'pino';
 import { BindingCache } from '../stages/actor-cache/binding-cache.js';
 import { createActorCacheFilter } from '../stages/actor-cache/filter.js';
-import type { StageContext } from '../request/stage-context.js';
+import { testRequest } from '../testing/proxy-request.js';
 import { SUFFIX } from '../../lib/testing/actors.js';
 
 const IDENTITY: UpstreamOutcome = { kind: 'identity-rejected', presented: 'URI:spiffe://elsewhere/x', reason: 'no URI SAN starts with spiffe://cluster.local/' };
@@ -39,23 +38,7 @@ test('actor-cache evicts the binding used (reason identity) and keeps the other 
   const filter = createActorCacheFilter({ cache, actorSuffix: SUFFIX });
   cache.learn('demo/a', '127.0.1.1:8443');
   cache.learn('demo/b', '127.0.1.1:8443');
-  const headers = new Map<string, string>();
-  const ctx = {
-    requestId: 'r1',
-    method: 'GET',
-    path: '/',
-    authority: `a.demo.${SUFFIX}`,
-    scheme: 'http',
-    remoteAddress: '127.0.0.1',
-    headers: { set: (n: string, v: string) => void headers.set(n, v) },
-    attempt: 0,
-    route: undefined,
-    locals: new Map(),
-    log: pino({ level: 'silent' }),
-    hasBody: false,
-    actorCache: undefined,
-    extProc: undefined,
-  } as unknown as StageContext;
+  const ctx = testRequest('GET', performance.now(), `a.demo.${SUFFIX}`);
   filter.onRequest?.(ctx);
   assert.equal(ctx.route?.source, 'cache');
   filter.onUpstreamResponse?.(ctx, IDENTITY);

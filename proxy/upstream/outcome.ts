@@ -2,13 +2,11 @@
  * What an upstream answer or failure means, as `UpstreamOutcome`s. The only place that knows the stale-answer
  * rule (421 **with** `x-ate-assignment-stale: true`, value case-insensitive; a bare 421 is the actor's own answer)
  * and which transport errors are connect failures and which are resets. Which response headers are relayed is
- * `edge/response-headers.ts`.
+ * `http/relayed-headers.ts`.
  */
 import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS } from '../../lib/wire-contract.js';
 import type { UpstreamOutcome } from '../api/filter.js';
 import { UpstreamIdentityError } from './tls.js';
-
-export { STALE_HEADER };
 
 /** True for a stale rejection, given undici's raw response headers. */
 export function isStaleRejection(status: number, raw: readonly Buffer[]): boolean {
@@ -27,7 +25,8 @@ export class ResponseOutcome {
   #headers: Record<string, string | string[]> | undefined;
   constructor(
     readonly status: number,
-    private readonly list: readonly string[],
+    /** The headers as relayed: node's flat `[name, value, ...]` list. */
+    readonly list: readonly string[],
   ) {}
   get headers(): Readonly<Record<string, string | string[]>> {
     if (this.#headers === undefined) {
@@ -44,9 +43,12 @@ export class ResponseOutcome {
   }
 }
 
-export const STALE: UpstreamOutcome = Object.freeze({ kind: 'stale', status: 421 });
-export const TIMEOUT: UpstreamOutcome = Object.freeze({ kind: 'timeout' });
-export const CANCELLED: UpstreamOutcome = Object.freeze({ kind: 'cancelled' });
+/** Every outcome but an answer: what an attempt ends with when no response headers came. */
+export type FailureOutcome = Exclude<UpstreamOutcome, { readonly kind: 'response' }>;
+
+export const STALE: FailureOutcome = Object.freeze({ kind: 'stale', status: 421 });
+export const TIMEOUT: FailureOutcome = Object.freeze({ kind: 'timeout' });
+export const CANCELLED: FailureOutcome = Object.freeze({ kind: 'cancelled' });
 
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
@@ -67,7 +69,7 @@ const REQUEST_REFUSED: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UN
  * failure: nothing was sent. `requestWritten`: undici reported the whole request (headers and body) written, so
  * the actor may have received and processed it; a reset before that cut the request short.
  */
-export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): UpstreamOutcome {
+export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): FailureOutcome {
   if (err instanceof UpstreamIdentityError) return { kind: 'identity-rejected', presented: err.presented, reason: err.reason };
   const code = errorCode(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return TIMEOUT;

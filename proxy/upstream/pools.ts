@@ -7,7 +7,7 @@
  * refused by `admit()` before anything is sent (the router answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW`).
  */
 import { Pool, type buildConnector, type Dispatcher } from 'undici';
-import { isLiteralAddress } from './route-address.js';
+import { isLiteralAddress } from '../http/route-address.js';
 
 export interface PoolOptions {
   readonly connectTimeoutMs: number;

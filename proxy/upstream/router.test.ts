@@ -2,8 +2,10 @@
  * The router and the re-run loop against real sockets: a scripted ext_proc server and plain node:http upstreams
  * on loopback, and the real proxy (chain, router, ingress) in this process.
  */
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
@@ -13,7 +15,7 @@ import {
   getJson,
   routeTo,
   startScriptedExtProc,
-  startTestProxy,
+  
   startUpstream,
   type ScriptedExtProc,
   type Upstream,
@@ -22,7 +24,7 @@ import type { ProxyStatsBlock } from '../ops/stats.js';
 import type { Dispatcher } from 'undici';
 
 let ep: ScriptedExtProc;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
 let good: Upstream;
 let stale: Upstream;
 let resetter: Upstream;
@@ -47,21 +49,29 @@ before(async () => {
   slow = await startUpstream((_req, res) => setTimeout(() => res.end('late'), 3000).unref(), '127.0.0.1', { readBody: false });
   closedAddress = `127.0.0.1:${await freeClosedPort()}`;
   ep = await startScriptedExtProc(() => routeTo(routes.shift() ?? good.address));
-  proxy = await startTestProxy(['--extproc', ep.address, '--route-timeout-ms', '500', '--max-replay-body-bytes', '65536']);
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--route-timeout-ms', '500', '--max-replay-body-bytes', '65536'] });
 });
 
 after(async () => {
-  await proxy.close();
+  await proxy.stop();
   await ep.close();
   for (const u of [good, stale, resetter, slow]) await u.close();
 });
 
+// Every test leaves no ext_proc stream open behind it (checked after each, so no test depends on another).
+afterEach(async () => {
+  await waitFor(async () => (await stats()).extproc.active === 0 && ep.active === 0, 5000, 'every ext_proc stream to close');
+  const s = await stats();
+  assert.equal(s.extproc.active, 0);
+  assert.equal(ep.active, 0);
+});
+
 async function stats(): Promise<ProxyStatsBlock> {
-  return (await getJson(`http://${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
+  return (await getJson(`${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
 }
 
 async function send(opts: { method?: string; body?: string | Buffer; headers?: Record<string, string>; name?: string } = {}) {
-  const res = await request(`http://${proxy.ingress}/x`, {
+  const res = await request(`${proxy.ingress}/x`, {
     method: (opts.method ?? 'GET') as 'GET',
     headers: { host: actorHost(opts.name ?? 'a'), ...opts.headers },
     ...(opts.body !== undefined ? { body: opts.body } : {}),
@@ -172,7 +182,7 @@ test('a reset before the request body was all written re-runs even a POST: the a
       await seen; // the rest only after the first upstream reset
       yield Buffer.from('second half');
     }
-    const res = await request(`http://${proxy.ingress}/x`, {
+    const res = await request(`${proxy.ingress}/x`, {
       method: 'POST',
       headers: { host: actorHost('a') },
       body: body() as unknown as Dispatcher.DispatchOptions['body'],
@@ -222,7 +232,7 @@ test('server-sent events are relayed one by one, as they are written', async () 
   });
   try {
     routes = [sse.address];
-    const res = await request(`http://${proxy.ingress}/events`, { headers: { host: actorHost('a') } });
+    const res = await request(`${proxy.ingress}/events`, { headers: { host: actorHost('a') } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'text/event-stream');
     const seen: string[] = [];
@@ -278,7 +288,7 @@ test('a 10 MB upload and a 10 MB download stream through (the upstream sees byte
         yield block;
       }
     }
-    const res = await request(`http://${proxy.ingress}/upload`, {
+    const res = await request(`${proxy.ingress}/upload`, {
       method: 'POST',
       headers: { host: actorHost('a') },
       body: body() as unknown as Dispatcher.DispatchOptions['body'],
@@ -295,9 +305,4 @@ test('a 10 MB upload and a 10 MB download stream through (the upstream sees byte
   }
 });
 
-test('after every request above, no ext_proc stream is left open', async () => {
-  const s = await stats();
-  assert.equal(s.extproc.active, 0);
-  assert.equal(ep.active, 0);
-});
 

@@ -1,90 +1,86 @@
 /**
  * The router: the last stage of the chain (not a filter). It sends the request to `ctx.route` — and only there —
- * through that worker's keep-alive pool with undici's low-level `dispatch`, and classifies what comes back as an
- * `UpstreamOutcome`. A normal answer is relayed straight into the node response as it arrives (body chunks are
- * written as they come, with backpressure both ways), so server-sent events reach the client one by one. A stale
- * rejection is never relayed: its body is read and discarded so the connection stays usable.
+ * through that worker's keep-alive pool with undici's low-level `dispatch`, and reports what comes back: an
+ * `UpstreamResponse` once response headers arrived (its body paused until the chain pipes it into the response
+ * writer, so the chain can run the response phase first), or the failure before any (`outcome.ts` classifies).
+ * It never writes to the client: the chain and the response writer do.
  *
- * When `ctx.responseHeadTransform` is set (ext_proc with response headers SEND, and the filters' response phase,
- * which the chain composes into it), the response head is handed to it first and written only as it decides (or
- * replaced by its local reply); the upstream is paused while a promised decision is pending. Requests without one
- * take the direct path.
- * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option: a non-101 answer
- * is classified and relayed as any; on a 101 undici hands over the socket and `tunnel.ts` relays it.
- * Upstream protocol (`protocol-choice.ts`): gRPC from an HTTP/2 client goes through the worker's HTTP/2 session
- * (`h2c-sessions.ts`), with `te: trailers`, and its trailers (`grpc-status`, `grpc-message`) are relayed;
- * everything else goes through the worker's HTTP/1.1 pool. Both answer the same way to the handler below, so the
- * stale rule, the outcomes and re-runs do not depend on the protocol.
+ * A stale rejection is never handed on: its body is read and discarded so the connection stays usable.
+ * An upgrade handshake (`ctx.upgrade`, WebSocket) goes the same way with undici's `upgrade` option; on a 101
+ * undici hands over the worker's socket, which the answer carries (with the pool slot, held until the tunnel
+ * closes).
+ *
+ * Upstream protocol: gRPC from a client that can carry it end to end (an HTTP/2 client: `carriesGrpc`) goes
+ * through the worker's HTTP/2 session (`h2-sessions.ts`), with `te: trailers`; everything else through the
+ * worker's HTTP/1.1 pool. Both answer the same handler, so the stale rule, the outcomes and re-runs do not depend
+ * on the protocol.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
-import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { UpstreamOutcome } from '../api/filter.js';
 import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
+import { ERRORS, ProxyError } from '../http/errors.js';
+import { isGrpcContentType } from '../http/grpc.js';
+import { relayHeaders } from '../http/relayed-headers.js';
+import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/trailers.js';
 import type { UpstreamPools, WorkerPool } from './pools.js';
-import { ERRORS, ProxyError } from '../chain/errors.js';
-import { CANCELLED, ResponseOutcome, STALE, classifyFailure, isStaleRejection } from './outcome.js';
-import { relayHeaders } from '../edge/response-headers.js';
-import { sendError, sendLocalReply } from '../edge/local-reply.js';
-import type { ResponseHead, ResponseHeadDecision } from '../request/stage-context.js';
-import { canCarryTrailers, declaredTrailer, relayTrailers, trailerList, trailerObject, type UpstreamTrailers } from './trailers.js';
-import { upstreamProtocol } from './protocol-choice.js';
-import { relayUpgrade, type TunnelDeps } from './tunnel.js';
+import { CANCELLED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
+import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
 
 /** Receives an attempt's outcome. */
-export type OutcomeCallback = (ctx: ProxyRequest, outcome: UpstreamOutcome) => void;
+export type OutcomeCallback = (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
 
 export interface Router {
   /**
-   * Forwards `ctx` to `ctx.route` and calls `done` once the outcome is known: response headers arrived (the
-   * response is then already being relayed; called synchronously), or the attempt failed before any (called
-   * from a fresh microtask, so a re-run never starts inside the HTTP client's callbacks). Throws `ProxyError`
-   * for an unusable route.
+   * Forwards `ctx` to `ctx.route` and calls `done` once: with the answer as soon as its headers arrived (called
+   * synchronously, from undici's callback), or with the failure before any (from a fresh microtask, so a re-run
+   * never starts inside the HTTP client's callbacks). Throws `ProxyError` for an unusable route or an overflow.
    */
   forward(ctx: ProxyRequest, done: OutcomeCallback): void;
 }
 
 export interface RouterOptions {
   readonly routeTimeoutMs: number;
-  /** Where upgraded connections are accounted (without it, an upgrade request is forwarded as a plain one). */
-  readonly tunnels?: TunnelDeps;
+}
+
+/** The request goes over the worker's HTTP/2 session: gRPC from a client that carries it end to end. */
+function wantsH2(ctx: ProxyRequest): boolean {
+  return ctx.exchange.carriesGrpc && ctx.method === 'POST' && isGrpcContentType(ctx.headers.get('content-type'));
 }
 
 export class UndiciRouter implements Router {
-  /** `h2c`: the workers' HTTP/2 sessions for gRPC (without them, gRPC goes as HTTP/1.1 too). */
+  /** `h2`: the workers' HTTP/2 sessions for gRPC (without them, gRPC goes as HTTP/1.1 too). */
   constructor(
     private readonly pools: UpstreamPools,
     private readonly counters: Counters,
     private readonly opts: RouterOptions,
-    private readonly h2c?: UpstreamPools,
+    private readonly h2?: UpstreamPools,
   ) {}
 
   forward(ctx: ProxyRequest, done: OutcomeCallback): void {
     const route = ctx.route;
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
-    const h2c = this.h2c !== undefined && upstreamProtocol(ctx) === 'h2c';
-    const pool = (h2c ? (this.h2c as UpstreamPools) : this.pools).get(route.address);
+    const h2 = this.h2 !== undefined && wantsH2(ctx);
+    const pool = (h2 ? (this.h2 as UpstreamPools) : this.pools).get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const upgrade = this.opts.tunnels === undefined ? undefined : ctx.upgrade;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool, upgrade === undefined ? undefined : this.opts.tunnels);
+    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
         path: ctx.path,
         method: ctx.method,
-        headers: (h2c ? [...ctx.headers.list, 'te', 'trailers'] : ctx.headers.list) as string[],
+        headers: (h2 ? [...ctx.headers.list, 'te', 'trailers'] : ctx.headers.list) as string[],
         body: (ctx.body === null ? null : ctx.body.forAttempt()) as Dispatcher.DispatchOptions['body'],
         headersTimeout: this.opts.routeTimeoutMs,
         idempotent: false,
         // An upgrade (WebSocket) handshake: undici sends Connection: upgrade and hands over the socket on a 101.
-        upgrade: upgrade?.token ?? null,
+        upgrade: ctx.upgrade?.token ?? null,
         // Plain HTTP has no TLS server name; a value here spares undici deriving one from Host on every request.
         servername: route.address,
       } as Dispatcher.DispatchOptions,
@@ -95,15 +91,22 @@ export class UndiciRouter implements Router {
 
 const enum State {
   Waiting,
-  /** Response headers arrived and a response-head transform is deciding; the upstream is paused. */
-  Transforming,
-  Relaying,
+  /** Response headers arrived and were handed on; the body waits (paused) to be piped. */
+  Headed,
+  Piped,
   Discarding,
   Done,
 }
 
-/** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers). */
-class UpstreamAttempt implements Dispatcher.DispatchHandler {
+/** What arrived while the body waited to be piped. */
+interface Held {
+  readonly chunks: Buffer[];
+  /** The body completed (with these trailers) before it was piped. */
+  complete: { readonly trailers: UpstreamTrailers } | undefined;
+}
+
+/** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers) and its body. */
+class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
   #state = State.Waiting;
   /** undici has a connected socket for this attempt and began writing the request. */
   #started = false;
@@ -111,39 +114,27 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
   #written = false;
   #abort: ((err?: Error) => void) | undefined;
   #resume: (() => void) | undefined;
-  #onDrain: (() => void) | undefined;
-  /** While transforming: body chunks that arrived anyway, and the trailers if the body already completed. */
-  #held: { chunks: Buffer[]; complete: UpstreamTrailers | undefined } | undefined;
-  readonly #res: ServerResponse;
+  #sink: BodySink | undefined;
+  #held: Held | undefined;
+  /** undici was told to pause (a chunk, or the head, arrived before the body was piped). */
+  #paused = false;
+  #failure: FailureOutcome | undefined;
 
   constructor(
     private readonly ctx: ProxyRequest,
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
-    private readonly tunnels?: TunnelDeps,
-  ) {
-    this.#res = ctx.res;
-  }
+  ) {}
 
-  /**
-   * undici: the worker answered 101 to an upgrade request and handed over its socket. The tunnel keeps this
-   * request's pool slot until it closes (an open tunnel counts against the worker's caps).
-   */
+  /** undici: the worker answered 101 to an upgrade request and handed over its socket (the slot goes with it). */
   onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
     this.counters.countUpstream(status);
-    const intent = this.ctx.upgrade;
     const pool = this.pool;
     this.pool = undefined;
     this.#state = State.Done;
     const release = (): void => pool?.release();
-    if (intent === undefined || this.tunnels === undefined) {
-      socket.destroy();
-      release();
-      this.#settle(new ResponseOutcome(status, []));
-      return;
-    }
-    this.#settle(relayUpgrade(this.ctx, intent, status, (raw ?? []) as Buffer[], socket as Socket, release, this.tunnels));
+    this.#settle(new UpstreamResponse(status, relayHeaders((raw ?? []) as Buffer[]), undefined, this, { socket: socket as Socket, release }));
   }
 
   /**
@@ -166,8 +157,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     this.pool = undefined;
   }
 
-  /** Reports the outcome once: a response synchronously, anything else from a fresh microtask. */
-  #settle(outcome: UpstreamOutcome): void {
+  /** Reports the outcome once: an answer synchronously, anything else from a fresh microtask. */
+  #settle(outcome: AttemptOutcome): void {
     const done = this.done;
     if (done === undefined) return;
     this.done = undefined;
@@ -198,138 +189,104 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
       this.#settle(STALE);
       return true;
     }
-    if (status < 300 && this.ctx.upgrade !== undefined && this.ctx.protocol === 'h2') {
-      // An RFC 8441 client reads any 2xx as "tunnel open": a worker that did not switch protocols is an error here.
-      this.#state = State.Done;
-      this.#abort?.(new Error('upgrade not accepted by the worker'));
-      sendError(this.ctx, ERRORS.UPGRADE_NOT_ACCEPTED, `worker answered ${status} to an extended CONNECT handshake`);
-      this.#settle(new ResponseOutcome(ERRORS.UPGRADE_NOT_ACCEPTED.status, []));
-      return false;
-    }
-    const res = this.#res;
-    if (res.destroyed) {
-      this.#state = State.Done;
-      this.#abort?.(new Error('client closed the request'));
-      this.#settle(new ResponseOutcome(status, []));
-      return false;
-    }
-    const headers = relayHeaders(raw);
-    const trailer = declaredTrailer(raw);
-    if (trailer !== undefined && canCarryTrailers(res, this.ctx.method, status, headers)) headers.push('Trailer', trailer);
     this.#resume = resume;
-    const transform = this.ctx.responseHeadTransform;
-    if (transform !== undefined) {
-      const decision = transform({ status, headers });
-      if (typeof (decision as Partial<Promise<unknown>>).then === 'function') return this.#transform(decision as Promise<ResponseHeadDecision>);
-      if ((decision as ResponseHeadDecision).kind === 'reply') return this.#transform(Promise.resolve(decision as ResponseHeadDecision));
-      const { head } = decision as { head: ResponseHead };
-      return this.#relay(res, head.status, head.headers);
-    }
-    return this.#relay(res, status, headers);
+    this.#state = State.Headed;
+    this.#settle(new UpstreamResponse(status, relayHeaders(raw), declaredTrailer(raw), this, undefined));
+    // Still not piped (the chain waits for a promised decision): hold the body, paused until it is.
+    this.#paused = this.#state === State.Headed;
+    return !this.#paused;
   }
 
-  /** Writes the response head; the body follows as it arrives. */
-  #relay(res: ServerResponse, status: number, headers: string[]): boolean {
-    this.#state = State.Relaying;
-    this.ctx.responseState = 'started';
-    res.writeHead(status, headers);
-    this.#settle(new ResponseOutcome(status, headers));
-    return true;
-  }
+  // UpstreamBody
 
-  /** Pauses the upstream until the response-head transform decides. */
-  #transform(pending: Promise<ResponseHeadDecision>): boolean {
-    this.#state = State.Transforming;
-    this.#held = { chunks: [], complete: undefined };
-    pending.then(
-      (decision) => this.#decided(decision),
-      (err: unknown) => this.#decided({ kind: 'reply', reply: { status: 500, details: `response head transform failed: ${(err as Error)?.message}` } }),
-    );
-    return false;
-  }
-
-  #decided(decision: ResponseHeadDecision): void {
-    if (this.#state !== State.Transforming) return; // the upstream failed meanwhile
+  pipe(sink: BodySink): void {
+    if (this.#state !== State.Headed) return;
+    this.#state = State.Piped;
+    this.#sink = sink;
     const held = this.#held;
     this.#held = undefined;
-    const res = this.#res;
-    if (decision.kind === 'reply' || res.destroyed) {
+    let flowing = true;
+    for (const chunk of held?.chunks ?? []) flowing = sink.data(chunk);
+    if (held?.complete !== undefined) {
       this.#state = State.Done;
-      this.#abort?.(new Error(decision.kind === 'reply' ? 'replaced by a local reply' : 'client closed the request'));
-      if (decision.kind === 'reply') sendLocalReply(this.ctx, decision.reply);
-      this.#settle(new ResponseOutcome(decision.kind === 'reply' ? decision.reply.status : 0, []));
+      sink.end(trailerList(held.complete.trailers));
       return;
     }
-    this.#relay(res, decision.head.status, decision.head.headers);
-    let flowing = true;
-    for (const chunk of held?.chunks ?? []) flowing = this.onData(chunk);
-    if (held?.complete !== undefined) this.onComplete(held.complete);
-    else if (flowing) this.#resume?.(); // otherwise 'drain' resumes
+    // Piped before anything arrived, or after: resume what was paused (unless the sink paused it again).
+    if (this.#paused && flowing) {
+      this.#paused = false;
+      this.#resume?.();
+    }
+  }
+
+  resume(): void {
+    if (this.#state === State.Piped) this.#resume?.();
+  }
+
+  abort(reason: string): void {
+    if (this.#state === State.Done && this.#abort === undefined) return;
+    this.#state = State.Done;
+    this.#sink = undefined;
+    this.#held = undefined;
+    this.#abort?.(new Error(reason));
+  }
+
+  failure(): FailureOutcome | undefined {
+    return this.#failure;
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.#state === State.Transforming) {
-      this.#held?.chunks.push(chunk);
+    if (this.#state === State.Piped) return (this.#sink as BodySink).data(chunk);
+    if (this.#state === State.Headed) {
+      (this.#held ??= { chunks: [], complete: undefined }).chunks.push(chunk);
+      this.#paused = true;
       return false;
     }
-    if (this.#state !== State.Relaying) return true;
-    if (this.#res.write(chunk)) return true;
-    this.#onDrain ??= () => this.#resume?.();
-    this.#res.once('drain', this.#onDrain);
-    return false;
+    return true;
   }
 
-  /** The upstream body is complete: relay its trailers, if any (node drops them unless the response is chunked). */
-  onComplete(received: UpstreamTrailers): void {
-    const trailers = trailerList(received);
+  /** The upstream body is complete, with its trailers (if any). */
+  onComplete(trailers: UpstreamTrailers): void {
     this.#release();
-    if (this.#state === State.Transforming && this.#held !== undefined) {
-      this.#held.complete = received;
+    if (this.#state === State.Headed) {
+      (this.#held ??= { chunks: [], complete: undefined }).complete = { trailers };
       return;
     }
-    const wasRelaying = this.#state === State.Relaying;
+    const sink = this.#state === State.Piped ? this.#sink : undefined;
     this.#state = State.Done;
-    if (!wasRelaying) return;
-    if (trailers !== null && trailers.length > 0) {
-      try {
-        const pairs = relayTrailers(trailers);
-        // node's HTTP/2 response takes an object (pairs would be read as fields named 0, 1, ...).
-        this.#res.addTrailers(this.ctx.protocol === 'h2' ? trailerObject(pairs) : pairs);
-      } catch (err) {
-        this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
-      }
-    }
-    this.#res.end();
+    this.#sink = undefined;
+    sink?.end(trailerList(trailers));
   }
 
   onError(err: Error): void {
     this.#release();
     const state = this.#state;
     this.#state = State.Done;
-    if (state === State.Waiting || state === State.Transforming) {
-      if (this.ctx.downstreamClosed) {
-        // We aborted the upstream because the client left: that is not the worker failing.
-        this.#settle(CANCELLED);
-        return;
-      }
-      const outcome = classifyFailure(err, this.#started, this.#written);
-      if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
-      else if (outcome.kind === 'reset') this.counters.upstreamResets++;
-      else if (outcome.kind === 'identity-rejected') {
-        this.counters.upstreamIdentityFailures++;
-        this.ctx.log.warn(
-          { worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason },
-          'upstream worker failed identity verification',
-        );
-      }
-      this.#settle(outcome);
+    if (state === State.Piped) {
+      const sink = this.#sink as BodySink;
+      this.#sink = undefined;
+      sink.error(err);
       return;
     }
-    if (state === State.Relaying) {
-      // The response had started: the client can only see it cut off.
-      this.ctx.responseState = 'truncated';
-      this.ctx.details ??= `upstream response aborted: ${(err as { code?: string }).code ?? err.message}`;
-      this.#res.destroy();
+    if (state !== State.Waiting && state !== State.Headed) return;
+    const outcome = this.ctx.downstreamClosed
+      ? CANCELLED // we aborted the upstream because the client left: that is not the worker failing
+      : classifyFailure(err, this.#started, this.#written);
+    this.#count(outcome);
+    if (state === State.Headed) {
+      this.#held = undefined;
+      this.#failure = outcome;
+      return;
+    }
+    this.#settle(outcome);
+  }
+
+  #count(outcome: FailureOutcome): void {
+    if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
+    else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+    else if (outcome.kind === 'identity-rejected') {
+      this.counters.upstreamIdentityFailures++;
+      this.ctx.log.warn({ worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason }, 'upstream worker failed identity verification');
     }
   }
 }

@@ -22,7 +22,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { SinceReset } from '../../../lib/since-reset.js';
-import { isLiteralAddress } from '../../upstream/route-address.js';
+import { isLiteralAddress } from '../../http/route-address.js';
 
 export { isLiteralAddress };
 

@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { Filter, HeaderMap, UpstreamOutcome } from '../../api/filter.js';
-import type { StageContext } from '../../request/stage-context.js';
+import type { Filter, UpstreamOutcome } from '../../api/filter.js';
+import type { ProxyRequest } from '../../request/context.js';
+import { testRequest } from '../../testing/proxy-request.js';
+import { CACHE_SLOT } from './request-state.js';
 import { BindingCache } from './binding-cache.js';
 import { cacheOutcome, createActorCacheFilter } from './filter.js';
 import { MissFlights } from './miss-flights.js';
@@ -13,43 +15,10 @@ const SUFFIX = 'actors.resources.substrate.ate.dev';
 const HOST = `counter.demo.${SUFFIX}`;
 const log = pino({ level: 'silent' });
 
-function headerMap(): HeaderMap {
-  const m = new Map<string, string[]>();
-  return {
-    get: (n) => m.get(n)?.[0],
-    getAll: (n) => m.get(n) ?? [],
-    has: (n) => m.has(n),
-    set: (n, v) => void m.set(n, [v]),
-    append: (n, v) => void m.set(n, [...(m.get(n) ?? []), v]),
-    delete: (n) => void m.delete(n),
-    *entries() {
-      for (const [k, vs] of m) for (const v of vs) yield [k, v] as [string, string];
-    },
-  };
-}
-
-type FakeContext = StageContext & { attempt: number };
+type FakeContext = ProxyRequest;
 
 function context(authority = HOST, method = 'GET'): FakeContext {
-  return {
-    requestId: 'r1',
-    method,
-    path: '/',
-    originalPath: '/',
-    readBody: async () => Buffer.alloc(0),
-    authority,
-    scheme: 'http',
-    protocol: 'http/1.1',
-    remoteAddress: '127.0.0.1',
-    headers: headerMap(),
-    attempt: 0,
-    route: undefined,
-    locals: new Map(),
-    log,
-    hasBody: false,
-    actorCache: undefined,
-    extProc: undefined,
-  };
+  return testRequest(method, performance.now(), authority);
 }
 
 /** The live binding for `key`, as the admin dump shows it (no hit or miss counted). */
@@ -73,8 +42,7 @@ function extprocRoutes(ctx: FakeContext, address = '127.0.1.1:8443'): void {
 /** What the chain does before a re-run. */
 function rerun(filter: ReturnType<typeof setup>['filter'], ctx: FakeContext, reason: 'stale' | 'connect' | 'reset'): void {
   filter.onRerun?.(ctx, reason);
-  ctx.route = undefined;
-  ctx.attempt += 1;
+  ctx.nextAttempt();
 }
 
 test('a miss continues untouched, then a response routed by ext_proc teaches the cache', () => {
@@ -284,8 +252,7 @@ test('a re-run that hits the cache is still reported as a re-run, also when no l
   filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
   filter.onRerun?.(ctx, 'stale');
   assert.equal(cacheOutcome(ctx), 'rerun', 'right after onRerun (a user filter may answer the re-run before this filter runs)');
-  ctx.route = undefined;
-  ctx.attempt = 1;
+  ctx.nextAttempt();
   const learned = cache.learn('demo/counter', '127.0.1.3:8443')!; // another request learned the new place meanwhile
   filter.onRequest?.(ctx);
   assert.deepEqual(ctx.route, { address: '127.0.1.3:8443', source: 'cache', generation: learned.generation });
@@ -297,7 +264,7 @@ test('an upstream outcome for an attempt this filter has not seen changes nothin
   const b = cache.learn('demo/counter', '127.0.1.1:8443')!;
   const ctx = context();
   filter.onRequest?.(ctx);
-  ctx.attempt = 1; // the chain moved on; this filter's request phase for attempt 1 has not run
+  ctx.nextAttempt(); // the chain moved on; this filter's request phase for attempt 1 has not run
   filter.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 });
   assert.equal(cache.current('demo/counter')?.generation, b.generation);
   ctx.route = { address: '127.0.1.5:8443', source: 'extproc' };
@@ -354,7 +321,7 @@ function coalescing() {
 }
 
 /** How the leader's attempt ends, as the chain reports it to the filter. */
-const LEADER_ENDS: readonly { name: string; learns: boolean; end(f: Filter<StageContext>, ctx: FakeContext): void }[] = [
+const LEADER_ENDS: readonly { name: string; learns: boolean; end(f: Filter<ProxyRequest>, ctx: FakeContext): void }[] = [
   { name: 'answered (learned)', learns: true, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, RESPONSE)) },
   { name: 'an ext_proc immediate response or error (no upstream, only onDone)', learns: false, end: (f, ctx) => f.onDone?.(ctx, { status: 503 }) },
   { name: 'a stale answer', learns: false, end: (f, ctx) => (extprocRoutes(ctx), f.onUpstreamResponse?.(ctx, { kind: 'stale', status: 421 })) },
@@ -402,11 +369,11 @@ test('coalescing: followers sent on alone do not lead; the next miss leads a new
   const wait = filter.onRequest?.(follower);
   filter.onDone?.(leader, { status: 504 });
   await wait;
-  assert.equal(follower.actorCache?.leading, undefined);
+  assert.equal(CACHE_SLOT.get(follower)?.leading, undefined);
   assert.equal(flights.size, 0);
   const next = context();
   filter.onRequest?.(next);
-  assert.ok(next.actorCache?.leading, 'a new miss leads');
+  assert.ok(CACHE_SLOT.get(next)?.leading, 'a new miss leads');
   // The follower running alone answers: it learns, but settles nothing of the new flight.
   extprocRoutes(follower);
   filter.onUpstreamResponse?.(follower, RESPONSE);
@@ -419,12 +386,11 @@ test('coalescing: a follower whose client leaves stops waiting; the others still
   const { flights, filter } = coalescing();
   const leader = context();
   filter.onRequest?.(leader);
-  const client = new AbortController();
-  const leaving = { ...context(), signal: client.signal };
+  const leaving = context();
   const staying = context();
   const w1 = filter.onRequest?.(leaving);
   const w2 = filter.onRequest?.(staying);
-  client.abort();
+  leaving.abortFilters(); // the client leaves (the ingress aborts the request's signal)
   assert.deepEqual(await w1, { kind: 'continue' });
   assert.equal(leaving.route, undefined);
   extprocRoutes(leader);

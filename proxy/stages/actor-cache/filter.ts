@@ -17,22 +17,22 @@
  *   slow path wakes or re-places the actor within the same client request.
  *
  * The filter never answers a request itself and never loops: the chain owns the re-run. Its per-request state
- * lives in the request's typed `actorCache` slot.
+ * lives in its own request slot (`CACHE_SLOT`).
  */
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
 import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, type Filter, type FilterResult, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
-import type { StageContext } from '../../request/stage-context.js';
+import type { ProxyRequest } from '../../request/context.js';
 import type { Binding, BindingCache, EvictionReason } from './binding-cache.js';
 import type { Flight, MissFlights } from './miss-flights.js';
 import type { RefreshAhead } from './refresh-ahead.js';
-import type { CacheOutcome, CacheRequestState } from './request-state.js';
+import { CACHE_SLOT, type CacheOutcome, type CacheRequestState } from './request-state.js';
 
 export const ACTOR_CACHE_FILTER_NAME = 'actor-cache';
 
 /** The cache outcome of a request, or undefined when the cache was off or the host named no actor. */
-export function cacheOutcome(ctx: Pick<StageContext, 'actorCache'>): CacheOutcome | undefined {
-  return ctx.actorCache?.outcome;
+export function cacheOutcome(ctx: ProxyRequest): CacheOutcome | undefined {
+  return CACHE_SLOT.get(ctx)?.outcome;
 }
 
 export interface ActorCacheFilterOptions {
@@ -58,7 +58,7 @@ const AUTHORITY_MEMO_MAX = 1024;
 
 const EVICTION_FOR: Readonly<Record<RerunReason, EvictionReason>> = { stale: 'stale', connect: 'connect', reset: 'reset' };
 
-export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<StageContext> {
+export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<ProxyRequest> {
   const { cache, flights, refresh } = opts;
   const suffix = normaliseSuffix(opts.actorSuffix);
   const memo = new Map<string, AuthorityActor | null>();
@@ -74,14 +74,14 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
     return found;
   }
 
-  function route(ctx: StageContext, st: CacheRequestState, binding: Binding): void {
+  function route(ctx: ProxyRequest, st: CacheRequestState, binding: Binding): void {
     st.generation = binding.generation;
     ctx.route = { address: binding.address, source: 'cache', generation: binding.generation };
     ctx.headers.set(TARGET_PORT_HEADER, st.portText);
   }
 
   /** Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker. */
-  function evictAfter(ctx: StageContext, st: CacheRequestState, reason: EvictionReason): void {
+  function evictAfter(ctx: ProxyRequest, st: CacheRequestState, reason: EvictionReason): void {
     if (st.evicted) return;
     st.evicted = true;
     if (st.generation !== undefined && cache.evict(st.key, st.generation, reason)) {
@@ -94,7 +94,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
   }
 
   /** Learns the route of a miss the worker answered; true when the cache now holds it. */
-  function learnRouted(ctx: StageContext, st: CacheRequestState): boolean {
+  function learnRouted(ctx: ProxyRequest, st: CacheRequestState): boolean {
     const r = ctx.route;
     if (st.generation !== undefined || r === undefined) return false;
     if (r.source !== 'extproc' && r.source !== 'apiserver') return false;
@@ -111,7 +111,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
   }
 
   /** A follower: wait for the leader's flight, then go as a hit, or on to the slow path alone. */
-  async function follow(ctx: StageContext, st: CacheRequestState, flight: Flight, f: MissFlights): Promise<FilterResult> {
+  async function follow(ctx: ProxyRequest, st: CacheRequestState, flight: Flight, f: MissFlights): Promise<FilterResult> {
     const end = await f.follow(flight, ctx.signal);
     if (end === 'gone') {
       f.count('gone'); // the client left: ext-proc opens no stream for it and the chain ends it
@@ -130,13 +130,12 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
 
   return {
     name: ACTOR_CACHE_FILTER_NAME,
-    onRequest(ctx: StageContext): FilterResult | Promise<FilterResult> {
-      let st = ctx.actorCache;
+    onRequest(ctx: ProxyRequest): FilterResult | Promise<FilterResult> {
+      let st = CACHE_SLOT.get(ctx);
       if (st === undefined) {
         const actor = parseAuthority(ctx.authority);
         if (actor === null) return CONTINUE; // not an actor host: ext-proc decides what to answer
-        st = { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, mark: 0, evicted: false, leading: undefined, outcome: 'miss' };
-        ctx.actorCache = st;
+        st = CACHE_SLOT.set(ctx, { key: actor.key, portText: actor.portText, attempt: ctx.attempt, generation: undefined, mark: 0, evicted: false, leading: undefined, outcome: 'miss' });
       }
       st.attempt = ctx.attempt;
       st.generation = undefined;
@@ -159,8 +158,8 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
       }
       return follow(ctx, st, flight, flights);
     },
-    onUpstreamResponse(ctx: StageContext, outcome: UpstreamOutcome): void {
-      const st = ctx.actorCache;
+    onUpstreamResponse(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
+      const st = CACHE_SLOT.get(ctx);
       if (st === undefined || st.attempt !== ctx.attempt) return;
       let learned = false;
       switch (outcome.kind) {
@@ -185,15 +184,15 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<St
       }
       settleFlight(st, learned);
     },
-    onRerun(ctx: StageContext, reason: RerunReason): void {
-      const st = ctx.actorCache;
+    onRerun(ctx: ProxyRequest, reason: RerunReason): void {
+      const st = CACHE_SLOT.get(ctx);
       if (st === undefined) return;
       st.outcome = 'rerun';
       evictAfter(ctx, st, EVICTION_FOR[reason]);
       settleFlight(st, false);
     },
-    onDone(ctx: StageContext): void {
-      const st = ctx.actorCache;
+    onDone(ctx: ProxyRequest): void {
+      const st = CACHE_SLOT.get(ctx);
       if (st !== undefined) settleFlight(st, false); // ended without an upstream answer (a local reply, an error, the client gone)
     },
   };

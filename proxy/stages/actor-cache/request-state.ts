@@ -1,4 +1,5 @@
 /** The actor-cache stage's state for one client request (a typed slot on the request context, across re-runs). */
+import { RequestSlot } from '../../request/slots.js';
 import type { Flight } from './miss-flights.js';
 
 /**
@@ -23,3 +24,6 @@ export interface CacheRequestState {
   leading: Flight | undefined;
   outcome: CacheOutcome;
 }
+
+/** Where a request keeps its cache state. */
+export const CACHE_SLOT = new RequestSlot<CacheRequestState>('actor-cache');

@@ -4,7 +4,7 @@
  * resolver's re-validation (when `--cache-refresh-ahead on` and the resolver has one: ext-proc does). With
  * `--actor-cache off` the proxy uses `createCacheOffStage()` instead, which has no filter.
  */
-import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ProxyStage, StageDeps } from '../stage.js';
 import type { Revalidator } from '../revalidator.js';
 import { BindingCache } from './binding-cache.js';
 import { cacheAdminPlugin } from './admin.js';
@@ -23,13 +23,14 @@ export interface ActorCacheStage extends ProxyStage {
 /** `channel`: how this process shares its bindings with the other workers (default: node:cluster IPC when a worker). */
 export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator | undefined, channel: BindingChannel | undefined = clusterWorkerChannel()): ActorCacheStage {
   const { config } = deps;
-  const refreshing = config.cacheRefreshAhead && revalidator !== undefined;
+  const refreshing = config.cache.refreshAhead && revalidator !== undefined;
   const cache = new BindingCache({
-    ttlMs: config.cacheTtlMs,
-    maxEntries: config.cacheMaxEntries,
+    ttlMs: config.cache.ttlMs,
+    maxEntries: config.cache.maxEntries,
     refreshAheadFraction: refreshing ? REFRESH_AHEAD_FRACTION : 0,
   });
-  const flights = new MissFlights({ waitTimeoutMs: config.extprocMessageTimeoutMs });
+  // A miss waits for another's flight at most as long as ext_proc may take to answer it.
+  const flights = new MissFlights({ waitTimeoutMs: config.extProc.settings.messageTimeoutMs });
   const refresh = refreshing ? new RefreshAhead({ cache, revalidator, log: deps.log }) : undefined;
   const shared = channel === undefined ? undefined : new SharedBindings(cache, channel);
   const parts = { cache, flights, refresh };

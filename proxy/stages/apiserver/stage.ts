@@ -2,15 +2,15 @@
  * The `--resolver apiserver` stage: the resolver filter (standing where ext-proc stands), the `/stats`
  * `resolver` block, its metric, and closing its control-plane connection at shutdown.
  */
-import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ProxyStage, StageDeps } from '../stage.js';
 import { createApiserverResolver } from './resolver.js';
 import { formatHostPort } from '../../../lib/address.js';
 
 export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
-  const { config } = deps;
+  const { actorSuffix, resolver: config } = deps.config;
   const resolver = createApiserverResolver({
     apiserver: formatHostPort(config.apiserver.host, config.apiserver.port),
-    actorSuffix: config.actorSuffix,
+    actorSuffix,
     workerPort: config.workerPort,
     registry: deps.registry,
   });

@@ -4,24 +4,13 @@
  * TLS attributes do not exist on a plaintext listener; `request.size`, `request.total_size` and
  * `request.duration` are not known at that point; `response.*` attributes are not supported.
  */
-import type { Socket } from 'node:net';
-import type { StageContext } from '../../request/stage-context.js';
+import type { ProxyRequest } from '../../request/context.js';
 import { structOf, type StructMessage, type StructValue } from './messages.js';
 
 /** The key Envoy uses in `ProcessingRequest.attributes` (its filter name). */
 export const ATTRIBUTES_KEY = 'envoy.filters.http.ext_proc';
 
-type Evaluate = (ctx: StageContext) => StructValue | undefined;
-
-let nextConnectionId = 1;
-const connectionIds = new WeakMap<Socket, number>();
-
-function connectionId(socket: Socket | undefined): number | undefined {
-  if (socket === undefined) return undefined;
-  let id = connectionIds.get(socket);
-  if (id === undefined) connectionIds.set(socket, (id = nextConnectionId++));
-  return id;
-}
+type Evaluate = (ctx: ProxyRequest) => StructValue | undefined;
 
 const text = (v: string | undefined): StructValue | undefined => (v === undefined ? undefined : { kind: 'stringValue', stringValue: v });
 const num = (v: number | undefined): StructValue | undefined => (v === undefined ? undefined : { kind: 'numberValue', numberValue: v });
@@ -33,7 +22,7 @@ function query(path: string): string {
   return at === -1 ? '' : path.slice(at + 1);
 }
 
-function headersValue(ctx: StageContext): StructValue {
+function headersValue(ctx: ProxyRequest): StructValue {
   const fields: Record<string, string> = {};
   for (const [name, value] of ctx.headers.entries()) fields[name] = fields[name] === undefined ? value : `${fields[name]},${value}`;
   return { kind: 'structValue', structValue: structOf(fields) };
@@ -49,14 +38,23 @@ const ATTRIBUTES: Readonly<Record<string, Evaluate>> = {
   'request.referer': (ctx) => text(ctx.headers.get('referer')),
   'request.useragent': (ctx) => text(ctx.headers.get('user-agent')),
   'request.id': (ctx) => text(ctx.requestId),
-  'request.protocol': (ctx) => text(ctx.req === undefined ? undefined : `HTTP/${ctx.req.httpVersion}`),
+  'request.protocol': (ctx) => text(`HTTP/${ctx.exchange.connectionInfo.httpVersion}`),
   'request.query': (ctx) => text(query(ctx.path)),
   'request.time': () => text(new Date().toISOString()),
-  'source.address': (ctx) => text(hostPort(ctx.req?.socket.remoteAddress, ctx.req?.socket.remotePort)),
-  'source.port': (ctx) => num(ctx.req?.socket.remotePort),
-  'destination.address': (ctx) => text(hostPort(ctx.req?.socket.localAddress, ctx.req?.socket.localPort)),
-  'destination.port': (ctx) => num(ctx.req?.socket.localPort),
-  'connection.id': (ctx) => num(connectionId(ctx.req?.socket)),
+  'source.address': (ctx) => {
+    const c = ctx.exchange.connectionInfo;
+    return text(hostPort(c.remoteAddress === '' ? undefined : c.remoteAddress, c.remotePort));
+  },
+  'source.port': (ctx) => num(ctx.exchange.connectionInfo.remotePort),
+  'destination.address': (ctx) => {
+    const c = ctx.exchange.connectionInfo;
+    return text(hostPort(c.localAddress, c.localPort));
+  },
+  'destination.port': (ctx) => num(ctx.exchange.connectionInfo.localPort),
+  'connection.id': (ctx) => {
+    const id = ctx.exchange.connectionInfo.id;
+    return num(id === 0 ? undefined : id);
+  },
   'connection.mtls': () => ({ kind: 'boolValue', boolValue: false }),
   'connection.requested_server_name': () => text(''),
 };
@@ -68,7 +66,7 @@ export function isSupportedAttribute(name: string): boolean {
 }
 
 /** The `attributes` map for `names` (absent values are left out, as Envoy does). */
-export function requestAttributes(ctx: StageContext, names: readonly string[]): Record<string, StructMessage> {
+export function requestAttributes(ctx: ProxyRequest, names: readonly string[]): Record<string, StructMessage> {
   const fields: Record<string, StructValue> = {};
   for (const name of names) {
     const value = ATTRIBUTES[name]?.(ctx);

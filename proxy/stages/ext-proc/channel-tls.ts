@@ -13,12 +13,12 @@ import { describeSpiffeMatch } from '../../../lib/tls/identity.js';
 import { loadSpiffeClientMaterial, SpiffeChannelCredentials, type SpiffeClientMaterial } from '../../../lib/tls/spiffe-channel-credentials.js';
 import { WatchedTlsFiles } from '../../../lib/tls/watched.js';
 import { ThrottledWarnings } from '../../../lib/throttled-warnings.js';
-import type { ExtprocTlsConfig } from '../../config.js';
+import type { ExtProcTlsConfig } from './config.js';
 
 const LABELS = { credentialBundle: '--extproc-credential-bundle', trustBundle: '--extproc-trust-bundle' } as const;
 
 /** Reads both files as the start does; a missing or unusable file is a UsageError naming the flag and the file. */
-export function loadExtprocTls(config: ExtprocTlsConfig): SpiffeClientMaterial {
+export function loadExtProcTls(config: ExtProcTlsConfig): SpiffeClientMaterial {
   try {
     return loadSpiffeClientMaterial(config, LABELS);
   } catch (err) {
@@ -33,14 +33,14 @@ export class ExtProcChannelTls {
 
   /** Throws a UsageError naming the flag and the file when one is missing or unusable. */
   constructor(
-    private readonly config: ExtprocTlsConfig,
+    private readonly config: ExtProcTlsConfig,
     log: Logger,
     onReload: () => void,
   ) {
     this.#warnings = new ThrottledWarnings(log);
     this.#watched = new WatchedTlsFiles({
       paths: [config.credentialBundle, config.trustBundle],
-      load: () => loadExtprocTls(config),
+      load: () => loadExtProcTls(config),
       intervalMs: config.watchIntervalMs,
       onReload: (m) => {
         log.info({ identity: m.identity }, 'ext_proc TLS credentials reloaded; new streams use a new channel');

@@ -5,7 +5,7 @@
  * request's `extProc.elapsedMs`; a value-only header from the processor is logged once per stream.
  */
 import { performance } from 'node:perf_hooks';
-import type { StageContext } from '../../request/stage-context.js';
+import type { ProxyRequest } from '../../request/context.js';
 import type { ExchangeResult, ExtProcStream } from './client.js';
 import { requestAttributes } from './attributes.js';
 import { protocolConfig } from './translate.js';
@@ -22,7 +22,7 @@ export class Conversation {
   readonly metadata: RequestMetadata = new Map();
 
   constructor(
-    readonly ctx: StageContext,
+    readonly ctx: ProxyRequest,
     /** Opens the stream, lazily: on the first message that needs sending (none at all when every phase is skipped). */
     private readonly open: () => ExtProcStream,
     readonly settings: ExtProcSettings,

@@ -4,15 +4,16 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
 import { request } from 'undici';
 import { actorHost } from '../../../lib/testing/actors.js';
-import { routeTo, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../../testing/helpers.js';
+import { routeTo, startScriptedExtProc,  startUpstream, type ScriptedExtProc, type Upstream } from '../../testing/helpers.js';
 import type { ProcessingResponse } from './messages.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
-let allow: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
+let allow: InProcessTestProxy;
 
 before(async () => {
   up = await startUpstream((req, res) => {
@@ -20,13 +21,13 @@ before(async () => {
     res.end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers }));
   });
   ep = await startScriptedExtProc(() => routeTo(up.address));
-  proxy = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '5000']);
-  allow = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '5000', '--failure-mode-allow']);
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '5000'] });
+  allow = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '5000', '--failure-mode-allow'] });
 });
 
 after(async () => {
-  await proxy.close();
-  await allow.close();
+  await proxy.stop();
+  await allow.stop();
   await ep.close();
   await up.close();
 });
@@ -41,7 +42,7 @@ function routeWith(mutation: unknown): ProcessingResponse {
 async function send(p: { ingress: string }, script: ScriptedExtProc['script'], headers: Record<string, string> = {}) {
   ep.script = script;
   try {
-    const res = await request(`http://${p.ingress}/orig?q=1`, { headers: { host: actorHost('a'), ...headers } });
+    const res = await request(`${p.ingress}/orig?q=1`, { headers: { host: actorHost('a'), ...headers } });
     return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
   } finally {
     ep.script = () => routeTo(up.address);

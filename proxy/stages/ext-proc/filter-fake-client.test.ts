@@ -1,10 +1,11 @@
 /** The ext-proc filter against a fake ext_proc client (no gRPC): what it sends, and how it applies each answer. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
 import { ProxyRequest } from '../../request/context.js';
-import { ForwardHeaders } from '../../request/headers.js';
+import { ForwardHeaders } from '../../http/header-list.js';
+import { ChainResponse } from '../../chain/chain-response.js';
+import { RecordingExchange } from '../../testing/recording-exchange.js';
+import { EXT_PROC_SLOT } from './request-state.js';
 import { pino } from 'pino';
 import { silentLog, routeTo } from '../../testing/helpers.js';
 import { createExtProcFilter } from './filter.js';
@@ -44,10 +45,8 @@ function fakeClient(answers: ExchangeResult[]) {
 }
 
 function request(method = 'GET', log = silentLog): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
   return new ProxyRequest({
-    req,
-    res: new http.ServerResponse(req),
+    exchange: new RecordingExchange(),
     requestId: 'rid',
     method,
     path: '/p?q=1',
@@ -76,10 +75,10 @@ test('sends the request headers Envoy would, applies the route, and closes the s
   assert.equal(sent?.request_headers?.end_of_stream, true, 'no body');
   const names = sent?.request_headers?.headers?.headers?.map((h) => h.key);
   assert.deepEqual(names, [':authority', ':path', ':method', ':scheme', 'x-a']);
-  assert.equal(typeof ctx.extProc?.elapsedMs, 'number');
+  assert.equal(typeof EXT_PROC_SLOT.get(ctx)?.elapsedMs, 'number');
   assert.equal(filter.onUpstreamResponse, undefined, 'the filter has no upstream phase');
   assert.equal(typeof filter.onDone, 'function', 'request headers SEND: a streamed immediate response can outlive the request phase, so the request\'s end closes its stream');
-  assert.equal(ctx.responseHeadTransform, undefined);
+  assert.equal(filter.onResponse, undefined, 'without response headers there is no response phase');
 });
 
 test('a routed request opens no stream', async () => {
@@ -89,7 +88,7 @@ test('a routed request opens no stream', async () => {
   ctx.route = { address: '127.0.1.9:8443', source: 'cache' };
   assert.deepEqual(await filter.onRequest?.(ctx), { kind: 'continue' });
   assert.equal(streams.length, 0);
-  assert.equal(ctx.extProc, undefined);
+  assert.equal(EXT_PROC_SLOT.get(ctx), undefined);
 });
 
 test('timeouts and stream errors answer 504 and 500, or continue with --failure-mode-allow; the stream is closed', async () => {
@@ -126,9 +125,11 @@ test('--extproc-response-headers send: the stream stays open for the response he
   const ctx = request();
   await filter.onRequest?.(ctx);
   assert.equal(streams[0]?.closed, false);
-  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: ['Content-Type', 'text/plain'] });
-  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['Content-Type', 'text/plain'] } });
-  assert.equal(ctx.extProc?.stream, undefined);
+  const response = ChainResponse.upstream(200, ['Content-Type', 'text/plain']);
+  const decision = await filter.onResponse?.(ctx, response);
+  assert.equal(decision, undefined, 'the response is kept');
+  assert.deepEqual([response.status, response.headers.list], [200, ['Content-Type', 'text/plain']]);
+  assert.equal(EXT_PROC_SLOT.get(ctx)?.stream, undefined);
   assert.equal(streams[0]?.closed, true);
   const sent = streams[0]?.sent[1];
   assert.deepEqual(sent?.response_headers?.headers?.headers?.map((h) => [h.key, h.raw_value?.toString()]), [[':status', '200'], ['content-type', 'text/plain']]);
@@ -149,10 +150,13 @@ test('a processor that sends header values only in `value` is logged once per st
   const responseAnswer = { response_headers: { response: { header_mutation: { set_headers: [valueOnly('x-three')] } } } };
   const { client } = fakeClient([respond(answer as never), respond(responseAnswer as never)]);
   const ctx = request('GET', log);
-  await createExtProcFilter(options(client, { failureModeAllow: false, send: true })).onRequest?.(ctx);
+  const filter = createExtProcFilter(options(client, { failureModeAllow: false, send: true }));
+  await filter.onRequest?.(ctx);
   assert.equal(ctx.headers.get('x-one'), '');
-  const decision = await ctx.responseHeadTransform?.({ status: 200, headers: [] });
-  assert.deepEqual(decision, { kind: 'continue', head: { status: 200, headers: ['x-three', ''] } });
+  const response = ChainResponse.upstream(200, []);
+  const decision = await filter.onResponse?.(ctx, response);
+  assert.equal(decision, undefined);
+  assert.deepEqual([response.status, response.headers.list], [200, ['x-three', '']]);
   assert.equal(lines.filter((l) => l.includes('only in `value`')).length, 1);
 });
 

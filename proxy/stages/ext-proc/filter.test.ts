@@ -1,6 +1,7 @@
 /** The ext-proc filter against a scripted ext_proc gRPC server, through the real proxy in this process. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
 import { request } from 'undici';
 import * as grpc from '@grpc/grpc-js';
 import { freePort as freeClosedPort } from '../../../lib/loopback.js';
@@ -10,22 +11,22 @@ import {
   getJson,
   routeTo,
   startScriptedExtProc,
-  startTestProxy,
+  
   startUpstream,
   type ScriptedExtProc,
   type Upstream,
 } from '../../testing/helpers.js';
-import { assembleStages } from '../../chain/assemble.js';
+import { assembleStages } from '../assemble.js';
 import { CONTINUE } from '../../api/filter.js';
 import type { ProcessingResponse } from './messages.js';
 import type { ProxyStatsBlock } from '../../ops/stats.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
-let allow: Awaited<ReturnType<typeof startTestProxy>>;
-let sendMode: Awaited<ReturnType<typeof startTestProxy>>;
-let routed: Awaited<ReturnType<typeof startTestProxy>>;
+let proxy: InProcessTestProxy;
+let allow: InProcessTestProxy;
+let sendMode: InProcessTestProxy;
+let routed: InProcessTestProxy;
 
 const DEFAULT_SCRIPT = (): ProcessingResponse => routeTo(up.address);
 
@@ -36,17 +37,17 @@ before(async () => {
   });
   ep = await startScriptedExtProc(DEFAULT_SCRIPT);
   // The timeout tests wait this out on purpose; every other answer must come well within it, even on a loaded machine.
-  proxy = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '2000']);
-  allow = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '2000', '--failure-mode-allow']);
-  sendMode = await startTestProxy(['--extproc', ep.address, '--extproc-response-headers', 'send']);
-  routed = await startTestProxy(['--extproc', ep.address], async (deps) => [
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000'] });
+  allow = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000', '--failure-mode-allow'] });
+  sendMode = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-response-headers', 'send'] });
+  routed = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address], assemble: async (deps) => [
     { filter: { name: 'pre-routed', onRequest: (ctx) => ((ctx.route = { address: up.address, source: 'cache' }), CONTINUE) } },
     ...(await assembleStages(deps)),
-  ]);
+  ] });
 });
 
 after(async () => {
-  for (const p of [proxy, allow, sendMode, routed]) await p.close();
+  for (const p of [proxy, allow, sendMode, routed]) await p.stop();
   await ep.close();
   await up.close();
 });
@@ -59,7 +60,7 @@ function withScript<T>(script: ScriptedExtProc['script'], fn: () => Promise<T>):
 }
 
 async function send(p: { ingress: string }, opts: { method?: string; body?: string; headers?: Record<string, string> } = {}) {
-  const res = await request(`http://${p.ingress}/path?q=1`, {
+  const res = await request(`${p.ingress}/path?q=1`, {
     method: (opts.method ?? 'GET') as 'GET',
     headers: { host: actorHost('a'), 'X-Mixed-Case': 'v', ...opts.headers },
     ...(opts.body !== undefined ? { body: opts.body } : {}),
@@ -68,7 +69,7 @@ async function send(p: { ingress: string }, opts: { method?: string; body?: stri
 }
 
 async function stats(p: { admin: string }): Promise<ProxyStatsBlock> {
-  return (await getJson(`http://${p.admin}/stats`)) as unknown as ProxyStatsBlock;
+  return (await getJson(`${p.admin}/stats`)) as unknown as ProxyStatsBlock;
 }
 
 test('one stream per request, with the headers Envoy sends: pseudo-headers, lower case, raw_value, protocol_config', async () => {
@@ -231,7 +232,7 @@ test('a request that already has a route (a cache hit) opens no stream at all', 
 
 test('ext_proc down → 500 fast; the proxy recovers when it comes back, without a restart', async () => {
   const port = await freeClosedPort();
-  const p = await startTestProxy(['--extproc', `127.0.0.1:${port}`]);
+  const p = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', `127.0.0.1:${port}`] });
   let back: ScriptedExtProc | undefined;
   try {
     const down = await send(p);
@@ -239,7 +240,7 @@ test('ext_proc down → 500 fast; the proxy recovers when it comes back, without
     back = await startScriptedExtProc(() => routeTo(up.address), port);
     await waitFor(async () => (await send(p)).status === 200, 20_000, 'recovery');
   } finally {
-    await p.close();
+    await p.stop();
     await back?.close();
   }
   void grpc;

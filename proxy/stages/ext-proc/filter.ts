@@ -3,8 +3,9 @@
  * stream, phases as Envoy's `processing_mode` says (`settings.ts`; per host suffix as `plan.ts`):
  * 1. request headers (SEND by default), as Envoy sends them (`translate.ts`);
  * 2. the request body when `request_body_mode` is BUFFERED (read into the replay buffer; over its limit → 413);
- * 3. the upstream response headers when `response_header_mode` is SEND: the router waits for the answer before it
- *    writes the response head (`ctx.responseHeadTransform`), so mutations apply as in Envoy.
+ * 3. the upstream response headers when `response_header_mode` is SEND: this stage's response hook (`onResponse`,
+ *    the first of the response phase: it is the last filter) exchanges the head before anything is written, so
+ *    mutations apply as in Envoy.
  * Each answer: `immediate_response` → a local reply; the expected `*_headers`/`request_body` → header mutations
  * (`mutation.ts`), a body mutation, dynamic metadata kept per receiving namespace (`metadata.ts`), a
  * `mode_override` when `allow_mode_override`; a `streamed_immediate_response` to the request headers with body mode
@@ -16,10 +17,12 @@
  * the request body (it may have been deciding on it), where a failure fails closed. The processor ending the
  * stream with OK → continue without it. Every stream is closed by the time the request is done.
  */
-import { CONTINUE, reply, type Filter, type FilterResult, type LocalReply } from '../../api/filter.js';
-import { ERRORS, type ProxyErrorSpec } from '../../chain/errors.js';
-import { isLiteralAddress } from '../../upstream/route-address.js';
-import type { ResponseHead, ResponseHeadDecision, StageContext } from '../../request/stage-context.js';
+import { CONTINUE, reply, type FilterResult, type LocalReply, type ResponseResult } from '../../api/filter.js';
+import type { ChainFilter } from '../../chain/filter-set.js';
+import type { ChainResponse } from '../../chain/chain-response.js';
+import { ERRORS, type ProxyErrorSpec } from '../../http/errors.js';
+import { isLiteralAddress } from '../../http/route-address.js';
+import type { ProxyRequest } from '../../request/context.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
 import type { CommonResponse, ProcessingResponse } from './messages.js';
@@ -27,6 +30,7 @@ import { metadataString, ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from '
 import { overrideMode } from './mode-override.js';
 import { applyMutation, ResponseHeadTarget } from './mutation.js';
 import { planFor, type RequestPlan } from './plan.js';
+import { EXT_PROC_SLOT } from './request-state.js';
 import { RequestLineTarget } from './request-target.js';
 import type { ExtProcSettings, ProcessingMode } from './settings.js';
 import { immediateReply, isGrpcRequest, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
@@ -40,19 +44,23 @@ export interface ExtProcFilterOptions {
   readonly settings: ExtProcSettings;
 }
 
-export function createExtProcFilter(opts: ExtProcFilterOptions): Filter<StageContext> {
-  const onRequest = (ctx: StageContext): FilterResult | Promise<FilterResult> =>
+export function createExtProcFilter(opts: ExtProcFilterOptions): ChainFilter {
+  const onRequest = (ctx: ProxyRequest): FilterResult | Promise<FilterResult> =>
     // Already routed (a cache hit), or the client already left (the chain ends it): no stream at all.
-    ctx.route !== undefined || ctx.signal?.aborted === true ? CONTINUE : processRequest(ctx, opts);
-  if (!mayKeepStreams(opts.settings)) return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
-  return { name: EXT_PROC_FILTER_NAME, onRequest, onRerun: closeStream, onDone: closeStream };
+    ctx.route !== undefined || ctx.signal.aborted ? CONTINUE : processRequest(ctx, opts);
+  const s = opts.settings;
+  // The response phase only when response headers may be sent: without it the hit path runs no response phase.
+  if (anyMode(s, (m) => m.responseHeaderMode === 'SEND') || s.allowModeOverride) {
+    return { name: EXT_PROC_FILTER_NAME, onRequest, onResponse, onRerun: closeStream, onDone: closeStream };
+  }
+  // A streamed immediate response reads the rest of its stream while it is written: the request's end closes it.
+  if (anyMode(s, (m) => m.requestHeaderMode === 'SEND')) return { name: EXT_PROC_FILTER_NAME, onRequest, onRerun: closeStream, onDone: closeStream };
+  return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
 }
 
-/** Whether a stream can outlive the request phase: the response headers are (or may become) SEND, or the request headers are SEND (a streamed immediate response reads the rest of its stream while it is written). */
-function mayKeepStreams(s: ExtProcSettings): boolean {
-  const m = s.processingMode;
-  if (m.responseHeaderMode === 'SEND' || m.requestHeaderMode === 'SEND' || s.allowModeOverride) return true;
-  return s.perHost.some((h) => h.override.kind === 'overrides' && (h.override.processingMode.responseHeaderMode === 'SEND' || h.override.processingMode.requestHeaderMode === 'SEND'));
+/** Whether the processing mode, or a per-host override of it, satisfies `test`. */
+function anyMode(s: ExtProcSettings, test: (mode: Partial<ProcessingMode>) => boolean): boolean {
+  return test(s.processingMode) || s.perHost.some((h) => h.override.kind === 'overrides' && test(h.override.processingMode));
 }
 
 /** How one answer left the request: go on to the next phase (maybe with an overridden mode), or stop processing. */
@@ -61,25 +69,24 @@ type Step = { readonly kind: 'next'; readonly mode: ProcessingMode; readonly com
 const done = (result: FilterResult): Step => ({ kind: 'done', result });
 
 /** Runs the request phases on a new stream and applies the answers. */
-async function processRequest(ctx: StageContext, opts: ExtProcFilterOptions): Promise<FilterResult> {
+async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Promise<FilterResult> {
   const { settings } = opts;
   const plan = planFor(ctx.authority, settings);
   if (plan === undefined) return CONTINUE; // ExtProcPerRoute.disabled: no stream
   closeStream(ctx); // a stream left from an earlier attempt
-  ctx.responseHeadTransform = undefined;
-  const state = (ctx.extProc ??= { stream: undefined, elapsedMs: 0 });
+  const state = EXT_PROC_SLOT.get(ctx) ?? EXT_PROC_SLOT.set(ctx, { stream: undefined, elapsedMs: 0, responsePhase: undefined });
   const conv = new Conversation(ctx, () => opts.client.open(), settings, state, plan.mode.requestBodyMode);
   const step = await requestPhases(ctx, conv, plan);
   if (step.kind === 'done') {
     conv.close();
     return step.result.kind === 'reply' ? step.result : routeFromMetadata(ctx, conv);
   }
-  if (step.mode.responseHeaderMode === 'SEND') ctx.responseHeadTransform = (head) => responsePhase(ctx, conv, plan, head);
+  if (step.mode.responseHeaderMode === 'SEND') state.responsePhase = { run: (response) => responsePhase(ctx, conv, plan, response), close: () => conv.close() };
   else conv.close();
   return routeFromMetadata(ctx, conv);
 }
 
-async function requestPhases(ctx: StageContext, conv: Conversation, plan: RequestPlan): Promise<Step> {
+async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: RequestPlan): Promise<Step> {
   let mode = plan.mode;
   const common: CommonResponse = {};
   if (mode.requestHeaderMode === 'SEND') {
@@ -109,7 +116,7 @@ async function requestPhases(ctx: StageContext, conv: Conversation, plan: Reques
 
 /** Applies one request-path answer of kind `expected`. */
 function answerStep(
-  ctx: StageContext,
+  ctx: ProxyRequest,
   conv: Conversation,
   result: ExchangeResult,
   expected: 'request_headers' | 'request_body',
@@ -135,7 +142,7 @@ type Answer =
   | { readonly kind: 'spurious'; readonly details: string };
 
 /** An answer as the phase expecting `expected` sees it: its CommonResponse, an immediate response, or spurious. */
-function classify(ctx: StageContext, conv: Conversation, msg: ProcessingResponse, expected: 'request_headers' | 'request_body' | 'response_headers'): Answer {
+function classify(ctx: ProxyRequest, conv: Conversation, msg: ProcessingResponse, expected: 'request_headers' | 'request_body' | 'response_headers'): Answer {
   if (msg.immediate_response != null) return immediate(ctx, conv, msg);
   if (msg.streamed_immediate_response != null) return { kind: 'spurious', details: `streamed_immediate_response answers only the request headers, not ${expected}` };
   // proto-loader names the oneof member in `response`; a hand-built message (tests, fakes) may only set the field.
@@ -178,7 +185,7 @@ function errorReply(spec: ProxyErrorSpec, details: string): FilterResult {
 }
 
 /** A BUFFERED body answer's body mutation; an error text when it cannot apply (Envoy answers 500). */
-function applyBodyMutation(ctx: StageContext, answer: CommonResponse): string | undefined {
+function applyBodyMutation(ctx: ProxyRequest, answer: CommonResponse): string | undefined {
   const m = answer.body_mutation;
   const body = ctx.body ?? null;
   if (m == null || body === null || m.mutation === undefined) return undefined;
@@ -197,59 +204,78 @@ function applyBodyMutation(ctx: StageContext, answer: CommonResponse): string | 
 }
 
 /** The route from the kept `original_dst` metadata, if any. */
-function routeFromMetadata(ctx: StageContext, conv: Conversation): FilterResult {
+function routeFromMetadata(ctx: ProxyRequest, conv: Conversation): FilterResult {
   const local = metadataString(conv.metadata, ORIGINAL_DST_NAMESPACE, ORIGINAL_DST_LOCAL_KEY);
   if (local === undefined) return CONTINUE;
   if (!isLiteralAddress(local)) {
     closeStream(ctx);
-    ctx.responseHeadTransform = undefined;
     return errorReply(ERRORS.BAD_ROUTE, `original_dst "${local}" is not a literal ip:port`);
   }
   ctx.route = { address: local, source: 'extproc' };
   return CONTINUE;
 }
 
-/** Response phase: the upstream's head goes to the processor; its answer decides what the client gets. */
-async function responsePhase(ctx: StageContext, conv: Conversation, plan: RequestPlan, head: ResponseHead): Promise<ResponseHeadDecision> {
-  const unchanged: ResponseHeadDecision = { kind: 'continue', head };
+/**
+ * Response phase (this stage's `onResponse`): when the request kept its stream for the response headers, the
+ * upstream's head goes to the processor and its answer decides what the client gets — the head as mutated, or an
+ * immediate response. A local reply (the proxy's own answer) is never sent to the processor: the stream closes.
+ */
+function onResponse(ctx: ProxyRequest, response: ChainResponse): ResponseResult | Promise<ResponseResult> {
+  const state = EXT_PROC_SLOT.get(ctx);
+  const pending = state?.responsePhase;
+  if (state === undefined || pending === undefined) return undefined;
+  state.responsePhase = undefined;
+  if (response.source !== 'upstream') {
+    pending.close();
+    return undefined;
+  }
+  return pending.run(response);
+}
+
+async function responsePhase(ctx: ProxyRequest, conv: Conversation, plan: RequestPlan, response: ChainResponse): Promise<ResponseResult> {
+  const status = response.status;
+  const headers = response.headers.list;
   let result: ExchangeResult;
   try {
-    result = await conv.exchange(responseHeadersMessage(head.status, head.headers, ctx.method === 'HEAD' || head.status === 204 || head.status === 304));
+    result = await conv.exchange(responseHeadersMessage(status, headers, ctx.method === 'HEAD' || status === 204 || status === 304));
   } finally {
     conv.close(); // nothing more is sent on this stream
   }
   if (result.kind !== 'response') {
     const failure = failureResult(result, plan.failureModeAllow);
-    return failure.kind === 'reply' ? failure : unchanged;
+    return failure.kind === 'reply' ? failure : undefined;
   }
   const msg = result.response;
   const answer = classify(ctx, conv, msg, 'response_headers');
-  if (answer.kind === 'reply') return answer;
+  if (answer.kind === 'reply') return reply(answer.reply);
   if (answer.kind === 'spurious') {
     const r = spuriousResult(answer.details, plan.failureModeAllow);
-    return r.kind === 'reply' ? r : unchanged;
+    return r.kind === 'reply' ? r : undefined;
   }
   conv.receive(msg);
-  const target = new ResponseHeadTarget(head.status, head.headers.slice());
+  const target = new ResponseHeadTarget(status, headers.slice());
   const mutation = applyMutation(target, answer.common.header_mutation, conv.settings.mutationRules);
   conv.noteMutation(mutation);
-  if (mutation.error !== undefined) return { kind: 'reply', reply: errorLocalReply(ERRORS.EXTPROC_PROTOCOL, mutation.error) };
-  return { kind: 'continue', head: { status: target.status, headers: target.headers } };
+  if (mutation.error !== undefined) return errorReply(ERRORS.EXTPROC_PROTOCOL, mutation.error);
+  response.replaceHead(target.status, target.headers);
+  return undefined;
 }
 
 /** An immediate response as a local reply (its header mutation errors → 500). */
-function immediate(ctx: StageContext, conv: Conversation, msg: ProcessingResponse): { kind: 'reply'; reply: LocalReply } {
+function immediate(ctx: ProxyRequest, conv: Conversation, msg: ProcessingResponse): { kind: 'reply'; reply: LocalReply } {
   conv.receive(msg);
   const { reply: local, mutation } = immediateReply(msg.immediate_response ?? {}, conv.settings.mutationRules, isGrpcRequest(ctx));
   conv.noteMutation(mutation);
   return { kind: 'reply', reply: mutation.error === undefined ? local : errorLocalReply(ERRORS.EXTPROC_PROTOCOL, mutation.error) };
 }
 
-/** Closes the stream this request kept open, if any. */
-function closeStream(ctx: StageContext): void {
-  const state = ctx.extProc;
-  const stream = state?.stream;
-  if (state === undefined || stream === undefined) return;
+/** Closes the stream this request kept open, if any (and forgets a response phase it was kept for). */
+function closeStream(ctx: ProxyRequest): void {
+  const state = EXT_PROC_SLOT.get(ctx);
+  if (state === undefined) return;
+  state.responsePhase = undefined;
+  const stream = state.stream;
+  if (stream === undefined) return;
   state.stream = undefined;
   stream.close();
 }

@@ -20,7 +20,7 @@ import { parseSpiffeMatch } from '../../../lib/tls/identity.js';
 import { replaceFile, testPki, type TestPki } from '../../../lib/tls/testing/pki.js';
 import { waitFor } from '../../../lib/testing/wait.js';
 import { Counters } from '../../ops/stats.js';
-import type { ExtprocTlsConfig } from '../../config.js';
+import type { ExtProcTlsConfig } from './config.js';
 import { GrpcExtProcClient } from './grpc-client.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest } from './messages.js';
 
@@ -75,13 +75,13 @@ function capturedLog(): { log: pino.Logger; lines: Record<string, unknown>[] } {
   return { log: pino({ level: 'info' }, sink), lines };
 }
 
-function tlsConfig(credentialBundle = pki.files.proxy, watchIntervalMs = 1000): ExtprocTlsConfig {
+function tlsConfig(credentialBundle = pki.files.proxy, watchIntervalMs = 1000): ExtProcTlsConfig {
   return { credentialBundle, trustBundle: pki.files.ca, serverIdentity: parseSpiffeMatch(pki.ids.extproc), watchIntervalMs };
 }
 
 const HEADERS: ProcessingRequest = { request_headers: { headers: { headers: [{ key: ':authority', raw_value: Buffer.from('a.demo.example') }] }, end_of_stream: true } };
 
-async function oneExchange(server: TestServer, tls: ExtprocTlsConfig | undefined, log: pino.Logger): Promise<string> {
+async function oneExchange(server: TestServer, tls: ExtProcTlsConfig | undefined, log: pino.Logger): Promise<string> {
   const client = new GrpcExtProcClient({ address: server.address, messageTimeoutMs: 5000, counters: new Counters(), tls, log });
   try {
     const stream = client.open();

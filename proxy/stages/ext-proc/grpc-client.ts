@@ -21,7 +21,7 @@ import type { Counters } from '../../ops/stats.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import { ExtProcChannelTls } from './channel-tls.js';
-import type { ExtprocTlsConfig } from '../../config.js';
+import type { ExtProcTlsConfig } from './config.js';
 import type { Logger } from '../../../lib/logger.js';
 
 export interface ExtProcClientOptions {
@@ -32,7 +32,7 @@ export interface ExtProcClientOptions {
   readonly maxMessageTimeoutMs?: number;
   readonly counters: Counters;
   /** mTLS to the processor; absent: plaintext (logged as a warning). */
-  readonly tls?: ExtprocTlsConfig | undefined;
+  readonly tls?: ExtProcTlsConfig | undefined;
   readonly log: Logger;
 }
 

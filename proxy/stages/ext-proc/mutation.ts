@@ -15,7 +15,7 @@
  * A refused mutation is ignored, or an error with `disallow_is_error`.
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { HOP_BY_HOP } from '../../edge/hop-by-hop.js';
+import { HOP_BY_HOP } from '../../http/hop-by-hop.js';
 import { headerValueOf, type HeaderMutation } from './messages.js';
 import type { MutationRules } from './settings.js';
 
@@ -118,7 +118,7 @@ function isHeaderValue(value: string): boolean {
 }
 
 /** A `:path` a processor may set: origin-form (`/` then visible ASCII, no fragment). */
-export { isOriginForm } from '../../request/origin-form.js';
+export { isOriginForm } from '../../http/origin-form.js';
 
 /** A `:status` a processor may set: a code in 200–599. */
 export function parseStatus(value: string): number | undefined {

@@ -3,7 +3,7 @@
  * processor may set — `:path` (origin-form only) and `:method` (a token; only with `allow_all_routing`) — which
  * hold for this attempt (a re-run starts from the ingress request line).
  */
-import type { StageContext } from '../../request/stage-context.js';
+import type { ProxyRequest } from '../../request/context.js';
 import { isOriginForm, type HeaderTarget } from './mutation.js';
 
 const PSEUDO: ReadonlySet<string> = new Set([':path', ':method']);
@@ -11,7 +11,7 @@ const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export class RequestLineTarget implements HeaderTarget {
   readonly pseudo = PSEUDO;
-  constructor(private readonly ctx: StageContext) {}
+  constructor(private readonly ctx: ProxyRequest) {}
 
   setPseudo(name: string, value: string): string | undefined {
     if (name === ':path') {

@@ -5,7 +5,7 @@
  * read: a literal `ip:port` there is the actor's address; an immediate response, an error, a timeout, a missing
  * or non-literal address is a failure. Header mutations are ignored (there is no request to apply them to).
  */
-import { isLiteralAddress } from '../../upstream/route-address.js';
+import { isLiteralAddress } from '../../http/route-address.js';
 import { nextRequestId } from '../../request/request-id.js';
 import type { RevalidateRequest, Revalidation, Revalidator } from '../revalidator.js';
 import type { ExchangeResult, ExtProcClient } from './client.js';

@@ -6,12 +6,13 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
 import { request } from 'undici';
 import { actorHost } from '../../../lib/testing/actors.js';
-import { routeTo, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type SeenMessage, type Upstream } from '../../testing/helpers.js';
+import { routeTo, startScriptedExtProc,  startUpstream, type ScriptedExtProc, type SeenMessage, type Upstream } from '../../testing/helpers.js';
 import type { ProcessingResponse } from './messages.js';
 
-type Proxy = Awaited<ReturnType<typeof startTestProxy>>;
+type Proxy = InProcessTestProxy;
 
 let ep: ScriptedExtProc;
 let up: Upstream;
@@ -30,13 +31,13 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of proxies) await p.close();
+  for (const p of proxies) await p.stop();
   await ep.close();
   await up.close();
 });
 
 async function proxyWith(...args: string[]): Promise<Proxy> {
-  const p = await startTestProxy(['--extproc', ep.address, ...args]);
+  const p = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, ...args] });
   proxies.push(p);
   return p;
 }
@@ -49,7 +50,7 @@ async function send(
   ep.script = script;
   const from = ep.seen.length;
   try {
-    const res = await request(`http://${p.ingress}/p?q=1`, {
+    const res = await request(`${p.ingress}/p?q=1`, {
       method: opts.body === undefined ? 'GET' : 'POST',
       headers: { host: opts.host ?? actorHost('a'), ...opts.headers },
       ...(opts.body !== undefined ? { body: opts.body } : {}),

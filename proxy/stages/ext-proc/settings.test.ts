@@ -7,7 +7,7 @@ import { readProxyConfig } from '../../config.js';
 const settings = (...argv: string[]) => {
   const { config } = readProxyConfig(argv, {});
   if (config === undefined) throw new Error('no config');
-  return config.extProc;
+  return config.extProc.settings;
 };
 
 test('defaults: request headers SEND, response headers SKIP (this deployment routes only), body NONE; original_dst always received', () => {

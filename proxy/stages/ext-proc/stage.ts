@@ -7,24 +7,28 @@ import { formatHostPort } from '../../../lib/address.js';
 import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
 import { createExtProcRevalidator } from './revalidate.js';
-import type { ProxyStage, StageDeps } from '../../chain/stage.js';
+import type { ProxyStage, StageDeps } from '../stage.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
+import { EXT_PROC_SLOT } from './request-state.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
-  const { config } = deps;
-  const settings = config.extProc;
+  const { address, settings } = deps.config.extProc;
   const client = new GrpcExtProcClient({
-    address: formatHostPort(config.extproc.host, config.extproc.port),
+    address: formatHostPort(address.host, address.port),
     messageTimeoutMs: settings.messageTimeoutMs,
     maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
-    tls: config.extprocTls,
+    tls: deps.config.extProc.tls,
     log: deps.log,
   });
   return {
     filter: createExtProcFilter({ client, settings }),
     revalidator: createExtProcRevalidator(client, settings.forwardRules),
     stats: () => ({ resolver: extprocResolverBlock() }),
+    logFields: (ctx) => {
+      const state = EXT_PROC_SLOT.get(ctx);
+      return { extprocMs: state === undefined ? null : Math.round(state.elapsedMs * 1000) / 1000 };
+    },
     close: () => client.close(),
   };
 }

@@ -9,15 +9,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import http2 from 'node:http2';
-import net from 'node:net';
 import { request } from 'undici';
 import { actorHost } from '../../../lib/testing/actors.js';
+import { waitFor } from '../../../lib/testing/wait.js';
 import { isStreamedBody, type StreamedPiece } from '../../api/filter.js';
-import { ProxyRequest } from '../../request/context.js';
-import { ForwardHeaders } from '../../request/headers.js';
-import { routeTo, silentLog, startScriptedExtProc, startTestProxy, startUpstream, type ScriptedExtProc, type Upstream } from '../../testing/helpers.js';
+import { ChainResponse } from '../../chain/chain-response.js';
+import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../../testing/helpers.js';
+import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
+import { accessLine } from '../../testing/stack.js';
+import { testRequest, type TestRequest } from '../../testing/proxy-request.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import { createExtProcFilter } from './filter.js';
 import type { ProcessingResponse } from './messages.js';
@@ -65,23 +66,7 @@ function filterWith(client: Pick<ExtProcClient, 'open'>, o: { body?: 'NONE' | 'B
   });
 }
 
-function ctx(): ProxyRequest {
-  const req = new http.IncomingMessage(new net.Socket());
-  return new ProxyRequest({
-    req,
-    res: new http.ServerResponse(req),
-    requestId: 'rid',
-    method: 'GET',
-    path: '/',
-    authority: 'a.demo.example',
-    scheme: 'http',
-    remoteAddress: '127.0.0.1',
-    headers: new ForwardHeaders(['host', 'a.demo.example']),
-    body: null,
-    startedAt: 0,
-    log: silentLog,
-  });
-}
+const ctx = (): TestRequest => testRequest();
 
 test('request headers SEND, body mode NONE: a local reply with the head, whose body is the rest of the stream', async () => {
   const { client, record } = fakeClient([respond(head('206', { 'content-type': 'text/plain', 'x-from': 'processor' }))], [respond(chunk('one ')), respond(chunk('two')), respond(trailers({ 'x-sum': '7' }))]);
@@ -125,8 +110,9 @@ test('body mode BUFFERED: refused with the reason (500), or with failure_mode_al
 test('in answer to the response headers it is refused: 500 with the reason', async () => {
   const { client } = fakeClient([respond(routeTo('127.0.1.1:8443')), respond(head('200'))]);
   const c = ctx();
-  await filterWith(client, { responseHeaders: true }).onRequest?.(c);
-  const decision = await c.responseHeadTransform?.({ status: 200, headers: [] });
+  const filter = filterWith(client, { responseHeaders: true });
+  await filter.onRequest?.(c);
+  const decision = await filter.onResponse?.(c, ChainResponse.upstream(200, []));
   assert.equal(decision?.kind === 'reply' && decision.reply.status, 500);
   assert.match(decision?.kind === 'reply' ? String(decision.reply.details) : '', /answers only the request headers, not response_headers/);
 });
@@ -163,23 +149,24 @@ test('a stream that ends, fails or sends something else before the end is a brok
 
 let ep: ScriptedExtProc;
 let up: Upstream;
-let proxy: Awaited<ReturnType<typeof startTestProxy>>;
-/** Released by the test once the client has seen the first chunk. */
+let proxy: InProcessTestProxy;
+/** Released by the test once the client has seen the first chunk (set by the processor's script). */
 let gate: (() => void) | undefined;
 
 before(async () => {
   up = await startUpstream((_req, res) => res.end('upstream'));
   ep = await startScriptedExtProc(() => routeTo(up.address));
-  proxy = await startTestProxy(['--extproc', ep.address, '--extproc-message-timeout-ms', '5000']);
+  proxy = await startTestProxy({ extproc: ep.address, args: ['--actor-cache', 'off', '--extproc-message-timeout-ms', '5000'], mode: 'in-process' });
 });
 after(async () => {
-  await proxy.close();
+  await proxy.stop();
   await ep.close();
   await up.close();
 });
 
-/** The processor streams a head, a chunk, waits for the gate, then the rest (`end`: how it ends). */
+/** The processor streams a head and a chunk, waits for the gate, then the rest (`end`: how it ends). */
 function streamingScript(end: 'trailers' | 'eos' | 'abort'): ScriptedExtProc['script'] {
+  gate = undefined;
   return (msg, call) => {
     if (msg.kind !== 'request_headers') return 'ignore';
     void (async () => {
@@ -195,40 +182,51 @@ function streamingScript(end: 'trailers' | 'eos' | 'abort'): ScriptedExtProc['sc
   };
 }
 
+/** Opens the gate once the processor waits at it. */
+async function release(): Promise<void> {
+  await waitFor(() => gate !== undefined, 5000, 'the processor to wait after its first chunk');
+  gate?.();
+}
+
 test('HTTP/1.1: the client reads each chunk as the processor sends it, then the trailers; no upstream is asked', async () => {
   ep.script = streamingScript('trailers');
   const before = up.requests.length;
-  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-request-id': 'streamed-h1' } });
   assert.equal(res.statusCode, 200);
   assert.equal(res.headers['content-length'], undefined);
   assert.equal(res.headers['transfer-encoding'], 'chunked');
   const it = res.body[Symbol.asyncIterator]();
   const first = await it.next();
   assert.equal(Buffer.from(first.value as Buffer).toString(), 'first;', 'the first chunk arrived before the processor sent the second');
-  gate?.();
+  await release();
   let rest = '';
   for (let n = await it.next(); !n.done; n = await it.next()) rest += Buffer.from(n.value as Buffer).toString();
   assert.equal(rest, 'second;');
   assert.deepEqual(res.trailers, { 'x-checksum': 'abc' });
   assert.equal(up.requests.length, before, 'nothing was forwarded');
+  const line = await accessLine(proxy, 'streamed-h1');
+  assert.equal(line.status, 200);
+  assert.equal(line.aborted, undefined, 'a complete streamed reply is not logged as cut off');
 });
 
 test('HTTP/2 (h2c): the same stream, trailers as HTTP/2 trailers', async () => {
   ep.script = streamingScript('trailers');
-  const session = http2.connect(`http://${proxy.ingress}`);
+  const session = http2.connect(proxy.ingress);
   try {
     const stream = session.request({ ':path': '/', ':authority': actorHost('a') });
     const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
     assert.equal(headers[':status'], 200);
+    assert.equal(headers['content-length'], undefined);
     const first = await new Promise<Buffer>((resolve) => stream.once('data', resolve));
     assert.equal(first.toString(), 'first;');
     const trailersSeen = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('trailers', resolve));
     let rest = '';
     stream.on('data', (d: Buffer) => (rest += d.toString()));
-    gate?.();
+    await release();
     assert.equal((await trailersSeen)['x-checksum'], 'abc');
     await new Promise((resolve) => stream.once('close', resolve));
     assert.equal(rest, 'second;');
+    assert.equal(stream.rstCode, http2.constants.NGHTTP2_NO_ERROR);
   } finally {
     session.close();
   }
@@ -236,19 +234,56 @@ test('HTTP/2 (h2c): the same stream, trailers as HTTP/2 trailers', async () => {
 
 test('end_of_stream on the last chunk ends the response', async () => {
   ep.script = streamingScript('eos');
-  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a') } });
   const text = res.body.text();
-  await new Promise((r) => setTimeout(r, 20));
-  gate?.();
+  await release();
   assert.equal(await text, 'first;second;last');
 });
 
-test('a processor that ends the stream before the end: the client response is reset, never completed', async () => {
+test('a processor that ends the stream before the end: the client response is cut off, never completed, and logged so', async () => {
   ep.script = streamingScript('abort');
-  const res = await request(`http://${proxy.ingress}/`, { headers: { host: actorHost('a') } });
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-request-id': 'streamed-broken' } });
   assert.equal(res.statusCode, 200);
   const text = res.body.text();
-  await new Promise((r) => setTimeout(r, 20));
-  gate?.();
+  await release();
   await assert.rejects(text, 'the body must not end as if it were complete');
+  const line = await accessLine(proxy, 'streamed-broken');
+  assert.equal(line.aborted, true);
+  assert.match(String(line.details), /streamed reply broke: the processor ended the stream before the end of the response/);
+});
+
+test('HTTP/2: a processor that ends the stream early resets the client stream', async () => {
+  ep.script = streamingScript('abort');
+  const session = http2.connect(proxy.ingress);
+  session.on('error', () => undefined);
+  try {
+    const stream = session.request({ ':path': '/', ':authority': actorHost('a') });
+    stream.on('error', () => undefined);
+    stream.resume();
+    await new Promise((resolve) => stream.once('response', resolve));
+    await release();
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.notEqual(stream.rstCode, http2.constants.NGHTTP2_NO_ERROR, 'the stream is reset, not ended');
+  } finally {
+    session.close();
+  }
+});
+
+test('a client that goes away mid-body: the processor\'s stream is closed', async () => {
+  ep.script = (msg, call) => {
+    if (msg.kind !== 'request_headers') return 'ignore';
+    call.write(head('200'));
+    call.write(chunk('first;'));
+    return 'ignore'; // and never more
+  };
+  const closedBefore = ep.closedByClient;
+  const ac = new AbortController();
+  const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), 'x-request-id': 'streamed-left' }, signal: ac.signal });
+  const it = res.body[Symbol.asyncIterator]();
+  assert.equal(Buffer.from((await it.next()).value as Buffer).toString(), 'first;');
+  assert.equal(ep.closedByClient, closedBefore, 'the stream stays open while the reply streams');
+  ac.abort();
+  await waitFor(() => ep.closedByClient > closedBefore, 5000, 'the proxy to close the processor\'s stream');
+  const line = await accessLine(proxy, 'streamed-left');
+  assert.equal(line.aborted, true);
 });

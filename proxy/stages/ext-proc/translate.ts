@@ -8,6 +8,7 @@ import type { HeaderMap, LocalReply, RequestContext } from '../../api/filter.js'
 import { httpStatusOf, type ImmediateResponse, type ProcessingRequest, type WireHeader } from './messages.js';
 import { applyMutation, ResponseHeadTarget, type MutationResult } from './mutation.js';
 import type { BodyMode, ExtProcSettings, MutationRules, NameMatcher } from './settings.js';
+import { isGrpcContentType } from '../../http/grpc.js';
 
 function wire(key: string, value: string): WireHeader {
   return { key, raw_value: Buffer.from(value, 'latin1') };
@@ -63,10 +64,7 @@ export function responseHeadersMessage(status: number, headers: readonly string[
 
 /** `content-type` application/grpc, application/grpc+proto, application/grpc;... (Envoy's `isGrpcRequestHeaders`). */
 export function isGrpcRequest(ctx: RequestContext): boolean {
-  const type = ctx.headers.get('content-type')?.toLowerCase();
-  if (type === undefined || !type.startsWith('application/grpc')) return false;
-  const rest = type.charAt('application/grpc'.length);
-  return rest === '' || rest === '+' || rest === ';';
+  return isGrpcContentType(ctx.headers.get('content-type'));
 }
 
 /**

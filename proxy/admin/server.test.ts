@@ -1,0 +1,98 @@
+/** The admin server: /ready, /stats (the JSON contract), /stats/reset, /metrics; and draining. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
+import { request } from 'undici';
+import { actorHost } from '../../lib/testing/actors.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { getJson, routeTo, startScriptedExtProc,  startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+
+let ep: ScriptedExtProc;
+let up: Upstream;
+let proxy: InProcessTestProxy;
+/** Responses to `/hold` wait here until the test releases them. */
+const held: { end(body: string): void }[] = [];
+
+before(async () => {
+  up = await startUpstream((req, res) => {
+    if (req.url === '/hold') held.push(res);
+    else res.end('ok');
+  });
+  ep = await startScriptedExtProc(() => routeTo(up.address));
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address] });
+});
+
+after(async () => {
+  await proxy.stop();
+  await ep.close();
+  await up.close();
+});
+
+async function get(path: string, host = actorHost('a'), p = proxy): Promise<number> {
+  const res = await request(`${p.ingress}${path}`, { headers: { host } });
+  await res.body.text();
+  return res.statusCode;
+}
+
+test('/stats has the contract shape and counts requests, ext_proc streams and upstream answers', async () => {
+  await request(`${proxy.admin}/stats/reset`, { method: 'POST' }).then((r) => r.body.text());
+  assert.equal(await get('/'), 200);
+  assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
+  const s = (await getJson(`${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'tunnels', 'process']);
+  assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 }, inFlight: 0 });
+  assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
+  assert.equal(s.upstream?.requests, 2);
+  assert.deepEqual(s.upstream?.byStatus, { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 });
+  assert.equal(s.upstream?.connectFailures, 0);
+  assert.equal(s.upstream?.resets, 0);
+  assert.equal(s.cache?.enabled, false);
+  assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.deepEqual(s.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
+  assert.deepEqual(s.resolver, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }, 'the same shape as the apiserver resolver');
+  const noTunnels = { active: 0, total: 0, refused: 0, bytes: { fromClient: 0, toClient: 0 }, closed: { client: 0, upstream: 0, idle: 0, drain: 0 } };
+  assert.deepEqual(s.tunnels, { upgrade: noTunnels, connect: noTunnels });
+  for (const k of ['cpuUserUs', 'cpuSystemUs', 'rssBytes', 'maxRssBytes']) assert.equal(typeof s.process?.[k], 'number', k);
+
+  const reset = await request(`${proxy.admin}/stats/reset`, { method: 'POST' });
+  assert.equal(reset.statusCode, 200);
+  const fresh = (await reset.body.json()) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'tunnels', 'process'], 'the reset answers the fresh /stats');
+  assert.equal(fresh.requests?.total, 0);
+  assert.deepEqual(fresh.reruns, { stale: 0, connect: 0, reset: 0 });
+  assert.deepEqual(fresh.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
+  const zero = (await getJson(`${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
+  assert.equal(zero.requests?.total, 0);
+  assert.equal(zero.extproc?.streams, 0);
+});
+
+test('/metrics exposes the proxy metrics with fixed labels only', async () => {
+  assert.equal(await get('/?x=1', actorHost('some-client-chosen-name')), 200);
+  const res = await request(`${proxy.admin}/metrics`);
+  assert.equal(res.statusCode, 200);
+  const text = await res.body.text();
+  assert.match(text, /^proxy_extproc_streams_total \d+/m);
+  assert.match(text, /^proxy_requests_total\{code="200"\} \d+/m);
+  assert.match(text, /^proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
+  assert.match(text, /^proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.doesNotMatch(text, /some-client-chosen-name/);
+});
+
+test('draining: /ready turns 503, in-flight requests finish, then the proxy stops', async () => {
+  const p = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--drain-timeout-ms', '5000'] });
+  const ready = await request(`${p.admin}/ready`);
+  assert.equal(ready.statusCode, 200);
+  assert.equal(await ready.body.text(), 'LIVE\n');
+  const inflight = request(`${p.ingress}/hold`, { headers: { host: actorHost('a') } });
+  await waitFor(() => held.length === 1, 10_000, 'the held request to reach the upstream');
+  const stopped = p.stop();
+  const during = await request(`${p.admin}/ready`);
+  assert.equal(during.statusCode, 503);
+  assert.equal(await during.body.text(), 'DRAINING\n');
+  (held.shift() as { end(body: string): void }).end('ok'); // still in flight until now
+  const res = await inflight;
+  assert.equal(res.statusCode, 200);
+  assert.equal(await res.body.text(), 'ok');
+  await stopped;
+  await assert.rejects(request(`${p.ingress}/`, { headers: { host: actorHost('a') } }));
+});

@@ -1,0 +1,125 @@
+/**
+ * The one writer of client responses: everything the client gets goes through here into the request's downstream
+ * exchange — a local reply (`local`; a streamed one piece by piece, with backpressure), an upstream answer (`relay`: the head as the response phase left it, then the
+ * body pumped chunk by chunk with backpressure both ways, then the trailers when the exchange can carry them), or
+ * a tunnel (`tunnel`: the worker's 101 answered in the client's protocol and both sides relayed).
+ *
+ * Nothing the upstream sends can stop the process from here: a head or trailers the client's protocol refuses
+ * (an HTTP/2 client and a connection-specific field, say) fail that one response — the head becomes a 502, a
+ * trailer failure is logged and the response ends without them.
+ */
+import type { ProxyRequest } from '../request/context.js';
+import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
+import { writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
+import { relayTrailers } from '../http/trailers.js';
+import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
+import { UpgradeTunnel, type TunnelDeps } from '../tunnels/upgrade-tunnel.js';
+
+export type { TunnelDeps };
+
+export class ResponseWriter {
+  constructor(private readonly tunnels: TunnelDeps | undefined) {}
+
+  /**
+   * Writes a local reply (unless a response already started or the client is gone); its details go to the log,
+   * and so does what went wrong later with a streamed body.
+   */
+  local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
+    const written = writeLocalReply(ctx.exchange, reply, (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`));
+    if (written.kind === 'not-written') return;
+    if (reply.details !== undefined) ctx.details = reply.details;
+    if (written.invalid !== undefined) ctx.details = written.invalid;
+  }
+
+  /** Adds the worker's `Trailer` declaration to the head when the client response can carry trailers. */
+  declareTrailer(ctx: ProxyRequest, response: UpstreamResponse): void {
+    const trailer = response.trailer;
+    if (trailer === undefined) return;
+    const headers = response.headerList;
+    if (ctx.exchange.trailersAllowed(ctx.method, response.status, headers)) headers.push('Trailer', trailer);
+  }
+
+  /** Writes the head and pumps the body into the exchange. */
+  relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: readonly string[]): void {
+    const exchange = ctx.exchange;
+    try {
+      exchange.startResponse(status, headers);
+    } catch (err) {
+      // A head the client's protocol refuses: that response fails, the process and every other request go on.
+      response.body.abort('the response head could not be written to the client');
+      ctx.error = ERRORS.UPSTREAM_RESPONSE_INVALID;
+      this.local(ctx, errorReply(ERRORS.UPSTREAM_RESPONSE_INVALID, `response head not relayed: ${(err as Error).message}`));
+      return;
+    }
+    response.body.pipe(new BodyPump(ctx, response.body));
+  }
+
+  /**
+   * A worker answered 101: answer the client in its protocol and relay both ways. Returns the catalog error to
+   * answer instead when no tunnel can be opened here.
+   */
+  tunnel(ctx: ProxyRequest, response: UpstreamResponse): ProxyErrorSpec | undefined {
+    const up = response.upgraded;
+    if (up === undefined) return undefined;
+    const intent = ctx.upgrade;
+    if (intent === undefined || this.tunnels === undefined) {
+      up.socket.destroy();
+      up.release();
+      return ERRORS.UPGRADE_NOT_ACCEPTED;
+    }
+    let client;
+    try {
+      client = ctx.downstreamClosed ? undefined : ctx.exchange.openTunnel(response.status, response.headerList);
+    } catch (err) {
+      ctx.details = `upgrade not relayed: ${(err as Error).message}`;
+      up.socket.destroy();
+      up.release();
+      return ERRORS.UPSTREAM_RESPONSE_INVALID;
+    }
+    if (client === undefined) {
+      up.socket.destroy();
+      up.release();
+      return undefined;
+    }
+    ctx.tunnel = new UpgradeTunnel(client, up.socket, intent.head, this.tunnels, up.release);
+    return undefined;
+  }
+}
+
+/** One response's body on its way to the client. */
+class BodyPump implements BodySink {
+  readonly #resume: () => void;
+
+  constructor(
+    private readonly ctx: ProxyRequest,
+    body: UpstreamBody,
+  ) {
+    this.#resume = () => body.resume();
+  }
+
+  data(chunk: Buffer): boolean {
+    const exchange = this.ctx.exchange;
+    if (exchange.sendBody(chunk)) return true;
+    exchange.whenWritable(this.#resume);
+    return false;
+  }
+
+  end(trailers: readonly (Buffer | string)[] | null): void {
+    const exchange = this.ctx.exchange;
+    // The exchange sends them when its response can carry them (an HTTP/1.1 response only when chunked).
+    const pairs = trailers !== null && trailers.length > 0 ? relayTrailers(trailers) : undefined;
+    if (pairs === undefined || pairs.length === 0) return exchange.finishResponse();
+    try {
+      exchange.finishResponse(undefined, pairs);
+    } catch (err) {
+      this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
+      if (!exchange.gone) exchange.finishResponse();
+    }
+  }
+
+  error(err: Error): void {
+    // The response had started: the client can only see it cut off.
+    this.ctx.details ??= `upstream response aborted: ${(err as { code?: string }).code ?? err.message}`;
+    this.ctx.exchange.abortResponse();
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The HTTP/2 protocol engine: a node:http2 server (compatibility API; listening on no socket itself) whose every
+ * stream's response is an `H2Exchange`. Every stream is a request of its own, started at once (streams are
+ * independent: no pipelining queue); the request lifecycle (`lifecycle.ts`) does the rest. Its head is brought to
+ * the HTTP/1.1 form first (`h2-request.ts`), then gets the same hygiene and target rules.
+ *
+ * An RFC 8441 extended CONNECT (`:protocol websocket`, or a token `--upgrade-allow` names;
+ * SETTINGS_ENABLE_CONNECT_PROTOCOL is announced when upgrades are served) is a WebSocket handshake: it runs the
+ * chain as a `GET` with `Upgrade` towards the worker (`h2-websocket.ts`), and on the worker's 101 the stream is
+ * answered `:status 200` and carries the tunnel. Any other `:protocol` is refused 403.
+ *
+ * Limits: `--h2-max-concurrent-streams` per connection (more are refused with REFUSED_STREAM), the header list as
+ * large as an HTTP/1.1 head (a larger one resets the stream), and node's own flood guards (invalid frames, refused
+ * streams, unacknowledged SETTINGS and pings, session memory: the connection is closed with ENHANCE_YOUR_CALM). A
+ * stream the client resets is `cancelled`, as a client leaving an HTTP/1.1 request. A connection idle for
+ * `--keep-alive-timeout-ms` is closed with GOAWAY; on drain every connection gets GOAWAY and its open streams
+ * finish.
+ */
+import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
+import type { TunnelHub } from '../tunnels/hub.js';
+import { ERRORS } from '../http/errors.js';
+import { H2Exchange } from './h2-exchange.js';
+import { h2RequestHead } from './h2-request.js';
+import { addHandshakeHeaders, decideExtendedConnect } from './h2-websocket.js';
+import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
+
+/** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
+const H2_MAX_HEADER_PAIRS = 2000;
+
+export interface H2EngineConfig {
+  /** Streams one client connection may have open at once (`--h2-max-concurrent-streams`). */
+  readonly h2MaxConcurrentStreams: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly upgradeTokens: ReadonlySet<string>;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class H2Engine {
+  readonly server: http2.Http2Server<typeof IncomingMessage, typeof ServerResponse, typeof Http2ServerRequest, typeof H2Exchange>;
+  readonly #sessions = new Set<ServerHttp2Session>();
+  #draining = false;
+  /** Called when a session closes (the drain waits on it). */
+  onSettled: (() => void) | undefined;
+
+  readonly #config: H2EngineConfig;
+  readonly #lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, extended CONNECT is not announced). */
+  readonly #hub: TunnelHub | undefined;
+
+  constructor(deps: EngineDeps<H2EngineConfig>) {
+    const { config, hub } = deps;
+    this.#config = config;
+    this.#lifecycle = deps.lifecycle;
+    this.#hub = hub;
+    this.server = http2.createServer(
+      {
+        settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES, enableConnectProtocol: hub !== undefined },
+        maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
+        Http2ServerResponse: H2Exchange,
+      },
+      (req, res) => this.#onStream(req, res as H2Exchange),
+    );
+    this.server.on('session', (session: ServerHttp2Session) => this.#onSession(session));
+    // node's compatibility API hands CONNECT streams (RFC 8441's extended CONNECT among them) to 'connect' only.
+    this.server.on('connect', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#onStream(req, res as H2Exchange));
+  }
+
+  /** Serves a connection a listener accepted. */
+  accept(socket: Socket): void {
+    this.server.emit('connection', socket);
+  }
+
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
+  #onSession(session: ServerHttp2Session): void {
+    this.#sessions.add(session);
+    session.once('close', () => {
+      this.#sessions.delete(session);
+      this.onSettled?.();
+    });
+    session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
+    session.setTimeout(this.#config.keepAliveTimeoutMs, () => session.close());
+    if (this.#draining) session.close();
+  }
+
+  /** An HTTP/2 stream: a request of its own, started at once. */
+  #onStream(req: Http2ServerRequest, exchange: H2Exchange): void {
+    const h2 = h2RequestHead(req.rawHeaders);
+    const hub = this.#hub;
+    const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.#config.upgradeTokens);
+    const handshake = connect !== undefined && connect.kind !== 'none';
+    if (handshake) exchange.kind = 'extended-connect';
+    if (connect?.kind === 'forward') addHandshakeHeaders(h2.raw, connect.token);
+    const ctx = this.#lifecycle.begin(exchange, {
+      url: req.url,
+      // The stream of an extended CONNECT carries the tunnel, not a body; towards the worker it is a GET.
+      method: handshake ? 'GET' : req.method,
+      rawHeaders: h2.raw,
+      hasBody: handshake ? false : !req.stream.endAfterHeaders,
+    });
+    if (h2.authorityConflict) this.#lifecycle.refuse(ctx, ERRORS.INVALID_AUTHORITY, 'Host differs from :authority');
+    if (hub !== undefined && connect !== undefined && connect.kind !== 'none' && ctx.error === undefined) {
+      if (connect.kind === 'refuse') {
+        hub.refused('upgrade');
+        this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, connect.details);
+      } else if (hub.draining) {
+        hub.refused('upgrade');
+        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+      } else {
+        ctx.upgrade = { token: connect.token, head: EMPTY };
+      }
+    }
+    this.#lifecycle.start(ctx);
+  }
+
+  /** The drain begins: every connection gets GOAWAY (its open streams finish). */
+  drain(): void {
+    this.#draining = true;
+    for (const session of this.#sessions) session.close();
+  }
+
+  /** The end of a drain: every session left is destroyed. */
+  closeAll(): void {
+    for (const session of this.#sessions) session.destroy();
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The HTTP/2 downstream exchange (`http/exchange.ts`), as node's compatibility `Http2ServerResponse` extended —
+ * the ingress's HTTP/2 engine creates every stream's response as an `H2Exchange` (node's `Http2ServerResponse`
+ * server option). One stream is one request: an ordinary one, or an RFC 8441 extended CONNECT (WebSocket over
+ * HTTP/2), whose tunnel is the stream itself once answered `:status 200`.
+ *
+ * A response is complete when its stream closed without an error: node's compatibility object reports its
+ * writable side finished also when the client reset the stream, which here is a client that went away. Trailers
+ * always follow the body as HTTP/2 trailers (gRPC's status travels there); the worker's `Trailer` declaration is
+ * not relayed.
+ */
+import http2, { type Http2ServerRequest } from 'node:http2';
+import type { Duplex } from 'node:stream';
+import type { ClientProtocol } from '../api/filter.js';
+import type { ConnectionInfo, DownstreamExchange, ExchangeKind, TrailerPairs } from '../http/exchange.js';
+import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
+import { trailerObject } from '../http/trailers.js';
+import { connectionInfo } from './connection-info.js';
+
+/** The handshake headers that have no meaning on HTTP/2 (RFC 8441 §5: the 200 replaces the 101's accept key). */
+const H2_HANDSHAKE_DROP: ReadonlySet<string> = new Set(['sec-websocket-accept']);
+
+export class H2Exchange extends http2.Http2ServerResponse implements DownstreamExchange {
+  /** `extended-connect` once the engine saw an RFC 8441 handshake on this stream. */
+  kind: ExchangeKind = 'request';
+  #tunnelStatus = 0;
+
+  get protocol(): ClientProtocol {
+    return 'h2';
+  }
+
+  get connectionInfo(): ConnectionInfo {
+    return connectionInfo(this.stream.session?.socket, '2.0');
+  }
+
+  get remoteAddress(): string {
+    return this.stream.session?.socket?.remoteAddress ?? '';
+  }
+
+  get encrypted(): boolean {
+    return this.stream.session?.encrypted === true;
+  }
+
+  get requestBody(): AsyncIterable<Buffer> {
+    return this.req as Http2ServerRequest;
+  }
+
+  get carriesGrpc(): boolean {
+    return true;
+  }
+
+  get headSent(): boolean {
+    return this.headersSent;
+  }
+
+  get sentStatus(): number {
+    return this.#tunnelStatus !== 0 ? this.#tunnelStatus : this.headersSent ? this.statusCode : 0;
+  }
+
+  get complete(): boolean {
+    // A reset stream reports its writable side finished too: only a stream closed without error completed.
+    const rstCode = this.stream.rstCode;
+    return this.stream.writableFinished && (rstCode === undefined || rstCode === http2.constants.NGHTTP2_NO_ERROR);
+  }
+
+  get gone(): boolean {
+    return this.stream.destroyed || this.writableEnded;
+  }
+
+  refusesHead(status: number): ProxyErrorSpec | undefined {
+    // An RFC 8441 client reads any 2xx as "tunnel open": a worker that did not switch protocols is an error here.
+    return this.kind === 'extended-connect' && status >= 200 && status < 300 ? ERRORS.UPGRADE_NOT_ACCEPTED : undefined;
+  }
+
+  trailersAllowed(): boolean {
+    return false;
+  }
+
+  startResponse(status: number, headers: readonly string[]): void {
+    this.writeHead(status, headers as unknown as http2.OutgoingHttpHeaders);
+  }
+
+  sendBody(chunk: Buffer): boolean {
+    return this.write(chunk);
+  }
+
+  whenWritable(resume: () => void): void {
+    this.once('drain', resume);
+  }
+
+  finishResponse(body?: Buffer, trailers?: TrailerPairs): void {
+    // node's HTTP/2 response takes trailers as an object (pairs would be read as fields named 0, 1, ...).
+    if (trailers !== undefined) this.addTrailers(trailerObject(trailers));
+    if (body === undefined) this.end();
+    else this.end(body);
+  }
+
+  abortResponse(): void {
+    // RST_STREAM INTERNAL_ERROR: the reset `destroy()` sends alone (NO_ERROR) reads as a complete response to a
+    // client such as node's. Destroyed at once, so the exchange is gone before anything else runs.
+    const stream = this.stream;
+    if (!stream.closed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    this.destroy();
+  }
+
+  closeAfterResponse(): void {
+    // Streams are independent: the drain closes the session with GOAWAY instead.
+  }
+
+  discardUnreadBody(): void {
+    // The stream is closed on its own; the connection carries other streams.
+  }
+
+  /** RFC 8441: the worker's 101 becomes `:status 200` on the stream, which then carries the tunnel. */
+  openTunnel(_status: number, headers: readonly string[]): Duplex | undefined {
+    const stream = this.stream;
+    if (stream.destroyed || this.headersSent) return undefined;
+    const answer: Record<string, string | string[]> = {};
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = (headers[i] as string).toLowerCase();
+      if (H2_HANDSHAKE_DROP.has(name)) continue;
+      const prev = answer[name];
+      const value = headers[i + 1] as string;
+      answer[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    }
+    this.writeHead(200, answer);
+    this.#tunnelStatus = 200;
+    return stream;
+  }
+
+  onClose(listener: () => void): void {
+    this.once('close', listener);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The HTTP/1.1 protocol engine: a node:http server (listening on no socket itself: the listeners hand it
+ * connections) whose every response is an `Http1Exchange`. It decides only when each request has its turn — the
+ * request lifecycle (`lifecycle.ts`) does the rest:
+ *
+ * - each connection serves its requests one at a time (`client-connection.ts`): a pipelined request starts when
+ *   the response before it is complete; when the connection closes, every request still on it ends there;
+ * - an upgrade request (`Connection: upgrade` + `Upgrade`) is handed over with its socket and becomes a
+ *   `SocketExchange`: a WebSocket handshake (or a token `--upgrade-allow` names) runs the chain and may become a
+ *   tunnel; `h2c` is served as plain HTTP/1.1; any other token, or an upgrade while draining, is refused
+ *   (`upgrade-request.ts`);
+ * - a CONNECT on the ingress itself has an authority-form target, refused as any such target.
+ *
+ * Limits are node's own: request head over 60 KiB → 431, head not received within `--headers-timeout-ms` → 408,
+ * the whole request within `--request-timeout-ms` → 408, idle keep-alive connections closed after
+ * `--keep-alive-timeout-ms`.
+ */
+import http, { type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
+import type { TunnelHub } from '../tunnels/hub.js';
+import { ERRORS } from '../http/errors.js';
+import type { ProxyRequest } from '../request/context.js';
+import { ClientConnection } from './client-connection.js';
+import { Http1Exchange, SocketExchange } from './http1-exchange.js';
+import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
+import { decideUpgrade } from './upgrade-request.js';
+
+export interface Http1EngineConfig {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** `--drain-idle-grace-ms`. */
+  readonly drainIdleGraceMs: number;
+  /** Upgrade tokens forwarded (`websocket` and `--upgrade-allow`). */
+  readonly upgradeTokens: ReadonlySet<string>;
+}
+
+/** How often node checks the head and request timeouts: often enough for the head timeout to be kept. */
+export function timeoutCheckInterval(headersTimeoutMs: number): number {
+  return Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4)));
+}
+
+export class Http1Engine {
+  readonly server: http.Server<typeof IncomingMessage, typeof Http1Exchange>;
+  readonly #connections = new Set<ClientConnection>();
+  readonly #startNext = (ctx: ProxyRequest): void => this.#lifecycle.start(ctx);
+  #draining = false;
+  /** Called when a connection closes (the drain waits on it). */
+  onSettled: (() => void) | undefined;
+
+  readonly #config: Http1EngineConfig;
+  readonly #lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, upgrade requests are refused). */
+  readonly #hub: TunnelHub | undefined;
+
+  constructor(deps: EngineDeps<Http1EngineConfig>) {
+    const { config } = deps;
+    this.#config = config;
+    this.#lifecycle = deps.lifecycle;
+    this.#hub = deps.hub;
+    this.server = http.createServer(
+      {
+        maxHeaderSize: MAX_HEADER_BYTES,
+        headersTimeout: config.headersTimeoutMs,
+        requestTimeout: config.requestTimeoutMs,
+        keepAliveTimeout: config.keepAliveTimeoutMs,
+        connectionsCheckingInterval: timeoutCheckInterval(config.headersTimeoutMs),
+        // The ingress checks Host itself (also for HTTP/1.0, and refuses duplicates).
+        requireHostHeader: false,
+        noDelay: true,
+        ServerResponse: Http1Exchange,
+      },
+      (req, res) => this.#onRequest(req, res as Http1Exchange),
+    );
+    this.server.on('connection', (socket: Socket) => this.#onConnection(socket));
+    const onHandover = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.#onHandover(req, socket as Socket, head);
+    this.server.on('upgrade', onHandover);
+    this.server.on('connect', onHandover);
+    // node starts its header and request timeout checks when an HTTP server starts listening.
+    this.server.emit('listening');
+  }
+
+  /** Serves a connection a listener accepted (or a CONNECT tunnel's inner connection). */
+  accept(socket: Socket): void {
+    this.server.emit('connection', socket);
+    socket.resume();
+  }
+
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  #onConnection(socket: Socket): void {
+    const conn = new ClientConnection(socket);
+    this.#connections.add(conn);
+    socket.once('close', () => this.#connectionClosed(conn));
+    if (this.#draining) this.#idleWhileDraining(conn);
+  }
+
+  #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
+    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders });
+    const conn = ClientConnection.of(req.socket) as ClientConnection;
+    exchange.onClose(() => this.#responseClosed(conn, ctx));
+    if (this.#draining) req.socket.setTimeout(0); // not idle any more
+    if (conn.current === undefined) {
+      conn.current = ctx;
+      this.#lifecycle.start(ctx);
+    } else {
+      conn.enqueue(ctx);
+    }
+  }
+
+  /** An upgrade or CONNECT request node's parser handed over with its socket. */
+  #onHandover(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const conn = ClientConnection.of(socket);
+    if (conn !== undefined) conn.tunnel = true; // drains with the tunnels, not as an idle keep-alive connection
+    const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
+    const exchange = new SocketExchange(req, socket, kind);
+    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, hasBody: false });
+    const decision = decideUpgrade(req, this.#config.upgradeTokens);
+    const hub = this.#hub;
+    if (decision.kind === 'refuse' || hub === undefined) {
+      if (hub !== undefined && ctx.error === undefined) hub.refused('upgrade');
+      this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, decision.kind === 'refuse' ? decision.details : 'upgrades are not served here');
+    } else if (decision.kind === 'forward') {
+      if (hub.draining && ctx.error === undefined) {
+        hub.refused('upgrade');
+        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+      }
+      exchange.upgradeToken = decision.token;
+      ctx.upgrade = { token: decision.token, head };
+    }
+    this.#lifecycle.start(ctx);
+  }
+
+  /** A response closed (complete, or abandoned by either side): the next pipelined request starts. */
+  #responseClosed(conn: ClientConnection, ctx: ProxyRequest): void {
+    // A socket that is no longer writable (the client left, or `Connection: close`) serves nothing more; its
+    // 'close' ends the requests still waiting.
+    if (conn.current !== ctx || !conn.socket.writable) return;
+    const next = conn.advance();
+    // From the next turn of the event loop: undici frees the upstream connection of the response just finished
+    // in a microtask, so the next request reuses it instead of opening another.
+    if (next !== undefined) setImmediate(this.#startNext, next);
+    else if (this.#draining) this.#idleWhileDraining(conn);
+  }
+
+  /** The client connection closed: every request still on it ends now. */
+  #connectionClosed(conn: ClientConnection): void {
+    if (!this.#connections.delete(conn)) return;
+    for (const ctx of conn.takeAll()) this.#lifecycle.clientClosed(ctx);
+    this.onSettled?.();
+  }
+
+  /**
+   * The drain begins: every response not yet started closes its connection after it, and an idle connection is
+   * closed once it stayed idle for `--drain-idle-grace-ms` (so a request a client is writing at that moment is
+   * served, not reset).
+   */
+  drain(): void {
+    this.#draining = true;
+    for (const conn of this.#connections) {
+      const current = conn.current;
+      if (current === undefined) this.#idleWhileDraining(conn);
+      else if (!current.exchange.headSent) current.exchange.closeAfterResponse();
+    }
+  }
+
+  /** The end of a drain: every connection left is closed. */
+  closeAll(): void {
+    this.server.closeAllConnections();
+  }
+
+  /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
+  #idleWhileDraining(conn: ClientConnection): void {
+    if (conn.tunnel) return;
+    const graceMs = this.#config.drainIdleGraceMs;
+    if (graceMs === 0) conn.socket.destroy();
+    else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The one downstream request lifecycle. Every request — an HTTP/1.1 request, an HTTP/2 stream, a WebSocket
+ * handshake over either protocol, a CONNECT — starts here (`begin`: the request context, with the ingress's header
+ * hygiene and request-target rules), runs here (`start`: the chain, or the edge's own answer), and finishes here,
+ * once both its chain part is over and its exchange closed (and its tunnel, if it became one): counters, duration,
+ * in-flight count, the access-log line and every filter's `onDone`. The protocol engines (`http1-engine.ts`,
+ * `h2-engine.ts`, `connect-listener.ts`) only decide when a request has its turn; none of them counts, times or
+ * logs a request itself.
+ *
+ * When the client goes away first, whatever still works for the request stops: its filters are aborted and its
+ * upstream request is cancelled (never a failure that evicts a binding or re-runs). A request that never had its
+ * turn (pipelined behind one whose connection closed) ends as 499 `PROXY_ERR_DOWNSTREAM_CLOSED`.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Chain } from '../chain/chain.js';
+import type { TunnelHub } from '../tunnels/hub.js';
+import type { Counters } from '../ops/stats.js';
+import type { AccessLog } from '../ops/access-log.js';
+import { ProxyRequest } from '../request/context.js';
+import { RequestBody } from '../request/body.js';
+import { ForwardHeaders } from '../http/header-list.js';
+import type { DownstreamExchange } from '../http/exchange.js';
+import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
+import { writeLocalReply } from '../http/local-reply.js';
+import { sanitiseRequestHeaders } from './ingress-headers.js';
+import { resolveRequestTarget, type RequestTarget } from './request-target.js';
+import { finalStatus } from './final-status.js';
+
+/** The request head as an engine read it. */
+export interface RequestHead {
+  /** The request target as sent (origin-form, absolute-form, or a CONNECT's authority-form). */
+  readonly url: string;
+  readonly method: string;
+  /** node's flat `[name, value, ...]`, in the HTTP/1.1 form (an HTTP/2 head is brought to it by `h2-request.ts`). */
+  readonly rawHeaders: readonly string[];
+  /** Whether a body follows (undefined: as the headers announce it). */
+  readonly hasBody?: boolean;
+  /** A CONNECT's target (`host:port`): the request's authority, taken as it is (the CONNECT listener checks it). */
+  readonly connectTarget?: string;
+}
+
+/** Fields of a request's access-log line that a built-in stage adds. */
+export type LogFields = (ctx: ProxyRequest) => Readonly<Record<string, unknown>> | undefined;
+
+export interface LifecycleConfig {
+  /** Lower-case names removed from every request: the internal headers plus `--strip-headers`. */
+  readonly stripHeaders: readonly string[];
+  /** `--xff-trusted-hops`. */
+  readonly xffTrustedHops: number;
+  /** `--max-replay-body-bytes`. */
+  readonly maxReplayBodyBytes: number;
+}
+
+export interface LifecycleDeps {
+  readonly config: LifecycleConfig;
+  readonly chain: Chain;
+  readonly counters: Counters;
+  readonly observeDuration: (seconds: number) => void;
+  readonly accessLog: AccessLog;
+  /** Built-in stages' access-log fields. */
+  readonly logFields: readonly LogFields[];
+  readonly log: Logger;
+}
+
+/** What a protocol engine is built with: its config, the lifecycle its requests run through, and the tunnels. */
+export interface EngineDeps<C> {
+  readonly config: C;
+  readonly lifecycle: RequestLifecycle;
+  /** Upgrades and their tunnels (without it, the engine serves no upgrade). */
+  readonly hub: TunnelHub | undefined;
+}
+
+export class RequestLifecycle {
+  readonly #deps: LifecycleDeps;
+  readonly #strip: ReadonlySet<string>;
+  readonly #onChainDone: (ctx: ProxyRequest) => void;
+  #inflight = 0;
+  /** Draining: responses not yet started close their connection after them. */
+  draining = false;
+  /** Called whenever the in-flight count drops (the drain waits on it). */
+  onSettled: (() => void) | undefined;
+
+  constructor(deps: LifecycleDeps) {
+    this.#deps = deps;
+    this.#strip = new Set(deps.config.stripHeaders);
+    this.#onChainDone = (ctx) => this.#maybeFinish(ctx);
+  }
+
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /**
+   * A request arrived on `exchange`: its context, with the ingress's refusal recorded (answered before any
+   * filter, when the request has its turn).
+   */
+  begin(exchange: DownstreamExchange, head: RequestHead): ProxyRequest {
+    const startedAt = performance.now();
+    this.#inflight++;
+    this.#deps.counters.requestsInFlight++;
+    const { config, log } = this.#deps;
+    const remote = exchange.remoteAddress;
+    const scheme = exchange.encrypted ? 'https' : 'http';
+    const sanitised = sanitiseRequestHeaders(head.rawHeaders, remote, scheme, this.#strip, config.xffTrustedHops);
+    const target: RequestTarget =
+      head.connectTarget === undefined
+        ? resolveRequestTarget(head.url, sanitised)
+        : { kind: 'forward', path: head.connectTarget, authority: head.connectTarget, headers: sanitised.headers };
+    const body = (head.hasBody ?? sanitised.hasBody) ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes) : null;
+    const ctx = new ProxyRequest({
+      exchange,
+      requestId: sanitised.requestId,
+      method: head.method,
+      path: target.path,
+      authority: target.authority,
+      scheme,
+      remoteAddress: remote,
+      headers: new ForwardHeaders(target.headers),
+      body,
+      startedAt,
+      log,
+    });
+    exchange.onClose(() => this.clientClosed(ctx));
+    if (target.kind === 'refuse') this.refuse(ctx, target.error, target.details);
+    return ctx;
+  }
+
+  /** Records why the edge answers this request itself (the first reason recorded wins). */
+  refuse(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string): void {
+    if (ctx.error !== undefined) return;
+    ctx.error = spec;
+    ctx.details = details;
+  }
+
+  /** Runs a request that has its turn (unless its client left while it waited): the edge's own answer, or the chain. */
+  start(ctx: ProxyRequest): void {
+    if (ctx.clientState !== 'open') return;
+    if (this.draining) ctx.exchange.closeAfterResponse();
+    if (ctx.error !== undefined) return this.answer(ctx, ctx.error, ctx.details);
+    this.#deps.chain.run(ctx, this.#onChainDone);
+  }
+
+  /** The edge answers with a catalog error (and `headers`), without the chain. */
+  answer(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string | undefined, headers?: Readonly<Record<string, string>>): void {
+    ctx.error = spec;
+    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) });
+    if (written.kind === 'written' && written.invalid !== undefined) ctx.details = written.invalid;
+    else if (details !== undefined) ctx.details = details;
+    this.answered(ctx);
+  }
+
+  /** The edge is done with a request it handled without the chain (answered it, or opened its tunnel). */
+  answered(ctx: ProxyRequest): void {
+    ctx.phase = 'answered';
+    this.#maybeFinish(ctx);
+  }
+
+  /**
+   * The client side of a request is over (its exchange closed, or its connection did): stop whatever still works
+   * for it, and finish once the chain is done too. A pipelined request that never had its turn ends as 499.
+   */
+  clientClosed(ctx: ProxyRequest): void {
+    if (ctx.clientState !== 'open') return;
+    ctx.clientState = 'closed';
+    if (ctx.phase === 'waiting') {
+      ctx.error = ERRORS.DOWNSTREAM_CLOSED;
+      ctx.details = 'client closed the connection before this pipelined request had its turn';
+      ctx.phase = 'answered';
+    } else if (!ctx.exchange.complete) {
+      // Marked gone first (node may not have done so yet when the socket's 'close' comes first), so the aborted
+      // upstream request is seen as `cancelled` — never a reset that evicts or re-runs.
+      ctx.exchange.abortResponse();
+      ctx.abortFilters();
+      ctx.upstream?.cancel();
+    }
+    this.#maybeFinish(ctx);
+  }
+
+  /** Finishes once the chain's part is over, the exchange closed, and the tunnel (if any) closed. */
+  #maybeFinish(ctx: ProxyRequest): void {
+    if (ctx.phase !== 'answered' || ctx.clientState !== 'closed') return;
+    const tunnel = ctx.tunnel;
+    if (tunnel !== undefined && !tunnel.closed) {
+      tunnel.onClose(() => this.#maybeFinish(ctx));
+      return;
+    }
+    this.#finish(ctx);
+  }
+
+  /** Counters, duration, in-flight, access log, every filter's onDone: once per request. */
+  #finish(ctx: ProxyRequest): void {
+    if (ctx.clientState === 'finished') return;
+    ctx.clientState = 'finished';
+    const { counters, chain, accessLog } = this.#deps;
+    const end = finalStatus(ctx);
+    // A request body the upstream did not read completely: the connection cannot carry another request.
+    if (ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.exchange.discardUnreadBody();
+    ctx.status = end.status;
+    counters.countResponse(end.status);
+    const durationMs = performance.now() - ctx.startedAt;
+    this.#deps.observeDuration(durationMs / 1000);
+    if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
+    chain.done(ctx, end.status, end.error);
+    this.#inflight--;
+    counters.requestsInFlight--;
+    this.onSettled?.();
+  }
+
+  #accessFields(ctx: ProxyRequest, status: number, truncated: boolean, durationMs: number): Record<string, unknown> {
+    const line: Record<string, unknown> = {
+      requestId: ctx.requestId,
+      method: ctx.method,
+      authority: ctx.authority,
+      path: ctx.path,
+      status,
+      protocol: ctx.protocol,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      upstream: ctx.upstreamAddress ?? null,
+      attempts: ctx.attempt + 1,
+      upgrade: ctx.upgrade?.token ?? null,
+    };
+    const tunnel = ctx.tunnel;
+    if (tunnel !== undefined) {
+      const bytes = tunnel.bytes();
+      line.tunnel = {
+        kind: tunnel.kind,
+        durationMs: Math.round(performance.now() - tunnel.openedAt),
+        bytesFromClient: bytes.fromClient,
+        bytesToClient: bytes.toClient,
+        closedBy: tunnel.reason ?? null,
+      };
+    }
+    if (ctx.route !== undefined) line.routeSource = ctx.route.source;
+    if (ctx.error !== undefined) line.error = ctx.error.code;
+    if (ctx.details !== undefined) line.details = ctx.details;
+    if (truncated) line.aborted = true;
+    for (const fields of this.#deps.logFields) {
+      const extra = fields(ctx);
+      if (extra !== undefined) Object.assign(line, extra);
+    }
+    return line;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Answers the proxy writes itself — a filter's or ext_proc's local reply, or an error from the catalog — on any
+ * downstream exchange. The head is built here once for every protocol: the reply's headers (a header may carry
+ * several values, e.g. `set-cookie`), never the worker's stale signal or a framing header, a plain-text
+ * content-type for a body without one, and the content-length. A reply whose headers node refuses (a filter's or
+ * ext_proc's invalid header) becomes a 500 rather than something half-written. A streamed body (`StreamedBody`,
+ * ext_proc's `streamed_immediate_response`) has no content-length: it is written piece by piece after the head
+ * (`streamed-body-writer.ts`); a reply that is not written cancels it.
+ */
+import { isStreamedBody, type LocalReply } from '../api/filter.js';
+import { STALE_HEADER } from '../../lib/wire-contract.js';
+import type { DownstreamExchange } from './exchange.js';
+import { writeStreamedBody } from './streamed-body-writer.js';
+
+/** A local reply as the proxy writes it: like `LocalReply`, but a header may carry several values (`set-cookie`). */
+export type MultiValueLocalReply = Omit<LocalReply, 'headers'> & { readonly headers?: Readonly<Record<string, string | readonly string[]>> };
+
+const TEXT = 'text/plain; charset=utf-8';
+const INTERNAL_BODY = Buffer.from('internal proxy error\n');
+/** Headers a reply never carries as given: the stale signal, and what frames or scopes the body's connection. */
+const NEVER: ReadonlySet<string> = new Set([STALE_HEADER, 'content-length', 'transfer-encoding', 'connection']);
+
+export interface LocalReplyHead {
+  readonly status: number;
+  readonly headers: string[];
+  /** The whole body (undefined: none, or a streamed one). */
+  readonly body: Buffer | undefined;
+}
+
+/** The status, header list and body a reply is written with (a streamed body's head has no content-length). */
+export function localReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
+  let status = reply.status | 0;
+  if (status < 200 || status > 999) status = status >= 100 && status < 200 ? 200 : 500;
+  const raw = reply.body;
+  const streamed = isStreamedBody(raw);
+  const body = raw === undefined || streamed ? undefined : typeof raw === 'string' ? Buffer.from(raw) : Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const headers: string[] = [];
+  let hasType = false;
+  if (reply.headers !== undefined) {
+    for (const [name, value] of Object.entries(reply.headers)) {
+      const lower = name.toLowerCase();
+      if (NEVER.has(lower)) continue;
+      if (lower === 'content-type') hasType = true;
+      if (typeof value === 'string') headers.push(lower, value);
+      else for (const v of value) headers.push(lower, v);
+    }
+  }
+  if (body !== undefined && body.length > 0 && !hasType) headers.push('content-type', TEXT);
+  if (!streamed) headers.push('content-length', String(body?.length ?? 0));
+  return { status, headers, body };
+}
+
+/** Cancels the reply's body when it is a streamed one that will not be written (the reply was replaced). */
+export function discardReplyBody(reply: MultiValueLocalReply): void {
+  if (isStreamedBody(reply.body)) reply.body.cancel();
+}
+
+/** How writing a reply went: not at all (a response already started, or the client is gone), or written. */
+export type LocalReplyWrite =
+  | { readonly kind: 'not-written' }
+  /** `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
+  | { readonly kind: 'written'; readonly invalid?: string };
+
+const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
+const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
+
+/**
+ * Writes `reply` unless a response already started or the client is gone. A streamed body goes on after this
+ * returns; `note` hears what went wrong with it later (a broken source), for the request's log line.
+ */
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, note?: (details: string) => void): LocalReplyWrite {
+  if (exchange.headSent || exchange.gone) {
+    discardReplyBody(reply);
+    return NOT_WRITTEN;
+  }
+  const head = localReplyHead(reply);
+  try {
+    exchange.startResponse(head.status, head.headers);
+  } catch (err) {
+    discardReplyBody(reply);
+    exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
+    exchange.finishResponse(INTERNAL_BODY);
+    return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
+  }
+  if (isStreamedBody(reply.body)) writeStreamedBody(exchange, reply.body, note ?? ignore);
+  else exchange.finishResponse(head.body);
+  return WRITTEN;
+}
+
+function ignore(): void {}

@@ -1,0 +1,92 @@
+/**
+ * Every open tunnel of this process — upgraded connections (a 101 relayed) and CONNECT tunnels — with its
+ * accounting, the `tunnels` block of `/stats`, and the drain: once `drain()` starts, no new upgrade or CONNECT is
+ * accepted (`draining`), the open tunnels keep flowing, and those still open when the drain timeout runs out are
+ * closed (reason `drain`).
+ */
+import type { Logger } from 'pino';
+import { TunnelStats, type TunnelBytes, type TunnelCloseReason, type TunnelKind } from '../ops/tunnel-stats.js';
+
+/** One open tunnel as the hub sees it. */
+export interface OpenTunnel {
+  readonly kind: TunnelKind;
+  /** Bytes so far (after the handshake). */
+  bytes(): TunnelBytes;
+  /** Closes both sides now; the tunnel reports back through `TunnelHub.closed`. */
+  close(reason: TunnelCloseReason): void;
+}
+
+export class TunnelHub {
+  readonly stats: TunnelStats;
+  readonly #open = new Set<OpenTunnel>();
+  readonly #active: Record<TunnelKind, number> = { upgrade: 0, connect: 0 };
+  #draining = false;
+  #onEmpty: (() => void) | undefined;
+
+  constructor(readonly log: Logger) {
+    this.stats = new TunnelStats({ active: (kind) => this.#active[kind], openBytes: (kind) => this.#openBytes(kind) });
+  }
+
+  /** True once the drain started: new upgrades and CONNECTs are refused. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  refused(kind: TunnelKind): void {
+    this.stats.tallies[kind].refused++;
+  }
+
+  opened(tunnel: OpenTunnel): void {
+    this.#open.add(tunnel);
+    this.#active[tunnel.kind]++;
+    this.stats.tallies[tunnel.kind].total++;
+  }
+
+  /** Called once by a tunnel when both its sides are closed. */
+  closed(tunnel: OpenTunnel, reason: TunnelCloseReason, bytes: TunnelBytes): void {
+    if (!this.#open.delete(tunnel)) return;
+    this.#active[tunnel.kind]--;
+    const t = this.stats.tallies[tunnel.kind];
+    t.closed[reason]++;
+    t.bytes.fromClient += bytes.fromClient;
+    t.bytes.toClient += bytes.toClient;
+    if (this.#open.size === 0) this.#onEmpty?.();
+  }
+
+  #openBytes(kind: TunnelKind): TunnelBytes {
+    const sum = { fromClient: 0, toClient: 0 };
+    for (const t of this.#open) {
+      if (t.kind !== kind) continue;
+      const b = t.bytes();
+      sum.fromClient += b.fromClient;
+      sum.toClient += b.toClient;
+    }
+    return sum;
+  }
+
+  /**
+   * Refuses new tunnels from now on, waits up to `timeoutMs` for the open ones to close, then closes the rest.
+   * Resolves true when every tunnel closed on its own.
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.#draining = true;
+    if (this.#open.size === 0) return true;
+    const clean = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.#onEmpty = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    this.#onEmpty = undefined;
+    if (!clean) {
+      this.log.warn({ tunnels: this.#open.size }, 'drain timeout: closing open tunnels');
+      for (const t of [...this.#open]) t.close('drain');
+    }
+    return clean;
+  }
+}
