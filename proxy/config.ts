@@ -8,7 +8,7 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
-import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix, type SpiffeMatch } from '../lib/tls/identity.js';
+import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { devIdentities } from '../lib/tls/dev-certs.js';
 import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
@@ -304,17 +304,21 @@ export interface ProxyConfig {
   readonly ops: OpsConfig;
 }
 
+/** `read()`'s value; what it throws becomes a usage error naming `flag`. */
+function checked<T>(flag: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
+  }
+}
+
 function extProcTlsConfig(flags: ProxyFlags): ExtProcTlsConfig | undefined {
   const credentialBundle = flags['extproc-credential-bundle'];
   const trustBundle = flags['extproc-trust-bundle'];
   if (credentialBundle === '' && trustBundle === '') return undefined;
   if (credentialBundle === '' || trustBundle === '') throw new UsageError('--extproc-credential-bundle and --extproc-trust-bundle go together');
-  let serverIdentity: SpiffeMatch;
-  try {
-    serverIdentity = parseSpiffeMatch(flags['extproc-spiffe-id']);
-  } catch (err) {
-    throw new UsageError(`--extproc-spiffe-id: ${(err as Error).message}`);
-  }
+  const serverIdentity = checked('--extproc-spiffe-id', () => parseSpiffeMatch(flags['extproc-spiffe-id']));
   return Object.freeze({ credentialBundle, trustBundle, serverIdentity, watchIntervalMs: flags['extproc-tls-watch-ms'] });
 }
 
@@ -326,12 +330,7 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
     return undefined;
   }
   if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
-  let spiffePrefix: string;
-  try {
-    spiffePrefix = validateSpiffePrefix(flags['upstream-spiffe-prefix']);
-  } catch (err) {
-    throw new UsageError(`--upstream-spiffe-prefix: ${(err as Error).message}`);
-  }
+  const spiffePrefix = checked('--upstream-spiffe-prefix', () => validateSpiffePrefix(flags['upstream-spiffe-prefix']));
   return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
 }
 

@@ -20,15 +20,10 @@ import { pino } from 'pino';
 import { loadProto, lookup } from '../../lib/proto.js';
 import { readCredentialBundle } from '../../lib/tls/files.js';
 import { parseSpiffeMatch } from '../../lib/tls/identity.js';
-import { Counters } from '../../proxy/ops/stats.js';
-import { GrpcExtProcClient } from '../../proxy/stages/ext-proc/grpc-client.js';
+import { probeExtProc } from '../../proxy/stages/ext-proc/probe.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE } from '../../lib/wire-contract.js';
-import type { ProcessingRequest } from '../../proxy/stages/ext-proc/messages.js';
 
 const TIMEOUT_MS = 5000;
-const HEADERS: ProcessingRequest = {
-  request_headers: { headers: { headers: [{ key: ':authority', raw_value: Buffer.from('not-an-actor.example') }] }, end_of_stream: true },
-};
 
 interface TlsCounts {
   accepted: number;
@@ -57,22 +52,14 @@ function probeWithoutCertificate(host: string, port: number, ca: Buffer): Promis
 }
 
 /** One request-headers exchange through the proxy's own ext_proc client; `response` or the failure. */
-async function exchange(address: string, tlsFiles: { credentialBundle: string; trustBundle: string; id: string } | undefined): Promise<string> {
-  const client = new GrpcExtProcClient({
+function exchange(address: string, tlsFiles: { credentialBundle: string; trustBundle: string; id: string } | undefined): Promise<string> {
+  return probeExtProc({
     address,
+    authority: 'not-an-actor.example',
     messageTimeoutMs: TIMEOUT_MS,
-    counters: new Counters(),
     log: pino({ level: 'silent' }),
     tls: tlsFiles === undefined ? undefined : { ...tlsFiles, serverIdentity: parseSpiffeMatch(tlsFiles.id), watchIntervalMs: 60_000 },
   });
-  try {
-    const stream = client.open();
-    const r = await stream.exchange(HEADERS);
-    stream.close();
-    return r.kind === 'response' ? 'response' : r.kind === 'error' ? r.code : r.kind;
-  } finally {
-    client.close();
-  }
 }
 
 /** A gRPC ext_proc server on 127.0.0.1 with `bundle`, requiring client certificates from `ca`. */

@@ -22,6 +22,7 @@ import { waitFor } from '../../../lib/testing/wait.js';
 import { Counters } from '../../ops/stats.js';
 import type { ExtProcTlsConfig } from './config.js';
 import { GrpcExtProcClient } from './grpc-client.js';
+import { probeExtProc } from './probe.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest } from './messages.js';
 
 let pki: TestPki;
@@ -81,16 +82,8 @@ function tlsConfig(credentialBundle = pki.files.proxy, watchIntervalMs = 1000): 
 
 const HEADERS: ProcessingRequest = { request_headers: { headers: { headers: [{ key: ':authority', raw_value: Buffer.from('a.demo.example') }] }, end_of_stream: true } };
 
-async function oneExchange(server: TestServer, tls: ExtProcTlsConfig | undefined, log: pino.Logger): Promise<string> {
-  const client = new GrpcExtProcClient({ address: server.address, messageTimeoutMs: 5000, counters: new Counters(), tls, log });
-  try {
-    const stream = client.open();
-    const r = await stream.exchange(HEADERS);
-    stream.close();
-    return r.kind === 'response' ? 'response' : r.kind === 'error' ? r.code : r.kind;
-  } finally {
-    client.close();
-  }
+function oneExchange(server: TestServer, tls: ExtProcTlsConfig | undefined, log: pino.Logger): Promise<string> {
+  return probeExtProc({ address: server.address, authority: 'a.demo.example', messageTimeoutMs: 5000, tls, log });
 }
 
 test('the configured extproc identity is reached over mTLS', async () => {
