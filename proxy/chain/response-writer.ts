@@ -25,7 +25,10 @@ export class ResponseWriter {
    * and so does what went wrong later with a streamed body.
    */
   local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
-    const written = writeLocalReply(ctx.exchange, reply, (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`));
+    const written = writeLocalReply(ctx.exchange, reply, {
+      headRequest: ctx.method === 'HEAD',
+      note: (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`),
+    });
     if (written.kind === 'not-written') return;
     if (reply.details !== undefined) ctx.details = reply.details;
     if (written.invalid !== undefined) ctx.details = written.invalid;

@@ -64,11 +64,20 @@ export type LocalReplyWrite =
 const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
 const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
 
+/** How a reply with a streamed body is written. */
+export interface StreamedReplyOptions {
+  /** The request is a HEAD: the head only (a streamed body is not read at all). */
+  readonly headRequest?: boolean;
+  /** Hears what went wrong with a streamed body after the head (a broken source), for the request's log line. */
+  readonly note?: (details: string) => void;
+}
+
 /**
  * Writes `reply` unless a response already started or the client is gone. A streamed body goes on after this
- * returns; `note` hears what went wrong with it later (a broken source), for the request's log line.
+ * returns — unless the response can carry none (a HEAD request, 204, 304): then the head ends the response and the
+ * source is cancelled.
  */
-export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, note?: (details: string) => void): LocalReplyWrite {
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, opts: StreamedReplyOptions = {}): LocalReplyWrite {
   if (exchange.headSent || exchange.gone) {
     discardReplyBody(reply);
     return NOT_WRITTEN;
@@ -82,8 +91,12 @@ export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueL
     exchange.finishResponse(INTERNAL_BODY);
     return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
   }
-  if (isStreamedBody(reply.body)) writeStreamedBody(exchange, reply.body, note ?? ignore);
-  else exchange.finishResponse(head.body);
+  const streamed = reply.body;
+  if (!isStreamedBody(streamed)) exchange.finishResponse(head.body);
+  else if (opts.headRequest === true || head.status === 204 || head.status === 304) {
+    streamed.cancel();
+    exchange.finishResponse();
+  } else writeStreamedBody(exchange, streamed, opts.note ?? ignore);
   return WRITTEN;
 }
 

@@ -96,7 +96,7 @@ test('a source that breaks: the response is aborted (never completed) and the re
   const exchange = new RecordingExchange();
   const notes: string[] = [];
   const body = source([data('partial'), { kind: 'error', details: 'the processor went away' }]);
-  writeLocalReply(exchange, { status: 200, body }, (n) => notes.push(n));
+  writeLocalReply(exchange, { status: 200, body }, { note: (n) => notes.push(n) });
   await waitFor(() => exchange.aborted, 2000, 'the response to be aborted');
   assert.equal(exchange.complete, false);
   assert.equal(exchange.body, 'partial');
@@ -108,9 +108,22 @@ test('a source that throws is a broken source too', async () => {
   const exchange = new RecordingExchange();
   const notes: string[] = [];
   const body: StreamedBody = { kind: 'streamed', next: () => Promise.reject(new Error('boom')), cancel: () => undefined };
-  writeLocalReply(exchange, { status: 200, body }, (n) => notes.push(n));
+  writeLocalReply(exchange, { status: 200, body }, { note: (n) => notes.push(n) });
   await waitFor(() => exchange.aborted, 2000, 'the response to be aborted');
   assert.deepEqual(notes, ['streamed reply broke: boom']);
+});
+
+test('a HEAD request, a 204 or a 304: the head ends the response, the source is never read', () => {
+  for (const [status, headRequest] of [[200, true], [204, false], [304, false]] as const) {
+    const exchange = new RecordingExchange();
+    const body = source([data('never')]);
+    writeLocalReply(exchange, { status, body }, { headRequest });
+    assert.equal(exchange.head?.status, status);
+    assert.equal(exchange.ended, true);
+    assert.equal(exchange.body, '');
+    assert.equal(body.asked, 0);
+    assert.equal(body.cancelled, 1);
+  }
 });
 
 test('a reply that is not written (a response already started) or whose head is refused cancels its source', () => {

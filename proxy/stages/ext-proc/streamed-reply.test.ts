@@ -287,3 +287,31 @@ test('a client that goes away mid-body: the processor\'s stream is closed', asyn
   const line = await accessLine(proxy, 'streamed-left');
   assert.equal(line.aborted, true);
 });
+
+test('HEAD: the head only, at once, over HTTP/1.1 and HTTP/2; the processor\'s stream is closed', async () => {
+  ep.script = streamingScript('eos');
+  const closedBefore = ep.closedByClient;
+  const h1 = await request(`${proxy.ingress}/`, { method: 'HEAD', headers: { host: actorHost('a'), 'x-request-id': 'streamed-head-h1' } });
+  assert.equal(h1.statusCode, 200);
+  assert.equal(await h1.body.text(), '');
+  await waitFor(() => ep.closedByClient > closedBefore, 5000, 'the processor\'s stream to be closed');
+  assert.equal((await accessLine(proxy, 'streamed-head-h1')).aborted, undefined);
+
+  ep.script = streamingScript('eos');
+  const session = http2.connect(proxy.ingress);
+  session.on('error', () => undefined);
+  try {
+    const stream = session.request({ ':method': 'HEAD', ':path': '/', ':authority': actorHost('a'), 'x-request-id': 'streamed-head-h2' });
+    stream.on('error', () => undefined);
+    let bytes = 0;
+    stream.on('data', (d: Buffer) => (bytes += d.length));
+    const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
+    assert.equal(headers[':status'], 200);
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.equal(bytes, 0);
+    assert.equal(stream.rstCode, http2.constants.NGHTTP2_NO_ERROR);
+  } finally {
+    session.close();
+  }
+  assert.equal((await accessLine(proxy, 'streamed-head-h2')).aborted, undefined);
+});
