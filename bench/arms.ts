@@ -14,11 +14,14 @@
  * - A-extproc-mtls: A with mTLS on the proxy → extproc hop only, against the plaintext stub: with the cache off
  *   every request is a miss, so A-extproc-mtls / A is what that hop's mTLS costs per miss.
  * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
+ * - fleet-affinity, fleet-rr, fleet-sni: --replicas proxies (C each, one cache per process) behind HAProxy, by
+ *   consistent hash of Host, round robin, or consistent hash of the TLS SNI (the fleet scenario only).
  */
 import { H2_ARMS, type H2ArmName, type H2Transport } from './h2-arms.js';
 import type { ArmName } from './types.js';
+import type { FleetMode } from '../scripts/fleet/haproxy-config.js';
 
-export type ArmKind = 'direct' | 'floor' | 'proxy' | 'target';
+export type ArmKind = 'direct' | 'floor' | 'proxy' | 'fleet' | 'target';
 
 export interface ArmSpec {
   readonly name: ArmName;
@@ -38,6 +41,13 @@ export interface ArmSpec {
   readonly floor?: 'table' | 'one-worker';
   /** Present: the load is h2load over this transport (bench/h2-arms.ts); absent: autocannon, HTTP/1.1. */
   readonly transport?: H2Transport;
+  /** Fleet arms: how HAProxy spreads the load over the replicas (scripts/fleet/haproxy-config.ts). */
+  readonly fleet?: FleetMode;
+}
+
+/** A fleet arm: --replicas proxy processes (cache on, misses through one extproc) behind HAProxy in `mode`. */
+function fleetArm(name: ArmName, fleet: FleetMode, description: string): ArmSpec {
+  return { name, kind: 'fleet', description, proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true, mtls: false, fleet };
 }
 
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
@@ -70,6 +80,9 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   C,
   'C-mtls': withMtls(C, 'C-mtls'),
   ...h2Arms(),
+  'fleet-affinity': fleetArm('fleet-affinity', 'affinity', 'replicas behind HAProxy, consistent hash of Host (HTTP)'),
+  'fleet-rr': fleetArm('fleet-rr', 'roundrobin', 'replicas behind HAProxy, round robin (no affinity)'),
+  'fleet-sni': fleetArm('fleet-sni', 'sni', 'replicas behind HAProxy, TLS passthrough, consistent hash of the SNI; 421 for coalesced requests'),
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({

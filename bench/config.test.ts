@@ -43,3 +43,16 @@ test('help names every flag', () => {
     assert.ok(help.includes(flag), flag);
   }
 });
+
+test('fleet: 48 actors, 3 replicas and a bound of 300 by default; --quick shortens the TTL (several TTLs in the window) unless it is given', () => {
+  const d = buildConfig(['--scenario', 'fleet'], {}).config;
+  assert.equal(d.actors, 48);
+  assert.equal(d.replicas, 3);
+  assert.equal(d.hashBalanceFactor, 300);
+  assert.equal(d.cacheTtlMs, 5000);
+  const q = buildConfig(['--scenario', 'fleet', '--quick', '--replicas', '4'], {}).config;
+  assert.deepEqual([q.cacheTtlMs, q.durationS, q.warmupS, q.replicas], [2000, 6, 1, 4]);
+  assert.equal(buildConfig(['--scenario', 'fleet', '--quick', '--cache-ttl-ms', '3000'], {}).config.cacheTtlMs, 3000);
+  assert.equal(buildConfig(['--scenario', 'steady', '--quick'], {}).config.cacheTtlMs, 5000, 'only the fleet scenario shortens it');
+  assert.throws(() => buildConfig(['--scenario', 'fleet', '--replicas', '0'], {}), /at least 1/);
+});

@@ -11,11 +11,11 @@ import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.j
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
-  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24)' },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48)' },
   connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
   duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
-  quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (an explicit --duration/--warmup wins)' },
+  quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (fleet: 6 s with a 2 s cache TTL); an explicit --duration/--warmup/--cache-ttl-ms wins' },
   target: { type: 'string?', env: 'BENCH_TARGET', help: 'URL of an already running proxy (e.g. docker compose); runs only the arm "target"' },
   'target-admin': { type: 'string?', env: 'BENCH_TARGET_ADMIN', help: 'with --target: the proxy admin URL, for its /stats' },
   'stub-admin': { type: 'string?', env: 'BENCH_STUB_ADMIN', help: 'with --target: the apiserver-stub admin URL, for ResumeActor counts and churn' },
@@ -35,6 +35,13 @@ export const BENCH_FLAGS = {
   'chart-out': { type: 'string?', env: 'BENCH_CHART_OUT', help: 'also write the SVG chart to this path' },
   echo: { type: 'boolean', default: false, env: 'BENCH_ECHO', help: "copy the components' logs to stderr" },
   'proxy-workers': { type: 'number', default: 1, min: 1, max: 64, env: 'BENCH_PROXY_WORKERS', help: 'proxy --workers N for the proxy arms (N processes sharing one binding table)' },
+  replicas: { type: 'number', default: 3, min: 1, max: 8, env: 'BENCH_REPLICAS', help: 'fleet: proxy replicas behind HAProxy (the scale phase adds one)' },
+  'hash-balance-factor': {
+    type: 'number',
+    default: 300,
+    env: 'BENCH_HASH_BALANCE_FACTOR',
+    help: "fleet: HAProxy's hash-balance-factor for the hashing arms (a server takes at most this % of the average load; 0: no bound)",
+  },
   profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
 } as const satisfies FlagSpecs;
 
@@ -66,6 +73,8 @@ export interface BenchConfig {
   readonly chartOut: string | undefined;
   readonly echo: boolean;
   readonly proxyWorkers: number;
+  readonly replicas: number;
+  readonly hashBalanceFactor: number;
   readonly profile: boolean;
 }
 
@@ -85,7 +94,8 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   }
   const many = v.scenario === 'many-actors';
   const faults = v.scenario === 'faults';
-  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : 50;
+  const fleet = v.scenario === 'fleet';
+  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : 50;
   const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
   // processes, with room left for the actors of the one it kills.
@@ -93,12 +103,14 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
+  // The fleet's ResumeActor figures need several TTLs in the window: a quick run shortens the TTL instead.
+  const quickTtl = v.quick && fleet && !given(argv, env, 'cache-ttl-ms', 'BENCH_CACHE_TTL_MS');
   const config: BenchConfig = {
     scenario: v.scenario,
     arms,
     actors,
     connections: v.connections,
-    durationS: quickDuration ? 2 : v.duration,
+    durationS: quickDuration ? (fleet ? 6 : 2) : v.duration,
     warmupS: quickWarmup ? 1 : v.warmup,
     quick: v.quick,
     target: v.target,
@@ -106,7 +118,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     stubAdmin: v['stub-admin'],
     extprocAdmin: v['extproc-admin'],
     churnRate: v['churn-rate'],
-    cacheTtlMs: v['cache-ttl-ms'],
+    cacheTtlMs: quickTtl ? 2000 : v['cache-ttl-ms'],
     cacheMaxEntries: v['cache-max-entries'] > 0 ? v['cache-max-entries'] : many ? 2000 : 100_000,
     resolveLatencyMs: v['resolve-latency-ms'],
     coldResumeMs: v['cold-resume-ms'],
@@ -120,6 +132,8 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     chartOut: v['chart-out'],
     echo: v.echo,
     proxyWorkers: v['proxy-workers'],
+    replicas: v.replicas,
+    hashBalanceFactor: v['hash-balance-factor'],
     profile: v.profile,
   };
   return { help, config: Object.freeze(config) };

@@ -146,3 +146,48 @@ test('summaryTable: one row per arm, the proxy CPU in its own column', () => {
 test('fileStem is sortable and has no colons', () => {
   assert.equal(fileStem('2025-03-04T05:06:07.891Z', 'steady'), '2025-03-04T05-06-07Z-steady');
 });
+
+function phase(name: 'kill' | 'rollout' | 'scale', extra: Partial<NonNullable<ArmResult['phases']>[number]> = {}): NonNullable<ArmResult['phases']>[number] {
+  return { name, description: name, durationS: 5, requests: 1000, getErrors: 0, postErrors: 0, errors: 0, non2xx: 0, duplicates: 0, actorsMoved: 12, resumeCalls: 60, baselineResumeCalls: 48, statusCounts: { '200': 1000 }, ...extra };
+}
+
+function fleetArms(affinity: number, rr: number, phases = [phase('kill', { postErrors: 2, errors: 2 }), phase('rollout'), phase('scale')]): ArmResult[] {
+  const usage = (mode: 'affinity' | 'roundrobin' | 'sni') => ({ mode, replicas: 3, actorsByReplica: {}, coalesced: mode === 'sni' ? 40 : 0, misdirected: mode === 'sni' ? 40 : 0 });
+  return [
+    arm('fleet-affinity', 500, { resumeCalls: 200, resumeCallsPerActorPerTtl: affinity, duplicates: 0, fleet: usage('affinity'), phases }),
+    arm('fleet-rr', 400, { resumeCalls: 400, resumeCallsPerActorPerTtl: rr, duplicates: 0, fleet: usage('roundrobin') }),
+    arm('fleet-sni', 450, { resumeCalls: 200, resumeCallsPerActorPerTtl: 1.0, duplicates: 0, fleet: usage('sni') }),
+  ];
+}
+
+test('fleet targets: affinity bound, the multiplication without affinity, kill GETs, rollout errors and duplicates, 421s; all correctness', () => {
+  const good = evaluateTargets('fleet', fleetArms(1.02, 2.6), { actors: 48, cacheTtlMs: 1000 });
+  assert.ok(good.every((t) => t.status !== 'not-met'), JSON.stringify(good.filter((t) => t.status === 'not-met')));
+  assert.equal(correctnessFailed(good), false);
+  const named = (ts: typeof good, prefix: string) => ts.find((t) => t.name.startsWith(prefix));
+  assert.equal(named(good, 'kill: POST failures')?.status, 'reported', 'POSTs in flight at a killed replica may fail');
+  assert.match(named(good, 'scale:')?.detail ?? '', /12 actors moved.*12 extra/);
+
+  const spill = evaluateTargets('fleet', fleetArms(1.5, 2.6), { actors: 48, cacheTtlMs: 1000 });
+  assert.equal(named(spill, 'fleet-affinity: ResumeActor')?.status, 'not-met');
+  assert.equal(named(spill, 'fleet-rr:')?.status, 'not-met', '2.6 is not 2x of 1.5');
+  assert.equal(correctnessFailed(spill), true);
+
+  const broken = evaluateTargets('fleet', fleetArms(1.0, 3, [phase('kill', { getErrors: 1 }), phase('rollout', { errors: 1, duplicates: 1 }), phase('scale')]), { actors: 48, cacheTtlMs: 1000 });
+  for (const prefix of ['kill: no GET fails', 'rollout: no client error', 'rollout: duplicate', 'fleet-affinity: duplicate']) assert.equal(named(broken, prefix)?.status, 'not-met', prefix);
+});
+
+test('fleet report: per-arm and per-phase tables', () => {
+  const report: BenchReport = {
+    scenario: 'fleet',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    machine: { cpus: 2, cpuModel: 'cpu', totalMemBytes: 2 ** 30, platform: 'linux', node: 'v20', loadAvg: [0, 0, 0] },
+    settings: {},
+    arms: fleetArms(1.02, 2.6),
+    ratios: {},
+    targets: [],
+  };
+  const md = renderMarkdown(report);
+  assert.match(md, /\| fleet-affinity \| kill \| 5\.0 \| 1,000 \| 0 \| 2 \| 2 \| 0 \| 0 \| 12 \| 60 \| 48 \| 200×1000 \|/);
+  assert.match(md, /\| fleet-sni \| 3 \| – \| 450 \| 0 \| 0 \| 200 \| 1\.00 \| 40 → 40 \|/);
+});

@@ -3,6 +3,10 @@
  * asserted by timing), and the markdown that goes to stdout and to bench/results/<stamp>-<scenario>.md.
  */
 import type { ArmName, ArmResult, BenchReport, ScenarioName, TargetResult } from './types.js';
+import { fleetTables, fleetTargets } from './fleet-report.js';
+import { fmt, fmtInt, mb, pct, statusText, table } from './markdown.js';
+
+export { fmt, fmtInt, pct } from './markdown.js';
 
 /** The ratios the report always prints: numerator arm / denominator arm, by throughput. */
 export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
@@ -133,6 +137,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
     }
   }
   if (scenario === 'faults') out.push(...faultTargets(arms));
+  if (scenario === 'fleet') out.push(...fleetTargets(arms));
   if (scenario === 'cold') {
     for (const arm of arms) {
       const cold = arm.cold;
@@ -191,39 +196,12 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
   return out;
 }
 
-/** True when a target that must hold for correctness (not speed) failed: duplicate deliveries. */
+/** True when a target that must hold for correctness (not speed) failed: duplicate deliveries, or one marked so. */
 export function correctnessFailed(targets: readonly TargetResult[]): boolean {
-  return targets.some((t) => t.status === 'not-met' && t.name.includes('duplicate'));
+  return targets.some((t) => t.status === 'not-met' && (t.correctness === true || t.name.includes('duplicate')));
 }
 
 // ---- formatting ---------------------------------------------------------------------------------------------
-
-export function fmt(n: number | null | undefined, digits = 2): string {
-  if (n === null || n === undefined || !Number.isFinite(n)) return '–';
-  return n.toFixed(digits);
-}
-
-export function fmtInt(n: number | null | undefined): string {
-  if (n === null || n === undefined || !Number.isFinite(n)) return '–';
-  return Math.round(n).toLocaleString('en-US');
-}
-
-export function pct(x: number): string {
-  return `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
-}
-
-function mb(bytes: number): string {
-  return (bytes / (1024 * 1024)).toFixed(0);
-}
-
-function row(cells: readonly string[]): string {
-  return `| ${cells.join(' | ')} |`;
-}
-
-function table(head: readonly string[], align: readonly ('l' | 'r')[], rows: readonly (readonly string[])[]): string {
-  const sep = align.map((a) => (a === 'r' ? '---:' : '---'));
-  return [row(head), row(sep), ...rows.map(row)].join('\n');
-}
 
 /** Short CPU breakdown, e.g. `proxy 0.031 · stub 0.012`. */
 function cpuBreakdown(arm: ArmResult): string {
@@ -277,6 +255,7 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
     );
   }
   if (scenario === 'faults') return faultsTable(arms);
+  if (scenario === 'fleet') return fleetTables(arms);
   if (scenario === 'cold') {
     return table(
       ['arm', 'actors answered', 'concurrent per actor', 'first success p50 ms', 'p99 ms', 'max ms', 'ResumeActor per actor', 'OK per actor'],
@@ -312,11 +291,6 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
   return null;
 }
 
-function statusText(a: Pick<ArmResult, 'statusCounts'>): string {
-  return Object.entries(a.statusCounts)
-    .map(([code, n]) => `${code}×${n}`)
-    .join(' ');
-}
 
 /** `reason n` pairs, e.g. `stale 3 · connect 5` (– when empty). */
 function countsText(counts: Readonly<Record<string, number>> | undefined): string {

@@ -1,10 +1,10 @@
 /** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
 import { H2_ARM_NAMES } from './h2-arms.js';
 
-export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES] as const;
+export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -71,6 +71,45 @@ export interface FaultsUsage {
   readonly outageMs: number;
 }
 
+/**
+ * One phase of the fleet scenario's `fleet-affinity` arm, under load: what the client saw (failures by method),
+ * what the workers saw twice, which actors changed replica and what it cost in ResumeActor calls.
+ */
+export interface FleetPhase {
+  readonly name: 'kill' | 'rollout' | 'scale';
+  readonly description: string;
+  readonly durationS: number;
+  readonly requests: number;
+  /** GETs that failed: no answer, or an answer other than 2xx. */
+  readonly getErrors: number;
+  /** POSTs that failed the same way. */
+  readonly postErrors: number;
+  /** Requests without an answer (connection failed or closed, timeout), any method. */
+  readonly errors: number;
+  /** Answers other than 2xx, any method. */
+  readonly non2xx: number;
+  /** POSTs a worker received twice (request ids seen again by the stub). */
+  readonly duplicates: number;
+  /** Actors answered during the phase by another replica than the one that served them when it began. */
+  readonly actorsMoved: number;
+  /** ResumeActor calls the control plane received during the phase. */
+  readonly resumeCalls: number;
+  /** What the steady window's rate predicts for the phase's length: resumeCalls minus this is the phase's cost. */
+  readonly baselineResumeCalls: number;
+  readonly statusCounts: Readonly<Record<string, number>>;
+}
+
+/** The fleet scenario's view of one arm. */
+export interface FleetUsage {
+  readonly mode: 'affinity' | 'roundrobin' | 'sni';
+  readonly replicas: number;
+  /** Actors per replica at the end of the steady window (HTTP modes: from the answering replica's header). */
+  readonly actorsByReplica: Readonly<Record<string, number>>;
+  /** `sni`: requests sent on another actor's connection, and how many of them the replica answered 421. */
+  readonly coalesced: number;
+  readonly misdirected: number;
+}
+
 export interface ArmResult {
   readonly name: ArmName;
   readonly description: string;
@@ -111,6 +150,11 @@ export interface ArmResult {
   readonly suspendedAtStart?: number;
   readonly cold?: ColdUsage;
   readonly faults?: FaultsUsage;
+  /** Fleet arms: ResumeActor calls per actor per cache TTL over the whole fleet (1 when each actor meets one cache). */
+  readonly resumeCallsPerActorPerTtl?: number | null;
+  /** The fleet-affinity arm: its kill, rollout and scale phases. */
+  readonly phases?: readonly FleetPhase[];
+  readonly fleet?: FleetUsage;
   readonly notes: readonly string[];
   /** The raw /stats bodies read at the end of the measured window, by process. */
   readonly stats?: Readonly<Record<string, unknown>>;
@@ -121,6 +165,8 @@ export interface TargetResult {
   /** met / not-met, or `reported` for numbers with no pass line, `n/a` when an arm is missing. */
   readonly status: 'met' | 'not-met' | 'reported' | 'n/a';
   readonly detail: string;
+  /** A correctness target (not a speed one): when not met, the run fails. */
+  readonly correctness?: boolean;
 }
 
 export interface MachineInfo {

@@ -11,7 +11,7 @@ test('/ready: 200 LIVE, else 503 NOT_READY or DRAINING', () => {
   assert.deepEqual(readyAnswer('draining'), { status: 503, body: 'DRAINING\n' });
 });
 
-test('the ops routes: /ready, /stats, /stats/reset answering the fresh /stats, /metrics; refresh runs before each read', async () => {
+test('the ops routes: /live, /ready, /stats, /stats/reset answering the fresh /stats, /metrics; refresh runs before each read', async () => {
   let readiness: Readiness = 'not-ready';
   let total = 3;
   let base = 0;
@@ -31,6 +31,16 @@ test('the ops routes: /ready, /stats, /stats/reset answering the fresh /stats, /
     },
   });
   assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 503);
+  // Liveness is not readiness: a process that is starting or draining is alive.
+  for (const r of ['not-ready', 'draining'] as const) {
+    readiness = r;
+    const live = await app.inject({ method: 'GET', url: '/live' });
+    assert.equal(live.statusCode, 200);
+    assert.equal(live.body, 'LIVE\n');
+    assert.equal(live.headers['content-type'], 'text/plain');
+    assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 503);
+  }
+  assert.equal((await app.inject({ method: 'POST', url: '/live' })).statusCode, 404);
   readiness = 'live';
   const ready = await app.inject({ method: 'GET', url: '/ready' });
   assert.equal(ready.statusCode, 200);

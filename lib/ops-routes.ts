@@ -1,6 +1,7 @@
 /**
  * The operational conventions every component's admin API follows (proxy, extproc, apiserver-stub, the
  * benchmark's floor forwarder):
+ * - `GET /live`: 200 `LIVE` whenever the process answers at all (liveness: restart me only when this fails);
  * - `GET /ready`: 200 `LIVE`, or 503 `NOT_READY` (still starting) / `DRAINING` (shutting down), as text;
  * - `GET /stats`: the component's JSON counters since the last reset;
  * - `POST /stats/reset`: zeros those counters (Prometheus keeps its lifetime values) and answers the fresh `/stats`;
@@ -25,6 +26,11 @@ export function sendReady(reply: FastifyReply, readiness: Readiness): FastifyRep
   return reply.code(status).type('text/plain').send(body);
 }
 
+/** Registers `GET /live`: 200 while the process can answer; it never reports readiness (a draining process is alive). */
+export function registerLive(app: FastifyInstance): void {
+  app.get('/live', async (_req, reply) => reply.code(200).type('text/plain').send('LIVE\n'));
+}
+
 export interface OpsHandlers {
   readiness(): Readiness;
   /** The `/stats` document. */
@@ -36,8 +42,9 @@ export interface OpsHandlers {
   refresh?(): Promise<void>;
 }
 
-/** Registers `/ready`, `/stats`, `/stats/reset` and `/metrics` on a component's admin app. */
+/** Registers `/live`, `/ready`, `/stats`, `/stats/reset` and `/metrics` on a component's admin app. */
 export function registerOpsRoutes(app: FastifyInstance, ops: OpsHandlers): void {
+  registerLive(app);
   app.get('/ready', async (_req, reply) => sendReady(reply, ops.readiness()));
   app.get('/stats', async () => {
     await ops.refresh?.();

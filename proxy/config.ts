@@ -33,6 +33,13 @@ export const PROXY_FLAGS = {
   'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
   'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
   'tls-key': { type: 'string?', env: 'PROXY_TLS_KEY', help: 'PEM private key of the HTTPS listener; reloaded when the file changes.' },
+  'misdirected-421': {
+    type: 'choice',
+    env: 'PROXY_MISDIRECTED_421',
+    choices: ['on', 'off'],
+    default: 'off',
+    help: 'On the HTTPS listener, answer 421 Misdirected Request to a request whose authority is not the TLS SNI its connection was opened with (for load balancers that hash connections by SNI; the client retries on a connection of its own).',
+  },
   'h2-max-concurrent-streams': {
     type: 'number',
     env: 'PROXY_H2_MAX_CONCURRENT_STREAMS',
@@ -117,6 +124,12 @@ export const PROXY_FLAGS = {
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
   ...EXT_PROC_FLAGS,
+  'drain-delay-ms': {
+    type: 'number',
+    env: 'PROXY_DRAIN_DELAY_MS',
+    default: 0,
+    help: 'On SIGTERM, how long /ready answers 503 DRAINING while the listeners still accept and serve as before (so a load balancer stops sending first); then the drain starts.',
+  },
   'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
   'drain-idle-grace-ms': {
     type: 'number',
@@ -278,6 +291,8 @@ export interface OpsConfig {
   readonly admin: HostPort;
   readonly adminToken: string | undefined;
   readonly accessLog: boolean;
+  /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
+  readonly drainDelayMs: number;
   readonly drainTimeoutMs: number;
   /** `--cert-expiry-warning-hours` (0: no warning). */
   readonly certExpiryWarningHours: number;
@@ -344,6 +359,9 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
   }
+  if (flags['misdirected-421'] === 'on' && flags['tls-listen'] === undefined) {
+    throw new UsageError('--misdirected-421 needs --tls-listen (it compares a request with the TLS SNI of its connection)');
+  }
   if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
     throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
   }
@@ -369,6 +387,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
       xffTrustedHops: flags['xff-trusted-hops'],
       maxReplayBodyBytes: flags['max-replay-body-bytes'],
       upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+      misdirected421: flags['misdirected-421'] === 'on',
       actorSuffix,
     }),
     chain: freeze({
@@ -401,6 +420,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],
       accessLog: flags['access-log'] === 'on',
+      drainDelayMs: flags['drain-delay-ms'],
       drainTimeoutMs: flags['drain-timeout-ms'],
       certExpiryWarningHours: flags['cert-expiry-warning-hours'],
     }),

@@ -121,12 +121,14 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const connect = listeners.connect === undefined ? undefined : new ConnectListener(connectDeps);
   const connectTls = listeners.connectTls === undefined ? undefined : new ConnectListener({ ...connectDeps, tls: listeners.connectTls });
   const tunnelStage: ProxyStage = { stats: () => ({ tunnels: hub.stats.snapshot() }), resetStats: () => hub.stats.reset() };
+  /** Set at SIGTERM: /ready answers 503 for `--drain-delay-ms` before the drain starts. */
+  let readinessFailed = false;
   const admin: FastifyInstance = await createAdmin({
     adminToken: ops.adminToken,
     stats,
     registry: metrics.registry,
     stages: [...stages, tunnelStage],
-    draining: () => ingress.draining,
+    draining: () => readinessFailed || ingress.draining,
     reload,
   });
   if (opts.role === 'worker') {
@@ -157,6 +159,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      readinessFailed = true;
+      // A cluster worker is told to drain by its primary, which waits out the delay itself (cluster/supervisor.ts).
+      if (opts.role === 'standalone' && ops.drainDelayMs > 0) {
+        log.info({ drainDelayMs: ops.drainDelayMs }, 'readiness failed: serving until the drain starts');
+        await new Promise((resolve) => setTimeout(resolve, ops.drainDelayMs));
+      }
       log.info({ inflight: ingress.inflight, drainTimeoutMs: ops.drainTimeoutMs }, 'draining');
       void connect?.stopAccepting();
       void connectTls?.stopAccepting();

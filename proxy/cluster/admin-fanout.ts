@@ -1,5 +1,5 @@
 /**
- * The primary's public admin server, following the ops conventions (lib/ops-routes.ts): `/ready` (503 `DRAINING`
+ * The primary's public admin server, following the ops conventions (lib/ops-routes.ts): `/live`, `/ready` (503 `DRAINING`
  * while draining), `/stats` summed over the workers plus the primary's own process stats, `/stats/reset` on every
  * worker (answering the fresh summed `/stats`), `/metrics` merged with prom-client's
  * AggregatorRegistry, `/filters/reload` on every worker (failing when any worker's reload failed), and every
@@ -10,7 +10,7 @@ import { request } from 'undici';
 import { AggregatorRegistry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
-import { sendReady } from '../../lib/ops-routes.js';
+import { registerLive, sendReady } from '../../lib/ops-routes.js';
 import { sumDocuments } from './sum-documents.js';
 import type { WorkerSupervisor } from './supervisor.js';
 
@@ -39,6 +39,7 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     Promise.all(workers.live().map((i) => callWorker(i.admin as string, method, url, opts.adminToken, body)));
   const admin = Fastify({ logger: false });
   guardAdmin(admin, { token: opts.adminToken });
+  registerLive(admin); // the primary's own liveness, not a worker's
   admin.get('/ready', async (_req, reply) => sendReady(reply, workers.draining ? 'draining' : 'live'));
   const statsDocument = async (): Promise<Record<string, unknown>> => {
     const docs = (await callAll('GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);

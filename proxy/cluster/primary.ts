@@ -31,7 +31,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
     );
   });
   onShutdownSignal(log, async () => {
-    await workers.drain(config.ops.drainTimeoutMs + KILL_GRACE_MS);
+    await workers.drain(config.ops.drainTimeoutMs + KILL_GRACE_MS, config.ops.drainDelayMs);
     await admin.close();
   });
   logReady(log, {

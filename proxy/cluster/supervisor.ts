@@ -52,9 +52,13 @@ export class WorkerSupervisor {
     return [...this.#infos.values()].filter((i) => i.admin !== undefined);
   }
 
-  /** Drains every worker (SIGKILL after `graceMs`); resolves once all exited. */
-  drain(graceMs: number): Promise<void> {
+  /**
+   * Drains every worker (SIGKILL after `graceMs`); resolves once all exited. `/ready` fails at once; the workers
+   * keep accepting and serving for `delayMs` (`--drain-delay-ms`) before they are told to stop.
+   */
+  async drain(graceMs: number, delayMs = 0): Promise<void> {
     this.#draining = true;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const allExited = new Promise<void>((resolve) => {
       this.#allExited = resolve;
       if (this.#infos.size === 0) resolve();

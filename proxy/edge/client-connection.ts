@@ -19,6 +19,8 @@ export class ClientConnection {
   current: ProxyRequest | undefined = undefined;
   /** Handed over as an upgraded connection (`upgrade.ts`): it drains with the tunnels, never as an idle one. */
   tunnel = false;
+  /** The inner connection of a CONNECT tunnel (`connect-listener.ts`): its TLS, if any, was opened for the proxy. */
+  insideConnect = false;
   #waiting: ProxyRequest[] | undefined;
   #readPaused = false;
 

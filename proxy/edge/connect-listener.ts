@@ -119,7 +119,7 @@ export class ConnectListener {
     ctx.tunnel = new ConnectTunnel(socket, head, hub);
     lifecycle.answered(ctx);
     if (head.length > 0) socket.unshift(head);
-    this.deps.ingress.accept(socket);
+    this.deps.ingress.accept(socket, true);
   }
 
   listen(host: string, port: number): Promise<void> {

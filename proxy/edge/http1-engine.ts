@@ -82,9 +82,10 @@ export class Http1Engine {
     this.server.emit('listening');
   }
 
-  /** Serves a connection a listener accepted (or a CONNECT tunnel's inner connection). */
-  accept(socket: Socket): void {
+  /** Serves a connection a listener accepted (or, `insideConnect`, a CONNECT tunnel's inner connection). */
+  accept(socket: Socket, insideConnect = false): void {
     this.server.emit('connection', socket);
+    if (insideConnect) (ClientConnection.of(socket) as ClientConnection).insideConnect = true;
     socket.resume();
   }
 
@@ -100,8 +101,8 @@ export class Http1Engine {
   }
 
   #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
-    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders });
     const conn = ClientConnection.of(req.socket) as ClientConnection;
+    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
     exchange.onClose(() => this.#responseClosed(conn, ctx));
     if (this.#draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
@@ -118,7 +119,13 @@ export class Http1Engine {
     if (conn !== undefined) conn.tunnel = true; // drains with the tunnels, not as an idle keep-alive connection
     const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
     const exchange = new SocketExchange(req, socket, kind);
-    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, hasBody: false });
+    const ctx = this.#lifecycle.begin(exchange, {
+      url: req.url ?? '',
+      method: req.method ?? 'GET',
+      rawHeaders: req.rawHeaders,
+      hasBody: false,
+      insideConnect: conn?.insideConnect === true,
+    });
     const decision = decideUpgrade(req, this.#config.upgradeTokens);
     const hub = this.#hub;
     if (decision.kind === 'refuse' || hub === undefined) {

@@ -1,11 +1,12 @@
 /**
  * The one downstream request lifecycle. Every request — an HTTP/1.1 request, an HTTP/2 stream, a WebSocket
  * handshake over either protocol, a CONNECT — starts here (`begin`: the request context, with the ingress's header
- * hygiene and request-target rules), runs here (`start`: the chain, or the edge's own answer), and finishes here,
- * once both its chain part is over and its exchange closed (and its tunnel, if it became one): counters, duration,
- * in-flight count, the access-log line and every filter's `onDone`. The protocol engines (`http1-engine.ts`,
- * `h2-engine.ts`, `connect-listener.ts`) only decide when a request has its turn; none of them counts, times or
- * logs a request itself.
+ * hygiene and request-target rules, and with `--misdirected-421` the SNI rule: on a TLS connection, a request for
+ * another authority than the connection's SNI is refused 421, `http/misdirected.ts`), runs here (`start`: the
+ * chain, or the edge's own answer), and finishes here, once both its chain part is over and its exchange closed
+ * (and its tunnel, if it became one): counters, duration, in-flight count, the access-log line and every filter's
+ * `onDone`. The protocol engines (`http1-engine.ts`, `h2-engine.ts`, `connect-listener.ts`) only decide when a
+ * request has its turn; none of them counts, times or logs a request itself.
  *
  * When the client goes away first, whatever still works for the request stops: its filters are aborted and its
  * upstream request is cancelled (never a failure that evicts a binding or re-runs). A request that never had its
@@ -23,6 +24,7 @@ import { ForwardHeaders } from '../http/header-list.js';
 import type { DownstreamExchange } from '../http/exchange.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
 import { writeLocalReply } from '../http/local-reply.js';
+import { checkSni } from '../http/misdirected.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget, type RequestTarget } from './request-target.js';
 import { finalStatus } from './final-status.js';
@@ -38,6 +40,11 @@ export interface RequestHead {
   readonly hasBody?: boolean;
   /** A CONNECT's target (`host:port`): the request's authority, taken as it is (the CONNECT listener checks it). */
   readonly connectTarget?: string;
+  /**
+   * The request came inside a CONNECT tunnel: its connection's TLS (on `--connect-tls-listen`) was opened for the
+   * proxy, so its SNI names no origin.
+   */
+  readonly insideConnect?: boolean;
 }
 
 /** Fields of a request's access-log line that a built-in stage adds. */
@@ -50,6 +57,8 @@ export interface LifecycleConfig {
   readonly xffTrustedHops: number;
   /** `--max-replay-body-bytes`. */
   readonly maxReplayBodyBytes: number;
+  /** `--misdirected-421 on`: a TLS request whose authority is not its connection's SNI is answered 421. */
+  readonly misdirected421: boolean;
 }
 
 export interface LifecycleDeps {
@@ -123,6 +132,10 @@ export class RequestLifecycle {
     });
     exchange.onClose(() => this.clientClosed(ctx));
     if (target.kind === 'refuse') this.refuse(ctx, target.error, target.details);
+    else if (config.misdirected421 && exchange.encrypted && head.connectTarget === undefined && head.insideConnect !== true) {
+      const sni = checkSni(target.authority, exchange.connectionInfo.serverName);
+      if (sni.kind === 'misdirected') this.refuse(ctx, ERRORS.MISDIRECTED, `authority ${sni.host} is not the connection's SNI ${sni.sni}`);
+    }
     return ctx;
   }
 

@@ -20,6 +20,7 @@ export const ERRORS = Object.freeze({
   NO_HOST: spec('PROXY_ERR_NO_HOST', 400, 'downstream', 'missing Host header'),
   INVALID_AUTHORITY: spec('PROXY_ERR_INVALID_AUTHORITY', 400, 'downstream', 'invalid authority'),
   INVALID_TARGET: spec('PROXY_ERR_INVALID_TARGET', 400, 'downstream', 'invalid request target'),
+  MISDIRECTED: spec('PROXY_ERR_MISDIRECTED', 421, 'downstream', 'misdirected request: open a connection for this authority'),
   PATH_NOT_ABSOLUTE: spec('PROXY_ERR_ABSOLUTE_PATH_REJECTED', 404, 'downstream', 'request path must start with /'),
   NO_ROUTE: spec('PROXY_ERR_NO_ROUTE', 503, 'internal', 'no healthy upstream'),
   BAD_ROUTE: spec('PROXY_ERR_BAD_ROUTE', 503, 'extproc', 'no healthy upstream'),

@@ -1,0 +1,262 @@
+/**
+ * deploy/kubernetes, offline: each overlay rendered (the in-repo renderer; and with `kubectl kustomize` where it is
+ * installed, which must render the same objects), every object validated strictly against Kubernetes v1.33's API
+ * (unknown fields rejected: a misspelled field fails), and what the product needs of them: probes, drain timing,
+ * hardening, the Service and autoscaling, NetworkPolicies that allow the product's hops and nothing else (no admin
+ * port from outside the namespace), and command lines that every component's own flag parser accepts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { readProxyConfig } from '../../proxy/config.js';
+import { readExtprocConfig } from '../../extproc/config.js';
+import { readStubConfig } from '../../apiserver-stub/config.js';
+import { readWorkerConfig } from '../../apiserver-stub/worker/config.js';
+import { renderKustomization, type JsonObject, type JsonValue, type ManifestObject } from './kustomize.js';
+import { formatProblems, KUBERNETES_VERSION, validateManifests } from './schema.js';
+import { admits, allows, type Peer } from './network-policy.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const OVERLAYS = ['dev', 'production'] as const;
+type Overlay = (typeof OVERLAYS)[number];
+const overlayDir = (o: Overlay): string => path.join(ROOT, 'deploy/kubernetes/overlays', o);
+const rendered: Record<Overlay, ManifestObject[]> = { dev: renderKustomization(overlayDir('dev')), production: renderKustomization(overlayDir('production')) };
+
+const ADMIN_PORTS = [9901, 9902, 9903];
+
+function find(objects: readonly ManifestObject[], kind: string, name: string): ManifestObject {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  assert.ok(o, `no ${kind}/${name}`);
+  return o;
+}
+
+const o = (v: JsonValue | undefined): JsonObject => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {});
+const a = (v: JsonValue | undefined): JsonValue[] => (Array.isArray(v) ? v : []);
+
+function podSpec(d: ManifestObject): JsonObject {
+  return o(o(o(d.spec).template).spec);
+}
+
+function containers(d: ManifestObject): JsonObject[] {
+  return a(podSpec(d).containers).map(o);
+}
+
+test(`every object of every overlay is valid against Kubernetes ${KUBERNETES_VERSION}, strictly; a misspelled field anywhere is not`, () => {
+  const misspelled = structuredClone(find(rendered.dev, 'Deployment', 'actor-edge-proxy'));
+  const c = containers(misspelled)[0] as JsonObject;
+  c.readinesProbe = c.readinessProbe as JsonValue;
+  delete c.readinessProbe;
+  const policy = structuredClone(find(rendered.production, 'NetworkPolicy', 'proxy'));
+  const peer = o(a(o(a(o(policy.spec).egress)[0]).to)[0]);
+  peer.podSelecter = peer.podSelector as JsonValue;
+  delete peer.podSelector;
+  const unknownKind = { apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'x' } } as ManifestObject;
+  const sets = [...OVERLAYS.map((name) => ({ name, objects: rendered[name] })), { name: 'broken', objects: [misspelled, policy, unknownKind] }];
+  const tag = new Map<ManifestObject, string>(sets.flatMap((s) => s.objects.map((x) => [x, s.name] as const)));
+  const problems = validateManifests(
+    sets.flatMap((s) => s.objects),
+    (x) => `${tag.get(x)}: ${x.kind}/${x.metadata.name}`,
+  );
+  const valid = problems.filter((p) => !p.object.startsWith('broken'));
+  assert.deepEqual(valid, [], formatProblems(valid));
+  assert.ok(rendered.dev.length >= 20 && rendered.production.length >= 14);
+  const broken = problems.filter((p) => p.object.startsWith('broken'));
+  const at = (object: string, pointer: string) => broken.find((p) => p.object === `broken: ${object}` && p.path === pointer);
+  assert.match(at('Deployment/actor-edge-proxy', '/spec/template/spec/containers/0/readinesProbe')?.message ?? '', /readinesProbe' does not exist/);
+  assert.match(at('NetworkPolicy/proxy', '/spec/egress/0/to/0/podSelecter')?.message ?? '', /podSelecter' does not exist/);
+  assert.match(at('Deploymnet/x', '/apiVersion')?.message ?? '', /no apps\/v1 Deploymnet/);
+  assert.equal(broken.length, 3, formatProblems(broken));
+});
+
+/** `kubectl kustomize`'s output for an overlay, or why it cannot be had. */
+async function kubectlRender(overlay: Overlay): Promise<{ kind: 'ok'; objects: ManifestObject[] } | { kind: 'skip'; why: string }> {
+  let version: string;
+  try {
+    version = (await run('kubectl', ['version', '--client'])).stdout;
+  } catch {
+    return { kind: 'skip', why: 'kubectl is not installed: the render comparison is skipped (the schema validation above ran on the in-repo rendering)' };
+  }
+  const major = /Kustomize Version: v(\d+)/.exec(version)?.[1];
+  if (major === undefined || Number(major) < 4) return { kind: 'skip', why: `kubectl's kustomize is older than v4 (no "patches" field): ${version.trim()}` };
+  const { stdout } = await run('kubectl', ['kustomize', overlayDir(overlay)], { maxBuffer: 16 << 20 });
+  return { kind: 'ok', objects: parseAllDocuments(stdout).map((d) => d.toJS() as ManifestObject).filter((x) => x !== null) };
+}
+
+const keyOf = (x: ManifestObject): string => `${x.apiVersion} ${x.kind} ${x.metadata.namespace ?? ''}/${x.metadata.name}`;
+
+test('kubectl kustomize renders every overlay to the same objects as the in-repo renderer', async (t) => {
+  for (const overlay of OVERLAYS) {
+    const theirs = await kubectlRender(overlay);
+    if (theirs.kind === 'skip') return t.skip(theirs.why);
+    const mine = new Map(rendered[overlay].map((x) => [keyOf(x), x]));
+    const other = new Map(theirs.objects.map((x) => [keyOf(x), x]));
+    assert.deepEqual([...other.keys()].sort(), [...mine.keys()].sort(), overlay);
+    for (const [k, x] of mine) assert.deepEqual(other.get(k), x, `${overlay}: ${k}`);
+  }
+});
+
+test('the proxy: /ready readiness and /live liveness on the admin port, preStop sleep, a grace longer than the drain, spread', async () => {
+  for (const overlay of OVERLAYS) {
+    const d = find(rendered[overlay], 'Deployment', 'actor-edge-proxy');
+    const spec = podSpec(d);
+    const c = containers(d)[0] as JsonObject;
+    const admin = a(c.ports).map(o).find((p) => p.name === 'admin');
+    assert.equal(admin?.containerPort, 9901);
+    assert.deepEqual(o(o(c.readinessProbe).httpGet), { path: '/ready', port: 'admin' });
+    assert.deepEqual(o(o(c.livenessProbe).httpGet), { path: '/live', port: 'admin' });
+    const preStopS = Number(o(o(o(c.lifecycle).preStop).sleep).seconds);
+    assert.ok(preStopS >= 5, 'a preStop that waits while the endpoint removal propagates');
+    // The drain timings come from the config file the Deployment mounts.
+    const config = parseAllDocuments(String(o(find(rendered[overlay], 'ConfigMap', 'actor-edge-proxy-config').data)['proxy.yaml']))[0]?.toJS() as Record<string, unknown>;
+    const drainS = (Number(config['drain-delay-ms']) + Number(config['drain-timeout-ms'])) / 1000;
+    assert.ok(drainS > 0);
+    assert.ok(Number(spec.terminationGracePeriodSeconds) > preStopS + drainS, `grace ${spec.terminationGracePeriodSeconds} s must exceed preStop ${preStopS} s + drain ${drainS} s`);
+    const keys = a(spec.topologySpreadConstraints).map((x) => o(x).topologyKey);
+    assert.deepEqual(keys, ['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
+    assert.equal(o(o(d.spec).strategy).type, 'RollingUpdate');
+    assert.equal(o(o(o(d.spec).strategy).rollingUpdate).maxUnavailable, 0, 'a rollout never lowers the serving replicas');
+  }
+});
+
+test('every container: non-root, read-only root filesystem, every capability dropped, no privilege escalation, requests and limits; no API token', () => {
+  for (const overlay of OVERLAYS) {
+    for (const d of rendered[overlay].filter((x) => x.kind === 'Deployment')) {
+      const spec = podSpec(d);
+      assert.equal(o(spec.securityContext).runAsNonRoot, true, d.metadata.name);
+      assert.ok(Number(o(spec.securityContext).runAsUser) > 0, d.metadata.name);
+      assert.equal(o(o(spec.securityContext).seccompProfile).type, 'RuntimeDefault');
+      assert.equal(spec.automountServiceAccountToken, false);
+      for (const c of containers(d)) {
+        const sc = o(c.securityContext);
+        assert.equal(sc.readOnlyRootFilesystem, true, `${d.metadata.name}/${c.name}`);
+        assert.equal(sc.allowPrivilegeEscalation, false);
+        assert.deepEqual(o(sc.capabilities).drop, ['ALL']);
+        for (const r of ['cpu', 'memory']) {
+          assert.ok(o(o(c.resources).requests)[r] !== undefined && o(o(c.resources).limits)[r] !== undefined, `${d.metadata.name}/${c.name}: ${r} request and limit`);
+        }
+        assert.ok(c.livenessProbe !== undefined && c.readinessProbe !== undefined, `${d.metadata.name}/${c.name}: probes`);
+      }
+    }
+  }
+});
+
+test('the Service is a LoadBalancer that keeps client addresses; the PDB and the HPA govern the proxy Deployment', () => {
+  for (const overlay of OVERLAYS) {
+    const objects = rendered[overlay];
+    const svc = o(find(objects, 'Service', 'actor-edge-proxy').spec);
+    assert.equal(svc.type, 'LoadBalancer');
+    assert.equal(svc.externalTrafficPolicy, 'Local');
+    const selector = o(o(find(objects, 'Deployment', 'actor-edge-proxy').spec).selector).matchLabels;
+    assert.deepEqual(svc.selector, selector);
+    assert.deepEqual(o(o(find(objects, 'PodDisruptionBudget', 'actor-edge-proxy').spec).selector).matchLabels, selector);
+    const hpa = o(find(objects, 'HorizontalPodAutoscaler', 'actor-edge-proxy').spec);
+    assert.deepEqual(hpa.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'actor-edge-proxy' });
+    assert.ok(Number(hpa.minReplicas) >= 2 && Number(hpa.maxReplicas) > Number(hpa.minReplicas));
+  }
+  const https = a(o(find(rendered.production, 'Service', 'actor-edge-proxy').spec).ports).map(o).find((p) => p.name === 'https');
+  assert.deepEqual(https, { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' });
+});
+
+const pod = (component: string): Peer => ({ kind: 'pod', labels: { 'app.kubernetes.io/name': 'actor-edge', 'app.kubernetes.io/component': component } });
+const elsewhere = (component: string): Peer => ({ kind: 'pod', labels: { 'app.kubernetes.io/component': component }, namespaceLabels: { 'kubernetes.io/metadata.name': 'other' } });
+const internet: Peer = { kind: 'address', ip: '203.0.113.7' };
+
+test('NetworkPolicies: the product hops pass, nothing else does, and no admin port is reachable from outside the namespace', () => {
+  const dev = rendered.dev;
+  const hops: [Peer, Peer, number][] = [
+    [internet, pod('proxy'), 8080],
+    [pod('proxy'), pod('extproc'), 50051],
+    [pod('proxy'), pod('worker'), 8443],
+    [pod('extproc'), pod('control-plane'), 50052],
+    [pod('worker'), pod('control-plane'), 50053],
+  ];
+  for (const [from, to, port] of hops) assert.ok(allows(dev, { from, to, port }), `${JSON.stringify(from)} → ${JSON.stringify(to)}:${port}`);
+  // An admin port admits the pods of this namespace (a monitoring pod there needs an egress rule of its own).
+  for (const [component, port] of [['proxy', 9901], ['extproc', 9902], ['control-plane', 9903]] as const) {
+    assert.ok(admits(dev, { from: pod('monitoring'), to: pod(component), port }), `${component}:${port} from this namespace`);
+  }
+  const dns = { kind: 'pod', labels: { 'k8s-app': 'kube-dns' }, namespaceLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } as const;
+  for (const c of ['proxy', 'extproc', 'worker', 'control-plane']) assert.ok(allows(dev, { from: pod(c), to: dns, port: 53, protocol: 'UDP' }), `${c} → DNS`);
+  const refused: [Peer, Peer, number][] = [
+    [pod('worker'), pod('extproc'), 50051], // actor code never reaches ext_proc
+    [pod('worker'), pod('control-plane'), 50052], // nor the control API
+    [pod('worker'), pod('proxy'), 9901],
+    [internet, pod('worker'), 8443], // nor is a worker reachable from outside
+    [internet, pod('extproc'), 50051],
+    [pod('proxy'), pod('control-plane'), 50052],
+    [pod('proxy'), internet, 443], // no egress anywhere else
+  ];
+  for (const [from, to, port] of refused) assert.ok(!allows(dev, { from, to, port }), `must refuse ${JSON.stringify(from)} → ${JSON.stringify(to)}:${port}`);
+  for (const overlay of OVERLAYS) {
+    for (const [component, port] of [['proxy', 9901], ['extproc', 9902], ['control-plane', 9903]] as const) {
+      for (const from of [internet, elsewhere('prometheus'), elsewhere('proxy')]) {
+        assert.ok(!admits(rendered[overlay], { from, to: pod(component), port }), `${overlay}: ${component}:${port} from ${JSON.stringify(from)}`);
+      }
+    }
+  }
+  // Production: HTTPS from anywhere; the workers and the control plane are addresses outside the cluster.
+  const prod = rendered.production;
+  assert.ok(allows(prod, { from: internet, to: pod('proxy'), port: 8443 }));
+  assert.ok(allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '192.0.2.10' }, port: 8443 }));
+  assert.ok(allows(prod, { from: pod('extproc'), to: { kind: 'address', ip: '198.51.100.20' }, port: 50052 }));
+  assert.ok(!allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '198.51.100.20' }, port: 50052 }));
+  assert.ok(!allows(prod, { from: pod('proxy'), to: pod('worker'), port: 8443 }), 'production has no worker pods here');
+  // Every ingress rule that opens an admin port names only pods of this namespace.
+  for (const overlay of OVERLAYS) {
+    for (const np of rendered[overlay].filter((x) => x.kind === 'NetworkPolicy')) {
+      for (const rule of a(o(np.spec).ingress).map(o)) {
+        const ports = rule.ports === undefined ? ADMIN_PORTS : a(rule.ports).map((p) => o(p).port);
+        if (!ports.some((p) => ADMIN_PORTS.includes(Number(p)))) continue;
+        assert.ok(a(rule.from).length > 0, `${overlay}: ${np.metadata.name} opens an admin port to every peer`);
+        for (const peer of a(rule.from).map(o)) assert.ok(peer.ipBlock === undefined && peer.namespaceSelector === undefined, `${overlay}: ${np.metadata.name}`);
+      }
+    }
+  }
+});
+
+const READERS: Readonly<Record<string, (argv: string[], env: NodeJS.ProcessEnv) => { config: unknown }>> = {
+  proxy: readProxyConfig,
+  extproc: readExtprocConfig,
+  'apiserver-stub': readStubConfig,
+  worker: readWorkerConfig,
+};
+
+test("every container's command line and environment parse with its component's own flags (the proxy's ConfigMap as its --config)", async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-manifests-'));
+  try {
+    for (const overlay of OVERLAYS) {
+      const objects = rendered[overlay];
+      const config = path.join(dir, `${overlay}-proxy.yaml`);
+      await writeFile(config, String(o(find(objects, 'ConfigMap', 'actor-edge-proxy-config').data)['proxy.yaml']));
+      for (const d of objects.filter((x) => x.kind === 'Deployment')) {
+        for (const c of containers(d)) {
+          const [component, ...argv] = a(c.args).map(String);
+          const read = READERS[component as string];
+          assert.ok(read, `${d.metadata.name}: unknown component ${component}`);
+          const env: NodeJS.ProcessEnv = {};
+          for (const e of a(c.env).map(o)) {
+            const from = o(e.valueFrom);
+            env[String(e.name)] = e.value !== undefined ? String(e.value) : from.fieldRef !== undefined ? '10.1.2.3' : 'from-a-secret';
+          }
+          const args = argv.map((x) => (x === '/etc/actor-edge/config/proxy.yaml' ? config : x));
+          const { config: parsed } = read(args, env);
+          assert.ok(parsed, `${overlay}: ${d.metadata.name} ${component} ${argv.join(' ')}`);
+        }
+      }
+      // The proxy's config as the product reads it: the admin and ingress on every interface, drain delay set.
+      const proxy = readProxyConfig(['--config', config], {}).config;
+      assert.equal(proxy?.listeners.listen.port, 8080);
+      assert.equal(proxy?.ops.admin.port, 9901);
+      assert.ok((proxy?.ops.drainDelayMs ?? 0) > 0);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

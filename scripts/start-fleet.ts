@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+/**
+ * `npm run fleet -- [--replicas N] [--mode affinity|roundrobin|sni] [--port P]`: the local stack with a fleet of
+ * proxy replicas behind HAProxy instead of one proxy: apiserver-stub (with its workers on 127.x.y.z), extproc, N
+ * `actor-edge proxy` processes (each its own cache and ports) and Debian's `haproxy` in front (scripts/fleet/).
+ * Prints where to send requests and waits; Ctrl-C (or SIGTERM) stops everything and removes the temporary
+ * directory that holds HAProxy's configuration and socket. Plaintext between the components (this shows the
+ * load-balancing tier; `npm start` shows mTLS).
+ */
+import { formatHelp, readFlags, UsageError, type FlagSpecs } from '../lib/flags.js';
+import { DEFAULT_ACTOR_SUFFIX } from '../lib/actor-ref.js';
+import { describeExit, type Launched } from '../lib/launch.js';
+import { launchComponent } from '../cli/launch-component.js';
+import { workerNet } from '../lib/loopback.js';
+import { formatLine, levelOf, levelValue } from './stack/log-format.js';
+import { detectionMs, Fleet } from './fleet/fleet.js';
+import { FLEET_MODES, PLAN_DEFAULTS, REPLICA_HEADER } from './fleet/haproxy-config.js';
+
+const FLAGS = {
+  replicas: { type: 'number', env: 'FLEET_REPLICAS', default: 3, min: 1, max: 16, help: 'proxy replicas behind HAProxy' },
+  mode: {
+    type: 'choice',
+    env: 'FLEET_MODE',
+    choices: FLEET_MODES,
+    default: 'affinity',
+    help: 'affinity: HTTP, consistent hash of Host; sni: TLS passthrough, consistent hash of the SNI (replicas answer 421 to coalesced requests); roundrobin: no affinity',
+  },
+  port: { type: 'number', env: 'FLEET_PORT', default: 8080, max: 65535, help: "HAProxy's port on 127.0.0.1 (0: a free one)" },
+  actors: { type: 'number', env: 'APISERVER_ACTORS', default: 64, min: 1, help: 'actors the stub seeds (actor-000 …)' },
+  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', default: 5000, min: 1, help: "each replica's binding TTL" },
+  'hash-balance-factor': {
+    type: 'number',
+    env: 'FLEET_HASH_BALANCE_FACTOR',
+    default: PLAN_DEFAULTS.hashBalanceFactor,
+    help: 'a replica takes at most this % of the average load in the hashing modes (0: no bound)',
+  },
+  'drain-delay-ms': { type: 'number', env: 'PROXY_DRAIN_DELAY_MS', default: 2000, help: 'how long a replica serves on with /ready failing after SIGTERM' },
+} as const satisfies FlagSpecs;
+
+const SUMMARY = 'A fleet of proxy replicas (each its own process and cache) behind HAProxy, with apiserver-stub and extproc.';
+const ATESPACE = 'demo';
+const SUFFIX = process.env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
+
+process.stdout.on('error', () => undefined);
+let flags;
+try {
+  flags = readFlags(FLAGS, process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`fleet: ${err.message}\n\n${formatHelp('fleet', SUMMARY, FLAGS)}`);
+  process.exit(2);
+}
+if (flags.help) {
+  process.stdout.write(formatHelp('fleet', SUMMARY, FLAGS).replace('Usage: actor-edge fleet [flags]', 'Usage: npm run fleet -- [flags]'));
+  process.exit(0);
+}
+const v = flags.values;
+if (v['drain-delay-ms'] <= detectionMs()) {
+  process.stderr.write(`fleet: --drain-delay-ms must exceed the ${detectionMs()} ms HAProxy needs to see a failing /ready\n`);
+  process.exit(2);
+}
+
+const minLevel = levelValue(process.env.LOG_LEVEL || 'info') ?? 30;
+const fmt = { raw: process.env.STACK_LOG_FORMAT === 'json', color: process.stdout.isTTY === true && !process.env.NO_COLOR, width: 14 };
+const say = (text: string): void => void process.stdout.write(`${formatLine('fleet', text, fmt)}\n`);
+const show = (label: string, line: string): void => {
+  // HAProxy's own lines are not JSON: always shown.
+  if ((levelOf(line) ?? Infinity) >= minLevel) process.stdout.write(`${formatLine(label, line, fmt)}\n`);
+};
+const opts = { keepLines: 20, env: { LOG_LEVEL: minLevel > 30 ? 'info' : process.env.LOG_LEVEL || 'info' } };
+
+const started: Launched[] = [];
+let fleet: Fleet | undefined;
+let stopping = false;
+
+async function stopAll(code: number): Promise<never> {
+  stopping = true;
+  await fleet?.stop().catch((err: unknown) => say(`stopping the fleet: ${(err as Error).message}`));
+  for (const p of started.reverse()) await p.stop();
+  say('stopped');
+  process.exit(code);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(sig, () => {
+    say(`${sig}: stopping`);
+    void stopAll(0);
+  });
+}
+
+try {
+  const net = await workerNet();
+  const stub = await launchComponent(
+    'apiserver-stub',
+    ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '16', '--worker-ip-base', net.ipBase, '--worker-port', String(net.port), '--worker-capacity', String(Math.ceil(v.actors / 12)), '--actors', String(v.actors), '--atespace', ATESPACE, '--actor-suffix', SUFFIX],
+    { ...opts, onLine: (l) => show('apiserver-stub', l) },
+  );
+  started.push(stub);
+  const extproc = await launchComponent(
+    'extproc',
+    ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses['grpc'] as string, '--worker-port', String(net.port), '--actor-suffix', SUFFIX],
+    { ...opts, onLine: (l) => show('extproc', l) },
+  );
+  started.push(extproc);
+  for (const p of started) void p.exited.then(() => !stopping && (say(`${p.label} exited unexpectedly (${describeExit(p.exit!)})`), void stopAll(1)));
+  fleet = await Fleet.start({
+    mode: v.mode,
+    replicas: v.replicas,
+    slots: v.replicas,
+    backends: { apiserverGrpc: stub.addresses['grpc'] as string, extprocGrpc: extproc.addresses['grpc'] as string, workerPort: net.port },
+    proxyFlags: ['--cache-ttl-ms', String(v['cache-ttl-ms'])],
+    drainDelayMs: v['drain-delay-ms'],
+    hashBalanceFactor: v['hash-balance-factor'],
+    haproxyLog: true,
+    port: v.port,
+    statsPage: true,
+    atespace: ATESPACE,
+    actorSuffix: SUFFIX,
+    onLine: show,
+  });
+  const host = `actor-000.${ATESPACE}.${SUFFIX}`;
+  const port = fleet.frontend.port;
+  const tryLine =
+    v.mode === 'sni'
+      ? `curl --cacert ${fleet.caFile} --resolve ${host}:${port}:127.0.0.1 https://${host}:${port}/`
+      : `curl -i -H 'Host: ${host}' ${fleet.url}/     (${REPLICA_HEADER}: the replica that answered)`;
+  const lines = [
+    `actor-edge fleet is ready: ${v.replicas} replicas behind HAProxy (${v.mode})`,
+    `  ingress   ${fleet.url}`,
+    `  try       ${tryLine}`,
+    `  replicas  ${fleet.running().map((s) => `${s.name} ${fleet!.adminUrl(s)}/stats`).join('  ')}`,
+    ...(fleet.statsPage === undefined ? [] : [`  haproxy   http://127.0.0.1:${fleet.statsPage.port}/ (stats page)  runtime API: ${fleet.runtime.socketPath}`]),
+    `  stop      Ctrl-C`,
+  ];
+  for (const l of lines) say(l);
+} catch (err) {
+  say(`cannot start the fleet: ${(err as Error).message}`);
+  await stopAll(1);
+}
