@@ -8,6 +8,7 @@ import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
 import { validRef, type ControlPlane } from './control-plane.js';
+import type { Logger } from 'pino';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { grpcCodeName } from '../lib/wire-contract.js';
 import { asStubError, errors, httpStatusOf } from './errors.js';
@@ -21,7 +22,7 @@ import type { WorkerTlsCounters } from './worker/tls.js';
 import { registerCertificateExpiry, type CertificateExpiry } from '../lib/tls/expiry.js';
 
 function withCertificateExpiry(registry: Registry, expiry: CertificateExpiry | undefined): Registry {
-  if (expiry !== undefined) registerCertificateExpiry(registry, 'apiserver', expiry);
+  if (expiry !== undefined) registerCertificateExpiry(registry, 'apiserver-stub', expiry);
   return registry;
 }
 
@@ -32,8 +33,10 @@ export interface AdminDeps {
   readonly readiness: () => Readiness;
   /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
   readonly workerTls?: WorkerTlsCounters;
-  /** The certificates the stub loads, exported as `apiserver_tls_certificate_expiry_seconds`. */
+  /** The certificates the stub loads, exported as `actor_edge_apiserver_stub_tls_certificate_expiry_seconds`. */
   readonly certificateExpiry?: CertificateExpiry;
+  /** Where state-changing calls are logged with the caller's address. */
+  readonly log?: Logger;
 }
 
 interface ActorParams {
@@ -54,7 +57,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -64,10 +67,12 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
     }
     return sendError(reply, err);
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url}`, code: 'NOT_FOUND' }));
 
   const stats = new StubStats(cp, counters, churn, workerTls);
   registerOpsRoutes(app, {
+    component: 'apiserver-stub',
+    errors: 'own',
+    ...(log === undefined ? {} : { log }),
     readiness,
     stats: () => stats.document(),
     resetStats: () => stats.reset(),

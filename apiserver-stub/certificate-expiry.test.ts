@@ -12,7 +12,7 @@ after(async () => {
   await pki.close();
 });
 
-test('apiserver_tls_certificate_expiry_seconds: the workers\' 30-day certificate, absent without TLS', async () => {
+test('actor_edge_apiserver_stub_tls_certificate_expiry_seconds: the workers\' 30-day certificate, absent without TLS', async () => {
   const tls = await startStack({
     workers: 1,
     actors: 1,
@@ -21,7 +21,7 @@ test('apiserver_tls_certificate_expiry_seconds: the workers\' 30-day certificate
   const plain = await startStack({ workers: 1, actors: 1 });
   try {
     const text = await (await fetch(`http://${tls.admin}/metrics`)).text();
-    const seconds = Number(/^apiserver_tls_certificate_expiry_seconds (\d+)$/m.exec(text)?.[1]);
+    const seconds = Number(/^actor_edge_apiserver_stub_tls_certificate_expiry_seconds (\d+)$/m.exec(text)?.[1]);
     assert.ok(seconds > 29 * 86400 && seconds <= 30 * 86400, String(seconds));
     assert.doesNotMatch(await (await fetch(`http://${plain.admin}/metrics`)).text(), /certificate_expiry/);
   } finally {

@@ -6,6 +6,7 @@ import { status } from '@grpc/grpc-js';
 import type * as api from './ateapi-types.js';
 import { actorHost } from '../lib/testing/actors.js';
 import { eventually } from '../lib/testing/wait.js';
+import { checkHealth, createHealthClient } from '../lib/grpc-health.js';
 import { admin, workerRequest } from './testing/clients.js';
 import { startStack, type TestStack } from './testing/stack.js';
 
@@ -251,13 +252,13 @@ describe('apiserver-stub control plane and workers', () => {
     const metrics = await fetch(`http://${s.admin}/metrics`);
     assert.equal(metrics.status, 200);
     const text = await metrics.text();
-    const deliveries = /^apiserver_deliveries_total (\d+)$/m.exec(text);
+    const deliveries = /^actor_edge_apiserver_stub_deliveries_total (\d+)$/m.exec(text);
     assert.ok(deliveries && Number(deliveries[1]) >= 4, 'lifetime deliveries');
-    const duplicates = /^apiserver_delivery_duplicates_total (\d+)$/m.exec(text);
+    const duplicates = /^actor_edge_apiserver_stub_delivery_duplicates_total (\d+)$/m.exec(text);
     assert.ok(duplicates && Number(duplicates[1]) >= 1, 'lifetime duplicates');
-    assert.match(text, /^apiserver_rpc_total\{method="ResumeActor",code="OK"\} [1-9]\d*$/m);
-    assert.match(text, /^apiserver_actors\{status="RUNNING"\} [1-9]\d*$/m);
-    assert.match(text, /^apiserver_workers_live 12$/m);
+    assert.match(text, /^actor_edge_apiserver_stub_rpc_total\{method="ResumeActor",code="OK"\} [1-9]\d*$/m);
+    assert.match(text, /^actor_edge_apiserver_stub_actors\{status="RUNNING"\} [1-9]\d*$/m);
+    assert.match(text, /^actor_edge_apiserver_stub_workers_live 12$/m);
     assert.doesNotMatch(text, /actor-006/, 'no actor names in labels');
   });
 
@@ -265,6 +266,33 @@ describe('apiserver-stub control plane and workers', () => {
     const ready = await fetch(`http://${s.admin}/ready`);
     assert.equal(ready.status, 200);
     assert.equal(await ready.text(), 'LIVE\n');
+    assert.equal((await fetch(`http://${s.admin}/live`)).status, 200);
+  });
+
+  test('the control listener serves gRPC health checks: SERVING, NOT_SERVING during an admin-set outage', async () => {
+    const health = createHealthClient(s.stub.addresses.grpc);
+    try {
+      assert.deepEqual(await checkHealth(health, 'ateapi.Control', 2000).answer, { kind: 'serving' });
+      assert.deepEqual(await checkHealth(health, '', 2000).answer, { kind: 'serving' });
+      assert.deepEqual(await checkHealth(health, 'atestub.Nope', 2000).answer, { kind: 'unknown-service' });
+      assert.equal((await admin(s.admin, 'POST', '/outage', { ms: 60_000 })).status, 200);
+      assert.deepEqual(await checkHealth(health, 'ateapi.Control', 2000).answer, { kind: 'not-serving', status: 'NOT_SERVING' });
+      assert.equal((await admin(s.admin, 'DELETE', '/outage')).status, 200);
+      assert.deepEqual(await checkHealth(health, 'ateapi.Control', 2000).answer, { kind: 'serving' });
+    } finally {
+      health.close();
+    }
+  });
+
+  test('GET / lists the admin endpoints; an unknown route answers {error, code}', async () => {
+    const index = await admin<{ component: string; endpoints: { method: string; path: string }[] }>(s.admin, 'GET', '/');
+    assert.equal(index.body.component, 'apiserver-stub');
+    const listed = index.body.endpoints.map((e) => `${e.method} ${e.path}`);
+    for (const e of ['GET /ready', 'GET /stats', 'GET /actors', 'POST /actors/:atespace/:name/move', 'POST /outage', 'DELETE /churn']) assert.ok(listed.includes(e), e);
+    const unknown = await admin<Record<string, unknown>>(s.admin, 'GET', '/config_dump');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'ROUTE_NOT_FOUND');
+    assert.equal(typeof unknown.body.error, 'string');
   });
 
   test('demo app knobs: bytes, delay_ms, sse', async () => {

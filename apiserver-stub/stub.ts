@@ -13,6 +13,8 @@ import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
 import type { Readiness } from '../lib/ops-routes.js';
+import { HealthServer, WHOLE_SERVER } from '../lib/grpc-health.js';
+import { CONTROL_SERVICE } from '../lib/wire-contract.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
@@ -91,6 +93,12 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const workerTls = config.workerTls === undefined ? undefined : startWorkerTls(config.workerTls, log, new WorkerTlsCounters());
   const server = new grpc.Server(GRPC_SERVER_OPTIONS);
   server.addService(controlServiceDefinition(), controlHandlers(cp, counters));
+  let readiness: Readiness = 'not-ready';
+  // The gRPC health service on the control listener: SERVING unless closing or in an admin-set outage.
+  const health = new HealthServer((service) =>
+    service === WHOLE_SERVER || service === CONTROL_SERVICE ? (readiness !== 'draining' && cp.outageUntil <= Date.now() ? 'SERVING' : 'NOT_SERVING') : undefined,
+  );
+  health.addTo(server);
   const ownAttachListener = config.attachListen !== undefined || credentials !== undefined;
   const attachServer = ownAttachListener ? new grpc.Server(GRPC_SERVER_OPTIONS) : server;
   const workersService = new WorkersService(cp, counters, log);
@@ -109,12 +117,12 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     { warningHours: config.certExpiryWarningHours, log },
   );
 
-  let readiness: Readiness = 'not-ready';
-  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, log, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
     readiness = 'draining';
+    health.close();
     cp.closing = true;
     churn.stop();
     await Promise.all(agents.map((a) => a.close()));

@@ -67,7 +67,7 @@ test('the admin counts requests and CPU and resets them', async () => {
   assert.equal(fresh.requests.total, 0, 'the reset answers the fresh /stats');
   assert.equal(typeof fresh.upstream, 'string');
   const metrics = await (await request(`http://${floor.admin}/metrics`)).body.text();
-  const lifetime = /^floor_requests_total (\d+)$/m.exec(metrics);
+  const lifetime = /^actor_edge_floor_requests_total (\d+)$/m.exec(metrics);
   assert.ok(lifetime && Number(lifetime[1]) >= before.requests.total, 'Prometheus keeps the lifetime count');
   const after = (await (await request(`http://${floor.admin}/stats`)).body.json()) as { requests: { total: number } };
   assert.equal(after.requests.total, 0);

@@ -25,7 +25,7 @@ import { createLogger, logReady } from '../lib/logger.js';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
-import { scrapedCounter } from '../lib/prom-metrics.js';
+import { metricPrefix, registerBuildInfo, scrapedCounter } from '../lib/prom-metrics.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { SinceReset } from '../lib/since-reset.js';
 
@@ -174,11 +174,13 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
   });
   const sinceReset = new SinceReset(() => tallies);
   const registry = new Registry();
-  scrapedCounter(registry, { name: 'floor_requests_total', help: 'Requests received.', read: () => tallies.requests });
+  registerBuildInfo(registry, 'floor');
+  scrapedCounter(registry, { name: `${metricPrefix('floor')}requests_total`, help: 'Requests received.', read: () => tallies.requests });
   let readiness: Readiness = 'not-ready';
   const adminApp = Fastify({ logger: false });
   guardAdmin(adminApp, { token: undefined }); // the components' guard: a rebinding page reads nothing here either
   registerOpsRoutes(adminApp, {
+    component: 'floor',
     readiness: () => readiness,
     stats: () => {
       const t = sinceReset.current();

@@ -46,6 +46,22 @@ export const EXTPROC_FLAGS = {
     default: '',
     help: 'The name the control plane\'s certificate must carry, also sent as SNI (default: the host of --apiserver).',
   },
+  'health-check-interval-ms': {
+    type: 'number',
+    env: 'EXTPROC_HEALTH_CHECK_INTERVAL_MS',
+    default: 1000,
+    min: 100,
+    max: 60000,
+    help: 'How often /ready checks the control plane with a gRPC health check (over the control-plane connection).',
+  },
+  'health-check-timeout-ms': {
+    type: 'number',
+    env: 'EXTPROC_HEALTH_CHECK_TIMEOUT_MS',
+    default: 1000,
+    min: 50,
+    max: 60000,
+    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
+  },
   'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
   'tls-credential-bundle': {
     type: 'string',
@@ -98,6 +114,8 @@ export interface ExtprocConfig {
   /** mTLS on the ext_proc listener; undefined: plaintext. */
   readonly listenTls: MtlsServerSettings | undefined;
   readonly certExpiryWarningHours: number;
+  /** `/ready`'s gRPC health check of the control plane. */
+  readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
 }
 
 function listenTls(values: FlagValues<typeof EXTPROC_FLAGS>): MtlsServerSettings | undefined {
@@ -142,6 +160,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     apiserverTls: apiserverTls(values, apiserver.host),
     listenTls: listenTls(values),
     certExpiryWarningHours: values['cert-expiry-warning-hours'],
+    healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
   });
 }
 

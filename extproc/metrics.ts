@@ -1,13 +1,14 @@
 /**
  * extproc's counters, kept as plain numbers on the hot path and exposed two ways: Prometheus (/metrics, lifetime
- * values, read at scrape time) and the /stats JSON (values since the last POST /stats/reset). Labels come only
- * from fixed sets (outcome, resume role, gRPC code names), never from client-supplied names.
+ * values, read at scrape time, named `actor_edge_extproc_…`) and the /stats JSON (values since the last POST
+ * /stats/reset). Labels come only from fixed sets (outcome, resume role, gRPC code names, health-check results),
+ * never from client-supplied names.
  */
-import { Registry, type Histogram } from 'prom-client';
+import { Registry, collectDefaultMetrics, type Histogram } from 'prom-client';
 import { OUTCOME_LABELS, type OutcomeLabel } from '../lib/resume/http-errors.js';
 import type { ParkingLot } from '../lib/resume/parking-lot.js';
 import { processStats, resetProcessStats, type ProcessStats } from '../lib/process-stats.js';
-import { histogram, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../lib/prom-metrics.js';
+import { histogram, metricPrefix, registerBuildInfo, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../lib/prom-metrics.js';
 import { SinceReset } from '../lib/since-reset.js';
 import type { HandshakeCounts } from '../lib/tls/grpc-mtls-server.js';
 
@@ -15,6 +16,14 @@ import type { HandshakeCounts } from '../lib/tls/grpc-mtls-server.js';
 export const ROUTE_DURATION_BUCKETS = Object.freeze([
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30,
 ]);
+
+const P = metricPrefix('extproc');
+
+/** Readiness as the metrics read it: ready now (no waiting), and the control-plane check's counts. */
+export interface ReadinessGauge {
+  ready(): boolean;
+  checks(): { readonly ok: number; readonly failed: number };
+}
 
 export type ResumeRole = 'none' | 'triggered' | 'joined' | 'unknown';
 
@@ -48,6 +57,8 @@ export class ExtprocMetrics {
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
 
+  #health: ReadinessGauge = { ready: () => false, checks: () => ({ ok: 0, failed: 0 }) };
+
   /** `tls`: the ext_proc listener's handshake tallies, when it runs mTLS. */
   constructor(
     private readonly lot: () => ParkingLot | undefined,
@@ -55,47 +66,61 @@ export class ExtprocMetrics {
   ) {
     const life = this.life;
     const r = this.registry;
+    collectDefaultMetrics({ register: r });
+    registerBuildInfo(r, 'extproc');
+    scrapedGauge(r, { name: `${P}ready`, help: '1 while /ready answers 200 (serving, control plane answering), else 0.', read: () => (this.#health.ready() ? 1 : 0) });
+    scrapedCounterBy(r, {
+      name: `${P}control_plane_health_checks_total`,
+      help: 'gRPC health checks of the control plane, by result (ok: answered and serving or without a health service; failed).',
+      labelNames: ['result'],
+      read: () => samplesBy('result', this.#health.checks()),
+    });
     this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0, tls: tls?.() ?? {} }));
     if (tls !== undefined) {
       scrapedCounterBy(r, {
-        name: 'extproc_tls_handshakes_total',
+        name: `${P}tls_handshakes_total`,
         help: 'Connections to the ext_proc listener by outcome: accepted, refused_handshake (plaintext, no or untrusted certificate, not TLS 1.3), refused_identity, refused_alpn.',
         labelNames: ['outcome'],
         read: () => samplesBy('outcome', tls()),
       });
     }
-    scrapedCounter(r, { name: 'extproc_streams_total', help: 'ext_proc Process streams opened.', read: () => life.streams });
-    scrapedGauge(r, { name: 'extproc_streams_active', help: 'ext_proc Process streams open now.', read: () => this.activeStreams });
+    scrapedCounter(r, { name: `${P}streams_total`, help: 'ext_proc Process streams opened.', read: () => life.streams });
+    scrapedGauge(r, { name: `${P}streams_active`, help: 'ext_proc Process streams open now.', read: () => this.activeStreams });
     scrapedCounter(r, {
-      name: 'extproc_stream_idle_timeouts_total',
+      name: `${P}stream_idle_timeouts_total`,
       help: 'Process streams ended because the data plane neither sent nor half-closed in time.',
       read: () => life.idleTimeouts,
     });
     scrapedCounterBy(r, {
-      name: 'extproc_requests_total',
+      name: `${P}requests_total`,
       help: 'Request-headers messages answered, by outcome.',
       labelNames: ['outcome'],
       read: () => samplesBy('outcome', life.requests),
     });
     scrapedCounterBy(r, {
-      name: 'extproc_resume_calls_total',
+      name: `${P}resume_calls_total`,
       help: 'ResumeActor calls made, by gRPC status code.',
       labelNames: ['code'],
       read: () => samplesBy('code', life.resumeCalls),
     });
     scrapedCounter(r, {
-      name: 'extproc_flight_joins_total',
+      name: `${P}flight_joins_total`,
       help: 'Requests that joined a ResumeActor already under way for their actor.',
       read: () => life.flightJoins,
     });
-    scrapedGauge(r, { name: 'extproc_parked_requests', help: 'Requests parked now, waiting on a retrying resume.', read: () => lot()?.active ?? 0 });
-    scrapedCounter(r, { name: 'extproc_parking_rejected_total', help: 'Requests shed because the parking lot was full.', read: () => lot()?.rejected ?? 0 });
+    scrapedGauge(r, { name: `${P}parking_active`, help: 'Requests parked now, waiting on a retrying resume.', read: () => lot()?.active ?? 0 });
+    scrapedCounter(r, { name: `${P}parking_rejected_total`, help: 'Requests shed because the parking lot was full.', read: () => lot()?.rejected ?? 0 });
     this.routeDuration = histogram(r, {
-      name: 'extproc_route_duration_seconds',
+      name: `${P}route_duration_seconds`,
       help: 'From request headers received until the worker endpoint was resolved (or the request was answered).',
       labelNames: ['outcome', 'resume'],
       buckets: ROUTE_DURATION_BUCKETS,
     });
+  }
+
+  /** What the readiness gauge and the health-check counter read (the server's readiness and probe). */
+  watchHealth(health: ReadinessGauge): void {
+    this.#health = health;
   }
 
   streamOpened(): void {

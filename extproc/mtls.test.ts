@@ -179,11 +179,11 @@ test('openssl s_client without a certificate is told "certificate required"', as
   assert.match(`${stdout}\n${stderr}`, /alert certificate required/);
 });
 
-test('/metrics: extproc_tls_handshakes_total by outcome, and the certificate expiry gauge', async () => {
+test('/metrics: actor_edge_extproc_tls_handshakes_total by outcome, and the certificate expiry gauge', async () => {
   const text = await (await fetch(`http://${extproc.addresses.admin}/metrics`)).text();
-  assert.match(text, /extproc_tls_handshakes_total\{outcome="accepted"\} [1-9]/);
-  assert.match(text, /extproc_tls_handshakes_total\{outcome="refused_identity"\} [1-9]/);
-  const expiry = /extproc_tls_certificate_expiry_seconds (\d+)/.exec(text);
+  assert.match(text, /actor_edge_extproc_tls_handshakes_total\{outcome="accepted"\} [1-9]/);
+  assert.match(text, /actor_edge_extproc_tls_handshakes_total\{outcome="refused_identity"\} [1-9]/);
+  const expiry = /actor_edge_extproc_tls_certificate_expiry_seconds (\d+)/.exec(text);
   assert.ok(expiry, 'the expiry gauge is exported');
   const days = Number(expiry[1]) / 86400;
   assert.ok(days > 28 && days <= 30, `the first certificate expires in ${days} days (the development certificates: 30)`);

@@ -385,14 +385,15 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
 
   const scrape = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();
   const metrics = await scrape();
-  for (const name of ['extproc_streams_total', 'extproc_streams_active', 'extproc_requests_total', 'extproc_route_duration_seconds_bucket',
-    'extproc_resume_calls_total', 'extproc_flight_joins_total', 'extproc_parked_requests', 'extproc_parking_rejected_total']) {
+  for (const name of ['actor_edge_extproc_streams_total', 'actor_edge_extproc_streams_active', 'actor_edge_extproc_requests_total', 'actor_edge_extproc_route_duration_seconds_bucket',
+    'actor_edge_extproc_resume_calls_total', 'actor_edge_extproc_flight_joins_total', 'actor_edge_extproc_parking_active', 'actor_edge_extproc_parking_rejected_total',
+    'actor_edge_extproc_ready 1']) {
     assert.ok(metrics.includes(name), name);
   }
   assert.ok(metrics.includes('le="0.0025"') && metrics.includes('le="30"'), 'route-duration buckets');
   assert.ok(!metrics.includes('counter-7') && !metrics.includes('team-a'), 'no client-supplied names in labels');
-  assert.equal(metricValue(metrics, 'extproc_requests_total{outcome="ok"}'), 3);
-  assert.equal(metricValue(metrics, 'extproc_streams_total'), 5);
+  assert.equal(metricValue(metrics, 'actor_edge_extproc_requests_total{outcome="ok"}'), 3);
+  assert.equal(metricValue(metrics, 'actor_edge_extproc_streams_total'), 5);
 
   const reset = await fetch(`${base}/stats/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
@@ -406,8 +407,8 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
   assert.equal(zero.resumeCalls.OK, 0);
   // Scraped after the reset: Prometheus counters are lifetime counters, /stats/reset does not touch them.
   const afterReset = await scrape();
-  assert.equal(metricValue(afterReset, 'extproc_requests_total{outcome="ok"}'), 3);
-  assert.equal(metricValue(afterReset, 'extproc_streams_total'), 5);
+  assert.equal(metricValue(afterReset, 'actor_edge_extproc_requests_total{outcome="ok"}'), 3);
+  assert.equal(metricValue(afterReset, 'actor_edge_extproc_streams_total'), 5);
 });
 
 test('Envoy\'s half-close + cancel is not logged as an error', () => {

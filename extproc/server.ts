@@ -1,6 +1,12 @@
 /**
- * Starts extproc in this process: the ExternalProcessor gRPC server, the admin server, one control-plane client
- * (one channel, reused by every request) and the per-actor resume flights.
+ * Starts extproc in this process: the ExternalProcessor gRPC server (with the gRPC health service), the admin
+ * server, one control-plane client (one channel, reused by every request), the per-actor resume flights, and the
+ * control plane's health check over that same channel.
+ *
+ * Readiness (`/ready`, and the health service): extproc is ready while it serves and its control plane answers
+ * health checks. The health service reports `""` (the server) SERVING while it serves, and
+ * `envoy.service.ext_proc.v3.ExternalProcessor` SERVING only while it is also ready: a data plane that checks the
+ * server stays up through a control-plane outage (hits need no control plane), one that checks the service does not.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -8,7 +14,10 @@ import { boundAddress, formatHostPort } from '../lib/address.js';
 import { createControlClient, resumeActorOnce, type ControlClient } from '../lib/resume/control-client.js';
 import { grpcCodeName } from '../lib/wire-contract.js';
 import { ResumeFlights } from '../lib/resume/flight.js';
-import type { Readiness } from '../lib/ops-routes.js';
+import { readinessReport, type Phase } from '../lib/readiness.js';
+import { createHealthClient, HealthServer, WHOLE_SERVER, type ServingStatus } from '../lib/grpc-health.js';
+import { HealthProbe } from '../lib/health-probe.js';
+import { CONTROL_SERVICE, EXT_PROC_SERVICE } from '../lib/wire-contract.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import type { ExtprocConfig } from './config.js';
@@ -105,9 +114,33 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const expiry = startCertificateExpiry('extproc', certificateSources(config), { warningHours: config.certExpiryWarningHours, log, registry: m.registry });
   const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
 
+  let phase: Phase = 'starting';
+  // The control plane's health, checked over the control client's own channel (the connection ResumeActor uses).
+  const probe = new HealthProbe({
+    name: `control plane ${config.apiserver}`,
+    client: createHealthClient(config.apiserver, { channel: control.getChannel() }),
+    service: CONTROL_SERVICE,
+    intervalMs: config.healthCheck.intervalMs,
+    timeoutMs: config.healthCheck.timeoutMs,
+    ownsClient: false,
+    onChange: (state) => {
+      if (state.kind === 'failing') log.warn({ reason: state.reason }, 'not ready: the control plane does not answer health checks');
+      else if (state.kind === 'ok') log.info('ready: the control plane answers health checks');
+    },
+  });
+  const ready = (): boolean => phase === 'serving' && probe.state().kind === 'ok';
+  m.watchHealth({ ready, checks: () => probe.counts });
+  const health = new HealthServer((service): ServingStatus | undefined => {
+    if (service === WHOLE_SERVER) return phase === 'serving' ? 'SERVING' : 'NOT_SERVING';
+    if (service === EXT_PROC_SERVICE) return ready() ? 'SERVING' : 'NOT_SERVING';
+    return undefined;
+  });
+
   server.addService(externalProcessorServerDefinition(), {
     Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs }),
   });
+  // The health service is on the ext_proc port itself, behind the same mTLS as Process.
+  health.addTo(server);
   let grpcAddress: string;
   if (listener !== undefined) {
     grpcAddress = await listener.listen(config.listen.host, config.listen.port);
@@ -119,8 +152,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     );
   }
 
-  let readiness: Readiness = 'not-ready';
-  const admin = buildAdmin(m, () => readiness);
+  const admin = buildAdmin(m, () => readinessReport(phase, [probe]), log);
   guardAdmin(admin, { token: config.adminToken });
   try {
     await admin.listen({ host: config.admin.host, port: config.admin.port });
@@ -131,7 +163,8 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     expiry.close();
     throw err;
   }
-  readiness = 'live';
+  probe.start();
+  phase = 'serving';
   const adminAddress = boundAddress(admin.server);
 
   let closing: Promise<void> | undefined;
@@ -142,7 +175,9 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     flights,
     close() {
       closing ??= (async () => {
-        readiness = 'draining';
+        phase = 'draining';
+        probe.stop();
+        health.close();
         listener?.close(); // no new connections; open streams finish below
         expiry.close();
         await new Promise<void>((resolve) => {

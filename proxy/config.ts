@@ -18,6 +18,7 @@ import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import type { CacheConfig } from './stages/actor-cache/config.js';
 import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
 import type { ResolverConfig } from './stages/apiserver/config.js';
+import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
 import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
@@ -51,6 +52,22 @@ export const PROXY_FLAGS = {
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  'health-check-interval-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
+    default: 1000,
+    min: 100,
+    max: 60000,
+    help: 'How often /ready checks the resolver (the ext_proc server, or the control plane with --resolver apiserver) with a gRPC health check.',
+  },
+  'health-check-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_HEALTH_CHECK_TIMEOUT_MS',
+    default: 1000,
+    min: 50,
+    max: 60000,
+    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
+  },
   'actor-cache': {
     type: 'choice',
     env: 'ACTOR_CACHE',
@@ -122,7 +139,13 @@ export const PROXY_FLAGS = {
   'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
-  'connect-timeout-ms': { type: 'number', env: 'PROXY_CONNECT_TIMEOUT_MS', default: 5000, min: 1, help: 'Upstream TCP connect timeout (a connect failure).' },
+  'connect-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_CONNECT_TIMEOUT_MS',
+    default: 1000,
+    min: 1,
+    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
+  },
   ...EXT_PROC_FLAGS,
   'drain-delay-ms': {
     type: 'number',
@@ -314,6 +337,8 @@ export interface ProxyConfig {
   readonly cache: CacheConfig;
   readonly extProc: ExtProcStageConfig;
   readonly resolver: ResolverConfig;
+  /** `/ready`'s gRPC health check of the resolver. */
+  readonly healthCheck: HealthCheckConfig;
   readonly upstream: UpstreamConfig;
   readonly tunnels: { readonly idleTimeoutMs: number };
   readonly ops: OpsConfig;
@@ -365,6 +390,10 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
   if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
     throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
   }
+  if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
+    // A connect that times out re-runs: it must time out while a re-run can still start.
+    throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
+  }
   const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;
   return freeze({
@@ -408,6 +437,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     }),
     extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags), tls: extProcTlsConfig(flags) }),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
+    healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
     upstream: freeze({
       routeTimeoutMs: flags['route-timeout-ms'],
       connectTimeoutMs: flags['connect-timeout-ms'],

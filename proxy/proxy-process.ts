@@ -11,7 +11,7 @@ import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
-import { createProxyMetrics } from './ops/metrics.js';
+import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { AccessLog } from './ops/access-log.js';
 import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
@@ -22,11 +22,13 @@ import { UndiciRouter } from './upstream/router.js';
 import { TunnelHub } from './tunnels/hub.js';
 import { Chain } from './chain/chain.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
-import type { ProxyStage, StageDeps } from './stages/stage.js';
+import type { ProxyStage, StageDeps, StagesConfig } from './stages/stage.js';
+import { cacheOutcome } from './stages/actor-cache/filter.js';
 import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
 import { createAdmin } from './admin/server.js';
+import type { ResolverHealthTarget } from './admin/resolver-health.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
 
@@ -55,6 +57,24 @@ export interface ProcessOptions {
   readonly rereadConfig?: () => ProxyConfig;
 }
 
+/** The stages' slices of the config. */
+export function stagesConfig(config: ProxyConfig): StagesConfig {
+  return {
+    actorSuffix: config.actorSuffix,
+    filters: config.chain.filters,
+    filterTimeoutMs: config.chain.filterTimeoutMs,
+    cache: config.cache,
+    extProc: config.extProc,
+    resolver: config.resolver,
+  };
+}
+
+/** What `/ready` checks: the resolver in use (`--resolver`) at its address, as often as `healthCheck` says. */
+export function resolverHealthTarget(config: Pick<ProxyConfig, 'resolver' | 'extProc' | 'healthCheck'>): ResolverHealthTarget {
+  const { kind, apiserver } = config.resolver;
+  return { kind, address: kind === 'extproc' ? config.extProc.address : apiserver, check: config.healthCheck };
+}
+
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger('proxy');
   const { listeners, ingress: ingressConfig, upstream, ops } = config;
@@ -73,7 +93,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   );
   const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
   const stages = await assemble({
-    config: { actorSuffix: config.actorSuffix, filters: config.chain.filters, cache: config.cache, extProc: config.extProc, resolver: config.resolver },
+    config: stagesConfig(config),
     log,
     registry: metrics.registry,
     counters,
@@ -111,7 +131,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     config: ingressConfig,
     chain,
     counters,
-    observeDuration: metrics.observeDuration,
+    // The cache outcome is the actor-cache stage's slot on the request: read here, so the edge imports no stage.
+    observe: (ctx, seconds) => metrics.observeRequest(seconds, cacheLabelOf(cacheOutcome(ctx)), ctx.protocol),
     accessLog: new AccessLog(log, ops.accessLog),
     logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
     log,
@@ -129,7 +150,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     registry: metrics.registry,
     stages: [...stages, tunnelStage],
     draining: () => readinessFailed || ingress.draining,
+    resolverHealth: resolverHealthTarget(config),
     reload,
+    log,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());

@@ -28,3 +28,12 @@ test('--connect-tls-listen serves --tls-cert/--tls-key, and cannot start without
   assert.throws(() => config(['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', 'c.pem']), /--connect-tls-listen needs/);
   assert.throws(() => config(['--tls-cert', 'c.pem', '--tls-key', 'k.pem']), /need --tls-listen or --connect-tls-listen/);
 });
+
+test('a connect timeout re-runs, so it must be below the re-run budget (the defaults are: 1 s and 3 s)', () => {
+  const d = config([]);
+  assert.ok(d !== undefined && d.upstream.connectTimeoutMs < d.chain.rerun.budgetMs);
+  assert.equal(d?.upstream.connectTimeoutMs, 1000);
+  assert.throws(() => config(['--connect-timeout-ms', '5000']), /--connect-timeout-ms must be below --rerun-budget-ms/);
+  assert.throws(() => config(['--rerun-budget-ms', '500']), /--connect-timeout-ms must be below --rerun-budget-ms/);
+  assert.equal(config(['--connect-timeout-ms', '200', '--rerun-budget-ms', '500'])?.upstream.connectTimeoutMs, 200);
+});

@@ -70,8 +70,9 @@ function echo(ws: WebSocket, activation: Activation, workerIp: string): void {
 function sendFlood(ws: WebSocket, bytes: number): void {
   const chunk = Buffer.alloc(FLOOD_CHUNK, 0x78);
   let left = bytes;
-  const next = (err?: Error): void => {
-    if (err !== undefined || left <= 0 || ws.readyState !== ws.OPEN) return;
+  // `ws` calls back with no error (null or undefined) once a message left the buffer.
+  const next = (err?: Error | null): void => {
+    if (err != null || left <= 0 || ws.readyState !== ws.OPEN) return;
     const n = Math.min(left, FLOOD_CHUNK);
     left -= n;
     ws.send(n === FLOOD_CHUNK ? chunk : chunk.subarray(0, n), { binary: true }, next);

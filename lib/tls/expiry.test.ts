@@ -94,7 +94,7 @@ test('above the threshold, or with the threshold at 0, nothing is logged; an exp
   e.close();
 });
 
-test('the gauge: <prefix>_tls_certificate_expiry_seconds, merged over processes by its minimum; absent without files', async () => {
+test('the gauge: actor_edge_<component>_tls_certificate_expiry_seconds, merged over processes by its minimum; absent without files', async () => {
   const { log } = capture();
   const soon = watchCertificates([{ what: '--a', file: pki.badWorkers.expired }], { warningHours: 0, log });
   const later = watchCertificates([{ what: '--a', file: pki.files.proxy }], { warningHours: 0, log });
@@ -104,10 +104,10 @@ test('the gauge: <prefix>_tls_certificate_expiry_seconds, merged over processes 
     registerCertificateExpiry(r1, 'proxy', soon);
     registerCertificateExpiry(r2, 'proxy', later);
     registerCertificateExpiry(r3, 'proxy', none);
-    assert.match(await r2.metrics(), /^proxy_tls_certificate_expiry_seconds \d+$/m);
+    assert.match(await r2.metrics(), /^actor_edge_proxy_tls_certificate_expiry_seconds \d+$/m);
     assert.doesNotMatch(await r3.metrics(), /certificate_expiry/);
     const merged = AggregatorRegistry.aggregate([await r1.getMetricsAsJSON(), await r2.getMetricsAsJSON()]);
-    const value = Number(/^proxy_tls_certificate_expiry_seconds (-?\d+)$/m.exec(await merged.metrics())?.[1]);
+    const value = Number(/^actor_edge_proxy_tls_certificate_expiry_seconds (-?\d+)$/m.exec(await merged.metrics())?.[1]);
     assert.equal(value, soon.secondsUntilFirstExpiry());
   } finally {
     for (const e of [soon, later, none]) e.close();

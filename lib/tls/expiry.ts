@@ -10,7 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { scrapedGauge } from '../prom-metrics.js';
+import { metricPrefix, scrapedGauge } from '../prom-metrics.js';
 import { pemBlocks } from './pem.js';
 
 /** One file of certificates and what configured it (a flag), for the warning. */
@@ -127,13 +127,14 @@ export function watchCertificates(sources: readonly CertificateSource[], opts: C
 }
 
 /**
- * Registers `<prefix>_tls_certificate_expiry_seconds` in `registry` when `expiry` watches any file. Several
- * processes of one component (the proxy's `--workers`) aggregate it by its minimum.
+ * Registers `actor_edge_<component>_tls_certificate_expiry_seconds` in `registry` when `expiry` watches any file
+ * (`component` as the CLI names it: `proxy`, `extproc`, `apiserver-stub`). Several processes of one component
+ * (the proxy's `--workers`) aggregate it by its minimum.
  */
-export function registerCertificateExpiry(registry: Registry, prefix: string, expiry: CertificateExpiry): void {
+export function registerCertificateExpiry(registry: Registry, component: string, expiry: CertificateExpiry): void {
   if (expiry.sources.length === 0) return;
   scrapedGauge(registry, {
-    name: `${prefix}_tls_certificate_expiry_seconds`,
+    name: `${metricPrefix(component)}tls_certificate_expiry_seconds`,
     help: 'Seconds until the first of the certificates this component loads expires (negative: one has expired).',
     read: () => expiry.secondsUntilFirstExpiry() ?? 0,
     aggregator: 'min',
@@ -142,11 +143,11 @@ export function registerCertificateExpiry(registry: Registry, prefix: string, ex
 
 /** `watchCertificates`, and the gauge registered in `opts.registry`. */
 export function startCertificateExpiry(
-  prefix: string,
+  component: string,
   sources: readonly CertificateSource[],
   opts: CertificateExpiryOptions & { readonly registry: Registry },
 ): CertificateExpiry {
   const expiry = watchCertificates(sources, opts);
-  registerCertificateExpiry(opts.registry, prefix, expiry);
+  registerCertificateExpiry(opts.registry, component, expiry);
   return expiry;
 }

@@ -5,7 +5,8 @@ import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { getJson, routeTo, startScriptedExtProc,  startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
+import { BUILD_INFO } from '../../lib/build-info.js';
+import { getJson, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let ep: ScriptedExtProc;
 let up: Upstream;
@@ -16,6 +17,7 @@ const held: { end(body: string): void }[] = [];
 before(async () => {
   up = await startUpstream((req, res) => {
     if (req.url === '/hold') held.push(res);
+    else if (req.url === '/fail') res.writeHead(503).end('unavailable');
     else res.end('ok');
   });
   ep = await startScriptedExtProc(() => routeTo(up.address));
@@ -66,16 +68,63 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(zero.extproc?.streams, 0);
 });
 
-test('/metrics exposes the proxy metrics with fixed labels only', async () => {
+test('/metrics exposes the proxy metrics with fixed labels only, one name scheme, build info and the ext_proc round trips', async () => {
   assert.equal(await get('/?x=1', actorHost('some-client-chosen-name')), 200);
   const res = await request(`${proxy.admin}/metrics`);
   assert.equal(res.statusCode, 200);
   const text = await res.body.text();
-  assert.match(text, /^proxy_extproc_streams_total \d+/m);
-  assert.match(text, /^proxy_requests_total\{code="200"\} \d+/m);
-  assert.match(text, /^proxy_request_duration_seconds_bucket\{le="0.005"\} \d+/m);
-  assert.match(text, /^proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.match(text, /^actor_edge_proxy_extproc_streams_total \d+/m);
+  assert.match(text, /^actor_edge_proxy_extproc_streams_active 0$/m);
+  assert.match(text, /^actor_edge_proxy_requests_total\{code="200"\} \d+/m);
+  assert.match(text, /^actor_edge_proxy_request_duration_seconds_bucket\{le="0.005",cache="none",protocol="http\/1.1"\} \d+$/m);
+  assert.match(text, /^actor_edge_proxy_request_duration_seconds_count\{cache="none",protocol="http\/1.1"\} [1-9]\d*$/m, 'the cache is off: every request is timed as cache="none"');
+  assert.doesNotMatch(text, /^actor_edge_proxy_request_duration_seconds_count\{cache="(hit|miss|rerun)"/m);
+  assert.match(text, /^actor_edge_proxy_reruns_total\{reason="stale"\} 0/m);
+  assert.match(text, new RegExp(`^actor_edge_proxy_build_info\\{version="${BUILD_INFO.version.replace(/\./g, '\\.')}",node_version="${process.versions.node.replace(/\./g, '\\.')}"\\} 1$`, 'm'));
+  // One request through the scripted ext_proc: one request_headers message answered.
+  assert.match(text, /^actor_edge_proxy_extproc_round_trip_seconds_count\{message="request_headers",result="response"\} [1-9]\d*$/m);
+  assert.match(text, /^actor_edge_proxy_extproc_round_trip_seconds_bucket\{le="30",message="request_headers",result="response"\} [1-9]\d*$/m);
+  assert.match(text, /^actor_edge_proxy_reruns_by_attempt_total\{attempt="1"\} 0$/m, 're-runs by attempt have samples (0) for every reachable attempt');
+  assert.match(text, /^actor_edge_proxy_reruns_by_attempt_total\{attempt="2"\} 0$/m);
+  assert.doesNotMatch(text, /reruns_by_attempt_total\{attempt="3"\}/, 'not beyond --max-reruns');
   assert.doesNotMatch(text, /some-client-chosen-name/);
+  for (const line of text.split('\n')) {
+    const name = /^(?:# (?:HELP|TYPE) )?([a-z_:][a-z0-9_:]*)/.exec(line)?.[1];
+    if (name !== undefined) assert.match(name, /^(actor_edge_proxy_|process_|nodejs_)/, `${name}: one prefix`);
+  }
+});
+
+test('/live, /ready, GET / and unknown routes; state-changing admin calls are refused or allowed by the guard as before', async () => {
+  const live = await request(`${proxy.admin}/live`);
+  assert.deepEqual([live.statusCode, await live.body.text()], [200, 'LIVE\n']);
+  const index = (await getJson(`${proxy.admin}/`)) as { component: string; endpoints: { method: string; path: string }[] };
+  assert.equal(index.component, 'proxy');
+  const listed = index.endpoints.map((e) => `${e.method} ${e.path}`);
+  for (const e of ['GET /ready', 'GET /live', 'GET /stats', 'POST /stats/reset', 'GET /metrics', 'GET /upstreams', 'POST /filters/reload', 'GET /dashboard',
+    'GET /cache', 'GET /cache/:atespace/:name', 'DELETE /cache', 'DELETE /cache/:atespace/:name']) {
+    assert.ok(listed.includes(e), e);
+  }
+  for (const path of ['/config_dump', '/clusters', '/cache/demo']) {
+    const res = await request(`${proxy.admin}${path}`);
+    assert.equal(res.statusCode, 404, path);
+    const body = (await res.body.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['code', 'error'], path);
+    assert.equal(body.code, 'ROUTE_NOT_FOUND', path);
+  }
+});
+
+test('GET /upstreams lists attempts and failures per worker, as the router reports them', async () => {
+  type Upstreams = { maxWorkers: number; workers: { worker: string; requests: number; errors: Record<string, number>; idleMs: number }[] };
+  const before = ((await getJson(`${proxy.admin}/upstreams`)) as Upstreams).workers[0];
+  assert.equal(await get('/fail'), 503);
+  assert.equal(await get('/'), 200);
+  const body = (await getJson(`${proxy.admin}/upstreams`)) as Upstreams;
+  assert.equal(body.maxWorkers, 64);
+  assert.equal(body.workers.length, 1, 'one upstream');
+  const [w] = body.workers;
+  assert.equal(w?.requests, (before?.requests ?? 0) + 2);
+  assert.equal(w?.errors['5xx'], (before?.errors['5xx'] ?? 0) + 1, 'the worker\'s 503 is its error');
+  assert.equal(w?.errors.stale, 0);
 });
 
 test('draining: /ready turns 503, in-flight requests finish, then the proxy stops', async () => {

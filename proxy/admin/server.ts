@@ -1,18 +1,25 @@
 /**
- * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /ready` (503
- * `DRAINING` while draining), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`),
- * `GET /metrics` (Prometheus text); `POST /filters/reload` (`chain/reload.ts`: 200 with the new filters, or the
- * reason the old ones stay: 422 `CONFIG_INVALID`, 500 `FILTER_LOAD_FAILED`); plus whatever the built-in stages add
- * (the cache's `/cache` endpoints). Every call but a GET passes the admin guard.
+ * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /`, `/live`,
+ * `/ready` (503 `NOT_READY` while the resolver does not answer its health check, `DRAINING` while draining, with
+ * the reason), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`), `GET /metrics`
+ * (Prometheus text); `GET /upstreams` (attempts and failures per worker); `POST /filters/reload`
+ * (`chain/reload.ts`: 200 with the new filters, or the reason the old ones stay: 422 `CONFIG_INVALID`, 500
+ * `FILTER_LOAD_FAILED`); `GET /dashboard` (`dashboard/`); plus whatever the built-in stages add (the cache's
+ * `/cache` endpoints). Every call but a GET passes the admin guard and is logged with the caller's address.
  */
+import cluster from 'node:cluster';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { registerOpsRoutes } from '../../lib/ops-routes.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
+import { readinessReport } from '../../lib/readiness.js';
 import type { ProxyStats } from '../ops/stats.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
+import { registerReadinessMetrics, resolverHealthProbe, type ResolverHealthTarget } from './resolver-health.js';
+import { dashboardPlugin } from './dashboard/routes.js';
 
 export interface AdminDeps {
   /** `--admin-token`: required on state-changing calls when set. */
@@ -21,8 +28,15 @@ export interface AdminDeps {
   readonly registry: Registry;
   readonly stages: readonly ProxyStage[];
   readonly draining: () => boolean;
+  /** `/ready`'s health check: the resolver in use and its address (`resolver-health.ts`). */
+  readonly resolverHealth: ResolverHealthTarget;
   /** `POST /filters/reload`. */
   readonly reload: () => Promise<ReloadReport>;
+  /**
+   * Where the readiness check's changes and state-changing admin calls are logged (default: a `proxy` logger). A
+   * cluster worker logs no admin calls: only its primary calls its admin, and the primary logs the caller.
+   */
+  readonly log?: Logger;
 }
 
 /** A reload's answer on the admin API: its HTTP status and JSON body. */
@@ -31,8 +45,8 @@ export function reloadAnswer(report: ReloadReport): { readonly status: number; r
     return { status: 200, body: { generation: report.generation, filters: report.filters, restartNeeded: report.restartNeeded } };
   }
   return report.stage === 'config'
-    ? { status: 422, body: { error: 'CONFIG_INVALID', reason: report.reason } }
-    : { status: 500, body: { error: 'FILTER_LOAD_FAILED', reason: report.reason } };
+    ? { status: 422, body: { error: 'CONFIG_INVALID', code: 'CONFIG_INVALID', reason: report.reason } }
+    : { status: 500, body: { error: 'FILTER_LOAD_FAILED', code: 'FILTER_LOAD_FAILED', reason: report.reason } };
 }
 
 /** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, process). */
@@ -63,16 +77,29 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   guardAdmin(app, { token: deps.adminToken });
+  const log = deps.log ?? createLogger('proxy');
+  const probe = resolverHealthProbe(deps.resolverHealth, log).start();
+  app.addHook('onClose', async () => probe.stop());
+  registerReadinessMetrics(deps.registry, probe, deps.draining);
+  // A cluster worker's admin is called only by its primary, which logs the caller: no second audit line.
+  const audit = cluster.isWorker ? undefined : log;
   registerOpsRoutes(app, {
-    readiness: () => (deps.draining() ? 'draining' : 'live'),
+    component: 'proxy',
+    readiness: () => readinessReport(deps.draining() ? 'draining' : 'serving', [probe]),
     stats: () => statsDocument(deps),
     resetStats: () => resetStats(deps),
     registry: deps.registry,
+    ...(audit === undefined ? {} : { log: audit }),
   });
-  app.post('/filters/reload', async (_req, reply) => {
+  app.get('/upstreams', { config: { description: 'upstream attempts and failures per worker address (the same bounded set as the worker metrics)' } }, async () => ({
+    maxWorkers: deps.stats.live.workers.maxWorkers,
+    workers: deps.stats.live.workers.counts(),
+  }));
+  app.post('/filters/reload', { config: { description: 're-reads the config and the filter modules and swaps the user filters' } }, async (_req, reply) => {
     const { status, body } = reloadAnswer(await deps.reload());
     return reply.code(status).send(body);
   });
+  await app.register(dashboardPlugin());
   for (const stage of deps.stages) {
     if (stage.admin !== undefined) await app.register(stage.admin);
   }

@@ -117,7 +117,11 @@ export interface RequestContext {
   /** The protocol the client spoke: `http/1.1` (HTTP/1.0 included) or `h2` (over TLS, or h2c). */
   readonly protocol: ClientProtocol;
   readonly remoteAddress: string;
-  /** Headers to forward upstream (hop-by-hop and forgeable internal headers already removed). */
+  /**
+   * Headers to forward upstream (hop-by-hop and forgeable internal headers already removed). `host` cannot be
+   * set or removed (a `TypeError`): the request's authority — what the cache, ext_proc and the worker key on — is
+   * decided once at the ingress.
+   */
   readonly headers: HeaderMap;
   /** 0 for the first pass, then 1, 2, ... for each re-run. */
   readonly attempt: number;

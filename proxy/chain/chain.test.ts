@@ -224,3 +224,19 @@ test('an error thrown in onUpstreamResponse, onRerun or onDone is logged with th
     ],
   );
 });
+
+test('a filter answering a value outside CONTINUE or reply(...) fails its own request with 500 naming it', async () => {
+  for (const bad of [42, undefined, 'continue', { kind: 'skip' }]) {
+    const odd: Filter = { name: 'odd', onRequest: () => bad as never };
+    const later = resolver(['10.0.0.1:1']);
+    const router = scriptedRouter([OK]);
+    const chain = new Chain([odd, later], router, new Counters(), { maxReruns: 1 });
+    const ctx = request();
+    await runChain(chain, ctx);
+    assert.equal(ctx.exchange.sentStatus, 500, String(bad));
+    assert.equal(ctx.error, ERRORS.FILTER_FAILED);
+    assert.match(ctx.details ?? '', /filter odd threw: onRequest returned/);
+    assert.equal(later.seen, 0, 'the filters after it never ran');
+    assert.equal(router.calls.length, 0, 'nothing was forwarded');
+  }
+});

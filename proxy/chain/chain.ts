@@ -321,7 +321,7 @@ export class Chain {
       return this.#requestPhase(ctx, 0);
     }
     if (decision.kind === 'fail') {
-      if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error = decision.error;
+      if (decision.error === ERRORS.DOWNSTREAM_CLOSED) ctx.error ??= decision.error; // an answer the edge already gave (a 408) stays
       else {
         let details = describe(outcome);
         if (decision.limit === 'budget') {

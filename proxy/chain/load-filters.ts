@@ -6,7 +6,9 @@
  * filter stops the proxy with a clear message, never at request time; on a reload it fails the reload instead.
  *
  * A reload imports each module again under a new URL (`?reload=N`), as ES modules are cached by URL: the module
- * itself is re-evaluated, the modules it imports are not (and node never unloads the old instance).
+ * itself is re-evaluated, the modules it imports are not (and node never unloads the old instance). The import and
+ * the factory are each bounded by `--filter-timeout-ms`: a module that never finishes loading fails its load (at
+ * start, the start; on a reload, that reload, keeping the filters in use) instead of wedging every later reload.
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +23,31 @@ export interface FilterSpec {
 }
 
 const HOOKS = ['onRequest', 'onResponse', 'onUpstreamResponse', 'onRerun', 'onDone'] as const;
+
+/** How long a module's import, and then its factory, may take by default. */
+const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
+
+/**
+ * `pending`, or a UsageError once `ms` passed first. A module whose top-level await never settles stays pending
+ * in node forever; the load gives up on it (a reload then fails and keeps the filters in use; the next reload
+ * imports under a new URL).
+ */
+function within<T>(pending: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new UsageError(message)), ms);
+    timer.unref();
+    pending.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
 const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** A spec from a bare module path (a `--filter` flag). */
@@ -31,6 +58,8 @@ export function filterSpec(module: string, options: Readonly<Record<string, unkn
 export interface LoadOptions {
   readonly log: Logger;
   readonly actorSuffix: string;
+  /** The module's import and its factory must each settle within this (`--filter-timeout-ms`; default 10 s). */
+  readonly timeoutMs?: number;
   /** Set on a reload (1, 2, ... per attempt): imports every module afresh (a new URL, so node evaluates it again). */
   readonly generation?: number;
 }
@@ -39,18 +68,25 @@ export async function loadUserFilter(spec: FilterSpec, opts: LoadOptions): Promi
   const name = spec.module;
   let url = name.startsWith('file:') ? name : pathToFileURL(path.resolve(name)).href;
   if (opts.generation !== undefined && opts.generation > 0) url += `${url.includes('?') ? '&' : '?'}reload=${opts.generation}`;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   let mod: { default?: unknown };
   try {
-    mod = (await import(url)) as { default?: unknown };
+    mod = (await within(import(url), timeoutMs, `filter ${name}: the module did not finish loading within ${timeoutMs} ms`)) as { default?: unknown };
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`filter ${name}: cannot load module: ${(err as Error).message}`);
   }
   const factory = mod.default;
   if (typeof factory !== 'function') throw new UsageError(`filter ${name}: the default export must be a filter factory function`);
   let filter: unknown;
   try {
-    filter = await (factory as FilterFactory)({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options });
+    filter = await within(
+      Promise.resolve((factory as FilterFactory)({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options })),
+      timeoutMs,
+      `filter ${name}: the factory did not return within ${timeoutMs} ms`,
+    );
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`filter ${name}: the factory failed: ${(err as Error).message}`);
   }
   const f = filter as Partial<Filter> | null;

@@ -63,7 +63,12 @@ export class FilterReloader<C extends ReloadableConfig> {
     }
     let filters;
     try {
-      filters = await loadUserFilters(config.chain.filters, { log: this.log, actorSuffix: this.#config.actorSuffix, generation: ++this.#attempts });
+      filters = await loadUserFilters(config.chain.filters, {
+        log: this.log,
+        actorSuffix: this.#config.actorSuffix,
+        generation: ++this.#attempts,
+        timeoutMs: config.chain.filterTimeoutMs,
+      });
     } catch (err) {
       return this.#failed('filters', (err as Error).message);
     }

@@ -12,6 +12,7 @@ import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
 import { writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
 import { relayTrailers } from '../http/trailers.js';
+import { isGrpcRequest } from '../http/grpc.js';
 import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
 import { UpgradeTunnel, type TunnelDeps } from '../tunnels/upgrade-tunnel.js';
 
@@ -26,6 +27,7 @@ export class ResponseWriter {
    */
   local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
     const written = writeLocalReply(ctx.exchange, reply, {
+      grpc: isGrpcRequest(ctx.headers),
       headRequest: ctx.method === 'HEAD',
       note: (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`),
     });
@@ -64,6 +66,8 @@ export class ResponseWriter {
   tunnel(ctx: ProxyRequest, response: UpstreamResponse): ProxyErrorSpec | undefined {
     const up = response.upgraded;
     if (up === undefined) return undefined;
+    // The worker's socket is ours now: an error on it concerns this tunnel only (the tunnel listens once open).
+    up.socket.on('error', () => undefined);
     const intent = ctx.upgrade;
     if (intent === undefined || this.tunnels === undefined) {
       up.socket.destroy();
@@ -102,8 +106,12 @@ class BodyPump implements BodySink {
 
   data(chunk: Buffer): boolean {
     const exchange = this.ctx.exchange;
-    if (exchange.sendBody(chunk)) return true;
-    exchange.whenWritable(this.#resume);
+    try {
+      if (exchange.sendBody(chunk)) return true;
+      exchange.whenWritable(this.#resume);
+    } catch (err) {
+      this.#failed(err);
+    }
     return false;
   }
 
@@ -111,13 +119,23 @@ class BodyPump implements BodySink {
     const exchange = this.ctx.exchange;
     // The exchange sends them when its response can carry them (an HTTP/1.1 response only when chunked).
     const pairs = trailers !== null && trailers.length > 0 ? relayTrailers(trailers) : undefined;
-    if (pairs === undefined || pairs.length === 0) return exchange.finishResponse();
     try {
-      exchange.finishResponse(undefined, pairs);
+      if (pairs === undefined || pairs.length === 0) exchange.finishResponse();
+      else exchange.finishResponse(undefined, pairs);
     } catch (err) {
       this.ctx.details ??= `upstream trailers not relayed: ${(err as Error).message}`;
-      if (!exchange.gone) exchange.finishResponse();
+      try {
+        if (!exchange.gone) exchange.finishResponse();
+      } catch (again) {
+        this.#failed(again);
+      }
     }
+  }
+
+  /** Writing to the client threw: this response is cut off, nothing else is affected. */
+  #failed(err: unknown): void {
+    this.ctx.details ??= `response not relayed: ${(err as Error)?.message ?? String(err)}`;
+    this.ctx.exchange.abortResponse();
   }
 
   error(err: Error): void {

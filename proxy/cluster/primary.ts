@@ -20,7 +20,7 @@ export async function runClusterPrimary(config: ProxyConfig, log: Logger): Promi
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();
-  const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken });
+  const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken, log });
   await admin.listen({ host: config.ops.admin.host, port: config.ops.admin.port });
   const first = workers.live()[0] as WorkerInfo;
   // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.

@@ -35,7 +35,7 @@ before(async () => {
   [proxy, budget, patient] = await Promise.all([
     // The defaults: two re-runs, the second after a 10–50 ms backoff, within 3 s.
     startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1'] }),
+    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--connect-timeout-ms', '200', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1'] }),
     startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-backoff-min-ms', '60000', '--rerun-backoff-max-ms', '60000', '--rerun-budget-ms', '120000'] }),
   ]);
 });

@@ -74,13 +74,13 @@ test('cache on: the first request costs one ext_proc stream and one ResumeActor,
   assert.equal(s.cache.entries, 1);
   assert.equal(s.extproc.streams, 1);
   const metrics = await (await request(`${on.admin}/metrics`, { dispatcher: client })).body.text();
-  assert.match(metrics, /^actor_cache_hits_total 100$/m);
-  assert.match(metrics, /^actor_cache_misses_total 1$/m);
-  assert.match(metrics, /^actor_cache_entries 1$/m);
+  assert.match(metrics, /^actor_edge_proxy_cache_hits_total 100$/m);
+  assert.match(metrics, /^actor_edge_proxy_cache_misses_total 1$/m);
+  assert.match(metrics, /^actor_edge_proxy_cache_entries 1$/m);
   for (const reason of ['stale', 'connect', 'reset', 'identity', 'worker', 'ttl', 'lru', 'admin']) {
-    assert.match(metrics, new RegExp(`^actor_cache_evictions_total\\{reason="${reason}"\\} 0$`, 'm'));
+    assert.match(metrics, new RegExp(`^actor_edge_proxy_cache_evictions_total\\{reason="${reason}"\\} 0$`, 'm'));
   }
-  assert.match(metrics, /^proxy_reruns_total\{reason="stale"\} 0$/m);
+  assert.match(metrics, /^actor_edge_proxy_reruns_total\{reason="stale"\} 0$/m);
 });
 
 test('cache off: 100 requests cost 100 streams and 100 ResumeActor calls, and clients see the same answers', async () => {

@@ -60,7 +60,7 @@ test('over mTLS a miss reaches the actor through extproc', async () => {
   assert.deepEqual(started?.identity, [pki.ids.proxy]);
   // Its certificates announce their expiry: the 30-day development bundle comes first.
   const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
-  const seconds = Number(/^proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
+  const seconds = Number(/^actor_edge_proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
   assert.ok(seconds > 29 * 86400 && seconds <= 30 * 86400, String(seconds));
 });
 

@@ -148,3 +148,37 @@ test('--workers 2: the primary fans a reload out to every worker (admin route an
     rmSync(clusterDir, { recursive: true, force: true });
   }
 });
+
+test('a filter module whose import never settles fails its own reload, and every later reload still runs', async () => {
+  const hungDir = mkdtempSync(path.join(os.tmpdir(), 'filter-reload-hung-'));
+  const file = path.join(hungDir, 'actor-edge.yaml');
+  const write = (body: string): void => writeFileSync(path.join(hungDir, 'f.mjs'), body);
+  write("export default () => ({ name: 'f', onResponse(ctx, res) { res.headers.set('x-gen', 'first'); } });\n");
+  writeFileSync(file, 'filters:\n  - module: ./f.mjs\n');
+  const hung = await startEdgeStack(['--config', file, '--access-log', 'off', '--filter-timeout-ms', '1000']);
+  const gen = async (): Promise<string> => {
+    const res = await request(`http://${hung.ingress}/h`, { headers: { host: HOST } });
+    await res.body.dump();
+    return String(res.headers['x-gen']);
+  };
+  const reloadHung = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await request(`${hung.admin}/filters/reload`, { method: 'POST' });
+    return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+  };
+  try {
+    assert.equal(await gen(), 'first');
+    write('await new Promise(() => {});\nexport default () => ({ name: \'f\' });\n'); // a top-level await that never settles
+    const stuck = await reloadHung();
+    assert.equal(stuck.status, 500);
+    assert.equal(stuck.body.error, 'FILTER_LOAD_FAILED');
+    assert.match(String(stuck.body.reason), /did not finish loading within 1000 ms/);
+    assert.equal(await gen(), 'first', 'the filters in use stay');
+    write("export default () => ({ name: 'f', onResponse(ctx, res) { res.headers.set('x-gen', 'second'); } });\n");
+    const next = await reloadHung();
+    assert.equal(next.status, 200, 'the next reload is not queued behind the hung one');
+    assert.equal(await gen(), 'second');
+  } finally {
+    await hung.close();
+    rmSync(hungDir, { recursive: true, force: true });
+  }
+});

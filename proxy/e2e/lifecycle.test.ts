@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
 import { freePort } from '../../lib/loopback.js';
-import { metricValue } from '../../lib/testing/scrape.js';
+import { metricSum, metricValue } from '../../lib/testing/scrape.js';
 import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
@@ -115,9 +115,9 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
 
     const scrape = async (): Promise<string> => (await request(`${proxy.admin}/metrics`)).body.text();
     let text = await scrape();
-    assert.equal(metricValue(text, 'proxy_requests_total{code="200"}'), 40);
-    assert.equal(metricValue(text, 'proxy_extproc_streams_total'), misses);
-    assert.equal(metricValue(text, 'proxy_request_duration_seconds_count'), 40, 'the workers\' duration histograms are merged');
+    assert.equal(metricValue(text, 'actor_edge_proxy_requests_total{code="200"}'), 40);
+    assert.equal(metricValue(text, 'actor_edge_proxy_extproc_streams_total'), misses);
+    assert.equal(metricSum(text, 'actor_edge_proxy_request_duration_seconds_count'), 40, 'the workers\' duration histograms are merged');
     const ready = await request(`${proxy.admin}/ready`);
     assert.equal(ready.statusCode, 200);
     assert.equal(await ready.body.text(), 'LIVE\n');
@@ -138,7 +138,7 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     const zero = await proxyStats(proxy);
     assert.deepEqual([zero.requests.total, zero.cache.hits, zero.cache.misses, zero.extproc.streams], [0, 0, 0, 0]);
     text = await scrape();
-    assert.equal(metricValue(text, 'proxy_requests_total{code="200"}'), 40);
+    assert.equal(metricValue(text, 'actor_edge_proxy_requests_total{code="200"}'), 40);
 
     // A worker that dies is replaced, and the replacement serves.
     const [victim] = workers;

@@ -173,7 +173,7 @@ test('a proxy presenting another identity is refused by the workers, and the stu
   await waitFor(async () => (await workerTls()).refusedIdentity > before.refusedIdentity, 5000, 'the refused identity');
   const refusedMetric = async (): Promise<number> => {
     const text = await (await fetch(`${stub.admin}/metrics`)).text();
-    return Number(/^apiserver_worker_tls_handshakes_total\{outcome="refused_identity"\} (\d+)$/m.exec(text)?.[1] ?? 'NaN');
+    return Number(/^actor_edge_apiserver_stub_worker_tls_handshakes_total\{outcome="refused_identity"\} (\d+)$/m.exec(text)?.[1] ?? 'NaN');
   };
   const lifetime = await refusedMetric();
   assert.ok(lifetime >= 1, `metric: ${lifetime}`);

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { actorHost } from '../../lib/testing/actors.js';
 import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
-import { metricValue } from '../../lib/testing/scrape.js';
+import { metricSum } from '../../lib/testing/scrape.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { boundAddress } from '../../lib/address.js';
 import { getJson, routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
@@ -102,9 +102,10 @@ async function echoed(socket: net.Socket, text: string): Promise<string> {
 
 const stats = async (): Promise<ProxyStatsBlock> => (await getJson(`${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
 const accessLine = (id: string): Record<string, unknown> | undefined => proxy.logs().find((l) => l.msg === 'access' && l.requestId === id);
-const durationCount = async (): Promise<number> => {
+/** Requests timed with the client's `protocol` (the cache is off: `cache="none"`). */
+const durationCount = async (protocol: 'http/1.1' | 'h2'): Promise<number> => {
   const res = await request(`${proxy.admin}/metrics`);
-  return metricValue(await res.body.text(), 'proxy_request_duration_seconds_count');
+  return metricSum(await res.body.text(), `actor_edge_proxy_request_duration_seconds_count{cache="none",protocol="${protocol}"}`);
 };
 
 test('a WebSocket through the HTTPS listener reaches the worker with x-forwarded-proto: https', async () => {
@@ -121,21 +122,22 @@ test('a WebSocket through the HTTPS listener reaches the worker with x-forwarded
   } finally {
     socket.destroy();
   }
+  await waitFor(() => accessLine('tls-ws') !== undefined, 5000, 'the tunnel to finish');
 });
 
 test('an open WebSocket is a request in flight; it is counted and timed once its tunnel closes', async () => {
-  const before = await durationCount();
+  const before = await durationCount('http/1.1');
   const socket = net.connect(Number(proxy.address.slice(proxy.address.lastIndexOf(':') + 1)), '127.0.0.1');
   await once(socket, 'connect');
   const head = await upgrade(socket, 'h1-ws');
   assert.match(head, /^HTTP\/1.1 101 /);
   assert.equal(await echoed(socket, 'ping'), 'ping');
   assert.equal((await stats()).requests.inFlight, 1, 'in flight while the tunnel is open');
-  assert.equal(await durationCount(), before, 'not timed before it finished');
+  assert.equal(await durationCount('http/1.1'), before, 'not timed before it finished');
   socket.end();
   await waitFor(() => accessLine('h1-ws') !== undefined, 5000, 'the access line');
   assert.equal((await stats()).requests.inFlight, 0);
-  assert.equal(await durationCount(), before + 1, 'timed once, when its tunnel closed');
+  assert.equal(await durationCount('http/1.1'), before + 1, 'timed once, when its tunnel closed');
   const line = accessLine('h1-ws') as { status: number; upgrade: string; protocol: string; tunnel: { kind: string; bytesFromClient: number; bytesToClient: number; closedBy: string } };
   assert.equal(line.status, 101);
   assert.equal(line.upgrade, 'websocket');
@@ -147,7 +149,7 @@ test('an open WebSocket is a request in flight; it is counted and timed once its
 });
 
 test('a WebSocket over HTTP/2 gets the same access-log line: its upgrade, its tunnel, timed and counted', async () => {
-  const before = await durationCount();
+  const before = await durationCount('h2');
   const session = await connectH2(proxy.ingress);
   try {
     const opened = await extendedConnect(session, HOST);
@@ -170,5 +172,5 @@ test('a WebSocket over HTTP/2 gets the same access-log line: its upgrade, its tu
   assert.equal(line.tunnel.bytesFromClient, 8);
   assert.equal(line.tunnel.bytesToClient, 8);
   await waitFor(async () => (await stats()).requests.inFlight === 0, 5000, 'nothing in flight');
-  assert.equal(await durationCount(), before + 1);
+  assert.equal(await durationCount('h2'), before + 1);
 });

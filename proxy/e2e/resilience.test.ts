@@ -136,7 +136,7 @@ test('evict by worker: a stopped worker costs one failed connect; the other acto
     assert.equal(s.cache.misses, onWorker.length, "the first actor's re-run and each other actor of the worker once");
     assert.equal(s.cache.hits, 1 + elsewhere.length);
     const metrics = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();
-    assert.match(metrics, new RegExp(`^actor_cache_evictions_total\\{reason="worker"\\} ${boundThere - 1}$`, 'm'));
+    assert.match(metrics, new RegExp(`^actor_edge_proxy_cache_evictions_total\\{reason="worker"\\} ${boundThere - 1}$`, 'm'));
   } finally {
     await stubPost(`/workers/${worker}/start`);
   }
@@ -180,5 +180,5 @@ test('refresh-ahead: an actor in use stays a hit across several TTLs (one Resume
   assert.equal((await extprocStats(extproc)).streams.total, 2 + refreshes);
   assert.equal(await resumeCalls(stub), 2 + refreshes);
   const metrics = await (await request(`${refreshing.admin}/metrics`, { dispatcher: client })).body.text();
-  assert.match(metrics, new RegExp(`^actor_cache_refreshes_total\\{result="ok"\\} ${refreshes}$`, 'm'));
+  assert.match(metrics, new RegExp(`^actor_edge_proxy_cache_refreshes_total\\{result="ok"\\} ${refreshes}$`, 'm'));
 });

@@ -65,8 +65,8 @@ test('an echo through a cache miss, then through a hit, from the actor on its wo
   assert.ok(['client', 'upstream'].includes(line.tunnel.closedBy));
   assert.ok(line.tunnel.bytesToClient > 0);
   const metrics = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();
-  assert.match(metrics, /proxy_tunnels_total\{kind="upgrade"\} [1-9]/);
-  assert.match(metrics, /proxy_tunnel_bytes_total\{kind="upgrade",direction="to_client"\} [1-9]/);
+  assert.match(metrics, /actor_edge_proxy_tunnels_total\{kind="upgrade"\} [1-9]/);
+  assert.match(metrics, /actor_edge_proxy_tunnel_bytes_total\{kind="upgrade",direction="to_client"\} [1-9]/);
 });
 
 test('a moved actor: the worker closes its socket; the next handshake is re-run and gets its 101 from the new worker', async () => {
@@ -183,4 +183,26 @@ test('SIGTERM: /ready fails at once, open sockets keep echoing until the drain t
   assert.match(answer, /shutting down/);
   await ws.closed; // closed at the drain timeout
   assert.equal(await draining.component.exited, 0);
+});
+
+test('a 64 MiB flood from the worker arrives whole, and a client that stops reading holds the worker back (backpressure)', async () => {
+  // Far more than the kernel's socket buffers on loopback can hold (a few MiB each way).
+  const FLOOD = 64 * 1024 * 1024;
+  const socket = await openSocket(proxy.ingress, actorName(5));
+  let received = 0;
+  socket.ws.on('message', (data, isBinary) => {
+    if (isBinary) received += (data as Buffer).length;
+  });
+  const raw = (socket.ws as unknown as { _socket: net.Socket })._socket;
+  raw.pause(); // the client stops reading before the flood starts
+  socket.ws.send(JSON.stringify({ flood: FLOOD }));
+  // While the client reads nothing, the worker may only fill the socket buffers on the way: far less than the flood.
+  await waitFor(async () => (await tunnels(proxy)).upgrade.active === 1, 5000, 'the tunnel open');
+  await new Promise((r) => setTimeout(r, 1000));
+  const stalled = (await tunnels(proxy)).upgrade.bytes.toClient;
+  assert.ok(stalled < FLOOD / 2, `${stalled} bytes went towards a client that read nothing`);
+  raw.resume();
+  await waitFor(() => received === FLOOD, 30_000, 'the whole flood');
+  assert.equal(received, FLOOD);
+  await socket.close();
 });

@@ -13,8 +13,10 @@
  * large as an HTTP/1.1 head (a larger one resets the stream), and node's own flood guards (invalid frames, refused
  * streams, unacknowledged SETTINGS and pings, session memory: the connection is closed with ENHANCE_YOUR_CALM). A
  * stream the client resets is `cancelled`, as a client leaving an HTTP/1.1 request. A connection idle for
- * `--keep-alive-timeout-ms` is closed with GOAWAY; on drain every connection gets GOAWAY and its open streams
- * finish.
+ * `--keep-alive-timeout-ms` is closed with GOAWAY — open streams count, bytes alone do not, so a client trickling a
+ * HEADERS frame in is closed too; a new connection must open its first stream within `--headers-timeout-ms`; a
+ * stream's request (head and body) must arrive within `--request-timeout-ms` (408 `PROXY_ERR_REQUEST_TIMEOUT`, as
+ * node answers an HTTP/1.1 request 408). On drain every connection gets GOAWAY and its open streams finish.
  */
 import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -33,9 +35,55 @@ const H2_MAX_HEADER_PAIRS = 2000;
 export interface H2EngineConfig {
   /** Streams one client connection may have open at once (`--h2-max-concurrent-streams`). */
   readonly h2MaxConcurrentStreams: number;
+  /** A new connection must open its first stream within this time (`--headers-timeout-ms`). */
+  readonly headersTimeoutMs: number;
+  /** A stream's request (head and body) must arrive within this time; 0: no limit (`--request-timeout-ms`). */
+  readonly requestTimeoutMs: number;
+  /** A connection with no stream open for this long is closed with GOAWAY (`--keep-alive-timeout-ms`). */
   readonly keepAliveTimeoutMs: number;
   readonly upgradeTokens: ReadonlySet<string>;
 }
+
+/** One client connection's clock: no stream open for too long (before the first, or between streams) closes it. */
+class SessionClock {
+  #open = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly session: ServerHttp2Session,
+    private readonly keepAliveMs: number,
+    firstStreamMs: number,
+  ) {
+    this.#arm(firstStreamMs);
+  }
+
+  streamOpened(): void {
+    this.#open++;
+    clearTimeout(this.#timer);
+  }
+
+  streamClosed(): void {
+    if (--this.#open === 0) this.#arm(this.keepAliveMs);
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+
+  /** Bytes alone (a HEADERS frame trickled in, pings) do not count: only a stream ends the wait. */
+  #arm(ms: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.session.close();
+      // A client that does not read our GOAWAY (or keeps a frame half-sent) loses its connection.
+      setTimeout(() => this.session.destroy(), 1000).unref();
+    }, ms);
+    this.#timer.unref();
+  }
+}
+
+const CLOCK = Symbol('actor-edge.h2-clock');
+type ClockedSession = ServerHttp2Session & { [CLOCK]?: SessionClock };
 
 const EMPTY = Buffer.alloc(0);
 
@@ -85,12 +133,19 @@ export class H2Engine {
       this.onSettled?.();
     });
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
-    session.setTimeout(this.#config.keepAliveTimeoutMs, () => session.close());
+    const clock = new SessionClock(session, this.#config.keepAliveTimeoutMs, this.#config.headersTimeoutMs);
+    (session as ClockedSession)[CLOCK] = clock;
+    session.once('close', () => clock.stop());
     if (this.#draining) session.close();
   }
 
   /** An HTTP/2 stream: a request of its own, started at once. */
   #onStream(req: Http2ServerRequest, exchange: H2Exchange): void {
+    const clock = (req.stream.session as ClockedSession | undefined)?.[CLOCK];
+    if (clock !== undefined) {
+      clock.streamOpened();
+      req.stream.once('close', () => clock.streamClosed());
+    }
     const h2 = h2RequestHead(req.rawHeaders);
     const hub = this.#hub;
     const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.#config.upgradeTokens);
@@ -115,6 +170,14 @@ export class H2Engine {
       } else {
         ctx.upgrade = { token: connect.token, head: EMPTY };
       }
+    }
+    const timeoutMs = this.#config.requestTimeoutMs;
+    if (timeoutMs > 0 && ctx.body !== null && !req.complete) {
+      // The whole request must arrive in time, as node's own --request-timeout-ms does for HTTP/1.1.
+      const timer = setTimeout(() => this.#lifecycle.requestTimedOut(ctx, timeoutMs), timeoutMs);
+      const clear = (): void => clearTimeout(timer);
+      req.once('end', clear);
+      req.stream.once('close', clear);
     }
     this.#lifecycle.start(ctx);
   }

@@ -80,6 +80,19 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     this.writeHead(status, headers as unknown as http2.OutgoingHttpHeaders);
   }
 
+  respondHeadOnly(status: number, headers: readonly string[]): void {
+    const head: http2.OutgoingHttpHeaders = { ':status': status };
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = (headers[i] as string).toLowerCase();
+      const prev = head[name];
+      const value = headers[i + 1] as string;
+      head[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev as string, value];
+    }
+    // The stream's own respond, ending it with the HEADERS frame (node's compatibility API always sends a DATA end).
+    this.stream.respond(head, { endStream: true });
+    this.end();
+  }
+
   sendBody(chunk: Buffer): boolean {
     return this.write(chunk);
   }

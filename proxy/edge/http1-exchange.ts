@@ -83,6 +83,11 @@ export class Http1Exchange extends ServerResponse implements DownstreamExchange 
     this.writeHead(status, headers as string[]);
   }
 
+  respondHeadOnly(status: number, headers: readonly string[]): void {
+    this.writeHead(status, headers as string[]);
+    this.end();
+  }
+
   sendBody(chunk: Buffer): boolean {
     return this.write(chunk);
   }

@@ -24,6 +24,7 @@ import { ForwardHeaders } from '../http/header-list.js';
 import type { DownstreamExchange } from '../http/exchange.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
 import { writeLocalReply } from '../http/local-reply.js';
+import { isGrpcRequest } from '../http/grpc.js';
 import { checkSni } from '../http/misdirected.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget, type RequestTarget } from './request-target.js';
@@ -65,7 +66,11 @@ export interface LifecycleDeps {
   readonly config: LifecycleConfig;
   readonly chain: Chain;
   readonly counters: Counters;
-  readonly observeDuration: (seconds: number) => void;
+  /**
+   * Observes a finished request and how long it took, from its head to its end (the duration metric; what the
+   * request was, e.g. its cache outcome, the process reads from the stages' state on `ctx`). Once per request.
+   */
+  readonly observe: (ctx: ProxyRequest, seconds: number) => void;
   readonly accessLog: AccessLog;
   /** Built-in stages' access-log fields. */
   readonly logFields: readonly LogFields[];
@@ -157,7 +162,7 @@ export class RequestLifecycle {
   /** The edge answers with a catalog error (and `headers`), without the chain. */
   answer(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string | undefined, headers?: Readonly<Record<string, string>>): void {
     ctx.error = spec;
-    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) });
+    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, { grpc: isGrpcRequest(ctx.headers) });
     if (written.kind === 'written' && written.invalid !== undefined) ctx.details = written.invalid;
     else if (details !== undefined) ctx.details = details;
     this.answered(ctx);
@@ -167,6 +172,20 @@ export class RequestLifecycle {
   answered(ctx: ProxyRequest): void {
     ctx.phase = 'answered';
     this.#maybeFinish(ctx);
+  }
+
+  /**
+   * The request did not arrive within `--request-timeout-ms` (an HTTP/2 stream's body trickling in): answered 408
+   * when nothing was sent yet (cut off otherwise), and whatever still works for it stops.
+   */
+  requestTimedOut(ctx: ProxyRequest, timeoutMs: number): void {
+    if (ctx.clientState !== 'open' || ctx.exchange.gone) return;
+    ctx.error = ERRORS.REQUEST_TIMEOUT;
+    ctx.details = `the request was not complete after ${timeoutMs} ms`;
+    if (writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), { grpc: isGrpcRequest(ctx.headers) }).kind === 'not-written') ctx.exchange.abortResponse();
+    ctx.abortFilters(ctx.details);
+    ctx.upstream?.cancel();
+    if (ctx.phase === 'waiting') this.answered(ctx);
   }
 
   /**
@@ -212,7 +231,7 @@ export class RequestLifecycle {
     ctx.status = end.status;
     counters.countResponse(end.status);
     const durationMs = performance.now() - ctx.startedAt;
-    this.#deps.observeDuration(durationMs / 1000);
+    this.#deps.observe(ctx, durationMs / 1000);
     if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
     chain.done(ctx, end.status, end.error);
     this.#inflight--;

@@ -51,7 +51,8 @@ export class PlainListener implements Listener {
   readonly #undecided = new Set<Socket>();
 
   constructor(sink: ConnectionSink, sniffTimeoutMs: number) {
-    this.server = net.createServer({ noDelay: true }, (socket) => {
+    // Half-open as node's own HTTP server: a client's FIN is the HTTP engine's to handle (and a tunnel's to pass on).
+    this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
       this.#undecided.add(socket);
       socket.once('close', () => this.#undecided.delete(socket));
       sniffProtocol(socket, sniffTimeoutMs, (protocol) => {
@@ -103,7 +104,7 @@ export class TlsListener implements Listener {
     const initial = loadCertificate(files);
     const alpn = opts.alpn === 'h2-or-http1' ? { ALPNCallback: selectProtocol } : { ALPNProtocols: [HTTP1] };
     this.server = tls.createServer(
-      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, handshakeTimeout: opts.handshakeTimeoutMs },
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, allowHalfOpen: true, handshakeTimeout: opts.handshakeTimeoutMs },
       (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
     );
     // A failed or timed-out handshake concerns one client only: its connection is closed, nothing else.

@@ -27,6 +27,7 @@ export const ERRORS = Object.freeze({
   FILTER_FAILED: spec('PROXY_ERR_FILTER_FAILED', 500, 'filter', 'internal error in a request filter'),
   FILTER_TIMEOUT: spec('PROXY_ERR_FILTER_TIMEOUT', 504, 'filter', 'a request filter timed out'),
   BODY_TOO_LARGE: spec('PROXY_ERR_BODY_TOO_LARGE', 413, 'downstream', 'request body too large'),
+  REQUEST_TIMEOUT: spec('PROXY_ERR_REQUEST_TIMEOUT', 408, 'downstream', 'request timeout: the request did not arrive in time'),
   EXTPROC_FAILED: spec('PROXY_ERR_EXTPROC_FAILED', 500, 'extproc', 'external processing failed'),
   EXTPROC_TIMEOUT: spec('PROXY_ERR_EXTPROC_TIMEOUT', 504, 'extproc', 'external processing timed out'),
   EXTPROC_BODY_TOO_LARGE: spec('PROXY_ERR_EXTPROC_BODY_TOO_LARGE', 413, 'downstream', 'request body too large for external processing'),

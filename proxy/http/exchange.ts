@@ -80,6 +80,11 @@ export interface DownstreamExchange {
 
   /** Writes the head; throws for a header node refuses (the caller answers 500 instead). */
   startResponse(status: number, headers: readonly string[]): void;
+  /**
+   * Writes a response that has no body and ends with its head (HTTP/2: END_STREAM on the HEADERS frame — gRPC's
+   * trailers-only form); throws for a header node refuses.
+   */
+  respondHeadOnly(status: number, headers: readonly string[]): void;
   /** Writes a body chunk; false: wait for `whenWritable` before the next. */
   sendBody(chunk: Buffer): boolean;
   /** Calls `resume` once when the client can take more. */

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOP_BY_HOP, namedByConnection, removeNamedByConnection } from './hop-by-hop.js';
 
-test('the RFC 9110 hop-by-hop headers', () => {
-  assert.deepEqual([...HOP_BY_HOP].sort(), ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+test('the RFC 9110 hop-by-hop headers, and RFC 9113\'s connection-specific HTTP2-Settings', () => {
+  assert.deepEqual([...HOP_BY_HOP].sort(), ['connection', 'http2-settings', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 });
 
 test('Connection names headers case-insensitively; close, keep-alive, hop-by-hop names and kept names are not returned', () => {

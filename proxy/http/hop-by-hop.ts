@@ -1,7 +1,9 @@
 /**
  * Hop-by-hop headers (RFC 9110 §7.6.1): they describe one connection and are never forwarded, in either
  * direction. That is Connection itself, every header Connection names, and the fixed list below (Proxy-Connection,
- * Keep-Alive, TE, Transfer-Encoding, Upgrade, plus Trailer, which older proxies treat the same way).
+ * Keep-Alive, TE, Transfer-Encoding, Upgrade, plus Trailer, which older proxies treat the same way, and
+ * HTTP2-Settings, the h2c upgrade's: RFC 9113 §8.2.2 lists it among the connection-specific fields an intermediary
+ * must remove before a message goes to an HTTP/2 peer, whose stack refuses them).
  *
  * A client's Upgrade and Connection are never forwarded as received either: a WebSocket handshake the proxy
  * forwards gets them from the router (undici's `upgrade` option), and the 101's from `upstream/tunnel.ts`.
@@ -10,7 +12,7 @@
  * (`response-headers.ts`); each direction adds its own rules there.
  */
 
-export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer']);
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'http2-settings']);
 
 /**
  * The lower-case names a Connection value names, other than `close` and the hop-by-hop headers (removed anyway)

@@ -5,12 +5,14 @@
  * content-type for a body without one, and the content-length. A reply whose headers node refuses (a filter's or
  * ext_proc's invalid header) becomes a 500 rather than something half-written. A streamed body (`StreamedBody`,
  * ext_proc's `streamed_immediate_response`) has no content-length: it is written piece by piece after the head
- * (`streamed-body-writer.ts`); a reply that is not written cancels it.
+ * (`streamed-body-writer.ts`); a reply that is not written cancels it. A gRPC request's reply (one without a
+ * streamed body) is a gRPC status in a trailers-only response (`grpcReplyHead`).
  */
 import { isStreamedBody, type LocalReply } from '../api/filter.js';
 import { STALE_HEADER } from '../../lib/wire-contract.js';
 import type { DownstreamExchange } from './exchange.js';
 import { writeStreamedBody } from './streamed-body-writer.js';
+import { grpcMessage, grpcStatusOf } from './grpc.js';
 
 /** A local reply as the proxy writes it: like `LocalReply`, but a header may carry several values (`set-cookie`). */
 export type MultiValueLocalReply = Omit<LocalReply, 'headers'> & { readonly headers?: Readonly<Record<string, string | readonly string[]>> };
@@ -25,6 +27,30 @@ export interface LocalReplyHead {
   readonly headers: string[];
   /** The whole body (undefined: none, or a streamed one). */
   readonly body: Buffer | undefined;
+}
+
+/**
+ * A local reply to a gRPC request, as Envoy answers one: a trailers-only response (`:status` 200, no body) whose
+ * `grpc-status` is the reply's own (an ext_proc immediate response's `grpc_status`) or gRPC's mapping of its HTTP
+ * status, and whose `grpc-message` is its text (or, for a reply without text, its own `grpc-message`). A gRPC
+ * client reads the status; an HTTP error page it cannot read. Not for a streamed body (`writeLocalReply`).
+ */
+export function grpcReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
+  const given = reply.headers?.['grpc-status'];
+  const code = typeof given === 'string' && /^\d{1,2}$/.test(given) ? given : String(grpcStatusOf(reply.status | 0));
+  const raw = reply.body;
+  const text = raw === undefined || isStreamedBody(raw) ? '' : Buffer.from(raw).toString().trim();
+  const ownMessage = reply.headers?.['grpc-message'];
+  const headers: string[] = ['content-type', 'application/grpc', 'grpc-status', code];
+  if (text !== '') headers.push('grpc-message', grpcMessage(text));
+  else if (typeof ownMessage === 'string' && ownMessage !== '') headers.push('grpc-message', ownMessage);
+  for (const [name, value] of Object.entries(reply.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (NEVER.has(lower) || lower === 'content-type' || lower === 'grpc-status' || lower === 'grpc-message') continue;
+    if (typeof value === 'string') headers.push(lower, value);
+    else for (const v of value) headers.push(lower, v);
+  }
+  return { status: 200, headers, body: undefined };
 }
 
 /** The status, header list and body a reply is written with (a streamed body's head has no content-length). */
@@ -64,8 +90,10 @@ export type LocalReplyWrite =
 const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
 const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
 
-/** How a reply with a streamed body is written. */
-export interface StreamedReplyOptions {
+/** What the request being answered asks of its reply. */
+export interface LocalReplyOptions {
+  /** A gRPC request: a reply without a streamed body is written as a gRPC status (`grpcReplyHead`). */
+  readonly grpc?: boolean;
   /** The request is a HEAD: the head only (a streamed body is not read at all). */
   readonly headRequest?: boolean;
   /** Hears what went wrong with a streamed body after the head (a broken source), for the request's log line. */
@@ -73,30 +101,36 @@ export interface StreamedReplyOptions {
 }
 
 /**
- * Writes `reply` unless a response already started or the client is gone. A streamed body goes on after this
+ * Writes `reply` unless a response already started or the client is gone. A reply without a body ends with its
+ * head (HTTP/2: a HEADERS frame with END_STREAM, gRPC's trailers-only form). A streamed body goes on after this
  * returns — unless the response can carry none (a HEAD request, 204, 304): then the head ends the response and the
- * source is cancelled.
+ * source is cancelled. A streamed body is written as its source made it, to a gRPC request too (the processor
+ * streams a gRPC response of its own, with its own `grpc-status` trailers).
  */
-export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, opts: StreamedReplyOptions = {}): LocalReplyWrite {
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, opts: LocalReplyOptions = {}): LocalReplyWrite {
+  const streamed = isStreamedBody(reply.body) ? reply.body : undefined;
   if (exchange.headSent || exchange.gone) {
-    discardReplyBody(reply);
+    streamed?.cancel();
     return NOT_WRITTEN;
   }
-  const head = localReplyHead(reply);
+  const head = opts.grpc === true && streamed === undefined ? grpcReplyHead(reply) : localReplyHead(reply);
+  const headOnly =
+    streamed === undefined ? head.body === undefined || head.body.length === 0 : opts.headRequest === true || head.status === 204 || head.status === 304;
   try {
+    if (headOnly) {
+      streamed?.cancel();
+      exchange.respondHeadOnly(head.status, head.headers);
+      return WRITTEN;
+    }
     exchange.startResponse(head.status, head.headers);
   } catch (err) {
-    discardReplyBody(reply);
+    streamed?.cancel();
     exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
     exchange.finishResponse(INTERNAL_BODY);
     return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
   }
-  const streamed = reply.body;
-  if (!isStreamedBody(streamed)) exchange.finishResponse(head.body);
-  else if (opts.headRequest === true || head.status === 204 || head.status === 304) {
-    streamed.cancel();
-    exchange.finishResponse();
-  } else writeStreamedBody(exchange, streamed, opts.note ?? ignore);
+  if (streamed === undefined) exchange.finishResponse(head.body);
+  else writeStreamedBody(exchange, streamed, opts.note ?? ignore);
   return WRITTEN;
 }
 

@@ -60,7 +60,8 @@ export function relayTrailers(raw: readonly (Buffer | string)[]): [string, strin
   const out: [string, string][] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = text(raw[i] as Buffer | string);
-    if (TRAILER_DROP.has(name.toLowerCase())) continue;
+    // A pseudo-header is never a trailer (RFC 9113 §8.1): an HTTP/2 peer would refuse the whole trailer block.
+    if (name.charCodeAt(0) === 58 /* ':' */ || TRAILER_DROP.has(name.toLowerCase())) continue;
     out.push([name, text(raw[i + 1] as Buffer | string)]);
   }
   return out;

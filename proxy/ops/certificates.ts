@@ -1,7 +1,7 @@
 /**
  * The certificates a proxy process loads — the HTTPS (and CONNECT-over-TLS) serving certificate, the upstream
  * credential and trust bundles, the ext_proc ones — watched for their expiry (`lib/tls/expiry.ts`): the gauge
- * `proxy_tls_certificate_expiry_seconds` (the `--workers` primary reports the smallest of its workers') and a
+ * `actor_edge_proxy_tls_certificate_expiry_seconds` (the `--workers` primary reports the smallest of its workers') and a
  * warning under `--cert-expiry-warning-hours`.
  */
 import type { Registry } from 'prom-client';

@@ -1,96 +1,171 @@
 /**
- * The proxy's Prometheus metrics (prom-client, one registry per process, registered through lib/prom-metrics.ts).
- * Counters are read from the plain request-path counters when scraped, so the request path pays nothing for them;
- * only the duration histogram is observed per request. Labels are fixed sets: status codes, re-run reasons and
- * re-run numbers, never anything a client names.
+ * The proxy's Prometheus metrics (prom-client, one registry per process, registered through lib/prom-metrics.ts,
+ * named `actor_edge_proxy_…`). Counters are read from the plain request-path counters when scraped, so the
+ * request path pays nothing for them; only the histograms are observed as things happen: the request duration per
+ * finished request (pre-indexed bucket counters, no label hashing: `indexedHistogram`), the ext_proc round trip
+ * per message. Labels are fixed sets: status codes, re-run reasons and numbers, cache outcomes, protocols, ext_proc
+ * message kinds and results, and a bounded set of worker addresses (ops/worker-metrics.ts); never anything a
+ * client names.
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { histogram, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
+import { histogram, indexedHistogram, metricPrefix, registerBuildInfo, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
+import type { ClientProtocol } from '../api/filter.js';
 import type { Counters } from './stats.js';
+import { WORKER_ERROR_REASONS, type WorkerErrorReason } from './worker-metrics.js';
+
+export const PROXY_METRIC_PREFIX = metricPrefix('proxy');
+const P = PROXY_METRIC_PREFIX;
+
+/** The `cache` label of the request duration: how the actor cache served the request (`none`: cache off, or not an actor). */
+export type CacheLabel = 'hit' | 'miss' | 'rerun' | 'none';
+const CACHE_LABELS: readonly CacheLabel[] = Object.freeze(['hit', 'miss', 'rerun', 'none']);
+
+/** The `protocol` label: the client's protocol for the request. */
+export type ProtocolLabel = ClientProtocol;
+const PROTOCOL_LABELS: readonly ProtocolLabel[] = Object.freeze(['http/1.1', 'h2']);
+
+/** Each label value's position in its list. */
+function positions<V extends string>(values: readonly V[]): Readonly<Record<V, number>> {
+  return Object.freeze(Object.fromEntries(values.map((v, i) => [v, i]))) as Record<V, number>;
+}
+const CACHE_INDEX = positions(CACHE_LABELS);
+const PROTOCOL_INDEX = positions(PROTOCOL_LABELS);
+
+/** The duration histogram's label sets, in `observeRequest`'s index order (cache outcome major, protocol minor). */
+const DURATION_SERIES = Object.freeze(CACHE_LABELS.flatMap((cache) => PROTOCOL_LABELS.map((protocol) => Object.freeze({ cache, protocol }))));
+
+/**
+ * The `cache` label for the actor-cache stage's outcome of a request (its access-log `cache` field; undefined
+ * when the cache is off or the host names no actor). A request that waited for another request's miss of the same
+ * actor (`coalesced`) paid a miss's latency: it is a `miss`.
+ */
+export function cacheLabelOf(outcome: string | undefined): CacheLabel {
+  switch (outcome) {
+    case 'hit':
+      return 'hit';
+    case 'miss':
+    case 'coalesced':
+      return 'miss';
+    case 'rerun':
+      return 'rerun';
+    default:
+      return 'none';
+  }
+}
 
 export interface ProxyMetrics {
   readonly registry: Registry;
-  /** Observes one finished client request. */
-  observeDuration(seconds: number): void;
+  /**
+   * Observes one finished client request: `actor_edge_proxy_request_duration_seconds{cache,protocol}`. Called once
+   * per request, when the request lifecycle finishes it (its `observe`, which `proxy-process.ts` wires), with the
+   * cache outcome (`cacheLabelOf(<actor-cache outcome>)`) and the client's protocol. Cheap: no label hashing.
+   */
+  observeRequest(seconds: number, cache: CacheLabel, protocol: ProtocolLabel): void;
 }
 
-const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Request durations, 0.5 ms … 30 s: the hit path sits in the first buckets, misses and re-runs further up. */
+export const DURATION_BUCKETS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+/** ext_proc round trips, 0.25 ms … 30 s (a resume of a suspended actor takes the upper ones). */
+export const ROUND_TRIP_BUCKETS = Object.freeze([0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
 
-/** The non-zero slots of an index-keyed tally (from `from` on) as samples labelled with their index. */
-function byIndex<L extends string>(label: L, counts: Float64Array, from = 0): Sample<L>[] {
+/** The slots of an index-keyed tally from `from` to `upTo` (always), and above it the non-zero ones, labelled with their index. */
+function byIndex<L extends string>(label: L, counts: Float64Array, from = 0, upTo = -1): Sample<L>[] {
   const out: Sample<L>[] = [];
   for (let i = from; i < counts.length; i++) {
     const n = counts[i] as number;
-    if (n > 0) out.push([{ [label]: String(i) } as Record<L, string>, n]);
+    if (n > 0 || i <= upTo) out.push([{ [label]: String(i) } as Record<L, string>, n]);
   }
   return out;
 }
 
 export function createProxyMetrics(counters: Counters, registry = new Registry()): ProxyMetrics {
   collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry, 'proxy');
   const c = counters;
-  scrapedCounter(registry, { name: 'proxy_extproc_streams_total', help: 'ext_proc Process streams opened (one per request that reached ext_proc).', read: () => c.extprocStreams });
-  scrapedCounter(registry, { name: 'proxy_extproc_errors_total', help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extprocErrors });
-  scrapedCounter(registry, { name: 'proxy_extproc_timeouts_total', help: 'ext_proc messages not answered within the message timeout.', read: () => c.extprocTimeouts });
-  scrapedCounter(registry, { name: 'proxy_upstream_connect_failures_total', help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
-  scrapedCounter(registry, {
-    name: 'proxy_upstream_identity_failures_total',
-    help: 'Upstream workers whose certificate failed verification.',
-    read: () => c.upstreamIdentityFailures,
-  });
-  scrapedCounter(registry, { name: 'proxy_upstream_resets_total', help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
-  scrapedCounter(registry, {
-    name: 'proxy_rerun_backoffs_total',
-    help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).',
-    read: () => c.rerunBackoffs,
-  });
-  scrapedCounter(registry, {
-    name: 'proxy_rerun_backoffs_cancelled_total',
-    help: 'Requests whose client went away while they waited a re-run backoff.',
-    read: () => c.rerunBackoffsCancelled,
-  });
-  scrapedCounter(registry, {
-    name: 'proxy_rerun_budget_exhausted_total',
-    help: 'Requests that could have re-run but had spent --rerun-budget-ms.',
-    read: () => c.rerunBudgetExhausted,
-  });
-  scrapedGauge(registry, { name: 'proxy_extproc_active_streams', help: 'ext_proc streams open now.', read: () => c.extprocActive });
   scrapedGauge(registry, {
-    name: 'proxy_requests_in_flight',
+    name: `${P}requests_in_flight`,
     help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).',
     read: () => c.requestsInFlight,
   });
   scrapedCounterBy(registry, {
-    name: 'proxy_requests_total',
+    name: `${P}requests_total`,
     help: 'Client requests answered, by status code (499: the client went away first).',
     labelNames: ['code'],
     read: () => byIndex('code', c.requestsByStatus),
   });
+  scrapedCounter(registry, { name: `${P}extproc_streams_total`, help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: () => c.extprocStreams });
+  scrapedGauge(registry, { name: `${P}extproc_streams_active`, help: 'ext_proc streams open now.', read: () => c.extprocActive });
+  scrapedCounter(registry, { name: `${P}extproc_errors_total`, help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extprocErrors });
+  scrapedCounter(registry, { name: `${P}extproc_timeouts_total`, help: 'ext_proc messages not answered within the message timeout.', read: () => c.extprocTimeouts });
+  const roundTrips = histogram(registry, {
+    name: `${P}extproc_round_trip_seconds`,
+    help: 'ext_proc message round trips, from writing the message to its answer (result=response), the stream\'s end (closed, error), the message timeout (timeout) or the request going away (aborted).',
+    labelNames: ['message', 'result'],
+    buckets: ROUND_TRIP_BUCKETS,
+  });
+  c.extprocRoundTrips.attach((message, result, seconds) => roundTrips.observe({ message, result }, seconds));
   scrapedCounterBy(registry, {
-    name: 'proxy_upstream_responses_total',
+    name: `${P}upstream_responses_total`,
     help: 'Upstream response headers received, by status code (stale 421s included).',
     labelNames: ['code'],
     read: () => byIndex('code', c.upstreamByStatus),
   });
+  scrapedCounter(registry, { name: `${P}upstream_connect_failures_total`, help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
+  scrapedCounter(registry, { name: `${P}upstream_resets_total`, help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
+  scrapedCounter(registry, {
+    name: `${P}upstream_identity_failures_total`,
+    help: 'Upstream workers whose certificate failed verification.',
+    read: () => c.upstreamIdentityFailures,
+  });
   scrapedCounterBy(registry, {
-    name: 'proxy_reruns_total',
+    name: `${P}worker_requests_total`,
+    help: `Upstream attempts per worker address (at most ${c.workers.maxWorkers} addresses by name, the rest as worker="other").`,
+    labelNames: ['worker'],
+    read: () => c.workers.counts().map((w): Sample<'worker'> => [{ worker: w.worker }, w.requests]),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}worker_errors_total`,
+    help: 'Upstream attempts per worker that failed because of the worker, by reason: connect, reset, timeout, identity, stale (the actor was not there), 5xx.',
+    labelNames: ['worker', 'reason'],
+    read: () =>
+      c.workers.counts().flatMap((w) => WORKER_ERROR_REASONS.map((reason: WorkerErrorReason): Sample<'worker' | 'reason'> => [{ worker: w.worker, reason }, w.errors[reason]])),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}reruns_total`,
     help: 'Requests re-run through the chain, by reason.',
     labelNames: ['reason'],
     read: () => samplesBy('reason', { stale: c.rerunsStale, connect: c.rerunsConnect, reset: c.rerunsReset }),
   });
-  const duration = histogram(registry, {
-    name: 'proxy_request_duration_seconds',
-    help: 'Time from request head received to response finished.',
-    buckets: DURATION_BUCKETS,
-  });
   scrapedCounterBy(registry, {
-    name: 'proxy_reruns_by_attempt_total',
-    help: 'Re-runs by their number within one request (1: first re-run, 2: second, ...).',
+    name: `${P}reruns_by_attempt_total`,
+    help: 'Re-runs by their number within one request (1: first re-run, 2: second, ... up to --max-reruns).',
     labelNames: ['attempt'],
-    read: () => byIndex('attempt', c.rerunsByAttempt, 1),
+    read: () => byIndex('attempt', c.rerunsByAttempt, 1, c.maxReruns),
+  });
+  scrapedCounter(registry, {
+    name: `${P}rerun_backoffs_total`,
+    help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).',
+    read: () => c.rerunBackoffs,
+  });
+  scrapedCounter(registry, {
+    name: `${P}rerun_backoffs_cancelled_total`,
+    help: 'Requests whose client went away while they waited a re-run backoff.',
+    read: () => c.rerunBackoffsCancelled,
+  });
+  scrapedCounter(registry, {
+    name: `${P}rerun_budget_exhausted_total`,
+    help: 'Requests that could have re-run but had spent --rerun-budget-ms.',
+    read: () => c.rerunBudgetExhausted,
+  });
+  const duration = indexedHistogram<'cache' | 'protocol'>(registry, {
+    name: `${P}request_duration_seconds`,
+    help: 'Time from request head received to response finished, by cache outcome (hit, miss, rerun, none) and client protocol.',
+    labelNames: ['cache', 'protocol'],
+    buckets: DURATION_BUCKETS,
+    series: DURATION_SERIES,
   });
   return {
     registry,
-    observeDuration: (seconds: number) => duration.observe(seconds),
+    observeRequest: (seconds, cache, protocol) => duration.observe(CACHE_INDEX[cache] * PROTOCOL_LABELS.length + PROTOCOL_INDEX[protocol], seconds),
   };
 }

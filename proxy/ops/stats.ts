@@ -4,6 +4,8 @@
  * lifetime values when scraped, so Prometheus counters never go backwards.
  */
 import { SinceReset } from '../../lib/since-reset.js';
+import { WorkerMetrics } from './worker-metrics.js';
+import { ExtProcRoundTrips } from './extproc-round-trips.js';
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
@@ -41,6 +43,13 @@ export class Counters {
   rerunBackoffsCancelled = 0;
   /** Requests that could have re-run but had spent --rerun-budget-ms. */
   rerunBudgetExhausted = 0;
+  /** Upstream attempts and failures per worker (bounded labels); the router reports each attempt here. */
+  readonly workers = new WorkerMetrics();
+  /** ext_proc message round trips; the ext_proc client reports each one here. */
+  readonly extprocRoundTrips = new ExtProcRoundTrips();
+
+  /** `maxReruns`: the re-run numbers a request can reach (`--max-reruns`), always reported even at 0. */
+  constructor(readonly maxReruns = 0) {}
 
   countResponse(status: number): void {
     this.requests++;
@@ -98,11 +107,14 @@ export function byAttempt(counts: Float64Array, upTo: number): Record<string, nu
 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
-  readonly live = new Counters();
-  readonly #sinceReset = new SinceReset(() => this.live);
+  readonly live: Counters;
+  readonly #sinceReset: SinceReset<Counters>;
 
-  /** `maxReruns`: the re-run numbers always listed in `/stats` (those a request can reach). */
-  constructor(private readonly maxReruns = 0) {}
+  /** `maxReruns`: the re-run numbers always listed in `/stats` and `/metrics` (those a request can reach). */
+  constructor(maxReruns = 0) {
+    this.live = new Counters(maxReruns);
+    this.#sinceReset = new SinceReset(() => this.live);
+  }
 
   reset(): void {
     this.#sinceReset.reset();
@@ -124,7 +136,7 @@ export class ProxyStats {
       },
       reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
       rerunAttempts: {
-        byAttempt: byAttempt(d.rerunsByAttempt, this.maxReruns),
+        byAttempt: byAttempt(d.rerunsByAttempt, this.live.maxReruns),
         backoffs: d.rerunBackoffs,
         cancelledInBackoff: d.rerunBackoffsCancelled,
         budgetExhausted: d.rerunBudgetExhausted,

@@ -15,7 +15,9 @@ export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
   const stages: ProxyStage[] = [];
 
   // 1. User filters, in the order given (a reload replaces these, and only these).
-  for (const filter of await loadUserFilters(config.filters, { log: deps.log, actorSuffix: config.actorSuffix })) stages.push({ filter, userFilter: true });
+  for (const filter of await loadUserFilters(config.filters, { log: deps.log, actorSuffix: config.actorSuffix, timeoutMs: config.filterTimeoutMs })) {
+    stages.push({ filter, userFilter: true });
+  }
 
   // 3. The resolver of whatever is not routed yet: ext-proc (production) or the apiserver comparison resolver.
   //    Made first: the cache refreshes ahead through it.

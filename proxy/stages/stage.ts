@@ -21,6 +21,8 @@ export interface StagesConfig {
   readonly actorSuffix: string;
   /** User filters in chain order. */
   readonly filters: readonly FilterSpec[];
+  /** `--filter-timeout-ms`: a filter module's import and factory are bounded by it too. */
+  readonly filterTimeoutMs: number;
   readonly cache: CacheConfig;
   readonly extProc: ExtProcStageConfig;
   /** Who resolves what the cache did not route: ext_proc (production) or the benchmark's apiserver resolver. */

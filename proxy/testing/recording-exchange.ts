@@ -75,6 +75,11 @@ export class RecordingExchange implements DownstreamExchange {
     this.head = { status, headers: [...headers] };
   }
 
+  respondHeadOnly(status: number, headers: readonly string[]): void {
+    this.startResponse(status, headers);
+    this.finishResponse();
+  }
+
   sendBody(chunk: Buffer): boolean {
     this.chunks.push(chunk);
     return true;

@@ -25,13 +25,20 @@ export interface PoolOptions {
   readonly connector?: buildConnector.connector;
 }
 
+/** What the router dispatches a request through: an undici pool or client, or the HTTP/2 session (`h2-dispatcher.ts`). */
+export interface UpstreamDispatcher {
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
 /** One worker's pool and the requests it holds (running or queued), counted by the router. */
 export class WorkerPool {
   used = true;
   #outstanding = 0;
 
   constructor(
-    readonly pool: Dispatcher,
+    readonly pool: UpstreamDispatcher,
     /** Running plus queued requests at most: connections + pending. */
     readonly limit: number,
   ) {}
@@ -54,7 +61,7 @@ export class WorkerPool {
 }
 
 /** Builds the dispatcher for one worker; returns it and how many requests it may hold (running plus queued). */
-export type CreateDispatcher = (address: string, opts: PoolOptions) => { readonly dispatcher: Dispatcher; readonly limit: number };
+export type CreateDispatcher = (address: string, opts: PoolOptions) => { readonly dispatcher: UpstreamDispatcher; readonly limit: number };
 
 /** The HTTP/1.1 keep-alive pool of one worker (over mTLS when `opts.connector` is given). */
 export const createHttp1Pool: CreateDispatcher = (address, opts) => ({
@@ -125,7 +132,7 @@ export class UpstreamPools {
     await Promise.all(this.#takeAll().map((p) => p.destroy().catch(() => undefined)));
   }
 
-  #takeAll(): Dispatcher[] {
+  #takeAll(): UpstreamDispatcher[] {
     if (this.#timer) clearInterval(this.#timer);
     const pools = [...this.#entries.values()].map((e) => e.pool);
     this.#entries.clear();

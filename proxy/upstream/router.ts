@@ -69,7 +69,7 @@ export class UndiciRouter implements Router {
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, done, this.counters, pool);
+    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -122,6 +122,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
 
   constructor(
     private readonly ctx: ProxyRequest,
+    /** The route's worker address. */
+    private readonly address: string,
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
@@ -157,11 +159,15 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     this.pool = undefined;
   }
 
-  /** Reports the outcome once: an answer synchronously, anything else from a fresh microtask. */
+  /**
+   * Reports the outcome once: an answer synchronously, anything else from a fresh microtask. Every attempt ends
+   * here, HTTP/1.1, HTTP/2 and upgrades alike, so this is where the worker's counters see it.
+   */
   #settle(outcome: AttemptOutcome): void {
     const done = this.done;
     if (done === undefined) return;
     this.done = undefined;
+    this.counters.workers.observe(this.address, outcome);
     if (outcome.kind === 'response') {
       done(this.ctx, outcome);
       return;

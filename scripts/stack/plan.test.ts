@@ -31,6 +31,7 @@ test('the banner shows the ingress URL and the curl example for the default ates
   assert.equal(b.ingress, 'http://127.0.0.1:8080');
   assert.equal(b.curl, "curl -H 'Host: actor-000.demo.actors.resources.substrate.ate.dev' http://127.0.0.1:8080/");
   assert.match(b.lines[0] ?? '', /actor cache: on/);
+  assert.ok(b.lines.includes('  dashboard http://127.0.0.1:9901/dashboard'), 'the live dashboard');
   const off = banner(ready, { ACTOR_CACHE: 'off', ACTOR_SUFFIX: 'a.example', APISERVER_ATESPACE: 'team' });
   assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
   assert.match(off.lines[0] ?? '', /actor cache: off/);

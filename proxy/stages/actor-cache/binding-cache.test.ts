@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BindingCache, isLiteralAddress } from './binding-cache.js';
+import { BindingCache, hostOfAddress, isLiteralAddress, onWorker, type BindingEvent } from './binding-cache.js';
 
 function clock(start = 1000): { now(): number; advance(ms: number): void } {
   let t = start;
@@ -284,4 +284,34 @@ test('after resetStats every /stats counter starts from zero again, evictions in
   cache.evict('demo/x', b.generation, 'connect');
   assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 1, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 });
   assert.deepEqual(cache.lifetimeStats().evictions, { stale: 1, connect: 2, reset: 1, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 1 });
+});
+
+test('a worker is named by its IP (any port) or by its exact ip:port; IPv6 with or without brackets', () => {
+  assert.equal(hostOfAddress('127.0.1.1:8443'), '127.0.1.1');
+  assert.equal(hostOfAddress('[fd00::1]:8443'), 'fd00::1');
+  assert.equal(onWorker('127.0.1.1:8443', '127.0.1.1'), true);
+  assert.equal(onWorker('127.0.1.10:8443', '127.0.1.1'), false);
+  assert.equal(onWorker('127.0.1.1:8443', '127.0.1.1:9443'), false);
+  assert.equal(onWorker('[fd00::1]:8443', 'fd00::1'), true);
+  assert.equal(onWorker('[fd00::1]:8443', '[FD00::1]'), true);
+  assert.equal(onWorker('[fd00::1]:8443', '[fd00::1]:8443'), true);
+});
+
+test('removeWorker takes every live binding on the worker, counts each under the reason given, and tells no other process', () => {
+  const c = clock();
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: c });
+  const heard: BindingEvent[] = [];
+  cache.learn('demo/old', '127.0.1.1:8443');
+  c.advance(600);
+  cache.learn('demo/a', '127.0.1.1:8443');
+  cache.learn('demo/b', '127.0.1.1:8443');
+  cache.learn('demo/c', '127.0.1.2:8443');
+  cache.subscribe((e) => heard.push(e));
+  c.advance(500); // demo/old has expired: a ttl eviction, not the worker's
+  assert.equal(cache.removeWorker('127.0.1.1'), 2);
+  assert.deepEqual(cache.dump(10).bindings.map((b) => b.key), ['demo/c']);
+  assert.equal(cache.workerAddresses, 1, 'the address index forgets the worker');
+  assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 1, lru: 0, admin: 2 });
+  assert.deepEqual(heard, [], 'admin evictions stay in this process (the admin call reaches every process)');
+  assert.equal(cache.lookup('demo/a').kind, 'miss');
 });

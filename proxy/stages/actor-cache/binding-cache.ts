@@ -97,6 +97,36 @@ export interface CacheDump {
   readonly bindings: readonly DumpedBinding[];
 }
 
+/** Which bindings an admin listing shows, in which order, from where. */
+export interface ListOptions {
+  readonly limit: number;
+  /** `recent`: most recently used first; `key`: by key, so a listing can be paged with `after`. */
+  readonly order: 'recent' | 'key';
+  /** With `order: 'key'`: only keys after this one (the previous page's `next`). */
+  readonly after?: string;
+  /** Only bindings whose key or address contains this text. */
+  readonly search?: string;
+  /** Only bindings to this worker: an IP (any port) or an exact `ip:port`. */
+  readonly worker?: string;
+}
+
+export interface CacheListing extends CacheDump {
+  /** Live bindings that match the filters (`entries` counts them all; `truncated`: some matching ones are not on this page). */
+  readonly matched: number;
+  /** With `order: 'key'` and more to come: pass it as `after` for the next page; else null. */
+  readonly next: string | null;
+}
+
+/** The host part of a literal `ip:port` (IPv6 without its brackets). */
+export function hostOfAddress(address: string): string {
+  return address.startsWith('[') ? address.slice(1, address.indexOf(']')) : address.slice(0, address.lastIndexOf(':'));
+}
+
+/** Whether `address` is on `worker` (an IP: any port; a literal `ip:port`: exactly). */
+export function onWorker(address: string, worker: string): boolean {
+  return isLiteralAddress(worker) ? address === worker : hostOfAddress(address) === worker.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+}
+
 /** Every eviction reason with a count of 0. */
 export function zeroEvictions(): Record<EvictionReason, number> {
   return { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
@@ -132,6 +162,18 @@ class Entry implements Binding {
 interface AddressKeys {
   readonly address: string;
   readonly keys: Set<string>;
+}
+
+function dumped(key: string, b: Entry, now: number): DumpedBinding {
+  return {
+    key,
+    address: b.address,
+    generation: b.generation,
+    ageMs: Math.max(0, Math.round(now - b.learnedAt)),
+    expiresInMs: Math.max(0, Math.round(b.expiresAt - now)),
+    hits: b.hits,
+    refreshing: b.refresh === 'in-flight',
+  };
 }
 
 /** `performance.now()` in whole milliseconds. */
@@ -362,24 +404,62 @@ export class BindingCache {
     return n;
   }
 
+  /**
+   * Removes every live binding to `worker` (an IP: any port; a literal `ip:port`: exactly), for an operator
+   * draining a node (admin; like the other admin evictions it stays in this process). Returns how many went.
+   */
+  removeWorker(worker: string, reason: EvictionReason = 'admin'): number {
+    this.#purgeExpired();
+    let removed = 0;
+    for (const index of [...this.#byAddress.values()]) {
+      if (!onWorker(index.address, worker)) continue;
+      for (const key of [...index.keys]) {
+        this.#lru.delete(key);
+        removed += 1;
+      }
+    }
+    this.#evictions[reason] += removed;
+    return removed;
+  }
+
+  /** One live binding as the admin shows it (undefined when there is none; counts neither a hit nor a miss). */
+  view(key: string): DumpedBinding | undefined {
+    const now = this.#clock.now();
+    const entry = this.#lru.peek(key);
+    return entry === undefined || now >= entry.expiresAt ? undefined : dumped(key, entry, now);
+  }
+
   /** Live bindings, most recently used first, at most `limit`. */
   dump(limit: number): CacheDump {
+    const { entries, truncated, bindings } = this.list({ limit, order: 'recent' });
+    return { entries, truncated, bindings };
+  }
+
+  /** An admin listing: the live bindings matching `opts`, in its order, at most `opts.limit` (O(entries)). */
+  list(opts: ListOptions): CacheListing {
     this.#purgeExpired();
     const now = this.#clock.now();
-    const bindings: DumpedBinding[] = [];
-    for (const [key, b] of this.#lru.entries()) {
-      if (bindings.length >= limit) break;
-      bindings.push({
-        key,
-        address: b.address,
-        generation: b.generation,
-        ageMs: Math.max(0, Math.round(now - b.learnedAt)),
-        expiresInMs: Math.max(0, Math.round(b.expiresAt - now)),
-        hits: b.hits,
-        refreshing: b.refresh === 'in-flight',
-      });
+    const search = opts.search?.toLowerCase();
+    const matches = (key: string, e: Entry): boolean =>
+      (search === undefined || key.includes(search) || e.address.includes(search)) && (opts.worker === undefined || onWorker(e.address, opts.worker));
+    let candidates: [string, Entry][] = [];
+    for (const [key, e] of this.#lru.entries()) if (matches(key, e)) candidates.push([key, e]);
+    const matched = candidates.length;
+    if (opts.order === 'key') {
+      const after = opts.after;
+      if (after !== undefined) candidates = candidates.filter(([key]) => key > after);
+      candidates.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     }
-    return { entries: this.#lru.size, truncated: this.#lru.size > bindings.length, bindings };
+    const page = candidates.slice(0, opts.limit);
+    const more = candidates.length > page.length;
+    const last = page[page.length - 1];
+    return {
+      entries: this.#lru.size,
+      matched,
+      truncated: matched > page.length,
+      next: opts.order === 'key' && more && last !== undefined ? last[0] : null,
+      bindings: page.map(([key, e]) => dumped(key, e, now)),
+    };
   }
 
   /** Removes every expired binding, counted as `ttl` (O(entries): for the admin views, never the request path). */

@@ -18,6 +18,14 @@ export interface CacheStatsBlock extends CacheStats {
   readonly coalesced: Readonly<Record<'waits' | CoalescedResult, number>>;
   /** Refresh-ahead exchanges by result, and how many are in flight now. */
   readonly refreshes: Readonly<Record<RefreshResult | 'inFlight', number>> & { readonly enabled: boolean };
+  /** hits / (hits + misses), 4 decimals; null before the first lookup. */
+  readonly hitRatio: number | null;
+}
+
+/** hits / (hits + misses) rounded to 4 decimals; null when there was no lookup. */
+export function hitRatio(hits: number, misses: number): number | null {
+  const lookups = hits + misses;
+  return lookups > 0 ? Math.round((hits / lookups) * 10_000) / 10_000 : null;
 }
 
 /** `parts` is undefined when the proxy runs with `--actor-cache off`: every counter is then 0. */
@@ -31,13 +39,16 @@ export function cacheStatsBlock(parts: CacheParts | undefined): CacheStatsBlock 
       evictions: zeroEvictions(),
       coalesced: { waits: 0, ...zeroCounts(COALESCED_RESULTS) },
       refreshes: { enabled: false, ...zeroCounts(REFRESH_RESULTS), inFlight: 0 },
+      hitRatio: null,
     };
   }
   const { cache, flights, refresh } = parts;
+  const counts = cache.stats();
   return {
     enabled: true,
-    ...cache.stats(),
+    ...counts,
     coalesced: flights.stats(),
     refreshes: { enabled: refresh !== undefined, ...(refresh?.stats() ?? zeroCounts(REFRESH_RESULTS)), inFlight: refresh?.inFlight ?? 0 },
+    hitRatio: hitRatio(counts.hits, counts.misses),
   };
 }

@@ -111,7 +111,7 @@ test('the real resolver calls ResumeActor once per concurrent burst and counts c
     assert.equal(missing?.kind === 'reply' && missing.reply.status, 404);
     assert.equal(control.calls.length, 2);
     assert.deepEqual(resolver.stats(), { kind: 'apiserver', resumeCalls: { OK: 1, NOT_FOUND: 1 }, flightJoins: 2 });
-    assert.match(await registry.metrics(), /^proxy_resolver_resume_calls_total\{code="OK"\} 1$/m);
+    assert.match(await registry.metrics(), /^actor_edge_proxy_resolver_resume_calls_total\{code="OK"\} 1$/m);
     resolver.resetStats();
     assert.deepEqual(resolver.stats().resumeCalls, {});
   } finally {

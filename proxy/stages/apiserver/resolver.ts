@@ -35,7 +35,7 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
   let flightJoins = 0;
   const calls = opts.registry
     ? new Counter({
-        name: 'proxy_resolver_resume_calls_total',
+        name: 'actor_edge_proxy_resolver_resume_calls_total',
         help: 'ResumeActor calls made by the proxy itself (--resolver apiserver), by gRPC code.',
         labelNames: ['code'],
         registers: [opts.registry],

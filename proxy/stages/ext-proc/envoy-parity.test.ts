@@ -101,15 +101,16 @@ test('5. a header value given only in `value` is read as empty (Envoy >= 1.32 re
   assert.equal(upstreamSaw(r.text).headers['x-from-value'], '');
 });
 
-test('6. grpc_status becomes a grpc-status header only for a gRPC request', async () => {
+test('6. grpc_status becomes the grpc-status of a trailers-only answer, only for a gRPC request', async () => {
   const denied = (): ProcessingResponse => ({ immediate_response: { status: { code: 'Forbidden' }, grpc_status: { status: 7 }, body: Buffer.from('no') } });
   const plain = await send(proxy, denied);
   assert.equal(plain.status, 403);
   assert.equal(plain.headers['grpc-status'], undefined);
   for (const type of ['application/grpc', 'application/grpc+proto', 'application/grpc;charset=utf-8']) {
     const grpc = await send(proxy, denied, { 'content-type': type });
-    assert.equal(grpc.status, 403);
+    assert.equal(grpc.status, 200, 'a gRPC client reads the status from grpc-status, as Envoy answers');
     assert.equal(grpc.headers['grpc-status'], '7', type);
+    assert.equal(grpc.headers['grpc-message'], 'no', type);
   }
   const notGrpc = await send(proxy, denied, { 'content-type': 'application/grpc-web' });
   assert.equal(notGrpc.headers['grpc-status'], undefined);

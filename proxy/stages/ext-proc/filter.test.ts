@@ -154,20 +154,21 @@ test('immediate responses reach the client as sent; status absent or below 200 b
   assert.equal(informational.status, 200);
 });
 
-test('grpc_status in an immediate response to a gRPC request becomes the grpc-status header (0 when the status is left out)', async () => {
+test('an immediate response to a gRPC request is a trailers-only gRPC answer: its grpc_status (0 when left out), else the HTTP status mapped', async () => {
   const grpc = { headers: { 'content-type': 'application/grpc' } };
   const withStatus = await withScript(
     () => ({ immediate_response: { status: { code: 'ServiceUnavailable' }, grpc_status: { status: 14 }, body: Buffer.from('down') } }),
     () => send(proxy, grpc),
   );
-  assert.equal(withStatus.status, 503);
+  assert.equal(withStatus.status, 200);
   assert.equal(withStatus.headers['grpc-status'], '14');
-  assert.equal(withStatus.text, 'down');
+  assert.equal(withStatus.headers['grpc-message'], 'down');
+  assert.equal(withStatus.text, '', 'no body: the status is the answer');
   const empty = await withScript(() => ({ immediate_response: { status: { code: 'Forbidden' }, grpc_status: {} } }), () => send(proxy, grpc));
-  assert.equal(empty.status, 403);
+  assert.equal(empty.status, 200);
   assert.equal(empty.headers['grpc-status'], '0');
   const none = await withScript(() => ({ immediate_response: { status: { code: 'Forbidden' } } }), () => send(proxy, grpc));
-  assert.equal(none.headers['grpc-status'], undefined);
+  assert.equal(none.headers['grpc-status'], '7', 'gRPC\'s mapping of 403: PERMISSION_DENIED');
 });
 
 test('a route that is not a literal ip:port → 503 "no healthy upstream"; no metadata → 503 too', async () => {

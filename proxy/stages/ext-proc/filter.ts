@@ -33,7 +33,8 @@ import { planFor, type RequestPlan } from './plan.js';
 import { EXT_PROC_SLOT } from './request-state.js';
 import { RequestLineTarget } from './request-target.js';
 import type { ExtProcSettings, ProcessingMode } from './settings.js';
-import { immediateReply, isGrpcRequest, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
+import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
+import { isGrpcRequest } from '../../http/grpc.js';
 import { streamedReply } from './streamed-reply.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
@@ -264,7 +265,7 @@ async function responsePhase(ctx: ProxyRequest, conv: Conversation, plan: Reques
 /** An immediate response as a local reply (its header mutation errors → 500). */
 function immediate(ctx: ProxyRequest, conv: Conversation, msg: ProcessingResponse): { kind: 'reply'; reply: LocalReply } {
   conv.receive(msg);
-  const { reply: local, mutation } = immediateReply(msg.immediate_response ?? {}, conv.settings.mutationRules, isGrpcRequest(ctx));
+  const { reply: local, mutation } = immediateReply(msg.immediate_response ?? {}, conv.settings.mutationRules, isGrpcRequest(ctx.headers));
   conv.noteMutation(mutation);
   return { kind: 'reply', reply: mutation.error === undefined ? local : errorLocalReply(ERRORS.EXTPROC_PROTOCOL, mutation.error) };
 }

@@ -13,11 +13,15 @@
  * With `tls` the channel runs mTLS with workload identities (`channel-tls.ts`); when its files change, new streams
  * go to a new channel made with the new credentials and the old channel is closed gracefully, so the streams open on
  * it finish there. Without it the channel is plaintext, which is logged as a warning.
+ *
+ * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
+ * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
+import { messageKindOf } from '../../ops/extproc-round-trips.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import { ExtProcChannelTls } from './channel-tls.js';
@@ -39,13 +43,14 @@ export interface ExtProcClientOptions {
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
 type ServiceClient = grpc.Client & { Process(): ProcessCall };
 
-const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+/** The ext_proc channel's options (the readiness check uses the same ones, so it checks the same connection). */
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
   // Come back quickly when the processor restarts (the default backoff grows to two minutes).
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1000,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
-};
+});
 
 /** Unasked messages kept before the stream is paused (HTTP/2 flow control then holds the processor back). */
 const UNASKED_PAUSE_AT = 16;
@@ -186,10 +191,17 @@ export class GrpcExtProcStream implements ExtProcStream {
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
     this.#unasked.length = 0; // late answers to earlier messages are not this message's answer
-    return this.#wait(signal, () => {
-      this.#unanswered = true;
-      this.#call.write(message);
-    });
+    const kind = messageKindOf(message as unknown as Readonly<Record<string, unknown>>);
+    const startedAt = performance.now();
+    const observe = (r: ExchangeResult): void => this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, (performance.now() - startedAt) / 1000);
+    return this.#wait(
+      signal,
+      () => {
+        this.#unanswered = true;
+        this.#call.write(message);
+      },
+      observe,
+    );
   }
 
   receive(signal?: AbortSignal): Promise<ExchangeResult> {
@@ -206,9 +218,16 @@ export class GrpcExtProcStream implements ExtProcStream {
     return this.#wait(signal, () => undefined);
   }
 
-  /** Waits (within the message timeout) for the next message, after `start` (which sends one, or nothing). */
-  #wait(signal: AbortSignal | undefined, start: () => void): Promise<ExchangeResult> {
-    return new Promise<ExchangeResult>((resolve) => {
+  /**
+   * Waits (within the message timeout) for the next message, after `start` (which sends one, or nothing);
+   * `settled` sees how the wait ended.
+   */
+  #wait(signal: AbortSignal | undefined, start: () => void, settled?: (r: ExchangeResult) => void): Promise<ExchangeResult> {
+    return new Promise<ExchangeResult>((settle) => {
+      const resolve = settled === undefined ? settle : (r: ExchangeResult): void => {
+        settled(r);
+        settle(r);
+      };
       const timer = this.#timer(this.#opts.messageTimeoutMs);
       const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });

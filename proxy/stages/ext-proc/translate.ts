@@ -8,7 +8,6 @@ import type { HeaderMap, LocalReply, RequestContext } from '../../api/filter.js'
 import { httpStatusOf, type ImmediateResponse, type ProcessingRequest, type WireHeader } from './messages.js';
 import { applyMutation, ResponseHeadTarget, type MutationResult } from './mutation.js';
 import type { BodyMode, ExtProcSettings, MutationRules, NameMatcher } from './settings.js';
-import { isGrpcContentType } from '../../http/grpc.js';
 
 function wire(key: string, value: string): WireHeader {
   return { key, raw_value: Buffer.from(value, 'latin1') };
@@ -60,11 +59,6 @@ export function responseHeadersMessage(status: number, headers: readonly string[
   const wireHeaders: WireHeader[] = [wire(':status', String(status))];
   for (let i = 0; i < headers.length; i += 2) wireHeaders.push(wire((headers[i] as string).toLowerCase(), headers[i + 1] as string));
   return { response_headers: { headers: { headers: wireHeaders }, end_of_stream: endOfStream } };
-}
-
-/** `content-type` application/grpc, application/grpc+proto, application/grpc;... (Envoy's `isGrpcRequestHeaders`). */
-export function isGrpcRequest(ctx: RequestContext): boolean {
-  return isGrpcContentType(ctx.headers.get('content-type'));
 }
 
 /**

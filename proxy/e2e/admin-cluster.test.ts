@@ -1,0 +1,133 @@
+/**
+ * The admin API an operator meets on a `--workers 2` proxy (the primary serves it and fans calls out): the index,
+ * one binding, evicting every binding on one worker (a node being drained), paging, the hit ratio of the summed
+ * `/stats`, readiness, the product's 404 for unknown routes, the dashboard's files, and state-changing calls
+ * logged once, by the primary, with the caller's address. Real stub, extproc and proxy processes.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { waitFor } from '../../lib/testing/wait.js';
+import { adminJson, client, send, startExtproc, startStub, stubActor, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+
+let stub: Stub;
+let extproc: Extproc;
+let proxy: TestProxy;
+
+before(async () => {
+  stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
+  extproc = await startExtproc(stub);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--workers', '2', '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
+});
+
+after(async () => {
+  await proxy?.stop();
+  await extproc?.component.stop();
+  await stub?.component.stop();
+  await client.close();
+});
+
+async function call(path: string, method = 'GET'): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await request(`${proxy.admin}${path}`, { method: method as 'GET', dispatcher: client });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, any> };
+}
+
+/** Sends requests until both proxy processes hold the binding of each actor (learned by one, adopted by the other). */
+async function warm(actors: readonly string[]): Promise<void> {
+  for (const a of actors) assert.equal((await send(proxy, a, { headers: { connection: 'close' } })).status, 200);
+  await waitFor(async () => {
+    const dump = await call('/cache?limit=1000');
+    return dump.body.workers.every((w: { body: { entries: number } }) => w.body.entries >= actors.length);
+  }, 10_000, 'every process to hold every binding');
+}
+
+test('--workers 2: GET / lists the primary\'s and the forwarded endpoints; an unknown route answers {error, code} once', async () => {
+  const index = await call('/');
+  assert.equal(index.status, 200);
+  assert.equal(index.body.component, 'proxy');
+  const byRoute = new Map<string, string>(index.body.endpoints.map((e: { method: string; path: string; description: string }) => [`${e.method} ${e.path}`, e.description]));
+  for (const e of ['GET /ready', 'GET /live', 'GET /stats', 'POST /stats/reset', 'GET /metrics', 'POST /filters/reload', 'GET /dashboard']) assert.ok(byRoute.has(e), e);
+  for (const e of ['GET /cache', 'GET /cache/:atespace/:name', 'DELETE /cache', 'GET /upstreams']) assert.match(byRoute.get(e) ?? '', /\(on every worker process\)$/, e);
+  assert.ok(![...byRoute.keys()].some((k) => k.includes('/internal/') || k.endsWith('/*')), 'internal and catch-all routes are not listed');
+  const unknown = await call('/config_dump');
+  assert.equal(unknown.status, 404);
+  assert.deepEqual(Object.keys(unknown.body).sort(), ['code', 'error']);
+  assert.equal(unknown.body.code, 'ROUTE_NOT_FOUND');
+  const live = await request(`${proxy.admin}/live`, { dispatcher: client });
+  assert.deepEqual([live.statusCode, await live.body.text()], [200, 'LIVE\n']);
+  const ready = await request(`${proxy.admin}/ready`, { dispatcher: client, headers: { accept: 'application/json' } });
+  assert.equal(ready.statusCode, 200);
+  assert.deepEqual(await ready.body.json(), { state: 'LIVE', ready: true, reasons: [] });
+});
+
+test('--workers 2: one binding, paging, eviction of every binding on one worker, and the summed hit ratio', async () => {
+  const actors = ['actor-005', 'actor-006', 'actor-007', 'actor-008'];
+  await warm(actors);
+  const placed = await stubActor(stub, 'actor-005');
+  const one = await call('/cache/demo/actor-005');
+  assert.equal(one.status, 200);
+  assert.equal(one.body.workers.length, 2);
+  for (const w of one.body.workers) {
+    assert.equal(w.status, 200);
+    assert.equal(w.body.binding.key, 'demo/actor-005');
+    assert.equal(w.body.binding.address, `${placed.workerIp}:${stub.workerPort}`, 'the stub\'s placement');
+  }
+  const none = await call('/cache/demo/actor-011');
+  assert.equal(none.status, 404);
+  assert.equal(none.body.code, 'BINDING_NOT_FOUND');
+  assert.equal(typeof none.body.error, 'string');
+  assert.deepEqual(none.body.workers.map((w: { status: number }) => w.status), [404, 404]);
+
+  // Paging by key in each process.
+  const page = await call('/cache?order=key&limit=2');
+  for (const w of page.body.workers) assert.deepEqual([w.body.bindings.map((b: { key: string }) => b.key), w.body.next], [['demo/actor-005', 'demo/actor-006'], 'demo/actor-006']);
+  const next = await call('/cache?order=key&limit=2&after=demo/actor-006');
+  for (const w of next.body.workers) assert.deepEqual([w.body.bindings.map((b: { key: string }) => b.key), w.body.next], [['demo/actor-007', 'demo/actor-008'], null]);
+
+  // A node is drained: evict everything on its worker, in both processes.
+  const ip = placed.workerIp;
+  const onIt = (await call(`/cache?worker=${ip}&limit=1000`)).body.workers[0].body.matched as number;
+  assert.ok(onIt >= 1);
+  const evicted = await call(`/cache?worker=${ip}`, 'DELETE');
+  assert.equal(evicted.status, 200);
+  assert.deepEqual(evicted.body.workers.map((w: { body: { evicted: number; worker: string } }) => [w.body.evicted, w.body.worker]), [[onIt, ip], [onIt, ip]]);
+  assert.equal((await call('/cache/demo/actor-005')).status, 404, 'gone from both processes');
+  const left = await call(`/cache?worker=${ip}`);
+  assert.deepEqual(left.body.workers.map((w: { body: { matched: number } }) => w.body.matched), [0, 0]);
+
+  // The next request for that actor misses, resolves and is bound again.
+  assert.equal((await send(proxy, 'actor-005', { headers: { connection: 'close' } })).status, 200);
+  const s = await adminJson<{ cache: { hits: number; misses: number; hitRatio: number }; workers: number }>(proxy.admin, '/stats');
+  assert.equal(s.workers, 2);
+  assert.ok(s.cache.hits + s.cache.misses > 0);
+  assert.equal(s.cache.hitRatio, Math.round((s.cache.hits / (s.cache.hits + s.cache.misses)) * 10_000) / 10_000, 'the ratio of the sums, not a sum of ratios');
+  assert.ok(s.cache.hitRatio <= 1);
+});
+
+test('--workers 2: state-changing calls are logged once, by the primary, with the caller\'s address; the dashboard is served', async () => {
+  const before = proxy.logs().filter((l) => l.msg === 'admin call').length;
+  const res = await request(`${proxy.admin}/cache?worker=127.0.9.9`, { method: 'DELETE', dispatcher: client });
+  assert.equal(res.statusCode, 200);
+  await res.body.text();
+  await waitFor(() => proxy.logs().filter((l) => l.msg === 'admin call').length > before, 5000, 'the admin call to be logged');
+  const lines = proxy.logs().filter((l) => l.msg === 'admin call').slice(before) as { worker?: unknown; admin: { method: string; url: string; status: number; client: string } }[];
+  assert.equal(lines.length, 1, 'the workers do not log the primary\'s fan-out again');
+  assert.equal(lines[0]?.worker, undefined, 'logged by the primary');
+  assert.deepEqual([lines[0]?.admin.method, lines[0]?.admin.url, lines[0]?.admin.status], ['DELETE', '/cache?worker=127.0.9.9', 200]);
+  assert.match(lines[0]?.admin.client ?? '', /^127\.0\.0\.1:\d+$/);
+
+  const page = await request(`${proxy.admin}/dashboard`, { dispatcher: client });
+  assert.equal(page.statusCode, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+  assert.match(await page.body.text(), /<script type="module" src="\/dashboard\/view\.js"><\/script>/);
+  for (const file of ['view.js', 'model.js']) {
+    const js = await request(`${proxy.admin}/dashboard/${file}`, { dispatcher: client });
+    assert.equal(js.statusCode, 200, file);
+    assert.match(String(js.headers['content-type']), /^text\/javascript/);
+    assert.doesNotMatch(await js.body.text(), /sourceMappingURL/);
+  }
+  const missing = await call('/dashboard/nope.js');
+  assert.deepEqual([missing.status, missing.body.code], [404, 'ROUTE_NOT_FOUND']);
+});

@@ -1,0 +1,109 @@
+/**
+ * The live dashboard in a real browser: headless Chromium (the system's, driven by playwright-core) loads
+ * `/dashboard` from a real proxy (with a real stub and extproc), traffic is sent through the ingress, and the
+ * numbers on the page must move without a reload and then equal what `/stats` and `/metrics` say: requests, hits,
+ * misses, the hit ratio, ext_proc streams, errors by status, open tunnels, the latency rows, and a binding found
+ * with the search box. Skipped, with the reason, where no Chromium is installed.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { metricSum } from '../../lib/testing/scrape.js';
+import { browserMissing, launchBrowser, type Browser } from '../admin/dashboard/testing/browser.js';
+import { waitFor } from '../../lib/testing/wait.js';
+import { adminJson, client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { openSocket } from '../testing/ws-client.js';
+
+const missing = browserMissing();
+
+let stub: Stub;
+let extproc: Extproc;
+let proxy: TestProxy;
+let browser: Browser | undefined;
+
+before(async () => {
+  if (missing !== undefined) return;
+  stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
+  extproc = await startExtproc(stub);
+  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await proxy?.stop();
+  await extproc?.component.stop();
+  await stub?.component.stop();
+  await client.close();
+});
+
+interface Stats {
+  requests: { total: number; byStatus: Record<string, number> };
+  extproc: { streams: number };
+  cache: { hits: number; misses: number; hitRatio: number | null };
+  tunnels: { upgrade: { active: number }; connect: { active: number } };
+}
+
+test('the dashboard updates without a reload and shows what /stats and /metrics say', { skip: missing ?? false }, async () => {
+  const page = await (browser as Browser).context.newPage();
+  const failures: string[] = [];
+  page.on('pageerror', (e) => failures.push(e.message));
+  page.on('requestfailed', (r) => failures.push(`${r.url()}: ${r.failure()?.errorText}`));
+  await page.goto(`${proxy.admin}/dashboard?interval=250`);
+  const text = async (id: string): Promise<string> => ((await page.textContent(`#${id}`)) ?? '').trim();
+  const polls = async (): Promise<number> => Number(await page.getAttribute('body', 'data-polls'));
+  await waitFor(async () => (await polls()) >= 2, 10_000, 'the first polls');
+  assert.equal(await text('requests-total'), '0');
+  assert.equal(await text('ready'), 'LIVE');
+  assert.equal(await text('hit-ratio'), '—');
+
+  // Traffic: misses, then hits, until the page has shown a request rate above zero (it polls every 250 ms).
+  const actors = Array.from({ length: 6 }, (_, i) => `actor-00${i}`);
+  let sawRate = false;
+  for (let round = 0; !sawRate && round < 200; round++) {
+    for (const a of actors) assert.equal((await send(proxy, a)).status, 200);
+    sawRate = Number(await text('request-rate')) > 0;
+  }
+  assert.ok(sawRate, 'the request rate moved while traffic flowed');
+  assert.equal((await send(proxy, 'x', { host: 'not-an-actor.example' })).status, 404, 'ext_proc answers 404 for a host that names no actor');
+  const socket = await openSocket(proxy.ingress, 'actor-001');
+  await waitFor(async () => (await text('tunnels-upgrade')) === '1', 10_000, 'the open tunnel on the page');
+
+  // Traffic stops: the page settles on exactly what the admin says.
+  const stats = await adminJson<Stats>(proxy.admin, '/stats');
+  const scrape = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();
+  // A poll under way now may have read /stats before the last requests: the one after it reads only the settled
+  // counters, and the one after that also computes its rates between two settled reads.
+  const settled = await polls();
+  await waitFor(async () => (await polls()) >= settled + 3, 10_000, 'three more polls');
+  assert.equal(await text('requests-total'), String(stats.requests.total));
+  assert.equal(await text('hits'), String(stats.cache.hits));
+  assert.equal(await text('misses'), String(stats.cache.misses));
+  assert.ok(stats.cache.hits > 0 && stats.cache.misses >= actors.length);
+  assert.equal(await text('hit-ratio'), `${((stats.cache.hitRatio as number) * 100).toFixed(1)} %`);
+  assert.equal(await text('resolver-label'), 'ext_proc streams/s');
+  assert.equal(await text('resolver-total'), String(stats.extproc.streams));
+  assert.equal(await text('errors-4xx'), String(stats.requests.byStatus['4xx']));
+  assert.equal(await text('tunnels-upgrade'), String(stats.tunnels.upgrade.active));
+  assert.equal(await text('request-rate'), '0.0', 'no traffic now');
+  const errorRows = await page.$$eval('#errors tr[data-code]', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td') as ArrayLike<{ textContent: string | null }>, (td) => td.textContent ?? '')));
+  assert.deepEqual(errorRows, [['404', '1']], 'the one 4xx, by status');
+  // Latency rows: every request finished since the page's first poll, by cache outcome, p50 ≤ p99.
+  const rows = await page.$$eval('#latency tr[data-cache]', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td') as ArrayLike<{ textContent: string | null }>, (td) => td.textContent ?? '')));
+  assert.ok(rows.length >= 1, 'latency rows');
+  assert.equal(rows.reduce((n, r) => n + Number(r[1]), 0), metricSum(scrape, 'actor_edge_proxy_request_duration_seconds_count'));
+  for (const r of rows) assert.ok(Number(r[2]) > 0 && Number(r[2]) <= Number(r[3]), `p50 ≤ p99: ${r.join(' ')}`);
+
+  // The bindings table: search for one actor.
+  await page.fill('#search', 'actor-003');
+  await waitFor(async () => (await page.getAttribute('#bindings', 'data-query')) === 'actor-003', 10_000, 'the search to be applied');
+  const found = await page.$$eval('#bindings tr[data-key]', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td') as ArrayLike<{ textContent: string | null }>, (td) => td.textContent ?? '')));
+  const binding = await adminJson<{ binding: { key: string; address: string } }>(proxy.admin, '/cache/demo/actor-003');
+  assert.deepEqual(found.map((r) => [r[0], r[1]]), [[binding.binding.key, binding.binding.address]]);
+  assert.equal(await text('bindings-matched'), '1');
+
+  socket.ws.close();
+  await waitFor(async () => (await text('tunnels-upgrade')) === '0', 10_000, 'the closed tunnel on the page');
+  assert.deepEqual(failures, [], 'no script error and no failed request on the page');
+});

@@ -1,0 +1,64 @@
+/**
+ * End to end, a real proxy process with mTLS to the workers and its default timeouts: a worker that accepts TCP and
+ * never answers the TLS handshake — how a dead, silent node usually fails — is a connect failure well within the
+ * re-run budget, so the request is re-run through ext_proc to a worker that answers (it used to wait out a 5 s TLS
+ * connect timeout, longer than the 3 s budget, and answer 503 with no re-run).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import net from 'node:net';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { actorHost } from '../../lib/testing/actors.js';
+import { boundAddress } from '../../lib/address.js';
+import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
+import { getJson, routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
+import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import type { ProxyStatsBlock } from '../ops/stats.js';
+
+let pki: TestPki;
+let silent: net.Server;
+const held = new Set<net.Socket>();
+let worker: https.Server;
+let ep: ScriptedExtProc;
+let proxy: TestProxy;
+
+before(async () => {
+  pki = await testPki();
+  silent = net.createServer((socket) => {
+    held.add(socket); // accepted, and never a byte back
+    socket.on('error', () => undefined);
+  });
+  silent.listen(0, '127.0.0.1');
+  await once(silent, 'listening');
+  const bundle = await readFile(pki.files.worker);
+  worker = https.createServer({ cert: bundle, key: bundle }, (_req, res) => res.end('from the worker that answers'));
+  worker.listen(0, '127.0.0.1');
+  await once(worker, 'listening');
+  const addresses = [boundAddress(silent), boundAddress(worker)];
+  let streams = 0;
+  ep = await startScriptedExtProc(() => routeTo(addresses[Math.min(streams++, 1)] as string, '443'));
+  proxy = await startTestProxy({
+    extproc: ep.address,
+    args: ['--actor-cache', 'off', '--upstream-credential-bundle', pki.files.proxy, '--upstream-trust-bundle', pki.files.ca],
+  });
+});
+
+after(async () => {
+  await proxy?.stop();
+  await ep?.close();
+  for (const s of held) s.destroy();
+  silent?.close();
+  worker?.close();
+});
+
+test('a worker that never completes the TLS handshake is a connect failure within the re-run budget: re-run, 200', async () => {
+  const res = await fetch(`${proxy.ingress}/`, { headers: { host: actorHost('silent') } });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), 'from the worker that answers');
+  const stats = (await getJson(`${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
+  assert.equal(stats.upstream.connectFailures, 1, 'the silent worker counted as a failed connect');
+  assert.equal(stats.reruns.connect, 1, 'and the request re-run');
+  assert.equal(ep.streams, 2, 'through ext_proc again');
+});
