@@ -69,10 +69,14 @@ export function stagesConfig(config: ProxyConfig): StagesConfig {
   };
 }
 
-/** What `/ready` checks: the resolver in use (`--resolver`) at its address, as often as `healthCheck` says. */
-export function resolverHealthTarget(config: Pick<ProxyConfig, 'resolver' | 'extProc' | 'healthCheck'>): ResolverHealthTarget {
+/**
+ * What `/ready` checks: the resolver in use (`--resolver`) at its address, as often as `healthCheck` says, on the
+ * resolver stage's own channel when one of `stages` offers it.
+ */
+export function resolverHealthTarget(config: Pick<ProxyConfig, 'resolver' | 'extProc' | 'healthCheck'>, stages: readonly ProxyStage[] = []): ResolverHealthTarget {
   const { kind, apiserver } = config.resolver;
-  return { kind, address: kind === 'extproc' ? config.extProc.address : apiserver, check: config.healthCheck };
+  const client = stages.find((s) => s.healthClient !== undefined)?.healthClient;
+  return { kind, address: kind === 'extproc' ? config.extProc.address : apiserver, check: config.healthCheck, ...(client === undefined ? {} : { client }) };
 }
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
@@ -150,7 +154,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     registry: metrics.registry,
     stages: [...stages, tunnelStage],
     draining: () => readinessFailed || ingress.draining,
-    resolverHealth: resolverHealthTarget(config),
+    resolverHealth: resolverHealthTarget(config, stages),
     reload,
     log,
   });

@@ -7,10 +7,13 @@
  *   extproc presented; the stream never reached extproc;
  * - a proxy presenting another identity is refused by extproc (counted as refused_identity): 500;
  * - a proxy without the hop's TLS flags warns at start that the hop is plaintext, and extproc refuses it.
+ * Readiness follows the hop: the proxy's `/ready` health check runs on the ext_proc channel itself, so it is 200
+ * over mTLS, and 503 (saying why) wherever the streams would be refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
+import { request } from 'undici';
 import { waitFor } from '../../lib/testing/wait.js';
 import { actorName, adminJson, client, send, STACK_TIMEOUTS, startExtproc, startStub, type Extproc, type Stub } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
@@ -37,6 +40,20 @@ async function proxyWith(args: string[]): Promise<TestProxy> {
 
 const extprocStats = (): Promise<ExtprocTls> => adminJson<ExtprocTls>(extproc.admin, '/stats');
 
+/** The proxy's `/ready` as JSON, once its first health check has answered. */
+async function readiness(proxy: TestProxy): Promise<{ status: number; state: string; reasons: string[] }> {
+  const res = await request(`${proxy.admin}/ready`, { dispatcher: client, headers: { accept: 'application/json' } });
+  const doc = (await res.body.json()) as { state: string; reasons: string[] };
+  return { status: res.statusCode, ...doc };
+}
+
+/** Waits for `/ready` to answer `status` (the health check runs every second); returns that answer. */
+async function readyBecomes(proxy: TestProxy, status: number): Promise<{ status: number; state: string; reasons: string[] }> {
+  let last = await readiness(proxy);
+  await waitFor(async () => (last = await readiness(proxy)).status === status, 15_000, `/ready ${status}`);
+  return last;
+}
+
 before(async () => {
   pki = await testPki();
   stub = await startStub({ workers: 2, actors: 6 });
@@ -58,6 +75,9 @@ test('over mTLS a miss reaches the actor through extproc', async () => {
   assert.ok(s.tls.accepted >= 1, JSON.stringify(s.tls));
   const started = proxy.logs().find((l) => l.msg === 'mTLS to ext_proc');
   assert.deepEqual(started?.identity, [pki.ids.proxy]);
+  // The readiness check goes over the same mTLS channel: ready.
+  const ready = await readyBecomes(proxy, 200);
+  assert.deepEqual([ready.state, ready.reasons], ['LIVE', []]);
   // Its certificates announce their expiry: the 30-day development bundle comes first.
   const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
   const seconds = Number(/^actor_edge_proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
@@ -73,6 +93,9 @@ test('a proxy that expects another ext_proc identity refuses this extproc: 500, 
   const refused = proxy.logs().find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
   assert.equal(refused?.presented, `URI:${pki.ids.extproc}`);
   assert.equal((await extprocStats()).streams.total, before, 'no stream reached extproc');
+  const ready = await readyBecomes(proxy, 503);
+  assert.equal(ready.state, 'NOT_READY');
+  assert.match(ready.reasons.join('\n'), /^ext_proc 127\.0\.0\.1:\d+: /, 'the reason names the ext_proc server');
 });
 
 test('a proxy presenting another identity is refused by extproc: 500, counted as refused_identity', async () => {
@@ -83,6 +106,7 @@ test('a proxy presenting another identity is refused by extproc: 500, counted as
   const after = (await extprocStats()).tls;
   assert.ok(after.refused_identity > before.refused_identity, JSON.stringify({ before, after }));
   assert.equal(after.accepted, before.accepted);
+  assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'extproc refuses its health checks too');
 });
 
 test('a proxy without the hop\'s TLS flags warns that it is plaintext, and extproc refuses it', async () => {
@@ -91,4 +115,5 @@ test('a proxy without the hop\'s TLS flags warns that it is plaintext, and extpr
   assert.equal(warning?.level, 40);
   const r = await send(proxy, actorName(3));
   assert.equal(r.status, 500, r.text);
+  assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'a plaintext health check is refused too');
 });

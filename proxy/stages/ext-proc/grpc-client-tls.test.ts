@@ -3,7 +3,8 @@
  * (client certificates required): the configured identity is reached; a server with another identity, one from
  * another CA, an expired one and a plaintext one are refused (each stream fails UNAVAILABLE, the refusal logged
  * with what the server presented); a credential rotation sends new streams through a new channel with the new
- * certificate while a stream open across it finishes on the old one.
+ * certificate while a stream open across it finishes on the old one, and the readiness check's health client
+ * follows it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +24,7 @@ import { Counters } from '../../ops/stats.js';
 import type { ExtProcTlsConfig } from './config.js';
 import { GrpcExtProcClient } from './grpc-client.js';
 import { probeExtProc } from './probe.js';
+import { checkHealth } from '../../../lib/grpc-health.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest } from './messages.js';
 
 let pki: TestPki;
@@ -141,8 +143,14 @@ test('rotation: new streams use a new channel with the new certificate; a stream
   try {
     const open = client.open();
     assert.equal((await open.exchange(HEADERS)).kind, 'response');
+    // The readiness check's health client is on the same mTLS channel (this server has no health service).
+    const healthBefore = client.healthClient();
+    assert.equal((await checkHealth(healthBefore, '', 5000).answer).kind, 'no-health-service');
     await replaceFile(pki.proxyRotated, bundle);
     await waitFor(() => client.channels === 2, 5000, 'a new channel after the rotation');
+    const healthAfter = client.healthClient();
+    assert.notEqual(healthAfter, healthBefore, 'the health client follows the new channel');
+    assert.equal((await checkHealth(healthAfter, '', 5000).answer).kind, 'no-health-service');
     // The stream opened before the rotation still gets its answers.
     assert.equal((await open.exchange({ response_headers: { headers: { headers: [] }, end_of_stream: false } })).kind, 'response');
     open.close();

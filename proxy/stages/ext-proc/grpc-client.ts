@@ -27,6 +27,7 @@ import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
 import { ExtProcChannelTls } from './channel-tls.js';
 import type { ExtProcTlsConfig } from './config.js';
 import type { Logger } from '../../../lib/logger.js';
+import { createHealthClient, type HealthClient } from '../../../lib/grpc-health.js';
 
 export interface ExtProcClientOptions {
   /** `host:port` of the processor. */
@@ -66,6 +67,8 @@ export class GrpcExtProcClient implements ExtProcClient {
   readonly #closing = new Map<GrpcExtProcStream, number>();
   readonly #sweeper: NodeJS.Timeout;
   #channels = 1;
+  /** The health client on the current channel (made when first asked for). */
+  #health: HealthClient | undefined;
 
   /** With `tls`, throws a UsageError naming the flag and the file when one is missing or unusable. */
   constructor(opts: ExtProcClientOptions) {
@@ -93,8 +96,17 @@ export class GrpcExtProcClient implements ExtProcClient {
   #newChannel(): void {
     const old = this.#client;
     this.#client = this.#connect();
+    this.#health = undefined;
     this.#channels++;
     old.close();
+  }
+
+  /**
+   * A gRPC health client on the channel new streams use now: the same connection, the same mTLS (the readiness
+   * check). Never closed by itself: the channel closes with this client (or with a rotation).
+   */
+  healthClient(): HealthClient {
+    return (this.#health ??= createHealthClient(this.#opts.address, { channel: this.#client.getChannel() }));
   }
 
   /** Channels made so far (1, plus one per credential reload). */
