@@ -18,7 +18,7 @@ export const STUB_FLAGS = {
     help: 'a separate gRPC listen address for atestub.Workers/Attach only (workers reach this one; --listen then serves only ateapi.Control)',
   },
   admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
-  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"' },
+  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password)' },
   workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
   'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },

@@ -14,7 +14,7 @@ import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
   admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
-  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
+  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },

@@ -10,6 +10,8 @@ const V6_LOOPBACK: AdminListener = { address: '::1', port: 9901, ownAddresses: [
 
 type Row = readonly [what: string, listener: AdminListener, req: Partial<AdminRequest>, token: string | undefined, expected: 'allow' | 401 | 403];
 
+const basic = (credentials: string): string => `Basic ${Buffer.from(credentials).toString('base64')}`;
+
 const rows: readonly Row[] = [
   // Health checks are answered to anyone; every other read is guarded like a write.
   ['GET /ready with a foreign Host and Origin, no token', LOOPBACK, { method: 'GET', path: '/ready', host: 'evil.example:9901', origin: 'http://evil.example' }, 'secret', 'allow'],
@@ -68,6 +70,14 @@ const rows: readonly Row[] = [
   ['token: not bearer', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Basic secret' }, 'secret', 401],
   ['token: right', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Bearer secret' }, 'secret', 'allow'],
   ['token: right, scheme in any case', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'bearer secret' }, 'secret', 'allow'],
+  ['token: Basic, the token as the password', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('admin:secret') }, 'secret', 'allow'],
+  ['token: Basic, any user name', LOOPBACK, { method: 'GET', path: '/dashboard', host: '127.0.0.1:9901', authorization: basic(':secret') }, 'secret', 'allow'],
+  ['token: Basic, a colon in the token', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('u:se:cret') }, 'se:cret', 'allow'],
+  ['token: Basic, the wrong password', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('admin:secreT') }, 'secret', 401],
+  ['token: Basic, the token as the user name', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('secret:') }, 'secret', 401],
+  ['token: Basic without a colon', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('secret') }, 'secret', 401],
+  ['token: Basic, not base64', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Basic secret!' }, 'secret', 401],
+  ['token: Basic, right but a rebinding Host', LOOPBACK, { method: 'GET', path: '/dashboard', host: 'rebind.evil.example:9901', authorization: basic('admin:secret') }, 'secret', 403],
   ['token: right but a rebinding Host', LOOPBACK, { host: 'evil.example:9901', authorization: 'Bearer secret' }, 'secret', 403],
 ];
 
@@ -118,7 +128,7 @@ test('guardAdmin: the hook answers a refusal with JSON, covers routes registered
     assert.equal(foreign.json<{ code: string }>().code, 'ADMIN_FOREIGN_ORIGIN');
     const noToken = await app.inject({ method: 'DELETE', url: '/cache', headers: { host } });
     assert.equal(noToken.statusCode, 401);
-    assert.equal(noToken.headers['www-authenticate'], 'Bearer');
+    assert.deepEqual(noToken.headers['www-authenticate'], ['Bearer realm="actor-edge admin"', 'Basic realm="actor-edge admin", charset="UTF-8"'], 'a browser is offered its login prompt');
     assert.equal(noToken.json<{ code: string }>().code, 'ADMIN_TOKEN_REQUIRED');
     const ok = await app.inject({ method: 'DELETE', url: '/cache', headers: { host, authorization: 'Bearer secret' } });
     assert.equal(ok.statusCode, 200);

@@ -9,7 +9,12 @@
  *   anything (the binding table names every running actor and its worker);
  * - `Origin`, when present, names the admin by the same rule (a cross-site form or fetch carries a foreign one;
  *   `Origin: null` is foreign too);
- * - the bearer token matches, when the component runs with `--admin-token` (compared in constant time).
+ * - the token matches, when the component runs with `--admin-token` (compared in constant time):
+ *   `Authorization: Bearer <token>`, or Basic credentials with the token as the password and any user name, which
+ *   is what a browser sends once its login prompt (a 401 offers both schemes) was answered: the admin's pages (the
+ *   index, the proxy's dashboard, whose polls the browser then authenticates the same way) open in a browser.
+ *   The browser attaches those credentials to a cross-site page's requests too, but that page cannot read an
+ *   answer, and every state change (never a GET) carries its foreign Origin.
  * Only `GET`/`HEAD` of the health checks (`/ready`, `/live`) are always answered: load balancers and orchestrators
  * probe them with whatever Host they like. Host and Origin refusals are 403, a missing or wrong token 401; each with
  * a JSON `{ error, code }`. `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
@@ -100,13 +105,29 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** Constant-time comparison of the presented bearer token with the expected one. */
-function tokenMatches(authorization: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  const presented = m?.[1] ?? '';
-  const equal = timingSafeEqual(digest(presented), digest(token));
-  return equal && m !== null;
+/**
+ * The token an `Authorization` header presents: `Bearer <token>`, or `Basic` credentials whose password is the
+ * token (any user name: what a browser's login prompt sends, so the index and the dashboard open in a browser).
+ */
+function presentedToken(authorization: string | undefined): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (bearer !== null) return bearer[1];
+  const basic = /^Basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(authorization ?? '');
+  if (basic === null) return undefined;
+  const credentials = Buffer.from(basic[1] as string, 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  return colon < 0 || colon === credentials.length - 1 ? undefined : credentials.slice(colon + 1);
 }
+
+/** Constant-time comparison of the presented token with the expected one. */
+function tokenMatches(authorization: string | undefined, token: string): boolean {
+  const presented = presentedToken(authorization);
+  const equal = timingSafeEqual(digest(presented ?? ''), digest(token));
+  return equal && presented !== undefined;
+}
+
+/** The challenges of a 401: the bearer token, or (a browser) Basic with the token as the password. */
+export const TOKEN_CHALLENGES: readonly string[] = Object.freeze(['Bearer realm="actor-edge admin"', 'Basic realm="actor-edge admin", charset="UTF-8"']);
 
 function refuse(status: 401 | 403, code: AdminRefusalCode, error: string): AdminDecision {
   return { kind: 'refuse', status, code, error };
@@ -125,7 +146,7 @@ export function decideAdminAccess(req: AdminRequest, listener: AdminListener, to
     }
   }
   if (token !== undefined && !tokenMatches(req.authorization, token)) {
-    return refuse(401, 'ADMIN_TOKEN_REQUIRED', 'admin: this call needs "Authorization: Bearer <admin token>"');
+    return refuse(401, 'ADMIN_TOKEN_REQUIRED', 'admin: this call needs "Authorization: Bearer <admin token>" (or Basic with the token as the password)');
   }
   return { kind: 'allow' };
 }
@@ -167,7 +188,7 @@ export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void 
       opts.token,
     );
     if (decision.kind === 'refuse') {
-      if (decision.status === 401) void reply.header('www-authenticate', 'Bearer');
+      if (decision.status === 401) void reply.header('www-authenticate', [...TOKEN_CHALLENGES]);
       return reply.code(decision.status).send({ error: decision.error, code: decision.code });
     }
   });

@@ -2,8 +2,8 @@
  * Test helper: the admin-guard checks every component's end-to-end test runs against a real admin listener that
  * was started with an admin token. For state changes and reads alike: a cross-site request (foreign Origin) and a
  * DNS-rebinding Host are refused with 403 even with the token; without the token the call is 401; with it, it
- * succeeds. `curl -H 'Host: rebind.evil.example' <admin>/cache` gets 403 with no token at all; only `/ready`
- * answers anyone.
+ * succeeds (as a bearer token, or as the password of Basic credentials, which is what a browser sends). `curl -H
+ * 'Host: rebind.evil.example' <admin>/cache` gets 403 with no token at all; only `/ready` and `/live` answer anyone.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -43,8 +43,14 @@ async function curlRebinding(admin: string, path: string): Promise<number> {
   return Number(stdout.trim());
 }
 
-/** `admin` is the bound `127.0.0.1:port`; `reads` GET paths the component serves (guarded like the calls). */
-export async function assertAdminGuarded(admin: string, token: string, calls: readonly GuardedCall[], reads: readonly string[] = ['/stats', '/metrics']): Promise<void> {
+/** The reads every component's admin serves (`lib/ops-routes.ts`): the counters, the metrics, the index, the server info. */
+export const COMMON_READS: readonly string[] = Object.freeze(['/stats', '/metrics', '/', '/help', '/server_info']);
+
+/**
+ * `admin` is the bound `127.0.0.1:port`; `reads` GET paths the component serves (guarded like the calls, the
+ * Basic form of the token included).
+ */
+export async function assertAdminGuarded(admin: string, token: string, calls: readonly GuardedCall[], reads: readonly string[] = COMMON_READS): Promise<void> {
   const port = admin.slice(admin.lastIndexOf(':') + 1);
   const auth = { authorization: `Bearer ${token}` };
   for (const { method, path } of calls) {
@@ -70,9 +76,14 @@ export async function assertAdminGuarded(admin: string, token: string, calls: re
     assert.equal(await get({ ...auth, origin: 'https://evil.example' }), 403, `GET ${path} with a foreign Origin`);
     assert.equal(await get({}), 401, `GET ${path} without the token`);
     assert.equal(await get(auth), 200, `GET ${path} with the token`);
+    assert.equal(await get({ authorization: `Basic ${Buffer.from(`browser:${token}`).toString('base64')}` }), 200, `GET ${path} with the token as a Basic password`);
   }
   for (const path of ['/cache', ...reads]) assert.equal(await curlRebinding(admin, path), 403, `curl -H 'Host: rebind.evil.example' ${path}`);
-  const ready = await request(`http://${admin}/ready`, { headers: { host: `rebind.evil.example:${port}`, origin: 'https://evil.example' } });
-  await ready.body.text();
-  assert.equal(ready.statusCode, 200, 'GET /ready answers anyone (health checks)');
+  // The health checks answer anyone, whatever the readiness is (a dependency may be down in the test).
+  for (const path of ['/ready', '/live']) {
+    const probe = await request(`http://${admin}${path}`, { headers: { host: `rebind.evil.example:${port}`, origin: 'https://evil.example' } });
+    const state = (await probe.body.text()).split('\n')[0];
+    assert.ok([200, 503].includes(probe.statusCode) && ['LIVE', 'NOT_READY', 'DRAINING'].includes(state ?? ''), `GET ${path} answers anyone: ${probe.statusCode} ${state}`);
+    if (path === '/live') assert.equal(probe.statusCode, 200, 'GET /live answers anyone');
+  }
 }
