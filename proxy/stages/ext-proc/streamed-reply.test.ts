@@ -5,11 +5,13 @@
  * failure_mode_allow); a head without `:status` or a stream that starts with a body is a 500. Through the real
  * proxy and a scripted gRPC processor: the client receives each chunk as the processor sends it (HTTP/1.1 and
  * HTTP/2), trailers arrive as trailers, nothing reaches an upstream, and a stream that ends early resets the
- * client's response.
+ * client's response. A gRPC client (grpc-js) gets a streamed reply as the processor's own gRPC response, and a head
+ * that ends the reply as a trailers-only gRPC status, like every other local reply to a gRPC request.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { actorHost } from '../../../lib/testing/actors.js';
 import { waitFor } from '../../../lib/testing/wait.js';
@@ -314,4 +316,80 @@ test('HEAD: the head only, at once, over HTTP/1.1 and HTTP/2; the processor\'s s
     session.close();
   }
   assert.equal((await accessLine(proxy, 'streamed-head-h2')).aborted, undefined);
+});
+
+/** One unary gRPC call through the proxy with grpc-js (raw bytes both ways): its answer or its status. */
+async function grpcCall(): Promise<{ kind: 'ok'; message: string } | { kind: 'status'; code: number; details: string }> {
+  const client = new grpc.Client(new URL(proxy.ingress).host, grpc.credentials.createInsecure(), { 'grpc.default_authority': actorHost('a') });
+  try {
+    return await new Promise((resolve) => {
+      client.makeUnaryRequest(
+        '/demo.Echo/Say',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from('hello'),
+        (err: grpc.ServiceError | null, value?: Buffer) =>
+          resolve(err === null ? { kind: 'ok', message: String(value) } : { kind: 'status', code: err.code, details: err.details }),
+      );
+    });
+  } finally {
+    client.close();
+  }
+}
+
+/** A gRPC length-prefixed message. */
+function grpcFrame(text: string): string {
+  const payload = Buffer.from(text);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([prefix, payload]).toString('latin1');
+}
+
+test('a gRPC request: a streamed reply is the processor\'s own gRPC response (messages, grpc-status trailers), not a trailers-only local reply', async () => {
+  const before = up.requests.length;
+  const script = (status: string, message: string): ScriptedExtProc['script'] => (msg, call) => {
+    if (msg.kind !== 'request_headers') return 'ignore';
+    call.write(head('200', { 'content-type': 'application/grpc' }));
+    call.write({ streamed_immediate_response: { body_response: { body: Buffer.from(grpcFrame('streamed answer'), 'latin1'), end_of_stream: false } } });
+    call.write(trailers({ 'grpc-status': status, 'grpc-message': message }));
+    return 'ignore';
+  };
+  ep.script = script('0', '');
+  assert.deepEqual(await grpcCall(), { kind: 'ok', message: 'streamed answer' });
+  ep.script = script('5', 'no such greeting');
+  assert.deepEqual(await grpcCall(), { kind: 'status', code: grpc.status.NOT_FOUND, details: 'no such greeting' }, 'the status from the streamed trailers');
+  assert.equal(up.requests.length, before, 'nothing was forwarded');
+  // On the wire: the processor's head as it made it (no grpc-status of the proxy's in it), the status in trailers.
+  ep.script = script('0', '');
+  const session = http2.connect(proxy.ingress);
+  try {
+    const stream = session.request({ ':method': 'POST', ':path': '/demo.Echo/Say', ':authority': actorHost('a'), 'content-type': 'application/grpc', te: 'trailers' });
+    stream.end(Buffer.from(grpcFrame('hello'), 'latin1'));
+    const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
+    const trailersSeen = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('trailers', resolve));
+    let body = '';
+    stream.on('data', (d: Buffer) => (body += d.toString('latin1')));
+    assert.deepEqual([headers[':status'], headers['content-type'], headers['grpc-status']], [200, 'application/grpc', undefined]);
+    assert.equal((await trailersSeen)['grpc-status'], '0');
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.equal(body, grpcFrame('streamed answer'));
+  } finally {
+    session.close();
+  }
+});
+
+test('a gRPC request: a streamed head that ends the reply is a trailers-only gRPC status, with the processor\'s grpc-status and grpc-message', async () => {
+  ep.script = (msg, call) => {
+    if (msg.kind !== 'request_headers') return 'ignore';
+    call.write(head('200', { 'content-type': 'application/grpc', 'grpc-status': '7', 'grpc-message': 'not for you' }, true));
+    return 'ignore';
+  };
+  assert.deepEqual(await grpcCall(), { kind: 'status', code: grpc.status.PERMISSION_DENIED, details: 'not for you' });
+  ep.script = (msg, call) => {
+    if (msg.kind !== 'request_headers') return 'ignore';
+    call.write(head('503', { 'content-type': 'text/plain' }, true));
+    return 'ignore';
+  };
+  const mapped = await grpcCall();
+  assert.equal(mapped.kind === 'status' ? mapped.code : mapped.kind, grpc.status.UNAVAILABLE, 'an HTTP status is mapped as Envoy maps it');
 });
