@@ -8,11 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import tls from 'node:tls';
-import * as grpc from '@grpc/grpc-js';
 import { request } from 'undici';
 import { workerNet } from '../lib/loopback.js';
-import { EnvoyLikeClient } from '../extproc/testing/envoy-like-client.js';
+import { plaintextProcess, tlsWithoutCertificate } from '../extproc/testing/refused-clients.js';
 import { waitFor } from '../lib/testing/wait.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
@@ -131,7 +129,7 @@ test('npm start serves the curl example through the proxy and stops cleanly on S
   assert.ok(stack.output.some((l) => /^stack +\| +mTLS +on every internal hop/.test(l)));
   const grpcAddress = stack.output.map((l) => (l.startsWith('extproc ') ? /"grpc":"([^"]+)"/.exec(l)?.[1] : undefined)).find((a) => a !== undefined);
   assert.ok(grpcAddress, "extproc's ready line");
-  assert.equal(await plaintextProcess(grpcAddress), 'UNAVAILABLE');
+  assert.equal(await plaintextProcess(grpcAddress, HOST), 'UNAVAILABLE');
   assert.match(await tlsWithoutCertificate(grpcAddress), /CERTIFICATE_REQUIRED/);
 
   stack.launcher.kill('SIGTERM');
@@ -139,36 +137,6 @@ test('npm start serves the curl example through the proxy and stops cleanly on S
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
   assert.ok(stack.output.some((l) => /^stack +\| stopped$/.test(l)));
 });
-
-/** One Process stream from a plaintext gRPC client: its answer, or the status it failed with. */
-async function plaintextProcess(address: string): Promise<string> {
-  const client = new EnvoyLikeClient(address, grpc.credentials.createInsecure());
-  try {
-    const { call, reader } = client.open();
-    call.write(EnvoyLikeClient.requestHeadersMessage({ authority: HOST }));
-    try {
-      return (await reader.next()).response ?? 'unknown';
-    } catch (err) {
-      return grpc.status[(err as grpc.ServiceError).code] ?? 'UNKNOWN';
-    } finally {
-      call.cancel();
-    }
-  } finally {
-    client.close();
-  }
-}
-
-/** A TLS 1.3 handshake with ALPN h2 and no client certificate; what the server answered. */
-function tlsWithoutCertificate(address: string): Promise<string> {
-  const port = Number(address.slice(address.lastIndexOf(':') + 1));
-  return new Promise((resolve) => {
-    const socket = tls.connect({ host: address.slice(0, address.lastIndexOf(':')), port, ALPNProtocols: ['h2'], rejectUnauthorized: false });
-    socket.once('secureConnect', () => socket.write(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')));
-    socket.once('data', () => resolve('served'));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    socket.once('close', () => resolve('closed'));
-  });
-}
 
 test('npm start -- --tls off: plaintext everywhere, said at start-up by the launcher and by the components', async () => {
   const stack = await launch({ env: { STACK_TLS: 'off' } });
