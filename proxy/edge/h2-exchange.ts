@@ -110,6 +110,10 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   }
 
   abortResponse(): void {
+    // RST_STREAM INTERNAL_ERROR: the reset `destroy()` sends alone (NO_ERROR) reads as a complete response to a
+    // client such as node's. Destroyed at once, so the exchange is gone before anything else runs.
+    const stream = this.stream;
+    if (!stream.closed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     this.destroy();
   }
 
