@@ -10,6 +10,7 @@ import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
 import { WORKER_TLS_FLAGS } from './worker/config.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
 
 /** The in-process workers take the worker's TLS flags, under their own names. */
@@ -53,7 +54,7 @@ export const STUB_FLAGS = {
     section: 'admin',
     key: 'token',
     secret: true,
-    help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"',
+    help: 'when set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password)',
   },
   workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, section: 'workers', key: 'count', help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
   'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', section: 'workers', key: 'ipBase', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
@@ -68,6 +69,14 @@ export const STUB_FLAGS = {
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
   'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, section: 'actors', help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'actors', key: 'suffix', help: 'DNS suffix of actor hosts' },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'APISERVER_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    section: 'admin',
+    help: 'log a warning while a certificate the stub loads (control plane, in-process workers) expires within this many hours (0: never)',
+  },
 } as const satisfies FlagSpecs;
 
 export const STUB_SUMMARY =
@@ -107,6 +116,7 @@ export interface StubConfig {
   readonly tls: { readonly credentialBundle: string; readonly clientCa: string } | undefined;
   /** mTLS on the in-process workers' listeners; undefined: plain HTTP. */
   readonly workerTls: WorkerTlsSettings | undefined;
+  readonly certExpiryWarningHours: number;
 }
 
 function controlTls(credentialBundle: string, clientCa: string): StubConfig['tls'] {
@@ -146,6 +156,7 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     autoCreate: v['auto-create'],
     actorSuffix: suffix,
     tls: controlTls(v['tls-credential-bundle'], v['tls-client-ca']),
+    certExpiryWarningHours: v['cert-expiry-warning-hours'],
     workerTls: workerTlsSettings(
       { credentialBundle: v['worker-tls-credential-bundle'], clientCa: v['worker-tls-client-ca'], clientIdentity: v['worker-tls-client-identity'] },
       { credentialBundle: '--worker-tls-credential-bundle', clientCa: '--worker-tls-client-ca', clientIdentity: '--worker-tls-client-identity' },

@@ -4,6 +4,11 @@ import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type Fla
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
+import type { MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
+import { parseSpiffeMatch } from '../lib/tls/identity.js';
+import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
+import { devIdentities } from '../lib/tls/dev-certs.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
@@ -32,7 +37,7 @@ export const EXTPROC_FLAGS = {
     section: 'admin',
     key: 'token',
     secret: true,
-    help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".',
+    help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).',
   },
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', section: 'controlPlane', key: 'address', help: 'Control plane (ateapi.Control) gRPC address.' },
   'apiserver-ca': {
@@ -128,6 +133,43 @@ export const EXTPROC_FLAGS = {
     section: 'routing',
     help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).',
   },
+  'tls-credential-bundle': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CREDENTIAL_BUNDLE',
+    section: 'grpc',
+    default: '',
+    help: 'PEM file with extproc\'s certificate (its SPIFFE URI) and private key for the ext_proc listener: mTLS, TLS 1.3, ALPN h2 (empty: plaintext, with a warning at start-up).',
+  },
+  'tls-client-ca': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CLIENT_CA',
+    section: 'grpc',
+    default: '',
+    help: 'PEM file with the CA certificates that sign the data plane\'s (the proxy\'s) client certificate (required with --tls-credential-bundle).',
+  },
+  'tls-client-spiffe-id': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CLIENT_SPIFFE_ID',
+    section: 'grpc',
+    default: devIdentities().proxy,
+    help: 'The data plane is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/".',
+  },
+  'tls-watch-ms': {
+    type: 'number',
+    env: 'EXTPROC_TLS_WATCH_MS',
+    section: 'grpc',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the listener\'s two files are checked for changes; new connections use new credentials, open ones keep theirs.',
+  },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'EXTPROC_CERT_EXPIRY_WARNING_HOURS',
+    section: 'admin',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'Log a warning while a certificate extproc loads expires within this many hours (0: never).',
+  },
 } as const satisfies FlagSpecs;
 
 export const EXTPROC_SUMMARY =
@@ -138,8 +180,8 @@ export const EXTPROC_FLAG_SET = defineFlagSet({
   command: 'extproc',
   summary: EXTPROC_SUMMARY,
   sections: {
-    grpc: 'The ext_proc gRPC server the data plane (actor-edge proxy or Envoy) streams to.',
-    admin: 'The admin HTTP API.',
+    grpc: 'The ext_proc gRPC server the data plane (actor-edge proxy or Envoy) streams to, and mTLS on it.',
+    admin: 'The admin HTTP API, and certificate expiry warnings.',
     controlPlane: 'The control plane extproc calls ResumeActor on, and mTLS to it.',
     resume: 'How a resume is retried, and parking while the platform has no capacity.',
     routing: 'How a host names an actor, and the worker port published.',
@@ -162,8 +204,25 @@ export interface ExtprocConfig {
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
   /** TLS to the control plane; undefined: plaintext. */
   readonly apiserverTls: ClientTlsFiles | undefined;
+  /** mTLS on the ext_proc listener; undefined: plaintext. */
+  readonly listenTls: MtlsServerSettings | undefined;
+  readonly certExpiryWarningHours: number;
   /** `/ready`'s gRPC health check of the control plane. */
   readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
+}
+
+function listenTls(values: FlagValues<typeof EXTPROC_FLAGS>): MtlsServerSettings | undefined {
+  const credentialBundle = values['tls-credential-bundle'];
+  const clientCa = values['tls-client-ca'];
+  if (credentialBundle === '' && clientCa === '') return undefined;
+  if (credentialBundle === '' || clientCa === '') throw new UsageError('--tls-credential-bundle and --tls-client-ca go together');
+  let clientIdentity;
+  try {
+    clientIdentity = parseSpiffeMatch(values['tls-client-spiffe-id']);
+  } catch (err) {
+    throw new UsageError(`--tls-client-spiffe-id: ${(err as Error).message}`);
+  }
+  return Object.freeze({ credentialBundle, clientCa, clientIdentity, watchIntervalMs: values['tls-watch-ms'] });
 }
 
 function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): ClientTlsFiles | undefined {
@@ -192,6 +251,8 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
     apiserverTls: apiserverTls(values, apiserver.host),
+    listenTls: listenTls(values),
+    certExpiryWarningHours: values['cert-expiry-warning-hours'],
     healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
   });
 }
@@ -199,4 +260,11 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
 /** Reads argv over the environment over the `--config` file over the defaults. */
 export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ExtprocConfig> {
   return readComponentConfig(EXTPROC_FLAG_SET, buildConfig, argv, env);
+}
+
+/** `readExtprocConfig` for a caller that never passes `--help` (a test): the frozen config. */
+export function extprocConfigOf(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ExtprocConfig {
+  const read = readExtprocConfig(argv, env);
+  if (read.kind !== 'config') throw new UsageError('--help is not a configuration');
+  return read.config;
 }

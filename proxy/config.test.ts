@@ -155,6 +155,9 @@ test('every proxy variable has the PROXY_ prefix; the former names still work, e
   assert.equal(both.config.actorSuffix, 'new.example');
   assert.deepEqual(both.warnings, [], 'a former name beside the new one is not read, and not warned about');
   for (const [name, spec] of Object.entries(PROXY_FLAG_SET.flags)) assert.match(spec.env, /^PROXY_/, `--${name}`);
+  for (const [name, spec] of Object.entries(PROXY_FLAG_SET.flags)) {
+    if (name !== 'config') assert.ok('section' in spec && spec.section !== undefined, `--${name} is declared in a config file section`);
+  }
 });
 
 test('the dropped --extproc-response-headers is refused (processing_mode response_header_mode sets it)', () => {

@@ -8,6 +8,7 @@ import { UsageError } from '../lib/flags.js';
 import type { ProxyConfig } from './config.js';
 import { loadCertificate } from './edge/tls-certificate.js';
 import { loadUpstreamTls } from './upstream/tls.js';
+import { loadExtProcTls } from './stages/ext-proc/channel-tls.js';
 
 /** What was checked: the files and what they hold, e.g. the proxy's own identity. */
 export interface CheckedFiles {
@@ -15,9 +16,11 @@ export interface CheckedFiles {
   readonly servingCertificate: { readonly certFile: string; readonly keyFile: string } | undefined;
   /** The proxy's URI SANs from its credential bundle, when mTLS to the workers is on. */
   readonly upstreamIdentity: readonly string[] | undefined;
+  /** Whether the ext_proc hop's mTLS bundles were read (mTLS to ext_proc on, and ext_proc the resolver). */
+  readonly extProcTls: boolean;
 }
 
-export function checkProxyFiles(config: Pick<ProxyConfig, 'listeners' | 'upstream'>, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
+export function checkProxyFiles(config: Pick<ProxyConfig, 'listeners' | 'upstream' | 'extProc' | 'resolver'>, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
   const serving = config.listeners.tls ?? config.listeners.connectTls;
   if (serving !== undefined) loadCertificate(serving);
   let upstreamIdentity: readonly string[] | undefined;
@@ -29,5 +32,7 @@ export function checkProxyFiles(config: Pick<ProxyConfig, 'listeners' | 'upstrea
       throw err;
     }
   }
-  return { servingCertificate: serving, upstreamIdentity };
+  const extProcTls = config.extProc.tls !== undefined && config.resolver.kind === 'extproc' && opts.upstream !== false;
+  if (extProcTls && config.extProc.tls !== undefined) loadExtProcTls(config.extProc.tls);
+  return { servingCertificate: serving, upstreamIdentity, extProcTls };
 }

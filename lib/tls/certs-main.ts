@@ -29,8 +29,9 @@ export const CERTS_FLAGS = {
 export const CERTS_FLAG_SET = defineFlagSet({
   command: 'certs',
   summary:
-    'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem and ' +
-    'extproc.pem (client identities), control-plane.pem (server certificate), proxy-ingress.pem (the proxy\'s HTTPS ' +
+    'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem ' +
+    '(client identity), extproc.pem (the ext_proc server to the proxy, a client of the control plane), control-plane.pem ' +
+    '(server certificate), proxy-ingress.pem (the proxy\'s HTTPS ' +
     'serving certificate), worker.pem (the in-process workers) and worker-N.pem. Workload certificates carry only a ' +
     'SPIFFE URI SAN. Uses the system openssl. For development only.',
   sections: {

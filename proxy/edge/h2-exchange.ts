@@ -16,6 +16,7 @@ import type { ConnectionInfo, DownstreamExchange, ExchangeKind, TrailerPairs } f
 import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 import { trailerObject } from '../http/trailers.js';
 import { connectionInfo } from './connection-info.js';
+import { addCloseListener } from './close-listeners.js';
 
 /** The handshake headers that have no meaning on HTTP/2 (RFC 8441 §5: the 200 replaces the 101's accept key). */
 const H2_HANDSHAKE_DROP: ReadonlySet<string> = new Set(['sec-websocket-accept']);
@@ -80,6 +81,14 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     this.writeHead(status, headers as unknown as http2.OutgoingHttpHeaders);
   }
 
+  sendBody(chunk: Buffer): boolean {
+    return this.write(chunk);
+  }
+
+  whenWritable(resume: () => void): void {
+    this.once('drain', resume);
+  }
+
   respondHeadOnly(status: number, headers: readonly string[]): void {
     const head: http2.OutgoingHttpHeaders = { ':status': status };
     for (let i = 0; i < headers.length; i += 2) {
@@ -93,14 +102,6 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     this.end();
   }
 
-  sendBody(chunk: Buffer): boolean {
-    return this.write(chunk);
-  }
-
-  whenWritable(resume: () => void): void {
-    this.once('drain', resume);
-  }
-
   finishResponse(body?: Buffer, trailers?: TrailerPairs): void {
     // node's HTTP/2 response takes trailers as an object (pairs would be read as fields named 0, 1, ...).
     if (trailers !== undefined) this.addTrailers(trailerObject(trailers));
@@ -109,6 +110,10 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   }
 
   abortResponse(): void {
+    // RST_STREAM INTERNAL_ERROR: the reset `destroy()` sends alone (NO_ERROR) reads as a complete response to a
+    // client such as node's. Destroyed at once, so the exchange is gone before anything else runs.
+    const stream = this.stream;
+    if (!stream.closed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     this.destroy();
   }
 
@@ -137,7 +142,10 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     return stream;
   }
 
+  /** See `close-listeners.ts`. */
+  closeListeners: (() => void)[] | undefined = undefined;
+
   onClose(listener: () => void): void {
-    this.on('close', listener); // emitted once: `on` spares the per-request wrapper `once` makes
+    addCloseListener(this, listener);
   }
 }

@@ -39,3 +39,8 @@ test('the banner shows the ingress URL and the curl example for the default ates
   const tls = banner({ ...ready, proxy: { ...ready.proxy, tls: '0.0.0.0:8443' } }, {});
   assert.ok(tls.lines.includes('  https    https://127.0.0.1:8443/ (the HTTPS listener)'), tls.lines.join('\n'));
 });
+
+test('the banner says whether the internal hops run mTLS', () => {
+  assert.ok(banner(ready, { STACK_TLS: 'on' }).lines.some((l) => /mTLS +on every internal hop/.test(l)));
+  assert.ok(banner(ready, { STACK_TLS: 'off' }).lines.some((l) => /mTLS +off: every internal hop is plaintext/.test(l)));
+});
