@@ -16,8 +16,8 @@
 import type { UpstreamOutcome } from '../api/filter.js';
 
 /** Why an attempt to a worker failed: its answer or what the connection did. */
-export type WorkerErrorReason = 'connect' | 'reset' | 'timeout' | 'identity' | 'stale' | '5xx';
-export const WORKER_ERROR_REASONS: readonly WorkerErrorReason[] = Object.freeze(['connect', 'reset', 'timeout', 'identity', 'stale', '5xx']);
+export type WorkerErrorReason = 'connect' | 'ejected' | 'reset' | 'timeout' | 'identity' | 'stale' | '5xx';
+export const WORKER_ERROR_REASONS: readonly WorkerErrorReason[] = Object.freeze(['connect', 'ejected', 'reset', 'timeout', 'identity', 'stale', '5xx']);
 
 /** The label value of every address without a slot of its own. */
 export const OTHER_WORKERS = 'other';
@@ -48,7 +48,7 @@ export function workerErrorReason(outcome: UpstreamOutcome): WorkerErrorReason |
     case 'stale':
       return 'stale';
     case 'connect-failed':
-      return 'connect';
+      return outcome.ejected === true ? 'ejected' : 'connect'; // ejected: failed at once, the address was down
     case 'reset':
       return 'reset';
     case 'timeout':
