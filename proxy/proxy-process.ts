@@ -63,6 +63,7 @@ export function stagesConfig(config: ProxyConfig): StagesConfig {
     actorSuffix: config.actorSuffix,
     filters: config.chain.filters,
     filterTimeoutMs: config.chain.filterTimeoutMs,
+    rerunBudgetMs: config.chain.rerun.budgetMs,
     cache: config.cache,
     extProc: config.extProc,
     resolver: config.resolver,

@@ -15,6 +15,7 @@ import type { Registry } from 'prom-client';
 import { readProxyConfig } from '../../proxy/config.js';
 import { Counters } from '../../proxy/ops/stats.js';
 import { createProxyMetrics } from '../../proxy/ops/metrics.js';
+import { ParkingLot } from '../../lib/resume/parking-lot.js';
 import { registerReadinessMetrics, resolverHealthProbe } from '../../proxy/admin/resolver-health.js';
 import { registerTunnelMetrics } from '../../proxy/ops/tunnel-metrics.js';
 import { TunnelHub } from '../../proxy/tunnels/hub.js';
@@ -69,7 +70,7 @@ async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
     closers.push(() => probe.stop(), ...stages.map((s) => () => s.close?.()));
     registries.push(metrics.registry);
   }
-  registries.push(new ExtprocMetrics(() => undefined).registry);
+  registries.push(new ExtprocMetrics(() => new ParkingLot(1)).registry);
   const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
   registries.push(createStubMetrics(cp, new RpcCounters(), new WorkerTlsCounters()));
   const out = new Map<string, readonly string[]>();

@@ -2,8 +2,10 @@
 import type { HostPort } from '../../../lib/address.js';
 import type { ExtProcSettings } from './settings.js';
 
-/** `--extproc` and Envoy's ExternalProcessor settings (`settings.ts`). */
+/** `--extproc`, Envoy's ExternalProcessor settings (`settings.ts`), and retrying a stream that could not be opened. */
 export interface ExtProcStageConfig {
   readonly address: HostPort;
   readonly settings: ExtProcSettings;
+  /** `--extproc-retry-max-waiting`: requests waiting to retry their stream at once, at most (0: never retried). */
+  readonly retryMaxWaiting: number;
 }
