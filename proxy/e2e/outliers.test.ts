@@ -68,7 +68,7 @@ test('a worker that stops under concurrent requests costs one failed connect; th
     assert.ok(s.cache.evictions.worker >= onWorker.length - 1, "and the worker's other bindings with it, once");
     const metrics = await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text();
     assert.match(metrics, /^actor_edge_proxy_upstream_outlier_ejections_total\{reason="refused"\} 1$/m);
-    assert.match(metrics, /^actor_edge_proxy_upstream_outliers_down 1$/m);
+    assert.match(metrics, /^actor_edge_proxy_upstream_outlier_ejections_active 1$/m);
     assert.match(metrics, new RegExp(`^actor_edge_proxy_upstream_outlier_failed_fast_total ${s.upstream.outliers.failedFast}$`, 'm'));
 
     // The worker listens again: a probe connects and lets its address back.

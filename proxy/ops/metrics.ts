@@ -108,7 +108,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     labelNames: ['outcome'],
     read: () => samplesBy('outcome', { recovered: c.extprocRetries.recovered, budget: c.extprocRetries.budgetExhausted, shed: c.extprocRetries.shed }),
   });
-  scrapedGauge(registry, { name: `${P}extproc_retries_waiting`, help: 'Requests waiting now to retry their ext_proc stream.', read: () => c.extprocRetriesWaiting });
+  scrapedGauge(registry, { name: `${P}extproc_retries_active`, help: 'Requests waiting now to retry their ext_proc stream (/stats extproc.retries.waiting).', read: () => c.extprocRetriesWaiting });
   const roundTrips = histogram(registry, {
     name: `${P}extproc_round_trip_seconds`,
     help: 'ext_proc message round trips, from writing the message to its answer (result=response), the stream\'s end (closed, error), the message timeout (timeout) or the request going away (aborted).',
@@ -147,7 +147,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     labelNames: ['result'],
     read: () => samplesBy('result', c.outliers.probes),
   });
-  scrapedGauge(registry, { name: `${P}upstream_outliers_down`, help: 'Worker addresses down now (outlier detection).', read: () => c.outliersDown() });
+  scrapedGauge(registry, { name: `${P}upstream_outlier_ejections_active`, help: 'Worker addresses down now (outlier detection; /stats upstream.outliers.down).', read: () => c.outliersDown() });
   scrapedCounter(registry, {
     name: `${P}upstream_identity_failures_total`,
     help: 'Upstream workers whose certificate failed verification.',
@@ -161,7 +161,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   });
   scrapedCounterBy(registry, {
     name: `${P}worker_errors_total`,
-    help: 'Upstream attempts per worker that failed because of the worker, by reason: connect, reset, timeout, identity, stale (the actor was not there), 5xx.',
+    help: 'Upstream attempts per worker that failed because of the worker, by reason: connect, ejected (failed at once: the address was down), reset, timeout, identity, stale (the actor was not there), 5xx.',
     labelNames: ['worker', 'reason'],
     read: () =>
       c.workers.counts().flatMap((w) => WORKER_ERROR_REASONS.map((reason: WorkerErrorReason): Sample<'worker' | 'reason'> => [{ worker: w.worker, reason }, w.errors[reason]])),
