@@ -27,7 +27,7 @@ export const BENCH_FLAGS = {
   'cold-resume-ms': { type: 'number', default: 50, env: 'BENCH_COLD_RESUME_MS', help: 'stub --cold-resume-ms (cost of waking a suspended actor)' },
   'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
   workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes)' },
-  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 10)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 40)' },
   atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
   'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
   seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
@@ -96,7 +96,9 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   const faults = v.scenario === 'faults';
   const fleet = v.scenario === 'fleet';
   const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : 50;
-  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : 1;
+  // faults: room on the workers left after the kill for the load's actors and the cold actors woken at once when
+  // an outage ends.
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 40 : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
   // processes, with room left for the actors of the one it kills.
   const workers = v.workers > 0 ? v.workers : faults ? 4 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
