@@ -191,7 +191,7 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
       out.push({
         name: `${arm.name}: ${prefix} no client-visible error (${what})`,
         status: failed === 0 ? 'met' : 'not-met',
-        detail: `${failed} non-2xx or errors (${statusText(p)}) of ${fmtInt(p.requests)} answers; ${p.misses} misses, ${p.hits} hits in ${fmt(p.durationS, 1)} s`,
+        detail: `${failed} non-2xx or errors (${statusText(p)}) of ${fmtInt(p.requests)} answers; ${p.misses} misses, ${p.hits} hits in ${fmt(p.durationS, 1)} s${p.resets > 0 ? `; ${p.resets} upstream resets (a request written to the worker before it died is not re-run unless GET/HEAD/OPTIONS: it may have reached the actor)` : ''}`,
       });
       if (prefix === '(a)') continue;
       out.push({
