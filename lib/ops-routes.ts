@@ -14,6 +14,8 @@
  *   ...) `{"error","code"}` too, like every other error of the admin APIs;
  * - every state-changing call (any method but GET, HEAD, OPTIONS) is logged with the caller's address, the
  *   status it got and how long it took: `msg: "admin call"` (refused ones at `warn`).
+ * Every route but `GET`/`HEAD` of `/live` and `/ready` (the index and `/server_info` included) is behind the
+ * admin guard (`admin-guard.ts`): Host, Origin, and the token.
  * A route describes itself for the index with `config: { description }`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -162,7 +162,7 @@ export class RequestLifecycle {
   /** The edge answers with a catalog error (and `headers`), without the chain. */
   answer(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string | undefined, headers?: Readonly<Record<string, string>>): void {
     ctx.error = spec;
-    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, isGrpcRequest(ctx.headers));
+    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, { grpc: isGrpcRequest(ctx.headers) });
     if (written.kind === 'written' && written.invalid !== undefined) ctx.details = written.invalid;
     else if (details !== undefined) ctx.details = details;
     this.answered(ctx);
@@ -182,7 +182,7 @@ export class RequestLifecycle {
     if (ctx.clientState !== 'open' || ctx.exchange.gone) return;
     ctx.error = ERRORS.REQUEST_TIMEOUT;
     ctx.details = `the request was not complete after ${timeoutMs} ms`;
-    if (writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), isGrpcRequest(ctx.headers)).kind === 'not-written') ctx.exchange.abortResponse();
+    if (writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), { grpc: isGrpcRequest(ctx.headers) }).kind === 'not-written') ctx.exchange.abortResponse();
     ctx.abortFilters(ctx.details);
     ctx.upstream?.cancel();
     if (ctx.phase === 'waiting') this.answered(ctx);

@@ -36,3 +36,8 @@ test('the banner shows the ingress URL and the curl example for the default ates
   assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
   assert.match(off.lines[0] ?? '', /actor cache: off/);
 });
+
+test('the banner says whether the internal hops run mTLS', () => {
+  assert.ok(banner(ready, { STACK_TLS: 'on' }).lines.some((l) => /mTLS +on every internal hop/.test(l)));
+  assert.ok(banner(ready, { STACK_TLS: 'off' }).lines.some((l) => /mTLS +off: every internal hop is plaintext/.test(l)));
+});

@@ -73,6 +73,16 @@ export class Conversation {
     this.#first = true;
   }
 
+  /**
+   * Hands the stream over to whoever reads the rest of it (a streamed immediate response): `close` leaves it open
+   * from now on; it stays the request's stream, so the request's end closes it in any case.
+   */
+  detach(): ExtProcStream | undefined {
+    const stream = this.#stream;
+    this.#stream = undefined;
+    return stream;
+  }
+
   /** Ends the stream (nothing more will be sent). Idempotent. */
   close(): void {
     const stream = this.#stream;
