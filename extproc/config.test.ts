@@ -34,7 +34,8 @@ test('extproc reads a nested config file, below its flags and variables', () => 
     assert.equal(c.adminToken, 'from-a-file');
     assert.equal(c.apiserver, 'cp.internal:50052');
     assert.equal(c.resumeBudgetMs, 9000);
-    assert.deepEqual(c.parking, { budgetMs: 100, max: 10 });
+    assert.deepEqual(c.parking, { budgetMs: 100 });
+    assert.equal(c.parkedMax, 10);
     assert.equal(c.streamIdleTimeoutMs, 0);
     assert.equal(c.workerPort, 9443);
     assert.equal(c.actorSuffix, 'actors.example');

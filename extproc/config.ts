@@ -12,6 +12,7 @@ import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
+import { DEFAULT_PARKED_MAX } from '../lib/resume/flight.js';
 
 export const EXTPROC_FLAGS = {
   config: configFlag('EXTPROC_CONFIG', 'extproc'),
@@ -89,7 +90,7 @@ export const EXTPROC_FLAGS = {
     min: 1,
     section: 'resume',
     key: 'budgetMs',
-    help: 'How long one resume (all retries of it) may take; ABORTED (another operation holds the actor) is retried within it.',
+    help: 'How long one resume (all retries of it) may take; ABORTED (another operation holds the actor) and UNAVAILABLE (the control plane down for a moment) are retried within it; a data plane that sends its own budget, as the actor-edge proxy does, is answered within that.',
   },
   parking: {
     type: 'choice',
@@ -97,7 +98,7 @@ export const EXTPROC_FLAGS = {
     choices: ['on', 'off'],
     default: 'off',
     section: 'resume',
-    help: 'Also retry RESOURCE_EXHAUSTED (no free workers), UNAVAILABLE and FAILED_PRECONDITION, keeping the requests parked meanwhile.',
+    help: 'Also retry RESOURCE_EXHAUSTED (no free workers) and FAILED_PRECONDITION, within --park-budget-ms.',
   },
   'park-budget-ms': {
     type: 'number',
@@ -110,10 +111,10 @@ export const EXTPROC_FLAGS = {
   'parked-max': {
     type: 'number',
     env: 'EXTPROC_PARKED_MAX',
-    default: 1024,
+    default: DEFAULT_PARKED_MAX,
     min: 1,
     section: 'resume',
-    help: 'With parking on, at most this many requests wait at once; beyond it a request gets 503 at once. Requests for running actors never take a slot.',
+    help: 'Most requests waiting on a retrying resume at once (parked); more are answered 503 "router at capacity" at once. Requests for running actors never take a slot.',
   },
   'worker-port': {
     type: 'number',
@@ -201,7 +202,10 @@ export interface ExtprocConfig {
   readonly resumeBudgetMs: number;
   /** 0: no idle timeout. */
   readonly streamIdleTimeoutMs: number;
-  readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
+  /** `--parking on`: its budget; undefined: off. */
+  readonly parking: { readonly budgetMs: number } | undefined;
+  /** `--parked-max`: callers of retrying resumes at once, at most. */
+  readonly parkedMax: number;
   /** TLS to the control plane; undefined: plaintext. */
   readonly apiserverTls: ClientTlsFiles | undefined;
   /** mTLS on the ext_proc listener; undefined: plaintext. */
@@ -249,7 +253,8 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     actorSuffix: normaliseSuffix(values['actor-suffix']),
     resumeBudgetMs: values['resume-budget-ms'],
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
-    parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
+    parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'] }) : undefined,
+    parkedMax: values['parked-max'],
     apiserverTls: apiserverTls(values, apiserver.host),
     listenTls: listenTls(values),
     certExpiryWarningHours: values['cert-expiry-warning-hours'],

@@ -25,8 +25,11 @@ export class Resolver {
     this.routes = new RouteResponses(deps.workerPort);
   }
 
-  /** `authority` is the request's `:authority` (else `host`) value, '' when it has neither. */
-  async requestHeaders(authority: string, signal: AbortSignal): Promise<ProcessingResponse> {
+  /**
+   * `authority` is the request's `:authority` (else `host`) value, '' when it has neither. `budgetMs`: what is
+   * left of the data plane's own budget for the request (its stream metadata), which bounds the resume's retries.
+   */
+  async requestHeaders(authority: string, signal: AbortSignal, budgetMs?: number): Promise<ProcessingResponse> {
     const started = performance.now();
     const parsed = parseActorHost(authority, this.deps.actorSuffix);
     if (parsed.kind === 'invalid') {
@@ -34,7 +37,7 @@ export class Resolver {
       return this.reply(invalidHostError(authority), started);
     }
     const { ref, key, port } = parsed.actor;
-    const outcome = await this.deps.flights.resolve(ref, key, signal);
+    const outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs);
     if (outcome.kind === 'ok') {
       this.record('ok', outcome.resume, started);
       return this.routes.get(outcome.ip, port);

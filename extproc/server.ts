@@ -103,10 +103,13 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const flights = new ResumeFlights({
     attempt: (ref) => resumeActorOnce(control, ref, backstop),
     budgetMs: config.resumeBudgetMs,
-    parking: config.parking,
+    ...(config.parking === undefined ? {} : { parking: config.parking }),
+    parkedMax: config.parkedMax,
     observer: {
       attempt: (result) => metrics?.resumeCall(result.kind === 'ok' ? 'OK' : grpcCodeName(result.code)),
       join: () => metrics?.flightJoin(),
+      retry: (code) => metrics?.resumeRetry(grpcCodeName(code)),
+      outOfBudget: () => metrics?.outOfBudget(),
     },
   });
   metrics = new ExtprocMetrics(() => flights.lot, listener === undefined ? undefined : () => listener.counts);

@@ -15,6 +15,7 @@ import type { ProcessCall, ProcessingResponse } from './protocol.js';
 import type { RequestSummary } from './wire.js';
 import type { Resolver } from './resolver.js';
 import { CONTINUE } from './responses.js';
+import { callerBudgetMs } from './caller-budget.js';
 
 export interface StreamDeps {
   readonly resolver: Resolver;
@@ -45,11 +46,15 @@ class ProcessStream {
   private state: StreamState = IDLE;
   /** The idle timer: armed while the data plane may still send or half-close (undefined without a timeout). */
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The data plane's budget for this request (its metadata) as an epoch-ms deadline; undefined: none sent. */
+  private readonly budgetDeadline: number | undefined;
 
   constructor(
     private readonly call: ProcessCall,
     private readonly deps: StreamDeps,
   ) {
+    const budgetMs = callerBudgetMs(call.metadata);
+    this.budgetDeadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
     if (deps.idleTimeoutMs > 0) {
       this.idleTimer = setTimeout(() => this.onIdle(), deps.idleTimeoutMs);
       this.idleTimer.unref();
@@ -116,7 +121,8 @@ class ProcessStream {
   private resolve(authority: string): void {
     const resolving = { kind: 'resolving' as const, abort: new AbortController(), queue: [] as RequestSummary[], halfClosed: false };
     this.state = resolving;
-    this.deps.resolver.requestHeaders(authority, resolving.abort.signal).then(
+    const budgetMs = this.budgetDeadline === undefined ? undefined : Math.max(0, this.budgetDeadline - Date.now());
+    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, budgetMs).then(
       (response) => {
         if (this.state !== resolving) return;
         this.state = IDLE;

@@ -27,7 +27,7 @@ export async function validateExtproc(argv: readonly string[], env: NodeJS.Proce
       ['grpc', `${formatHostPort(c.listen.host, c.listen.port)} (envoy.service.ext_proc.v3.ExternalProcessor)`],
       ['admin', `${formatHostPort(c.admin.host, c.admin.port)}${c.adminToken === undefined ? '' : ' (admin token set)'}`],
       ['control plane', `${c.apiserver} ${tls === undefined ? '(plaintext)' : `(TLS 1.3 with a client certificate, server name ${tls.serverName})`}`],
-      ['resume', `budget ${c.resumeBudgetMs} ms; parking ${c.parking === undefined ? 'off' : `on (${c.parking.budgetMs} ms, at most ${c.parking.max} parked)`}`],
+      ['resume', `budget ${c.resumeBudgetMs} ms, at most ${c.parkedMax} requests waiting on retrying resumes; parking ${c.parking === undefined ? 'off' : `on (${c.parking.budgetMs} ms)`}`],
       ['routing', `*.<atespace>.${c.actorSuffix} → <worker>:${c.workerPort}`],
     ],
     config: c,

@@ -27,9 +27,18 @@ export interface ExtProcStream {
   close(): void;
 }
 
+/** How a stream is opened. */
+export interface StreamOptions {
+  /**
+   * Milliseconds left of the request's re-run budget, sent as the stream's `actor-edge-resume-budget-ms` metadata
+   * (the processor may retry within it); absent: not sent.
+   */
+  readonly budgetMs?: number;
+}
+
 export interface ExtProcClient {
   /** Opens a new Process stream (one per HTTP request). */
-  open(): ExtProcStream;
+  open(options?: StreamOptions): ExtProcStream;
   /** Closes the channel (at shutdown). */
   close(): void;
 }
