@@ -21,6 +21,8 @@ import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
 import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
 import { readConfigFile, type ConfigFile } from './config-file.js';
+import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
+import { readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 export const PROXY_FLAGS = {
   config: {
@@ -134,7 +136,12 @@ export const PROXY_FLAGS = {
     min: 1,
     help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
   },
-  'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
+  'access-log': {
+    type: 'string',
+    env: 'PROXY_ACCESS_LOG',
+    default: 'stdout',
+    help: 'The access log, one JSON line per request, upgrade, tunnel and state-changing admin call, whatever LOG_LEVEL says: stdout (also "on"), off, or a file path (appended to; reopened on SIGUSR1 for log rotation).',
+  },
   workers: { type: 'number', env: 'PROXY_WORKERS', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': {
@@ -179,6 +186,13 @@ export const PROXY_FLAGS = {
     min: 0,
     max: 64,
     help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
+  },
+  'request-id-trusted': {
+    type: 'choice',
+    env: 'PROXY_REQUEST_ID_TRUSTED',
+    choices: ['auto', 'on', 'off'],
+    default: 'auto',
+    help: 'Keep a client\'s X-Request-Id (on), or replace it with one of the proxy\'s own (off); auto: keep it only when --xff-trusted-hops is above 0 (the peer is a trusted proxy). Every response carries the request\'s id.',
   },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
@@ -279,7 +293,7 @@ export interface ChainSettings {
 export interface OpsConfig {
   readonly admin: HostPort;
   readonly adminToken: string | undefined;
-  readonly accessLog: boolean;
+  readonly accessLog: AccessLogTarget;
   /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
   readonly drainDelayMs: number;
   readonly drainTimeoutMs: number;
@@ -306,7 +320,12 @@ export interface ProxyConfig {
   readonly upstream: UpstreamConfig;
   readonly tunnels: { readonly idleTimeoutMs: number };
   readonly ops: OpsConfig;
+  /** OpenTelemetry tracing, from the standard `OTEL_*` environment variables (`lib/tracing/config.ts`). */
+  readonly tracing: TracingConfig;
 }
+
+/** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
+export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
 function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
   const credentialBundle = flags['upstream-credential-bundle'];
@@ -327,8 +346,11 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
-/** `file`: the config file read for these flags, whose `filters` apply when no `--filter` was given. */
-export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
+/**
+ * `file`: the config file read for these flags, whose `filters` apply when no `--filter` was given; `tracing`: read
+ * from the environment by `readProxyConfig` (off by default).
+ */
+export function buildConfig(flags: ProxyFlags, file?: ConfigFile, tracing: TracingConfig = TRACING_OFF): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
   for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
@@ -368,6 +390,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
       maxReplayBodyBytes: flags['max-replay-body-bytes'],
       upgradeTokens: upgradeTokens(flags['upgrade-allow']),
       misdirected421: flags['misdirected-421'] === 'on',
+      requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
       actorSuffix,
     }),
     chain: freeze({
@@ -400,10 +423,11 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile): ProxyConfig {
     ops: freeze({
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],
-      accessLog: flags['access-log'] === 'on',
+      accessLog: freeze(accessLogTarget(flags['access-log'])),
       drainDelayMs: flags['drain-delay-ms'],
       drainTimeoutMs: flags['drain-timeout-ms'],
     }),
+    tracing,
   });
 }
 
@@ -448,10 +472,11 @@ export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv 
   const first = readFlags(PROXY_FLAGS, argv, env);
   if (first.help) return { help: true, config: undefined };
   const path = first.values.config;
-  if (path === undefined) return { help: false, config: buildConfig(first.values) };
+  const tracing = readTracingConfig(env, PROXY_SERVICE_NAME);
+  if (path === undefined) return { help: false, config: buildConfig(first.values, undefined, tracing) };
   const file = readConfigFile(path, PROXY_FLAGS);
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const { values } = readFlags(PROXY_FLAGS, argv, { ...file.env, ...given });
   // A filter list from the file does not count as `--filter` (it carries options).
-  return { help: false, config: buildConfig({ ...values, filter: first.values.filter }, file) };
+  return { help: false, config: buildConfig({ ...values, filter: first.values.filter }, file, tracing) };
 }

@@ -10,7 +10,7 @@
  */
 import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
-import { writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
+import { withRequestId, writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
 import { relayTrailers } from '../http/trailers.js';
 import { isGrpcRequest } from '../http/grpc.js';
 import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
@@ -23,8 +23,9 @@ export class ResponseWriter {
 
   /** Writes a local reply (unless a response already started or the client is gone); its details go to the log. */
   local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
-    const written = writeLocalReply(ctx.exchange, reply, isGrpcRequest(ctx.headers));
+    const written = writeLocalReply(ctx.exchange, reply, isGrpcRequest(ctx.headers), ctx.requestId);
     if (written.kind === 'not-written') return;
+    ctx.bytesOut += written.bytes;
     if (reply.details !== undefined) ctx.details = reply.details;
     if (written.invalid !== undefined) ctx.details = written.invalid;
   }
@@ -41,7 +42,7 @@ export class ResponseWriter {
   relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: readonly string[]): void {
     const exchange = ctx.exchange;
     try {
-      exchange.startResponse(status, headers);
+      exchange.startResponse(status, withRequestId(headers, ctx.requestId));
     } catch (err) {
       // A head the client's protocol refuses: that response fails, the process and every other request go on.
       response.body.abort('the response head could not be written to the client');
@@ -69,7 +70,7 @@ export class ResponseWriter {
     }
     let client;
     try {
-      client = ctx.downstreamClosed ? undefined : ctx.exchange.openTunnel(response.status, response.headerList);
+      client = ctx.downstreamClosed ? undefined : ctx.exchange.openTunnel(response.status, withRequestId(response.headerList, ctx.requestId));
     } catch (err) {
       ctx.details = `upgrade not relayed: ${(err as Error).message}`;
       up.socket.destroy();
@@ -99,6 +100,7 @@ class BodyPump implements BodySink {
 
   data(chunk: Buffer): boolean {
     const exchange = this.ctx.exchange;
+    this.ctx.bytesOut += chunk.length;
     try {
       if (exchange.sendBody(chunk)) return true;
       exchange.whenWritable(this.#resume);

@@ -69,27 +69,46 @@ export function localReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
 /** How writing a reply went: not at all (a response already started, or the client is gone), or written. */
 export type LocalReplyWrite =
   | { readonly kind: 'not-written' }
-  /** `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
-  | { readonly kind: 'written'; readonly invalid?: string };
+  /** `bytes`: the body's length; `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
+  | { readonly kind: 'written'; readonly bytes: number; readonly invalid?: string };
 
 const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
-const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
+const WRITTEN_EMPTY: LocalReplyWrite = Object.freeze({ kind: 'written', bytes: 0 });
 
-/** Writes `reply` (`grpc`: to a gRPC request, as a gRPC status) unless a response already started or the client is gone. */
-export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, grpc = false): LocalReplyWrite {
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** `headers` (a response head's list) carrying `requestId` as its one `x-request-id` (any other one removed). */
+export function withRequestId(headers: readonly string[], requestId: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (name.length === 10 && name.toLowerCase() === REQUEST_ID_HEADER) continue;
+    out.push(name, headers[i + 1] as string);
+  }
+  out.push(REQUEST_ID_HEADER, requestId);
+  return out;
+}
+
+/**
+ * Writes `reply` (`grpc`: to a gRPC request, as a gRPC status) unless a response already started or the client is
+ * gone; `requestId` becomes its `x-request-id`.
+ */
+export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, grpc = false, requestId?: string): LocalReplyWrite {
   if (exchange.headSent || exchange.gone) return NOT_WRITTEN;
   const head = grpc ? grpcReplyHead(reply) : localReplyHead(reply);
+  const headers = requestId === undefined ? head.headers : withRequestId(head.headers, requestId);
   try {
     if (head.body === undefined || head.body.length === 0) {
-      exchange.respondHeadOnly(head.status, head.headers);
-      return WRITTEN;
+      exchange.respondHeadOnly(head.status, headers);
+      return WRITTEN_EMPTY;
     }
-    exchange.startResponse(head.status, head.headers);
+    exchange.startResponse(head.status, headers);
   } catch (err) {
-    exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
+    const fallback = ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)];
+    exchange.startResponse(500, requestId === undefined ? fallback : withRequestId(fallback, requestId));
     exchange.finishResponse(INTERNAL_BODY);
-    return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
+    return { kind: 'written', bytes: INTERNAL_BODY.length, invalid: `invalid local reply: ${(err as Error).message}` };
   }
   exchange.finishResponse(head.body);
-  return WRITTEN;
+  return { kind: 'written', bytes: head.body.length };
 }
