@@ -1,10 +1,14 @@
-/** extproc's flags and its frozen Config: the only place that reads the environment. */
+/** extproc's flags and its frozen Config (tracing from the standard `OTEL_*` variables): the only place that reads the environment. */
 import net from 'node:net';
 import { readConfig, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
+import { readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
+
+/** The service name extproc's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
+export const EXTPROC_SERVICE_NAME = 'actor-edge-extproc';
 
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
@@ -76,6 +80,8 @@ export interface ExtprocConfig {
   readonly apiserverTls: ClientTlsFiles | undefined;
   /** `/ready`'s gRPC health check of the control plane. */
   readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** OpenTelemetry tracing (`lib/tracing/config.ts`). */
+  readonly tracing: TracingConfig;
 }
 
 function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): ClientTlsFiles | undefined {
@@ -91,7 +97,8 @@ function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): C
   return Object.freeze({ caFile, credentialBundle, serverName });
 }
 
-export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocConfig {
+/** `tracing`: read from the environment by `readExtprocConfig` (off by default). */
+export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: TracingConfig = TRACING_OFF): ExtprocConfig {
   const apiserver = parseHostPort(values.apiserver, '--apiserver');
   return Object.freeze({
     listen: parseHostPort(values.listen, '--listen'),
@@ -105,10 +112,11 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
     apiserverTls: apiserverTls(values, apiserver.host),
     healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
+    tracing,
   });
 }
 
 /** Reads argv over the environment over the defaults. */
 export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ConfigRead<ExtprocConfig> {
-  return readConfig(EXTPROC_FLAGS, buildConfig, argv, env);
+  return readConfig(EXTPROC_FLAGS, (values) => buildConfig(values, readTracingConfig(env, EXTPROC_SERVICE_NAME)), argv, env);
 }

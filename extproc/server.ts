@@ -28,6 +28,8 @@ import { serveStream } from './stream.js';
 import { ReloadingTlsCredentials, type ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { TlsFileError } from '../lib/tls/files.js';
 import { UsageError } from '../lib/flags.js';
+import { startTracing } from '../lib/tracing/provider.js';
+import { tracedResume } from './spans.js';
 
 /** TLS 1.3 to the control plane with extproc's client certificate (files read on every handshake), or plaintext. */
 function controlCredentials(files: ClientTlsFiles | undefined, log: Logger): grpc.ChannelCredentials | undefined {
@@ -68,9 +70,14 @@ export function attemptBackstopMs(budgetMs: number): number {
 export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<RunningExtproc> {
   const control: ControlClient = createControlClient(config.apiserver, {}, controlCredentials(config.apiserverTls, log));
   const backstop = attemptBackstopMs(config.resumeBudgetMs);
+  const tracing = config.tracing.enabled ? startTracing(config.tracing, 'extproc', log) : undefined;
+  const tracer = tracing?.tracer;
   let metrics: ExtprocMetrics | undefined;
   const flights = new ResumeFlights({
-    attempt: (ref) => resumeActorOnce(control, ref, backstop),
+    attempt: (ref, parent) =>
+      tracer === undefined || parent === undefined
+        ? resumeActorOnce(control, ref, backstop)
+        : tracedResume(tracer, parent, ref, (metadata) => resumeActorOnce(control, ref, backstop, metadata)),
     budgetMs: config.resumeBudgetMs,
     parking: config.parking,
     observer: {
@@ -107,7 +114,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   // channelz bookkeeping costs CPU on every stream and nothing here reads it.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(externalProcessorServerDefinition(), {
-    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs }),
+    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs, tracer }),
   });
   health.addTo(server);
   const grpcPort = await new Promise<number>((resolve, reject) => {
@@ -153,6 +160,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
         });
         await admin.close();
         control.close();
+        await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));
       })();
       return closing;
     },

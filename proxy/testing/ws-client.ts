@@ -22,9 +22,12 @@ export class HandshakeRefused extends Error {
   }
 }
 
-/** Opens a WebSocket to `actor` through `ingress` (`http://host:port`); rejects with HandshakeRefused on a non-101. */
-export function openSocket(ingress: string, actor: string, path = '/ws'): Promise<EchoSocket> {
-  const ws = new WebSocket(`${ingress.replace(/^http/, 'ws')}${path}`, { headers: { host: hostOf(actor) }, perMessageDeflate: false });
+/**
+ * Opens a WebSocket to `actor` through `ingress` (`http://host:port`), with `headers` on the handshake; rejects
+ * with HandshakeRefused on a non-101.
+ */
+export function openSocket(ingress: string, actor: string, path = '/ws', headers: Readonly<Record<string, string>> = {}): Promise<EchoSocket> {
+  const ws = new WebSocket(`${ingress.replace(/^http/, 'ws')}${path}`, { headers: { host: hostOf(actor), ...headers }, perMessageDeflate: false });
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(new EchoSocket(ws)));
     ws.once('unexpected-response', (_req, res) => {

@@ -19,6 +19,8 @@
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxyRequest } from '../request/context.js';
@@ -30,6 +32,7 @@ import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/tra
 import type { UpstreamPools, WorkerPool } from './pools.js';
 import { CANCELLED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
 import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
+import { startUpstreamSpan, endUpstreamSpan } from './upstream-span.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
@@ -69,7 +72,11 @@ export class UndiciRouter implements Router {
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool);
+    ctx.upstreamMs = undefined;
+    ctx.upstreamStartedAt = performance.now();
+    // Tracing on: the attempt's client span, whose context the worker gets as `traceparent`.
+    const span = ctx.trace === undefined ? undefined : startUpstreamSpan(ctx, ctx.trace, route.address);
+    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool, span);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -127,11 +134,23 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
+    /** Tracing on: this attempt's span, ended when the attempt is over (its body included). */
+    private span: Span | undefined,
   ) {}
+
+  /** Ends the attempt's span once (`outcome`: how it ended, when not with the response handed on). */
+  #endSpan(outcome: string | undefined, status?: number): void {
+    const span = this.span;
+    if (span === undefined) return;
+    this.span = undefined;
+    endUpstreamSpan(span, outcome, status);
+  }
 
   /** undici: the worker answered 101 to an upgrade request and handed over its socket (the slot goes with it). */
   onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
     this.counters.countUpstream(status);
+    this.#headAt();
+    if (this.span !== undefined) this.#endSpan('response', status);
     const pool = this.pool;
     this.pool = undefined;
     this.#state = State.Done;
@@ -172,6 +191,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
       done(this.ctx, outcome);
       return;
     }
+    if (this.span !== undefined) this.#endSpan(outcome.kind);
     const ctx = this.ctx;
     queueMicrotask(() => done(ctx, outcome));
   }
@@ -190,6 +210,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
     this.counters.countUpstream(status);
+    this.#headAt();
+    if (this.span !== undefined) this.span.setAttribute('http.response.status_code', status);
     if (isStaleRejection(status, raw)) {
       this.#state = State.Discarding;
       this.#settle(STALE);
@@ -201,6 +223,12 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     // Still not piped (the chain waits for a promised decision): hold the body, paused until it is.
     this.#paused = this.#state === State.Headed;
     return !this.#paused;
+  }
+
+  /** The worker's response head arrived: the access log's upstream time. */
+  #headAt(): void {
+    const ctx = this.ctx;
+    if (ctx.upstream === this) ctx.upstreamMs = performance.now() - ctx.upstreamStartedAt;
   }
 
   // UpstreamBody
@@ -230,6 +258,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
   }
 
   abort(reason: string): void {
+    if (this.span !== undefined) this.#endSpan('aborted');
     if (this.#state === State.Done && this.#abort === undefined) return;
     this.#state = State.Done;
     this.#sink = undefined;
@@ -254,6 +283,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
   /** The upstream body is complete, with its trailers (if any). */
   onComplete(trailers: UpstreamTrailers): void {
     this.#release();
+    if (this.span !== undefined) this.#endSpan(undefined);
     if (this.#state === State.Headed) {
       (this.#held ??= { chunks: [], complete: undefined }).complete = { trailers };
       return;
@@ -268,6 +298,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     this.#release();
     const state = this.#state;
     this.#state = State.Done;
+    if (this.span !== undefined && (state === State.Piped || state === State.Discarding)) this.#endSpan('body-error');
     if (state === State.Piped) {
       const sink = this.#sink as BodySink;
       this.#sink = undefined;
@@ -282,6 +313,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     if (state === State.Headed) {
       this.#held = undefined;
       this.#failure = outcome;
+      if (this.span !== undefined) this.#endSpan(outcome.kind);
       return;
     }
     this.#settle(outcome);

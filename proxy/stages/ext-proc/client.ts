@@ -3,6 +3,7 @@
  * messages on it, close it. `grpc-client.ts` is the real one (gRPC, Envoy's stream and close semantics); tests
  * can hand the filter a fake.
  */
+import type { Span } from '@opentelemetry/api';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
 
 /** What one message exchange ended with. */
@@ -23,8 +24,11 @@ export interface ExtProcStream {
 }
 
 export interface ExtProcClient {
-  /** Opens a new Process stream (one per HTTP request). */
-  open(): ExtProcStream;
+  /**
+   * Opens a new Process stream (one per HTTP request). `span` (tracing on): the stream's client span, whose trace
+   * context goes to the processor in the call's metadata; the stream ends it when it closes.
+   */
+  open(span?: Span): ExtProcStream;
   /** Closes the channel (at shutdown). */
   close(): void;
 }

@@ -69,7 +69,7 @@ async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Pr
   if (plan === undefined) return CONTINUE; // ExtProcPerRoute.disabled: no stream
   closeStream(ctx); // a stream left from an earlier attempt
   const state = EXT_PROC_SLOT.get(ctx) ?? EXT_PROC_SLOT.set(ctx, { stream: undefined, elapsedMs: 0, responsePhase: undefined });
-  const conv = new Conversation(ctx, () => opts.client.open(), settings, state, plan.mode.requestBodyMode);
+  const conv = new Conversation(ctx, (span) => opts.client.open(span), settings, state, plan.mode.requestBodyMode);
   const step = await requestPhases(ctx, conv, plan);
   if (step.kind === 'done') {
     conv.close();

@@ -12,9 +12,16 @@
  *
  * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
  * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
+ *
+ * Tracing on: a stream opened with its span sends that span's W3C trace context in the call's metadata
+ * (`traceparent`, `tracestate`), so the processor's spans join the request's trace; each exchange is an event on
+ * the span, which ends when the stream does (with the gRPC status the processor ended it with, if it did).
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
+import { injectSpan } from '../../../lib/tracing/propagation.js';
+import { endSpan } from '../../request/trace.js';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { messageKindOf } from '../../ops/extproc-round-trips.js';
@@ -31,7 +38,7 @@ export interface ExtProcClientOptions {
 }
 
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
-type ServiceClient = grpc.Client & { Process(): ProcessCall };
+type ServiceClient = grpc.Client & { Process(metadata?: grpc.Metadata): ProcessCall };
 
 /** The ext_proc channel's options (the readiness check uses the same ones, so it checks the same connection). */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
@@ -60,19 +67,24 @@ export class GrpcExtProcClient implements ExtProcClient {
     this.#sweeper.unref();
   }
 
-  /** Opens a new Process stream (one per HTTP request). */
-  open(): GrpcExtProcStream {
+  /** Opens a new Process stream (one per HTTP request); `span`: its trace context goes in the call's metadata. */
+  open(span?: Span): GrpcExtProcStream {
     // grpc-js records the caller's stack for every call (to decorate errors); skipping the frames keeps a
     // stream's set-up cheap, and errors are reported by status code and details anyway.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     let call: ProcessCall;
     try {
-      call = this.#client.Process();
+      if (span === undefined) call = this.#client.Process();
+      else {
+        const metadata = new grpc.Metadata();
+        injectSpan(span, (name, value) => metadata.set(name, value));
+        call = this.#client.Process(metadata);
+      }
     } finally {
       Error.stackTraceLimit = limit;
     }
-    return new GrpcExtProcStream(call, this.#opts, this.#closing);
+    return new GrpcExtProcStream(call, this.#opts, this.#closing, span);
   }
 
   /** Half-closed streams the processor has not finished yet. */
@@ -114,11 +126,14 @@ export class GrpcExtProcStream implements ExtProcStream {
   #unanswered = false;
 
   readonly #closing: Map<GrpcExtProcStream, number>;
+  /** Tracing on: the stream's span (ended with the stream). */
+  #span: Span | undefined;
 
-  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<GrpcExtProcStream, number>) {
+  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<GrpcExtProcStream, number>, span?: Span) {
     this.#call = call;
     this.#opts = opts;
     this.#closing = closing;
+    this.#span = span;
     opts.counters.extprocStreams++;
     opts.counters.extprocActive++;
     call.on('data', (m: ProcessingResponse) => {
@@ -143,7 +158,9 @@ export class GrpcExtProcStream implements ExtProcStream {
     const startedAt = performance.now();
     return new Promise<ExchangeResult>((settle) => {
       const resolve = (r: ExchangeResult): void => {
-        this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, (performance.now() - startedAt) / 1000);
+        const seconds = (performance.now() - startedAt) / 1000;
+        this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, seconds);
+        if (this.#span !== undefined) this.#span.addEvent(kind, { 'actor_edge.extproc.result': r.kind, 'actor_edge.extproc.round_trip_ms': Math.round(seconds * 1e6) / 1000 });
         settle(r);
       };
       const timer = this.#timer(this.#opts.messageTimeoutMs);
@@ -184,6 +201,7 @@ export class GrpcExtProcStream implements ExtProcStream {
   #onEnd(code: number, details: string): void {
     this.#closing.delete(this);
     if (this.#ended !== undefined) return;
+    this.#endSpan(code);
     if (code === grpc.status.OK) {
       this.#ended = { kind: 'closed' };
     } else {
@@ -206,11 +224,21 @@ export class GrpcExtProcStream implements ExtProcStream {
     this.#closed = true;
     this.#opts.counters.extprocActive--;
     this.#finish({ kind: 'aborted' });
+    this.#endSpan(undefined);
     if (this.#ended !== undefined) return;
     this.#call.end();
     // A stream closed with a message unanswered (a timeout, the client gone) is reset at once, as Envoy does.
     if (this.#unanswered) this.#call.cancel();
     else this.#closing.set(this, performance.now());
+  }
+
+  /** Ends the stream's span once: when the proxy is done with the stream, or the processor ended it first. */
+  #endSpan(code: number | undefined): void {
+    const span = this.#span;
+    if (span === undefined) return;
+    this.#span = undefined;
+    const failed = code !== undefined && code !== grpc.status.OK && !(this.#closed && code === grpc.status.CANCELLED);
+    endSpan(span, failed ? (grpc.status[code] ?? String(code)) : undefined, code === undefined ? undefined : { 'rpc.response.status_code': grpc.status[code] ?? String(code) });
   }
 
   /** Resets the stream now (half-close first if that has not happened). */
