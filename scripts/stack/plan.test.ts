@@ -36,3 +36,8 @@ test('the banner shows the ingress URL and the curl example for the default ates
   assert.equal(off.curl, "curl -H 'Host: actor-000.team.a.example' http://127.0.0.1:8080/");
   assert.match(off.lines[0] ?? '', /actor cache: off/);
 });
+
+test('with OTEL_TRACES_EXPORTER=otlp the banner says where the spans go', () => {
+  assert.ok(banner(ready, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).lines.includes('  tracing  proxy and extproc spans to http://127.0.0.1:4318/v1/traces (OTLP/HTTP JSON)'));
+  assert.ok(!banner(ready, {}).lines.some((l) => l.includes('tracing')));
+});
