@@ -115,7 +115,7 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
     } else if (scenario.startArm) {
       actors = seededNames(config.actors);
     } else {
-      log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)`);
+      log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)${config.traceRatio === undefined ? '' : `; tracing on, ratio ${config.traceRatio}, to a span-counting receiver in the bench`}`);
       stack = await Stack.start(config);
       actors = (await stack.placements()).map((p) => p.name);
       if (actors.length < config.actors) throw new Error(`the stub seeded ${actors.length} actors, wanted ${config.actors}`);
@@ -139,6 +139,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         const r = await scenario.runArm(ctx, runtime);
         results.push(r);
         log(`arm ${name}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ResumeActor ${fmtInt(r.resumeCalls)}`);
+        const traced = stack?.traced;
+        if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far`);
         const ok = Object.entries(r.statusCounts).reduce((n, [code, c]) => n + (code.startsWith('2') ? c : 0), 0);
         if (ok === 0) failures.push(`arm ${name}: no 2xx answer`);
       } catch (err) {

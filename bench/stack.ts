@@ -5,6 +5,7 @@
  * The mTLS arms need workers that terminate mTLS: the first of them starts a second stub, the same but with mTLS
  * on its control API and its workers (`bench/tls.ts`), with every actor woken, and every mTLS arm runs against it.
  */
+import { TraceSink } from './trace-sink.js';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +48,8 @@ export class Stack {
   #mtlsStack: Promise<Stack> | undefined;
   /** The TLS arms' serving certificate, written by the first of them. */
   #ingressCert: Promise<IngressCertificate> | undefined;
+  /** `--tracing on`: where the proxy and extproc send their spans. */
+  #traceSink: TraceSink | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -77,7 +80,9 @@ export class Stack {
       await stub.stop();
       throw new Error(`apiserver-stub ready line lacks grpc/admin: ${JSON.stringify(stub.addresses)}`);
     }
-    return new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+    const stack = new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+    if (config.traceRatio !== undefined) stack.#traceSink = await TraceSink.start();
+    return stack;
   }
 
   /** The mTLS stack: certificates, a stub whose control API and workers run mTLS, every actor awake. */
@@ -113,7 +118,14 @@ export class Stack {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return { WORKER_PORT: String(this.workerPort) };
+    const tracing = this.#traceSink === undefined || this.config.traceRatio === undefined ? {} : this.#traceSink.env(this.config.traceRatio);
+    return { WORKER_PORT: String(this.workerPort), ...tracing };
+  }
+
+  /** `--tracing on`: spans exported to the sink so far. */
+  get traced(): { readonly exports: number; readonly spans: number } | undefined {
+    const sink = this.#traceSink;
+    return sink === undefined ? undefined : { exports: sink.exports, spans: sink.spans };
   }
 
   /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
@@ -199,7 +211,7 @@ export class Stack {
     this.#mtlsStack = undefined;
     const cert = this.#ingressCert;
     this.#ingressCert = undefined;
-    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined), cert?.then((c) => c.remove(), () => undefined)]);
+    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined), cert?.then((c) => c.remove(), () => undefined), this.#traceSink?.close()]);
     await this.certs?.remove();
   }
 }

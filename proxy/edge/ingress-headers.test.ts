@@ -120,7 +120,7 @@ test('several Connection headers all count; every header they name goes, even re
 });
 
 test('a second x-request-id is dropped: one id per request, the first valid one', () => {
-  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'first', 'X-Request-Id', 'second'], '1.1.1.1', 'http', STRIP);
+  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'first', 'X-Request-Id', 'second'], '1.1.1.1', 'http', STRIP, 0, true);
   assert.equal(head.requestId, 'first');
   assert.deepEqual(pairs(head.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', 'first']]);
 });
