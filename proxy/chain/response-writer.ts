@@ -10,7 +10,7 @@
  */
 import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
-import { withRequestId, writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
+import { setRequestId, withRequestId, writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
 import { relayTrailers } from '../http/trailers.js';
 import { isGrpcRequest } from '../http/grpc.js';
 import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
@@ -38,11 +38,12 @@ export class ResponseWriter {
     if (ctx.exchange.trailersAllowed(ctx.method, response.status, headers)) headers.push('Trailer', trailer);
   }
 
-  /** Writes the head and pumps the body into the exchange. */
-  relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: readonly string[]): void {
+  /** Writes the head (`headers`: this response's own list, given the request's id in place) and pumps the body into the exchange. */
+  relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: string[]): void {
     const exchange = ctx.exchange;
+    setRequestId(headers, ctx.requestId);
     try {
-      exchange.startResponse(status, withRequestId(headers, ctx.requestId));
+      exchange.startResponse(status, headers);
     } catch (err) {
       // A head the client's protocol refuses: that response fails, the process and every other request go on.
       response.body.abort('the response head could not be written to the client');

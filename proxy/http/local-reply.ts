@@ -77,16 +77,28 @@ const WRITTEN_EMPTY: LocalReplyWrite = Object.freeze({ kind: 'written', bytes: 0
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
-/** `headers` (a response head's list) carrying `requestId` as its one `x-request-id` (any other one removed). */
+const isRequestId = (name: string): boolean => name.length === REQUEST_ID_HEADER.length && name.toLowerCase() === REQUEST_ID_HEADER;
+
+/** A copy of `headers` (a response head's list) carrying `requestId` as its one `x-request-id` (any other one removed). */
 export function withRequestId(headers: readonly string[], requestId: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i] as string;
-    if (name.length === 10 && name.toLowerCase() === REQUEST_ID_HEADER) continue;
-    out.push(name, headers[i + 1] as string);
-  }
-  out.push(REQUEST_ID_HEADER, requestId);
+  const out = headers.slice();
+  setRequestId(out, requestId);
   return out;
+}
+
+/** Makes `requestId` the one `x-request-id` of `headers`, in place (a worker's own is replaced). */
+export function setRequestId(headers: string[], requestId: string): void {
+  let at = -1;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (!isRequestId(headers[i] as string)) continue;
+    if (at === -1) at = i;
+    else {
+      headers.splice(i, 2);
+      i -= 2;
+    }
+  }
+  if (at === -1) headers.push(REQUEST_ID_HEADER, requestId);
+  else headers[at + 1] = requestId;
 }
 
 /**
