@@ -51,6 +51,12 @@ const RESUME = 'ateapi.Control/ResumeActor';
 const P = 'actor-edge-proxy';
 const X = 'actor-edge-extproc';
 
+/** The spans of an attempt that misses, `depth` levels down: filter, lookup, ext_proc (→ extproc → ResumeActor), upstream. */
+function missAttempt(depth: number): string[] {
+  const at = (d: number, line: string): string => `${'  '.repeat(depth + d)}${line}`;
+  return [at(0, `${P} filter rewrite-header`), at(0, `${P} actor-cache lookup`), at(0, `${P} ${PROCESS}`), at(1, `${X} ${PROCESS}`), at(2, `${X} ${RESUME}`), at(0, `${P} GET`)];
+}
+
 /** The proxy's spans are all in once its server span (which ends last) arrived, and extproc's when it has `n`. */
 function complete(extprocSpans: number) {
   return (spans: ReceivedSpan[]): boolean =>
@@ -81,15 +87,7 @@ test('a miss: server span → user filter, cache lookup, ext_proc stream (→ ex
   const a = await send(proxy, actorName(0), { path: '/?echo_headers=1', headers: { traceparent: tp.header, tracestate: 'vendor=abc' } });
   assert.equal(a.status, 200);
   const spans = await receiver.waitForTrace(tp.traceId, complete(2), 'the miss trace');
-  assert.deepEqual(outline(spans), [
-    `${P} GET`,
-    `  ${P} filter rewrite-header`,
-    `  ${P} actor-cache lookup`,
-    `  ${P} ${PROCESS}`,
-    `    ${X} ${PROCESS}`,
-    `      ${X} ${RESUME}`,
-    `  ${P} GET`,
-  ]);
+  assert.deepEqual(outline(spans), [`${P} GET`, ...missAttempt(1)]);
   const server = serverOf(spans);
   assert.equal(server.kind, 2);
   assert.equal(server.parentSpanId, tp.parent, "the client's span is the parent");
@@ -141,12 +139,7 @@ test('a moved actor: the stale attempt, then a re-run span holding the second at
     `  ${P} actor-cache lookup`,
     `  ${P} GET`,
     `  ${P} rerun`,
-    `    ${P} filter rewrite-header`,
-    `    ${P} actor-cache lookup`,
-    `    ${P} ${PROCESS}`,
-    `      ${X} ${PROCESS}`,
-    `        ${X} ${RESUME}`,
-    `    ${P} GET`,
+    ...missAttempt(2),
   ]);
   const [stale, second] = spans.filter((s) => s.service === P && s.kind === 3 && s.name === 'GET').sort((x, y) => (x.startNs < y.startNs ? -1 : 1)) as [ReceivedSpan, ReceivedSpan];
   assert.equal(stale.attributes['actor_edge.upstream.outcome'], 'stale');
