@@ -25,6 +25,11 @@ export interface ArmExtras {
   readonly countDuplicates?: boolean;
 }
 
+/** Successful answers among status counts: HTTP 2xx, or gRPC `OK` (the grpc scenario counts calls by gRPC status). */
+export function successes(statusCounts: Readonly<Record<string, number>>): number {
+  return Object.entries(statusCounts).reduce((n, [code, c]) => n + (code.startsWith('2') || code === 'OK' ? c : 0), 0);
+}
+
 const ORDER = ['proxy', 'floor', 'extproc', 'apiserver-stub'] as const;
 
 export function buildArmResult(name: ArmName, description: string, load: LoadResult, stats: WindowStats, extras: ArmExtras = {}): ArmResult {

@@ -37,9 +37,19 @@ test('many-actors sizes the workers and the cache; --arms is case-insensitive an
   assert.throws(() => buildConfig(['--scenario', 'spiky'], {}), UsageError);
 });
 
+test('grpc: every actor on one worker, K concurrent calls, fewer rounds with --quick unless given', () => {
+  const g = buildConfig(['--scenario', 'grpc'], {}).config;
+  assert.deepEqual([g.actors, g.workers, g.workerCapacity], [2, 1, 2]);
+  assert.deepEqual([g.grpcCalls, g.grpcReplies, g.grpcRounds], [10, 40, 5]);
+  assert.equal(buildConfig(['--scenario', 'grpc', '--quick'], {}).config.grpcRounds, 2);
+  assert.equal(buildConfig(['--scenario', 'grpc', '--quick', '--grpc-rounds', '4'], {}).config.grpcRounds, 4);
+  assert.equal(buildConfig(['--scenario', 'grpc', '--actors', '3'], {}).config.workerCapacity, 3);
+  assert.throws(() => buildConfig(['--scenario', 'grpc', '--grpc-replies', '201'], {}), UsageError);
+});
+
 test('help names every flag', () => {
   const help = helpText();
-  for (const flag of ['--quick', '--arms', '--actors', '--connections', '--duration', '--warmup', '--target', '--scenario', '--churn-rate']) {
+  for (const flag of ['--quick', '--arms', '--actors', '--connections', '--duration', '--warmup', '--target', '--scenario', '--churn-rate', '--grpc-calls', '--grpc-replies', '--grpc-rounds']) {
     assert.ok(help.includes(flag), flag);
   }
 });

@@ -11,7 +11,7 @@ import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.j
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
-  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48)' },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2)' },
   connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
   duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
@@ -25,9 +25,12 @@ export const BENCH_FLAGS = {
   'cache-max-entries': { type: 'number', default: 0, env: 'BENCH_CACHE_MAX_ENTRIES', help: 'proxy --cache-max-entries; 0 = default (100000; many-actors 2000)' },
   'resolve-latency-ms': { type: 'number', default: 1, env: 'BENCH_RESOLVE_LATENCY_MS', help: 'stub --resolve-latency-ms (cost of one resolve)' },
   'cold-resume-ms': { type: 'number', default: 50, env: 'BENCH_COLD_RESUME_MS', help: 'stub --cold-resume-ms (cost of waking a suspended actor)' },
+  'grpc-calls': { type: 'number', default: 10, min: 1, max: 1000, env: 'BENCH_GRPC_CALLS', help: 'grpc: concurrent streaming calls per round (K), all to one actor' },
+  'grpc-replies': { type: 'number', default: 40, min: 1, max: 200, env: 'BENCH_GRPC_REPLIES', help: 'grpc: replies per streaming call (the worker sends one every 5 ms: 40 ≈ 200 ms)' },
+  'grpc-rounds': { type: 'number', default: 5, min: 1, env: 'BENCH_GRPC_ROUNDS', help: 'grpc: rounds of K concurrent calls, and of a unary call beside a long stream (--quick: 2)' },
   'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
-  workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes)' },
-  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 10)' },
+  workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes; grpc 1)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 10; grpc: every actor on one worker)' },
   atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
   'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
   seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
@@ -72,6 +75,10 @@ export interface BenchConfig {
   readonly resolveLatencyMs: number;
   readonly coldResumeMs: number;
   readonly zipfS: number;
+  /** grpc: concurrent streaming calls per round, replies per call, rounds. */
+  readonly grpcCalls: number;
+  readonly grpcReplies: number;
+  readonly grpcRounds: number;
   readonly workers: number;
   readonly workerCapacity: number;
   readonly atespace: string;
@@ -105,11 +112,13 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   const many = v.scenario === 'many-actors';
   const faults = v.scenario === 'faults';
   const fleet = v.scenario === 'fleet';
-  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : 50;
-  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : 1;
+  const grpc = v.scenario === 'grpc';
+  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : 50;
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : grpc ? actors : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
-  // processes, with room left for the actors of the one it kills.
-  const workers = v.workers > 0 ? v.workers : faults ? 4 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
+  // processes, with room left for the actors of the one it kills; grpc puts every actor on one worker (its calls
+  // share that worker's HTTP/2 session).
+  const workers = v.workers > 0 ? v.workers : faults ? 4 : grpc ? 1 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
   if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
@@ -133,6 +142,9 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     resolveLatencyMs: v['resolve-latency-ms'],
     coldResumeMs: v['cold-resume-ms'],
     zipfS: v['zipf-s'],
+    grpcCalls: v['grpc-calls'],
+    grpcReplies: v['grpc-replies'],
+    grpcRounds: v.quick && !given(argv, env, 'grpc-rounds', 'BENCH_GRPC_ROUNDS') ? 2 : v['grpc-rounds'],
     workers,
     workerCapacity: capacity,
     atespace: v.atespace,

@@ -6,14 +6,12 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runBench } from './testing/run-bench.js';
 import type { BenchReport, FaultPhase } from './types.js';
 
-const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
 let outDir = '';
 
 after(async () => {
@@ -22,12 +20,7 @@ after(async () => {
 
 test('npm run bench -- --quick --scenario faults runs every phase and reports it', { timeout: 110_000 }, async () => {
   outDir = await mkdtemp(path.join(os.tmpdir(), 'bench-faults-'));
-  const child = spawn(process.execPath, [RUN, '--quick', '--scenario', 'faults', '--out-dir', outDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const { code, stdout, stderr } = await runBench(['--quick', '--scenario', 'faults', '--out-dir', outDir]);
   assert.equal(code, 0, stderr);
   assert.match(stdout, /\| C \| \(a\) worker killed \|/);
 

@@ -5,6 +5,7 @@ import {
   correctnessFailed,
   evaluateTargets,
   fileStem,
+  GRPC_OVERLAP_TARGET,
   mainTable,
   per1k,
   ratio,
@@ -111,6 +112,31 @@ test('cold target: one ResumeActor per actor and every actor answered', () => {
   const cold = { actors: 50, actorsAnswered: 50, firstSuccessP50Ms: 60, firstSuccessP99Ms: 80, firstSuccessMaxMs: 90, resumeCallsPerActor: 1, resumeOkPerActor: 1, concurrentPerActor: 8 };
   const t = evaluateTargets('cold', [arm('C', 100, { resumeCalls: 50, cold }), arm('A', 100, { resumeCalls: 75, cold: { ...cold, resumeCallsPerActor: 1.5 } })], { actors: 50, cacheTtlMs: 5000 });
   assert.deepEqual(t.map((x) => x.status), ['met', 'not-met']);
+});
+
+test('grpc targets: the K calls overlap when a round takes at most 2x one call; unary calls answered while the stream is open', () => {
+  const usage = (wallP50Ms: number, open: boolean[]): Partial<ArmResult> => ({
+    grpc: {
+      worker: '127.1.0.1', streamActor: 'a', unaryActor: 'b', concurrency: 10, repliesPerCall: 40, replyIntervalMs: 5,
+      aloneMs: [200], aloneP50Ms: 200, rounds: [], wallP50Ms, wallPerCall: wallP50Ms / 200, overlap: 2000 / wallP50Ms, durationOverlap: 2000 / wallP50Ms,
+      longStreamReplies: 200, unaryAloneP50Ms: 2,
+      unaryWhileStreaming: open.map((streamOpen) => ({ latencyMs: streamOpen ? 3 : 1000, ok: true, streamOpen })),
+      unaryWhileStreamingP50Ms: 3, unaryWhileStreamingMaxMs: 1000,
+    },
+  });
+  const t = evaluateTargets('grpc', [arm('direct', 50, usage(210, [true, true])), arm('C', 5, usage(2000, [true, false])), arm('A', 5, usage(GRPC_OVERLAP_TARGET * 200, []))], { actors: 2, cacheTtlMs: 5000 });
+  assert.deepEqual(t.map((x) => [x.name, x.status]), [
+    ['direct: 10 concurrent streaming calls to one worker overlap (wall time <= 2x one call)', 'met'],
+    ['direct: a unary call to the same worker is answered while a stream is open', 'met'],
+    ['C: 10 concurrent streaming calls to one worker overlap (wall time <= 2x one call)', 'not-met'],
+    ['C: a unary call to the same worker is answered while a stream is open', 'not-met'],
+    ['A: 10 concurrent streaming calls to one worker overlap (wall time <= 2x one call)', 'met'],
+    ['A: a unary call to the same worker is answered while a stream is open', 'not-met'],
+  ]);
+  assert.match(t[2]!.detail, /10\.00x one call alone .* overlap ratio 1\.00/);
+  assert.match(t[3]!.detail, /^1\/2 answered OK/);
+  const md = renderMarkdown({ scenario: 'grpc', startedAt: '2025-01-02T03:04:05.000Z', machine: { cpus: 2, cpuModel: 'x', totalMemBytes: 2 ** 30, platform: 'p', node: 'v20', loadAvg: [0] }, settings: {}, arms: [arm('C', 5, usage(2000, [true, false]))], ratios: {}, targets: t });
+  assert.match(md, /\| C \| 100 \| 0 \| 200×100 \| 200\.0 \| 10 \| 2000\.0 \| 10\.00 \| 1\.00 \| 1\.00 \| 2\.0 \| 3\.0 \| 1000\.0 \| 1\/2 \|/);
 });
 
 test('the markdown carries the machine, every arm, the ratios and the targets', () => {

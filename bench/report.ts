@@ -136,6 +136,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
     }
   }
   if (scenario === 'faults') out.push(...faultTargets(arms));
+  if (scenario === 'grpc') out.push(...grpcTargets(arms));
   if (scenario === 'fleet') out.push(...fleetTargets(arms));
   if (scenario === 'cold') {
     for (const arm of arms) {
@@ -191,6 +192,30 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
       });
     }
     out.push(duplicatesTarget(arm));
+  }
+  return out;
+}
+
+/** The most a round of K concurrent streaming calls may take, in one call's time alone, to count as overlapping. */
+export const GRPC_OVERLAP_TARGET = 2;
+
+/** The grpc scenario's targets, per arm: judged from the run's own figures, reported, never asserted. */
+export function grpcTargets(arms: readonly ArmResult[]): TargetResult[] {
+  const out: TargetResult[] = [];
+  for (const arm of arms) {
+    const g = arm.grpc;
+    if (!g) continue;
+    out.push({
+      name: `${arm.name}: ${g.concurrency} concurrent streaming calls to one worker overlap (wall time <= ${GRPC_OVERLAP_TARGET}x one call)`,
+      status: g.aloneP50Ms > 0 && g.wallP50Ms <= GRPC_OVERLAP_TARGET * g.aloneP50Ms ? 'met' : 'not-met',
+      detail: `round wall time p50 ${fmt(g.wallP50Ms, 1)} ms = ${fmt(g.wallPerCall, 2)}x one call alone (${fmt(g.aloneP50Ms, 1)} ms); overlap ratio ${fmt(g.overlap, 2)} (calls streaming at once: ${g.concurrency} when they run together, 1 when one at a time); client durations ÷ wall time ${fmt(g.durationOverlap, 2)} (${fmt((g.concurrency + 1) / 2, 1)} when one at a time)`,
+    });
+    const open = g.unaryWhileStreaming.filter((s) => s.ok && s.streamOpen).length;
+    out.push({
+      name: `${arm.name}: a unary call to the same worker is answered while a stream is open`,
+      status: g.unaryWhileStreaming.length > 0 && open === g.unaryWhileStreaming.length ? 'met' : 'not-met',
+      detail: `${open}/${g.unaryWhileStreaming.length} answered OK before the ${g.longStreamReplies}-reply stream ended; latency p50 ${fmt(g.unaryWhileStreamingP50Ms, 1)} ms, max ${fmt(g.unaryWhileStreamingMaxMs, 1)} ms beside the stream vs ${fmt(g.unaryAloneP50Ms, 1)} ms alone`,
+    });
   }
   return out;
 }
@@ -254,6 +279,7 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
     );
   }
   if (scenario === 'faults') return faultsTable(arms);
+  if (scenario === 'grpc') return grpcTable(arms);
   if (scenario === 'fleet') return fleetTables(arms);
   if (scenario === 'cold') {
     return table(
@@ -301,6 +327,32 @@ function countsText(counts: Readonly<Record<string, number>> | undefined): strin
 function byNumberText(byAttempt: Readonly<Record<string, number>> | undefined): string {
   if (byAttempt === undefined) return '–';
   return Object.entries(byAttempt).map(([k, n]) => `#${k} ${fmtInt(n)}`).join(' · ') || '–';
+}
+
+function grpcTable(arms: readonly ArmResult[]): string {
+  return table(
+    ['arm', 'calls', 'errors', 'status codes', 'one call alone p50 ms', 'K', 'K calls: wall p50 ms', 'wall ÷ one call', 'overlap ratio', 'Σ durations ÷ wall', 'unary alone p50 ms', 'unary beside a stream p50 ms', 'max ms', 'answered while the stream was open'],
+    ['l', 'r', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    arms.map((a) => {
+      const g = a.grpc;
+      return [
+        a.name,
+        fmtInt(a.requests),
+        fmtInt(a.errors),
+        statusText(a),
+        fmt(g?.aloneP50Ms, 1),
+        fmtInt(g?.concurrency),
+        fmt(g?.wallP50Ms, 1),
+        fmt(g?.wallPerCall, 2),
+        fmt(g?.overlap, 2),
+        fmt(g?.durationOverlap, 2),
+        fmt(g?.unaryAloneP50Ms, 1),
+        fmt(g?.unaryWhileStreamingP50Ms, 1),
+        fmt(g?.unaryWhileStreamingMaxMs, 1),
+        g ? `${g.unaryWhileStreaming.filter((s) => s.ok && s.streamOpen).length}/${g.unaryWhileStreaming.length}` : '–',
+      ];
+    }),
+  );
 }
 
 function faultsTable(arms: readonly ArmResult[]): string {

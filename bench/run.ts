@@ -9,12 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../lib/flags.js';
 import { ARMS, TARGET_ARM, type ArmSpec } from './arms.js';
+import { successes } from './arm-result.js';
 import { renderChart } from './chart.js';
 import { buildConfig, helpText, type BenchConfig } from './config.js';
 import { computeRatios, correctnessFailed, evaluateTargets, fileStem, fmt, fmtInt, renderMarkdown } from './report.js';
 import { churn } from './scenarios/churn.js';
 import { faults } from './scenarios/faults.js';
 import { fleet } from './scenarios/fleet.js';
+import { grpcScenario } from './scenarios/grpc.js';
 import { cold } from './scenarios/cold.js';
 import { manyActors } from './scenarios/many-actors.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
@@ -34,6 +36,7 @@ export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.f
   'many-actors': manyActors,
   faults,
   fleet,
+  grpc: grpcScenario,
 });
 
 function log(message: string): void {
@@ -91,6 +94,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
     ...(config.scenario === 'fleet' ? { replicas: config.replicas, hashBalanceFactor: config.hashBalanceFactor } : {}),
+    ...(config.scenario === 'grpc' ? { grpcCalls: config.grpcCalls, grpcReplies: config.grpcReplies, grpcRounds: config.grpcRounds } : {}),
     ...(config.target ? { target: config.target } : { proxyWorkers: config.proxyWorkers }),
     ...(config.profile ? { profile: true } : {}),
     seed: config.seed,
@@ -135,14 +139,13 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
           if (!stack) throw new Error(`arm ${name} needs the bench's own stack`);
           runtime = await stack.startArm(spec, ctx.placements);
         }
-        log(`arm ${name}: ${spec.description} (${config.warmupS} s warm-up, ${config.durationS} s measured)`);
+        log(`arm ${name}: ${spec.description} (${scenario.window?.(config) ?? `${config.warmupS} s warm-up, ${config.durationS} s measured`})`);
         const r = await scenario.runArm(ctx, runtime);
         results.push(r);
         log(`arm ${name}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ResumeActor ${fmtInt(r.resumeCalls)}`);
         const traced = stack?.traced;
         if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far`);
-        const ok = Object.entries(r.statusCounts).reduce((n, [code, c]) => n + (code.startsWith('2') ? c : 0), 0);
-        if (ok === 0) failures.push(`arm ${name}: no 2xx answer`);
+        if (successes(r.statusCounts) === 0) failures.push(`arm ${name}: no successful answer`);
       } catch (err) {
         failures.push(`arm ${name}: ${(err as Error).message}`);
         log(`arm ${name} failed: ${(err as Error).stack ?? String(err)}`);

@@ -5,15 +5,13 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BenchReport } from './types.js';
 import { CPU_TARGET, FLOOR_TARGET } from './report.js';
+import { runBench } from './testing/run-bench.js';
 
-const RUN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.js');
 const outDirs: string[] = [];
 
 after(async () => {
@@ -30,17 +28,6 @@ async function readReport(outDir: string): Promise<BenchReport> {
   const json = (await readdir(outDir)).find((f) => f.endsWith('-steady.json'));
   assert.ok(json, 'no JSON report');
   return JSON.parse(await readFile(path.join(outDir, json), 'utf8')) as BenchReport;
-}
-
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** The load's concurrency (the benchmark's default) and hot actors (the steady scenario's default). */

@@ -4,7 +4,7 @@ import { H2_ARM_NAMES } from './h2-arms.js';
 export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -69,6 +69,67 @@ export interface FaultsUsage {
   /** How long ext_proc was down while it restarted, and the control plane's outage. */
   readonly extprocDownMs: number;
   readonly outageMs: number;
+}
+
+/** One round of the grpc scenario: K server-streaming calls to one actor, all started at once. */
+export interface GrpcRound {
+  /** Each call's duration as its client saw it (its start to its status, any wait included), ms, in start order. */
+  readonly callMs: readonly number[];
+  /** Each call's streaming time: from its first reply to its status (0 without a reply), ms, same order. */
+  readonly streamMs: readonly number[];
+  /** Calls that did not end OK with every reply. */
+  readonly errors: number;
+  /** From the first call's start to the last call's status, ms. */
+  readonly wallMs: number;
+  /** The sums of `callMs` and of `streamMs`. */
+  readonly callMsSum: number;
+  readonly streamMsSum: number;
+}
+
+/** A unary call issued while a long streaming call to the same worker was open. */
+export interface UnarySample {
+  readonly latencyMs: number;
+  readonly ok: boolean;
+  /** The stream had not ended when the unary call was answered. */
+  readonly streamOpen: boolean;
+}
+
+/** The grpc scenario's view: concurrent streaming calls to one worker, and a unary call beside an open stream. */
+export interface GrpcUsage {
+  readonly worker: string;
+  readonly streamActor: string;
+  /** The actor the unary calls go to (on the same worker as streamActor when the placement allows). */
+  readonly unaryActor: string;
+  /** Concurrent calls per round (K). */
+  readonly concurrency: number;
+  /** Replies per streaming call, and the worker's interval between them. */
+  readonly repliesPerCall: number;
+  readonly replyIntervalMs: number;
+  /** One streaming call at a time: each one's duration, and their median. */
+  readonly aloneMs: readonly number[];
+  readonly aloneP50Ms: number;
+  readonly rounds: readonly GrpcRound[];
+  /** Median of the rounds' wall times. */
+  readonly wallP50Ms: number;
+  /** wallP50Ms ÷ aloneP50Ms: about 1 when the K calls run together, about K when one at a time. */
+  readonly wallPerCall: number;
+  /**
+   * The overlap ratio, Σ streamMsSum ÷ Σ wallMs over the rounds: how many calls were streaming at once, on average.
+   * About K when the calls run together, about 1 (a little less: the gaps between calls) when one at a time.
+   */
+  readonly overlap: number;
+  /**
+   * Σ callMsSum ÷ Σ wallMs: the same from the client's durations, which include any wait for the worker. About K
+   * when the calls run together, but (K + 1) ÷ 2 when one at a time (the i-th waited for the i − 1 before it).
+   */
+  readonly durationOverlap: number;
+  /** Replies of the long stream the unary calls are issued beside. */
+  readonly longStreamReplies: number;
+  /** The unary call with no stream open (median). */
+  readonly unaryAloneP50Ms: number;
+  readonly unaryWhileStreaming: readonly UnarySample[];
+  readonly unaryWhileStreamingP50Ms: number;
+  readonly unaryWhileStreamingMaxMs: number;
 }
 
 /**
@@ -150,6 +211,7 @@ export interface ArmResult {
   readonly suspendedAtStart?: number;
   readonly cold?: ColdUsage;
   readonly faults?: FaultsUsage;
+  readonly grpc?: GrpcUsage;
   /** Fleet arms: ResumeActor calls per actor per cache TTL over the whole fleet (1 when each actor meets one cache). */
   readonly resumeCallsPerActorPerTtl?: number | null;
   /** The fleet-affinity arm: its kill, rollout and scale phases. */

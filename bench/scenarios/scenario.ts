@@ -29,6 +29,8 @@ export interface Scenario {
    * starts one shared stub for the run and each arm's front processes on it.
    */
   readonly startArm?: (ctx: ScenarioContext, spec: ArmSpec) => Promise<ArmRuntime>;
+  /** How one arm's load is sized, for the log (default: the warm-up and measured seconds). */
+  readonly window?: (config: BenchConfig) => string;
   /** Measures one arm whose processes are running. */
   runArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<ArmResult>;
 }

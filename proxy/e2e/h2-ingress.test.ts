@@ -153,6 +153,27 @@ test('malformed HTTP/2: connection-specific header, invalid pseudo-header or no 
   }
 });
 
+test('HTTP/2 fields with CR, LF or NUL in a value, or a space in a name, never reach the worker (node drops them before the proxy sees the head)', async () => {
+  const c = await RawH2.connect(proxy.address);
+  try {
+    const base: [string, string][] = [[':method', 'GET'], [':scheme', 'http'], [':path', '/smuggle'], [':authority', HOST]];
+    const hostile: [string, string][] = [['x-cr', 'a\rb'], ['x-lf', 'a\nx-injected: 1'], ['x-nul', 'a\u0000b'], ['x bad', 'v']];
+    for (let i = 0; i < hostile.length; i++) {
+      const id = 1 + 2 * i;
+      c.headers(id, [...base, hostile[i] as [string, string], ['x-probe', String(id)]]);
+      const h = await c.waitFor((f) => (f.type === FRAME.HEADERS || f.type === FRAME.RST_STREAM) && f.stream === id);
+      assert.ok(h, `stream ${id} answered or reset`);
+      const seen = up.upstream.requests.find((r) => r.headers['x-probe'] === String(id));
+      if (seen === undefined) continue; // reset: nothing forwarded
+      for (const name of ['x-cr', 'x-lf', 'x-nul', 'x bad', 'x-injected']) assert.equal(seen.headers[name], undefined, `${name} forwarded on stream ${id}`);
+    }
+  } finally {
+    c.close();
+  }
+  const after = await curl(['--http2-prior-knowledge', '-H', `host: ${HOST}`, `${proxy.ingress}/after`]);
+  assert.equal(after.status, 200, 'the proxy still serves');
+});
+
 test('stream flood: a client opening more streams than --h2-max-concurrent-streams loses its connection; others are served', async () => {
   const c = await RawH2.connect(proxy.address);
   const arrivals = up.arrivals.length;

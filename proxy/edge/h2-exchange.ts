@@ -138,6 +138,6 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   }
 
   onClose(listener: () => void): void {
-    this.once('close', listener);
+    this.on('close', listener); // emitted once: `on` spares the per-request wrapper `once` makes
   }
 }

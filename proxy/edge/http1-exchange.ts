@@ -118,7 +118,7 @@ export class Http1Exchange extends ServerResponse implements DownstreamExchange 
   }
 
   onClose(listener: () => void): void {
-    this.once('close', listener);
+    this.on('close', listener); // emitted once: `on` spares the per-request wrapper `once` makes
   }
 }
 

@@ -37,31 +37,34 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(\/\/)?/;
 
 /** Decides the target of a request whose head the ingress sanitised. */
 export function resolveRequestTarget(url: string, head: IngressHead): RequestTarget {
-  const received: TargetParts = { path: url, authority: head.host ?? '', headers: head.headers };
-  const refuse = (error: ProxyErrorSpec, details: string): RequestTarget => ({ kind: 'refuse', error, details, ...received });
-  if (head.duplicateHost) return refuse(ERRORS.NO_HOST, 'more than one Host header');
   const host = head.host ?? '';
+  if (head.duplicateHost) return refuse(url, head, ERRORS.NO_HOST, 'more than one Host header');
   if (host !== '') {
     const problem = authorityProblem(host);
-    if (problem !== undefined) return refuse(ERRORS.INVALID_AUTHORITY, `Host: ${problem}`);
+    if (problem !== undefined) return refuse(url, head, ERRORS.INVALID_AUTHORITY, `Host: ${problem}`);
   }
   if (url.startsWith('/')) {
-    if (host === '') return refuse(ERRORS.NO_HOST, 'no Host header');
-    return { kind: 'forward', ...received };
+    if (host === '') return refuse(url, head, ERRORS.NO_HOST, 'no Host header');
+    return { kind: 'forward', path: url, authority: host, headers: head.headers };
   }
   const scheme = SCHEME.exec(url);
-  if (scheme === null) return refuse(ERRORS.PATH_NOT_ABSOLUTE, 'absolute_path_rejected');
-  if ((scheme[1] as string).toLowerCase() !== 'http') return refuse(ERRORS.INVALID_TARGET, `scheme "${scheme[1]}" is not forwarded`);
-  if (scheme[2] === undefined) return refuse(ERRORS.INVALID_TARGET, 'absolute-form target without an authority');
+  if (scheme === null) return refuse(url, head, ERRORS.PATH_NOT_ABSOLUTE, 'absolute_path_rejected');
+  if ((scheme[1] as string).toLowerCase() !== 'http') return refuse(url, head, ERRORS.INVALID_TARGET, `scheme "${scheme[1]}" is not forwarded`);
+  if (scheme[2] === undefined) return refuse(url, head, ERRORS.INVALID_TARGET, 'absolute-form target without an authority');
   const rest = url.slice(scheme[0].length);
   let end = rest.search(/[/?#]/);
   if (end === -1) end = rest.length;
   const authority = rest.slice(0, end);
   const problem = authorityProblem(authority);
-  if (problem !== undefined) return refuse(ERRORS.INVALID_TARGET, `target authority: ${problem}`);
+  if (problem !== undefined) return refuse(url, head, ERRORS.INVALID_TARGET, `target authority: ${problem}`);
   const tail = rest.slice(end);
   const path = tail.startsWith('/') ? tail : `/${tail}`;
   return { kind: 'forward', path, authority, headers: authority === host ? head.headers : withHost(head.headers, authority) };
+}
+
+/** A refusal, with the parts as received (for the access log). */
+function refuse(url: string, head: IngressHead, error: ProxyErrorSpec, details: string): RequestTarget {
+  return { kind: 'refuse', error, details, path: url, authority: head.host ?? '', headers: head.headers };
 }
 
 /** Why `authority` is not a plain `host[:port]`, or undefined when it is. */

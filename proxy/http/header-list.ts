@@ -12,6 +12,9 @@
  *   by it) or one of the wire contract's internal headers (the stale signal among them).
  *
  * The list is copied only when first changed, so a request or response nobody modifies allocates nothing here.
+ * A request's headers go further: a header added under a new name (the cache's `x-ate-target-port` on every hit)
+ * is appended to the ingress list itself, which `reset()` cuts back to its ingress length, so the hit path copies
+ * nothing either. A response's list is always copied on change: the chain tells a changed head by its identity.
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { HeaderMap } from '../api/filter.js';
@@ -19,7 +22,9 @@ import { INTERNAL_HEADERS } from '../../lib/wire-contract.js';
 import { HOP_BY_HOP } from './hop-by-hop.js';
 
 abstract class CopyOnWriteHeaders implements HeaderMap {
-  protected readonly original: readonly string[];
+  readonly #original: string[];
+  /** How long the original list was (what `restore` cuts it back to after in-place appends). */
+  readonly #originalLength: number;
   #list: string[];
   #copied = false;
 
@@ -27,8 +32,11 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
     list: string[],
     /** Every name in `list` is lower case already (compare without lowering). */
     private readonly lowerCase: boolean,
+    /** New names may be appended to `list` itself before it is copied (`restore` cuts them off again). */
+    private readonly appendInPlace: boolean,
   ) {
-    this.original = list;
+    this.#original = list;
+    this.#originalLength = list.length;
     this.#list = list;
   }
 
@@ -64,6 +72,13 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
     return this.get(name) !== undefined;
   }
 
+  /** `has` for a lower-case name. */
+  #has(name: string): boolean {
+    const l = this.#list;
+    for (let i = 0; i < l.length; i += 2) if (this.#at(name, i)) return true;
+    return false;
+  }
+
   set(name: string, value: string): void {
     this.setTrusted(this.#checked(name, value), value);
   }
@@ -73,6 +88,10 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
    * value (neither is checked here).
    */
   setTrusted(name: string, value: string): void {
+    if (!this.#copied && this.appendInPlace && !this.#has(name)) {
+      this.#list.push(name, value);
+      return;
+    }
     const l = this.#writable();
     let at = -1;
     for (let i = 0; i < l.length; i += 2) {
@@ -90,7 +109,8 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
   }
 
   append(name: string, value: string): void {
-    this.#writable().push(this.#checked(name, value), value);
+    const n = this.#checked(name, value);
+    (this.appendInPlace ? this.#list : this.#writable()).push(n, value);
   }
 
   delete(name: string): void {
@@ -113,7 +133,8 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
 
   /** Back to the list the headers started with. */
   protected restore(): void {
-    this.#list = this.original as string[];
+    this.#original.length = this.#originalLength;
+    this.#list = this.#original;
     this.#copied = false;
   }
 
@@ -137,7 +158,7 @@ abstract class CopyOnWriteHeaders implements HeaderMap {
 /** A request's headers as forwarded upstream (lower-case names). */
 export class ForwardHeaders extends CopyOnWriteHeaders {
   constructor(list: string[]) {
-    super(list, true);
+    super(list, true, true);
   }
 
   /** Back to the ingress headers (before a re-run). */
@@ -155,7 +176,7 @@ const RESPONSE_REFUSED: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...INTERNA
 /** A response head's headers as a filter's `onResponse` sees them. */
 export class ResponseHeaders extends CopyOnWriteHeaders {
   constructor(list: string[]) {
-    super(list, false);
+    super(list, false, false);
   }
 
   protected refuse(name: string, op: 'set' | 'delete'): void {

@@ -87,7 +87,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<Pr
   function route(ctx: ProxyRequest, st: CacheRequestState, binding: Binding): void {
     st.generation = binding.generation;
     ctx.route = { address: binding.address, source: 'cache', generation: binding.generation };
-    ctx.headers.set(TARGET_PORT_HEADER, st.portText);
+    ctx.headers.setTrusted(TARGET_PORT_HEADER, st.portText); // a constant name and a port number: nothing to check
   }
 
   /** Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker. */
