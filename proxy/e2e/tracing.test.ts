@@ -2,17 +2,21 @@
  * End to end, tracing on (`OTEL_TRACES_EXPORTER=otlp` to a receiver in this test): the exact span trees of a miss,
  * a hit, a moved actor (one re-run) and a WebSocket, across the proxy and extproc processes, each in the trace the
  * client's `traceparent` named, with the worker receiving a `traceparent` of that trace from the upstream
- * attempt's span; a request the sampler leaves out still carries its trace to the worker, and makes no span.
+ * attempt's span; a gRPC call and a CONNECT tunnel each get their server span and their access line in the trace
+ * they named; a request the sampler leaves out still carries its trace to the worker, and makes no span.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, lookup } from '../../lib/proto.js';
 import { OtlpReceiver, outline, type ReceivedSpan } from '../../lib/testing/otlp-receiver.js';
-import { actorName, adminJson, ATESPACE, client, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { accessLine, actorName, adminJson, ATESPACE, client, hostOf, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 import { fixture } from '../testing/helpers.js';
 import { waitFor } from '../../lib/testing/wait.js';
+import { rawExchange } from '../testing/raw-exchange.js';
 
 let receiver: OtlpReceiver;
 let stub: Stub;
@@ -25,7 +29,7 @@ before(async () => {
   extproc = await startExtproc(stub, [], '127.0.0.1:0', receiver.env());
   proxy = await startTestProxy({
     extproc: extproc.grpc,
-    args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--cache-refresh-ahead', 'off', '--filter', fixture('rewrite-header')],
+    args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--cache-refresh-ahead', 'off', '--filter', fixture('rewrite-header'), '--connect-listen', '127.0.0.1:0'],
     env: receiver.env(),
   });
 });
@@ -195,4 +199,79 @@ test('no traceparent: a new trace, its id in the access log', async () => {
   assert.match(traceId, /^[0-9a-f]{32}$/);
   const spans = await receiver.waitForTrace(traceId, complete(2), 'the new trace');
   assert.equal(serverOf(spans).parentSpanId, '');
+});
+
+interface EchoReply {
+  readonly request_id: string;
+  readonly message: string;
+}
+
+test('a gRPC call (HTTP/2): a server span and its upstream attempt in the trace its metadata named, the access line and x-request-id with it', async () => {
+  const actor = actorName(6);
+  await send(proxy, actor);
+  const Echo = lookup<grpc.ServiceClientConstructor>(loadProto('demo/echo.proto'), 'actoredge.demo.Echo');
+  const c = new Echo(proxy.address, grpc.credentials.createInsecure(), { 'grpc.default_authority': hostOf(actor) });
+  try {
+    const tp = traceparent();
+    const metadata = new grpc.Metadata();
+    metadata.set('traceparent', tp.header);
+    let headers: grpc.Metadata | undefined;
+    const reply = await new Promise<EchoReply>((resolve, reject) => {
+      const call = (c as unknown as { Echo: (r: object, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, r: EchoReply) => void) => grpc.ClientUnaryCall }).Echo(
+        { message: 'traced' },
+        metadata,
+        (err, r) => (err ? reject(err) : resolve(r)),
+      );
+      call.on('metadata', (m: grpc.Metadata) => (headers = m));
+    });
+    assert.equal(reply.message, 'traced');
+    const requestId = String(headers?.get('x-request-id')[0]);
+    assert.equal(requestId, reply.request_id, 'the client is told the id the worker got');
+    const spans = await receiver.waitForTrace(tp.traceId, complete(0), 'the gRPC trace');
+    assert.deepEqual(outline(spans), [`${P} POST`, `  ${P} filter rewrite-header`, `  ${P} actor-cache lookup`, `  ${P} POST`]);
+    const server = serverOf(spans);
+    assert.equal(server.parentSpanId, tp.parent);
+    assert.equal(server.attributes['network.protocol.version'], '2');
+    assert.equal(server.attributes['url.path'], '/actoredge.demo.Echo/Echo');
+    assert.equal(server.attributes['http.response.status_code'], 200);
+    assert.equal(server.attributes['actor_edge.cache'], 'hit');
+    assert.equal(server.attributes['actor_edge.request_id'], requestId);
+    const line = await accessLine(proxy, requestId);
+    assert.equal(line.traceId, tp.traceId);
+    assert.equal(line.protocol, 'h2');
+    assert.equal(line.path, '/actoredge.demo.Echo/Echo');
+  } finally {
+    c.close();
+  }
+});
+
+test('a CONNECT tunnel: its own server span until the tunnel closed, its access line in that trace; the request inside is a trace of its own', async () => {
+  const actor = actorName(7);
+  const outer = traceparent();
+  const inner = traceparent();
+  const target = hostOf(actor, 80);
+  const answer = await rawExchange(
+    proxy.addresses.connect as string,
+    `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\ntraceparent: ${outer.header}\r\n\r\n` +
+      `GET /inside HTTP/1.1\r\nHost: ${hostOf(actor)}\r\ntraceparent: ${inner.header}\r\nConnection: close\r\n\r\n`,
+    10_000,
+  );
+  assert.equal(answer.status, 200);
+  const requestId = /\r\nx-request-id: ([^\r]+)/i.exec(answer.head)?.[1];
+  assert.ok(requestId !== undefined, `the CONNECT answer carries x-request-id: ${answer.head}`);
+  assert.match(answer.raw, /\r\n\r\nHTTP\/1\.1 200 /, 'the request inside was answered');
+  const spans = await receiver.waitForTrace(outer.traceId, complete(0), 'the CONNECT trace');
+  assert.deepEqual(outline(spans), [`${P} CONNECT`]);
+  const server = serverOf(spans);
+  assert.equal(server.parentSpanId, outer.parent);
+  assert.equal(server.attributes['http.response.status_code'], 200);
+  assert.ok(Number(server.attributes['actor_edge.tunnel.bytes_from_client']) > 0);
+  assert.ok(Number(server.attributes['actor_edge.tunnel.bytes_to_client']) > 0);
+  const line = await accessLine(proxy, requestId);
+  assert.equal(line.method, 'CONNECT');
+  assert.equal(line.traceId, outer.traceId);
+  assert.equal((line.tunnel as { kind?: string } | null)?.kind, 'connect');
+  const insideSpans = await receiver.waitForTrace(inner.traceId, complete(2), 'the trace of the request inside');
+  assert.deepEqual(outline(insideSpans), [`${P} GET`, ...missAttempt(1)]);
+  assert.ok(serverOf(insideSpans).endNs <= server.endNs, 'the tunnel outlives the request inside it');
 });
