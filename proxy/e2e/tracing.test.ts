@@ -176,6 +176,11 @@ test('a WebSocket: one server span from the handshake to the close, the 101 atte
   const upstream = spans.find((s) => s.kind === 3) as ReceivedSpan;
   assert.equal(upstream.attributes['http.response.status_code'], 101);
   assert.ok(server.endNs > upstream.endNs, 'the server span lasts until the tunnel closed');
+  const requestId = String(socket.handshake['x-request-id']);
+  assert.equal(server.attributes['actor_edge.request_id'], requestId, 'the 101 carries the request id');
+  const line = await accessLine(proxy, requestId);
+  assert.equal(line.traceId, tp.traceId);
+  assert.equal(line.upgrade, 'websocket');
 });
 
 test('not sampled (flags 00): the worker still gets the trace, flagged not sampled, and no span is exported', async () => {
