@@ -144,7 +144,17 @@ test('npm start with OTEL_* and LOG_LEVEL=warn: spans of both services in the cl
     const spans = await receiver.waitForTrace(traceId, (s) => s.some((x) => x.service === 'actor-edge-extproc') && s.some((x) => x.service === 'actor-edge-proxy' && x.kind === 2), 'spans of both services');
     const upstream = spans.find((s) => s.service === 'actor-edge-proxy' && s.kind === 3 && s.name === 'GET');
     assert.equal(body.headers.traceparent, `00-${traceId}-${upstream?.spanId}-01`, "the worker's parent is the proxy's upstream span");
-    await waitFor(() => stack.output.some((l) => /^proxy +\| ACCESS access /.test(l) && l.includes(`requestId=${requestId}`)), 5000, 'the access line at LOG_LEVEL=warn');
+    const ids = [requestId];
+    for (const host of [HOST, HOST.replace('actor-000', 'actor-001'), 'not-an-actor.example.com']) {
+      const r = await request(`${stack.ingress}/`, { headers: { host } });
+      await r.body.dump();
+      ids.push(String(r.headers['x-request-id']));
+    }
+    assert.equal(new Set(ids).size, 4, `every response has its own x-request-id: ${ids.join(' ')}`);
+    for (const id of ids) {
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      await waitFor(() => stack.output.some((l) => /^proxy +\| ACCESS access /.test(l) && l.includes(`requestId=${id}`)), 5000, `the access line of ${id} at LOG_LEVEL=warn`);
+    }
     assert.ok(!stack.output.some((l) => /^proxy +\| INFO /.test(l)), 'no info lines shown at warn');
     stack.launcher.kill('SIGTERM');
     assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
