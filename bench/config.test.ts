@@ -73,4 +73,7 @@ test('--tracing on with --trace-ratio: the ratio the proxy and extproc sample; o
   assert.equal(buildConfig(['--tracing', 'on', '--trace-ratio', '0.01'], {}).config.traceRatio, 0.01);
   assert.equal(buildConfig(['--trace-ratio', '0.5'], {}).config.traceRatio, undefined, 'a ratio alone does not turn tracing on');
   assert.throws(() => buildConfig(['--tracing', 'on', '--trace-ratio', '2'], {}), UsageError);
+  for (const other of [['--target', 'http://127.0.0.1:8080'], ['--scenario', 'faults'], ['--scenario', 'fleet']]) {
+    assert.throws(() => buildConfig(['--tracing', 'on', ...other], {}), /--tracing on: not with/, `refused with ${other.join(' ')}`);
+  }
 });

@@ -120,6 +120,11 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   // share that worker's HTTP/2 session).
   const workers = v.workers > 0 ? v.workers : faults ? 4 : grpc ? 1 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
   if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
+  // Only the bench's own stack is started with tracing: a running deployment (`--target`) has its own OTEL_*, and
+  // the faults and fleet scenarios start processes of their own.
+  if (v.tracing === 'on' && ((v.target ?? '') !== '' || faults || fleet)) {
+    throw new UsageError(`--tracing on: not with ${faults || fleet ? `--scenario ${v.scenario}` : '--target'} (set OTEL_* on the processes it measures)`);
+  }
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
   // The fleet's ResumeActor figures need several TTLs in the window: a quick run shortens the TTL instead.

@@ -90,6 +90,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
           workers: config.workers,
           workerCapacity: config.workerCapacity,
           accessLog: 'off',
+          tracing: config.traceRatio === undefined ? 'off' : `on (ratio ${config.traceRatio})`,
         }),
     ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
@@ -143,14 +144,15 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         const r = await scenario.runArm(ctx, runtime);
         results.push(r);
         log(`arm ${name}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ResumeActor ${fmtInt(r.resumeCalls)}`);
-        const traced = stack?.traced;
-        if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far`);
         if (successes(r.statusCounts) === 0) failures.push(`arm ${name}: no successful answer`);
       } catch (err) {
         failures.push(`arm ${name}: ${(err as Error).message}`);
         log(`arm ${name} failed: ${(err as Error).stack ?? String(err)}`);
       } finally {
         await runtime?.stop();
+        // Counted once the arm's proxy stopped (it exports the spans it still held as it stops).
+        const traced = stack?.traced;
+        if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far (arm ${name} stopped)`);
         if (runtime?.profileDir !== undefined) await writeProfile(config, name, runtime.profileDir);
       }
     }
