@@ -76,6 +76,20 @@ export type UpstreamOutcome =
    */
   | { readonly kind: 'cancelled' };
 
+/** The re-run reason an outcome gives (the reason `onRerun` is called with), or undefined: it is not re-run. */
+export function rerunReason(outcome: UpstreamOutcome): RerunReason | undefined {
+  switch (outcome.kind) {
+    case 'stale':
+      return 'stale';
+    case 'connect-failed':
+      return 'connect';
+    case 'reset':
+      return 'reset';
+    default:
+      return undefined;
+  }
+}
+
 /** The protocol a client spoke to the ingress (ALPN names). */
 export type ClientProtocol = 'http/1.1' | 'h2';
 

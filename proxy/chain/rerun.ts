@@ -17,7 +17,9 @@
  * request that keeps meeting an actor on the move gives the move time to settle, and many such requests do not
  * arrive at the control plane in lockstep.
  */
-import type { RerunReason, UpstreamOutcome } from '../api/filter.js';
+import { rerunReason, type RerunReason, type UpstreamOutcome } from '../api/filter.js';
+
+export { rerunReason };
 import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 
 export interface RerunPolicy {
@@ -79,18 +81,6 @@ function fail(error: ProxyErrorSpec, limit?: RerunLimit): RerunDecision {
   return limit === undefined ? { kind: 'fail', error } : { kind: 'fail', error, limit };
 }
 
-export function rerunReason(outcome: UpstreamOutcome): RerunReason | undefined {
-  switch (outcome.kind) {
-    case 'stale':
-      return 'stale';
-    case 'connect-failed':
-      return 'connect';
-    case 'reset':
-      return 'reset';
-    default:
-      return undefined;
-  }
-}
 
 /** The wait before re-run number `rerun` (1 for the first): 0 for the first, jittered min..max after that. */
 export function backoffMs(rerun: number, policy: RerunPolicy, jitter: number): number {

@@ -22,12 +22,12 @@ import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:ht
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
-import type { TunnelHub } from '../tunnels/hub.js';
 import { ERRORS } from '../http/errors.js';
 import { H2Exchange } from './h2-exchange.js';
 import { h2RequestHead } from './h2-request.js';
 import { addHandshakeHeaders, decideExtendedConnect } from './h2-websocket.js';
-import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
+import type { EngineDeps } from './lifecycle.js';
+import { ProtocolEngine } from './protocol-engine.js';
 
 /** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
 const H2_MAX_HEADER_PAIRS = 2000;
@@ -87,23 +87,13 @@ type ClockedSession = ServerHttp2Session & { [CLOCK]?: SessionClock };
 
 const EMPTY = Buffer.alloc(0);
 
-export class H2Engine {
+export class H2Engine extends ProtocolEngine<H2EngineConfig> {
   readonly server: http2.Http2Server<typeof IncomingMessage, typeof ServerResponse, typeof Http2ServerRequest, typeof H2Exchange>;
   readonly #sessions = new Set<ServerHttp2Session>();
-  #draining = false;
-  /** Called when a session closes (the drain waits on it). */
-  onSettled: (() => void) | undefined;
-
-  readonly #config: H2EngineConfig;
-  readonly #lifecycle: RequestLifecycle;
-  /** Upgrades and their tunnels (without it, extended CONNECT is not announced). */
-  readonly #hub: TunnelHub | undefined;
 
   constructor(deps: EngineDeps<H2EngineConfig>) {
+    super(deps);
     const { config, hub } = deps;
-    this.#config = config;
-    this.#lifecycle = deps.lifecycle;
-    this.#hub = hub;
     this.server = http2.createServer(
       {
         settings: { maxConcurrentStreams: config.h2MaxConcurrentStreams, maxHeaderListSize: MAX_HEADER_BYTES, enableConnectProtocol: hub !== undefined },
@@ -133,10 +123,10 @@ export class H2Engine {
       this.onSettled?.();
     });
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
-    const clock = new SessionClock(session, this.#config.keepAliveTimeoutMs, this.#config.headersTimeoutMs);
+    const clock = new SessionClock(session, this.config.keepAliveTimeoutMs, this.config.headersTimeoutMs);
     (session as ClockedSession)[CLOCK] = clock;
     session.once('close', () => clock.stop());
-    if (this.#draining) session.close();
+    if (this.draining) session.close();
   }
 
   /** An HTTP/2 stream: a request of its own, started at once. */
@@ -147,44 +137,44 @@ export class H2Engine {
       req.stream.once('close', () => clock.streamClosed());
     }
     const h2 = h2RequestHead(req.rawHeaders);
-    const hub = this.#hub;
-    const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.#config.upgradeTokens);
+    const hub = this.hub;
+    const connect = hub === undefined ? undefined : decideExtendedConnect(req.method, req.headers[':protocol'], this.config.upgradeTokens);
     const handshake = connect !== undefined && connect.kind !== 'none';
     if (handshake) exchange.kind = 'extended-connect';
     if (connect?.kind === 'forward') addHandshakeHeaders(h2.raw, connect.token);
-    const ctx = this.#lifecycle.begin(exchange, {
+    const ctx = this.lifecycle.begin(exchange, {
       url: req.url,
       // The stream of an extended CONNECT carries the tunnel, not a body; towards the worker it is a GET.
       method: handshake ? 'GET' : req.method,
       rawHeaders: h2.raw,
       hasBody: handshake ? false : !req.stream.endAfterHeaders,
     });
-    if (h2.authorityConflict) this.#lifecycle.refuse(ctx, ERRORS.INVALID_AUTHORITY, 'Host differs from :authority');
+    if (h2.authorityConflict) this.lifecycle.refuse(ctx, ERRORS.INVALID_AUTHORITY, 'Host differs from :authority');
     if (hub !== undefined && connect !== undefined && connect.kind !== 'none' && ctx.error === undefined) {
       if (connect.kind === 'refuse') {
         hub.refused('upgrade');
-        this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, connect.details);
+        this.lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, connect.details);
       } else if (hub.draining) {
         hub.refused('upgrade');
-        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+        this.lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
       } else {
         ctx.upgrade = { token: connect.token, head: EMPTY };
       }
     }
-    const timeoutMs = this.#config.requestTimeoutMs;
+    const timeoutMs = this.config.requestTimeoutMs;
     if (timeoutMs > 0 && ctx.body !== null && !req.complete) {
       // The whole request must arrive in time, as node's own --request-timeout-ms does for HTTP/1.1.
-      const timer = setTimeout(() => this.#lifecycle.requestTimedOut(ctx, timeoutMs), timeoutMs);
+      const timer = setTimeout(() => this.lifecycle.requestTimedOut(ctx, timeoutMs), timeoutMs);
       const clear = (): void => clearTimeout(timer);
       req.once('end', clear);
       req.stream.once('close', clear);
     }
-    this.#lifecycle.start(ctx);
+    this.lifecycle.start(ctx);
   }
 
   /** The drain begins: every connection gets GOAWAY (its open streams finish). */
   drain(): void {
-    this.#draining = true;
+    this.draining = true;
     for (const session of this.#sessions) session.close();
   }
 

@@ -80,6 +80,14 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     this.writeHead(status, headers as unknown as http2.OutgoingHttpHeaders);
   }
 
+  sendBody(chunk: Buffer): boolean {
+    return this.write(chunk);
+  }
+
+  whenWritable(resume: () => void): void {
+    this.once('drain', resume);
+  }
+
   respondHeadOnly(status: number, headers: readonly string[]): void {
     const head: http2.OutgoingHttpHeaders = { ':status': status };
     for (let i = 0; i < headers.length; i += 2) {
@@ -91,14 +99,6 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     // The stream's own respond, ending it with the HEADERS frame (node's compatibility API always sends a DATA end).
     this.stream.respond(head, { endStream: true });
     this.end();
-  }
-
-  sendBody(chunk: Buffer): boolean {
-    return this.write(chunk);
-  }
-
-  whenWritable(resume: () => void): void {
-    this.once('drain', resume);
   }
 
   finishResponse(body?: Buffer, trailers?: TrailerPairs): void {

@@ -19,12 +19,12 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
-import type { TunnelHub } from '../tunnels/hub.js';
 import { ERRORS } from '../http/errors.js';
 import type { ProxyRequest } from '../request/context.js';
 import { ClientConnection } from './client-connection.js';
 import { Http1Exchange, SocketExchange } from './http1-exchange.js';
-import type { EngineDeps, RequestLifecycle } from './lifecycle.js';
+import type { EngineDeps } from './lifecycle.js';
+import { ProtocolEngine } from './protocol-engine.js';
 import { decideUpgrade } from './upgrade-request.js';
 
 export interface Http1EngineConfig {
@@ -42,24 +42,14 @@ export function timeoutCheckInterval(headersTimeoutMs: number): number {
   return Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4)));
 }
 
-export class Http1Engine {
+export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   readonly server: http.Server<typeof IncomingMessage, typeof Http1Exchange>;
   readonly #connections = new Set<ClientConnection>();
-  readonly #startNext = (ctx: ProxyRequest): void => this.#lifecycle.start(ctx);
-  #draining = false;
-  /** Called when a connection closes (the drain waits on it). */
-  onSettled: (() => void) | undefined;
-
-  readonly #config: Http1EngineConfig;
-  readonly #lifecycle: RequestLifecycle;
-  /** Upgrades and their tunnels (without it, upgrade requests are refused). */
-  readonly #hub: TunnelHub | undefined;
+  readonly #startNext = (ctx: ProxyRequest): void => this.lifecycle.start(ctx);
 
   constructor(deps: EngineDeps<Http1EngineConfig>) {
+    super(deps);
     const { config } = deps;
-    this.#config = config;
-    this.#lifecycle = deps.lifecycle;
-    this.#hub = deps.hub;
     this.server = http.createServer(
       {
         maxHeaderSize: MAX_HEADER_BYTES,
@@ -97,17 +87,17 @@ export class Http1Engine {
     const conn = new ClientConnection(socket);
     this.#connections.add(conn);
     socket.once('close', () => this.#connectionClosed(conn));
-    if (this.#draining) this.#idleWhileDraining(conn);
+    if (this.draining) this.#idleWhileDraining(conn);
   }
 
   #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
     const conn = ClientConnection.of(req.socket) as ClientConnection;
-    const ctx = this.#lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
+    const ctx = this.lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
     exchange.onClose(() => this.#responseClosed(conn, ctx));
-    if (this.#draining) req.socket.setTimeout(0); // not idle any more
+    if (this.draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
       conn.current = ctx;
-      this.#lifecycle.start(ctx);
+      this.lifecycle.start(ctx);
     } else {
       conn.enqueue(ctx);
     }
@@ -119,27 +109,27 @@ export class Http1Engine {
     if (conn !== undefined) conn.tunnel = true; // drains with the tunnels, not as an idle keep-alive connection
     const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
     const exchange = new SocketExchange(req, socket, kind);
-    const ctx = this.#lifecycle.begin(exchange, {
+    const ctx = this.lifecycle.begin(exchange, {
       url: req.url ?? '',
       method: req.method ?? 'GET',
       rawHeaders: req.rawHeaders,
       hasBody: false,
       insideConnect: conn?.insideConnect === true,
     });
-    const decision = decideUpgrade(req, this.#config.upgradeTokens);
-    const hub = this.#hub;
+    const decision = decideUpgrade(req, this.config.upgradeTokens);
+    const hub = this.hub;
     if (decision.kind === 'refuse' || hub === undefined) {
       if (hub !== undefined && ctx.error === undefined) hub.refused('upgrade');
-      this.#lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, decision.kind === 'refuse' ? decision.details : 'upgrades are not served here');
+      this.lifecycle.refuse(ctx, ERRORS.UPGRADE_REFUSED, decision.kind === 'refuse' ? decision.details : 'upgrades are not served here');
     } else if (decision.kind === 'forward') {
       if (hub.draining && ctx.error === undefined) {
         hub.refused('upgrade');
-        this.#lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
+        this.lifecycle.refuse(ctx, ERRORS.DRAINING, 'upgrade while draining');
       }
       exchange.upgradeToken = decision.token;
       ctx.upgrade = { token: decision.token, head };
     }
-    this.#lifecycle.start(ctx);
+    this.lifecycle.start(ctx);
   }
 
   /** A response closed (complete, or abandoned by either side): the next pipelined request starts. */
@@ -151,13 +141,13 @@ export class Http1Engine {
     // From the next turn of the event loop: undici frees the upstream connection of the response just finished
     // in a microtask, so the next request reuses it instead of opening another.
     if (next !== undefined) setImmediate(this.#startNext, next);
-    else if (this.#draining) this.#idleWhileDraining(conn);
+    else if (this.draining) this.#idleWhileDraining(conn);
   }
 
   /** The client connection closed: every request still on it ends now. */
   #connectionClosed(conn: ClientConnection): void {
     if (!this.#connections.delete(conn)) return;
-    for (const ctx of conn.takeAll()) this.#lifecycle.clientClosed(ctx);
+    for (const ctx of conn.takeAll()) this.lifecycle.clientClosed(ctx);
     this.onSettled?.();
   }
 
@@ -167,7 +157,7 @@ export class Http1Engine {
    * served, not reset).
    */
   drain(): void {
-    this.#draining = true;
+    this.draining = true;
     for (const conn of this.#connections) {
       const current = conn.current;
       if (current === undefined) this.#idleWhileDraining(conn);
@@ -183,7 +173,7 @@ export class Http1Engine {
   /** During the drain: an idle connection is closed after the grace (any byte from the client restarts it). */
   #idleWhileDraining(conn: ClientConnection): void {
     if (conn.tunnel) return;
-    const graceMs = this.#config.drainIdleGraceMs;
+    const graceMs = this.config.drainIdleGraceMs;
     if (graceMs === 0) conn.socket.destroy();
     else conn.socket.setTimeout(graceMs); // node's keep-alive timeout handler destroys the idle socket
   }

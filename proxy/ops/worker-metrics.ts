@@ -13,7 +13,7 @@
  * Worker addresses come from ext_proc's route (the control plane), never from a client. Plain numbers, no
  * allocation per call once an address has its slot; read by Prometheus when scraped.
  */
-import type { UpstreamOutcome } from '../api/filter.js';
+import { rerunReason, type UpstreamOutcome } from '../api/filter.js';
 
 /** Why an attempt to a worker failed: its answer or what the connection did. */
 export type WorkerErrorReason = 'connect' | 'reset' | 'timeout' | 'identity' | 'stale' | '5xx';
@@ -46,11 +46,9 @@ export function workerErrorReason(outcome: UpstreamOutcome): WorkerErrorReason |
     case 'response':
       return outcome.status >= 500 ? '5xx' : undefined;
     case 'stale':
-      return 'stale';
     case 'connect-failed':
-      return 'connect';
     case 'reset':
-      return 'reset';
+      return rerunReason(outcome);
     case 'timeout':
       return 'timeout';
     case 'identity-rejected':
