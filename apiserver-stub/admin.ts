@@ -6,6 +6,7 @@
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Registry } from 'prom-client';
 import { validRef, type ControlPlane } from './control-plane.js';
 import type { Logger } from 'pino';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
@@ -18,6 +19,12 @@ import { Churn, parseChurnRates } from './churn.js';
 import { createStubMetrics } from './metrics.js';
 import { StubStats } from './stats.js';
 import type { WorkerTlsCounters } from './worker/tls.js';
+import { registerCertificateExpiry, type CertificateExpiry } from '../lib/tls/expiry.js';
+
+function withCertificateExpiry(registry: Registry, expiry: CertificateExpiry | undefined): Registry {
+  if (expiry !== undefined) registerCertificateExpiry(registry, 'apiserver-stub', expiry);
+  return registry;
+}
 
 export interface AdminDeps {
   readonly cp: ControlPlane;
@@ -26,6 +33,8 @@ export interface AdminDeps {
   readonly readiness: () => Readiness;
   /** The in-process workers' mTLS counters (reported in /stats as `workerTls`). */
   readonly workerTls?: WorkerTlsCounters;
+  /** The certificates the stub loads, exported as `actor_edge_apiserver_stub_tls_certificate_expiry_seconds`. */
+  readonly certificateExpiry?: CertificateExpiry;
   /** Where state-changing calls are logged with the caller's address. */
   readonly log?: Logger;
 }
@@ -48,7 +57,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls, log }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -67,7 +76,7 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, log }: A
     readiness,
     stats: () => stats.document(),
     resetStats: () => stats.reset(),
-    registry: createStubMetrics(cp, counters, workerTls),
+    registry: withCertificateExpiry(createStubMetrics(cp, counters, workerTls), certificateExpiry),
     refresh: () => cp.flushWorkers(),
   });
 

@@ -7,6 +7,7 @@ import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
 import { WORKER_TLS_FLAGS } from './worker/config.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
 
 export const STUB_FLAGS = {
@@ -17,7 +18,7 @@ export const STUB_FLAGS = {
     help: 'a separate gRPC listen address for atestub.Workers/Attach only (workers reach this one; --listen then serves only ateapi.Control)',
   },
   admin: { type: 'string', env: 'APISERVER_ADMIN', default: '127.0.0.1:9903', help: 'admin HTTP listen address' },
-  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, state-changing admin calls need "Authorization: Bearer <token>"' },
+  'admin-token': { type: 'string?', env: 'APISERVER_ADMIN_TOKEN', help: 'when set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password)' },
   workers: { type: 'number', env: 'APISERVER_WORKERS', default: 64, max: 4096, help: 'in-process workers to run (0 = none; workers then attach as separate processes)' },
   'worker-ip-base': { type: 'string', env: 'WORKER_IP_BASE', default: '127.0.1.1', help: 'IPv4 address of the first in-process worker; the Nth is base+N-1' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, max: 65535, help: 'HTTP port every in-process worker listens on' },
@@ -38,6 +39,13 @@ export const STUB_FLAGS = {
   'worker-tls-credential-bundle': { ...WORKER_TLS_FLAGS['tls-credential-bundle'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-credential-bundle'].help },
   'worker-tls-client-ca': { ...WORKER_TLS_FLAGS['tls-client-ca'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-ca'].help },
   'worker-tls-client-identity': { ...WORKER_TLS_FLAGS['tls-client-identity'], help: 'in-process workers: ' + WORKER_TLS_FLAGS['tls-client-identity'].help },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'APISERVER_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'log a warning while a certificate the stub loads (control plane, in-process workers) expires within this many hours (0: never)',
+  },
 } as const satisfies FlagSpecs;
 
 export const STUB_SUMMARY =
@@ -64,6 +72,7 @@ export interface StubConfig {
   readonly tls: { readonly credentialBundle: string; readonly clientCa: string } | undefined;
   /** mTLS on the in-process workers' listeners; undefined: plain HTTP. */
   readonly workerTls: WorkerTlsSettings | undefined;
+  readonly certExpiryWarningHours: number;
 }
 
 function controlTls(credentialBundle: string, clientCa: string): StubConfig['tls'] {
@@ -103,6 +112,7 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     autoCreate: v['auto-create'],
     actorSuffix: suffix,
     tls: controlTls(v['tls-credential-bundle'], v['tls-client-ca']),
+    certExpiryWarningHours: v['cert-expiry-warning-hours'],
     workerTls: workerTlsSettings(
       { credentialBundle: v['worker-tls-credential-bundle'], clientCa: v['worker-tls-client-ca'], clientIdentity: v['worker-tls-client-identity'] },
       { credentialBundle: '--worker-tls-credential-bundle', clientCa: '--worker-tls-client-ca', clientIdentity: '--worker-tls-client-identity' },

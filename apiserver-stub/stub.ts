@@ -8,6 +8,7 @@
  * signed by `--tls-client-ca`. atestub.Workers/Attach is the simulation's own wiring and stays plaintext: without
  * `--attach-listen` it then moves to a loopback port of its own (reported as `attach`).
  */
+import { watchCertificates } from '../lib/tls/expiry.js';
 import * as grpc from '@grpc/grpc-js';
 import { formatHostPort, boundAddress } from '../lib/address.js';
 import type { Logger } from '../lib/logger.js';
@@ -106,7 +107,17 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
   const attachAt = config.attachListen ?? (credentials === undefined ? { host: config.listen.host, port: grpcPort } : { host: '127.0.0.1', port: 0 });
 
-  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, log, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
+  const certificateExpiry = watchCertificates(
+    [
+      { what: '--tls-credential-bundle', file: config.tls?.credentialBundle ?? '' },
+      { what: '--tls-client-ca', file: config.tls?.clientCa ?? '' },
+      { what: '--worker-tls-credential-bundle', file: config.workerTls?.credentialBundle ?? '' },
+      { what: '--worker-tls-client-ca', file: config.workerTls?.clientCa ?? '' },
+    ],
+    { warningHours: config.certExpiryWarningHours, log },
+  );
+
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, log, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {
@@ -119,6 +130,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     workersService.endAll();
     await Promise.all([...new Set([server, attachServer])].map(shutdown));
     workerTls?.close();
+    certificateExpiry.close();
   };
 
   try {

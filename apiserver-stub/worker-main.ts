@@ -4,6 +4,7 @@ import { onShutdownSignal } from '../lib/shutdown.js';
 import { WorkerAgent } from './worker/agent.js';
 import { readWorkerConfig, workerHelp } from './worker/config.js';
 import { startWorkerTls } from './worker/tls.js';
+import { watchCertificates } from '../lib/tls/expiry.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { help, config } = readWorkerConfig(argv);
@@ -13,6 +14,14 @@ export async function main(argv: string[]): Promise<void> {
   }
   const log = createLogger('worker');
   const tls = config.tls === undefined ? undefined : startWorkerTls(config.tls, log);
+  // No admin here: the expiry is logged only (the in-process workers' certificates are on apiserver-stub's /metrics).
+  const certificateExpiry = watchCertificates(
+    [
+      { what: '--tls-credential-bundle', file: config.tls?.credentialBundle ?? '' },
+      { what: '--tls-client-ca', file: config.tls?.clientCa ?? '' },
+    ],
+    { warningHours: config.certExpiryWarningHours, log },
+  );
   const agent = new WorkerAgent({
     apiserver: config.apiserver,
     advertiseIp: config.advertiseIp,
@@ -27,6 +36,7 @@ export async function main(argv: string[]): Promise<void> {
   onShutdownSignal(log, async () => {
     await agent.close();
     tls?.close();
+    certificateExpiry.close();
   });
   void agent.whenAttached().then(() => log.info({ apiserver: config.apiserver, advertiseIp: config.advertiseIp }, 'attached to control plane'));
   logReady(log, { http: agent.listener.address });

@@ -9,8 +9,10 @@
  * - B1: proxy --resolver apiserver --actor-cache off (the proxy calls ResumeActor itself, no ext_proc hop);
  * - B2: proxy --resolver apiserver --actor-cache on (cache, misses resolved by the proxy itself);
  * - C: proxy --actor-cache on (the product: cache in front of the unchanged ext_proc slow path).
- * - A-mtls, C-mtls: A and C with mTLS on every hop (proxy → workers, extproc → control plane), against a stub of
- *   their own whose workers terminate mTLS (the price of workload identities).
+ * - A-mtls, C-mtls: A and C with mTLS on every hop (proxy → extproc, proxy → workers, extproc → control plane),
+ *   against a stub of their own whose workers terminate mTLS (the price of workload identities).
+ * - A-extproc-mtls: A with mTLS on the proxy → extproc hop only, against the plaintext stub: with the cache off
+ *   every request is a miss, so A-extproc-mtls / A is what that hop's mTLS costs per miss.
  * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
  * - fleet-affinity, fleet-rr, fleet-sni: --replicas proxies (C each, one cache per process) behind HAProxy, by
  *   consistent hash of Host, round robin, or consistent hash of the TLS SNI (the fleet scenario only).
@@ -33,6 +35,8 @@ export interface ArmSpec {
   readonly cache: boolean;
   /** Whether every hop of the arm runs mTLS (then it has a stub of its own whose workers terminate mTLS). */
   readonly mtls: boolean;
+  /** Whether the proxy → extproc hop runs mTLS (every mTLS arm, and A-extproc-mtls alone). */
+  readonly extprocMtls?: boolean;
   /** Floor arms: route by a Host table over every worker, or everything to one worker. */
   readonly floor?: 'table' | 'one-worker';
   /** Present: the load is h2load over this transport (bench/h2-arms.ts); absent: autocannon, HTTP/1.1. */
@@ -51,7 +55,7 @@ const C: ArmSpec = { name: 'C', kind: 'proxy', description: 'proxy, cache on, mi
 
 /** `arm` with mTLS on every hop, as arm `name`. */
 function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
-  return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true };
+  return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true, extprocMtls: true };
 }
 
 /** The h2load arms: A or C as they are, with the load over another transport. */
@@ -70,6 +74,7 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   'floor-1': { name: 'floor-1', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'one-worker' },
   A,
   'A-mtls': withMtls(A, 'A-mtls'),
+  'A-extproc-mtls': { ...A, name: 'A-extproc-mtls', description: 'A with mTLS on the proxy → extproc hop only (every request a miss)', extprocMtls: true },
   B1: { name: 'B1', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache off', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'off'], extproc: false, cache: false, mtls: false },
   B2: { name: 'B2', kind: 'proxy', description: 'proxy resolves itself (no ext_proc), cache on', proxyFlags: ['--resolver', 'apiserver', '--actor-cache', 'on'], extproc: false, cache: true, mtls: false },
   C,

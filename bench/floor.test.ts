@@ -79,6 +79,15 @@ test('/ready answers LIVE while running', async () => {
   assert.equal(await ready.body.text(), 'LIVE\n');
 });
 
+test('the admin is guarded like the components\': a rebinding Host reads nothing, /ready answers anyone', async () => {
+  const stats = await request(`http://${floor.admin}/stats`, { headers: { host: 'rebind.evil.example' } });
+  assert.equal(stats.statusCode, 403);
+  assert.equal(((await stats.body.json()) as { code: string }).code, 'ADMIN_FOREIGN_HOST');
+  const ready = await request(`http://${floor.admin}/ready`, { headers: { host: 'rebind.evil.example' } });
+  await ready.body.dump();
+  assert.equal(ready.statusCode, 200);
+});
+
 test('an upstream that refuses connections gives 502', async () => {
   const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}`, routes: {} });
   try {

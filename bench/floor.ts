@@ -23,6 +23,7 @@ import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, ty
 import { parseHostPort, boundAddress } from '../lib/address.js';
 import { createLogger, logReady } from '../lib/logger.js';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
+import { guardAdmin } from '../lib/admin-guard.js';
 import { processStats, resetProcessStats } from '../lib/process-stats.js';
 import { metricPrefix, registerBuildInfo, scrapedCounter } from '../lib/prom-metrics.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
@@ -177,6 +178,7 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
   scrapedCounter(registry, { name: `${metricPrefix('floor')}requests_total`, help: 'Requests received.', read: () => tallies.requests });
   let readiness: Readiness = 'not-ready';
   const adminApp = Fastify({ logger: false });
+  guardAdmin(adminApp, { token: undefined }); // the components' guard: a rebinding page reads nothing here either
   registerOpsRoutes(adminApp, {
     component: 'floor',
     readiness: () => readiness,

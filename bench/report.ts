@@ -19,6 +19,7 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
   ['C', 'direct'],
   ['C-mtls', 'C'],
   ['A-mtls', 'A'],
+  ['A-extproc-mtls', 'A'],
 ];
 
 /** Share of the floor's throughput the product arm must reach (C ≥ 95% of floor). */

@@ -17,7 +17,16 @@ import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
 import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
-import { controlCredentials, extprocTlsArgs, proxyTlsArgs, stubTlsArgs, writeBenchCertificates, type BenchCertificates } from './tls.js';
+import {
+  controlCredentials,
+  extprocListenTlsArgs,
+  extprocTlsArgs,
+  proxyExtprocTlsArgs,
+  proxyTlsArgs,
+  stubTlsArgs,
+  writeBenchCertificates,
+  type BenchCertificates,
+} from './tls.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
 
@@ -50,6 +59,8 @@ export class Stack {
   #ingressCert: Promise<IngressCertificate> | undefined;
   /** `--tracing on`: where the proxy and extproc send their spans. */
   #traceSink: TraceSink | undefined;
+  /** Certificates for an arm with mTLS on the ext_proc hop alone (A-extproc-mtls), written by the first of them. */
+  #hopCerts: Promise<BenchCertificates> | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -163,6 +174,8 @@ export class Stack {
       };
     }
     if (spec.kind !== 'proxy') throw new Error(`arm ${spec.name} cannot be started here`);
+    // mTLS on the ext_proc hop alone: this (plaintext) stack, with certificates for that hop.
+    const hop = tls === undefined && spec.extprocMtls === true ? (await (this.#hopCerts ??= writeBenchCertificates())).files : undefined;
     const started: Launched[] = [];
     try {
       let extprocGrpc = UNUSED_EXTPROC;
@@ -177,6 +190,7 @@ export class Stack {
             '--worker-port', String(this.workerPort),
             '--actor-suffix', cfg.actorSuffix,
             ...(tls === undefined ? [] : extprocTlsArgs(tls)),
+            ...(hop === undefined ? [] : extprocListenTlsArgs(hop)),
           ],
           opts,
         );
@@ -187,7 +201,8 @@ export class Stack {
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
-      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...serving], { ...opts, nodeArgs });
+      const hopArgs = hop === undefined ? [] : proxyExtprocTlsArgs(hop);
+      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...hopArgs, ...serving], { ...opts, nodeArgs });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
@@ -211,7 +226,15 @@ export class Stack {
     this.#mtlsStack = undefined;
     const cert = this.#ingressCert;
     this.#ingressCert = undefined;
-    await Promise.all([this.stub.stop(), mtls?.then((s) => s.stop(), () => undefined), cert?.then((c) => c.remove(), () => undefined), this.#traceSink?.close()]);
+    const hop = this.#hopCerts;
+    this.#hopCerts = undefined;
+    await Promise.all([
+      this.stub.stop(),
+      mtls?.then((s) => s.stop(), () => undefined),
+      cert?.then((c) => c.remove(), () => undefined),
+      hop?.then((c) => c.remove(), () => undefined),
+      this.#traceSink?.close(),
+    ]);
     await this.certs?.remove();
   }
 }

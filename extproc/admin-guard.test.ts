@@ -1,4 +1,4 @@
-/** End to end: extproc's admin refuses cross-site and rebinding state changes, and calls without --admin-token. */
+/** End to end: extproc's admin refuses cross-site and rebinding calls (reads included), and calls without --admin-token. */
 import { test } from 'node:test';
 import { startComponent } from '../lib/testing/component.js';
 import { assertAdminGuarded } from '../lib/testing/admin-guard-checks.js';

@@ -2,6 +2,11 @@
 import net from 'node:net';
 import { readConfig, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
+import type { MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
+import { parseSpiffeMatch } from '../lib/tls/identity.js';
+import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
+import { devIdentities } from '../lib/tls/dev-certs.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
@@ -13,7 +18,7 @@ export const EXTPROC_SERVICE_NAME = 'actor-edge-extproc';
 export const EXTPROC_FLAGS = {
   listen: { type: 'string', env: 'EXTPROC_LISTEN', default: '127.0.0.1:50051', help: 'gRPC listen address (Envoy ext_proc v3 ExternalProcessor).' },
   admin: { type: 'string', env: 'EXTPROC_ADMIN', default: '127.0.0.1:9902', help: 'Admin HTTP listen address (/ready, /metrics, /stats).' },
-  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
+  'admin-token': { type: 'string?', env: 'EXTPROC_ADMIN_TOKEN', help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
@@ -62,6 +67,38 @@ export const EXTPROC_FLAGS = {
     help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
   },
   'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
+  'tls-credential-bundle': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with extproc\'s certificate (its SPIFFE URI) and private key for the ext_proc listener: mTLS, TLS 1.3, ALPN h2 (empty: plaintext, with a warning at start-up).',
+  },
+  'tls-client-ca': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CLIENT_CA',
+    default: '',
+    help: 'PEM file with the CA certificates that sign the data plane\'s (the proxy\'s) client certificate (required with --tls-credential-bundle).',
+  },
+  'tls-client-spiffe-id': {
+    type: 'string',
+    env: 'EXTPROC_TLS_CLIENT_SPIFFE_ID',
+    default: devIdentities().proxy,
+    help: 'The data plane is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/".',
+  },
+  'tls-watch-ms': {
+    type: 'number',
+    env: 'EXTPROC_TLS_WATCH_MS',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the listener\'s two files are checked for changes; new connections use new credentials, open ones keep theirs.',
+  },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'EXTPROC_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'Log a warning while a certificate extproc loads expires within this many hours (0: never).',
+  },
 } as const satisfies FlagSpecs;
 
 export interface ExtprocConfig {
@@ -78,10 +115,27 @@ export interface ExtprocConfig {
   readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
   /** TLS to the control plane; undefined: plaintext. */
   readonly apiserverTls: ClientTlsFiles | undefined;
+  /** mTLS on the ext_proc listener; undefined: plaintext. */
+  readonly listenTls: MtlsServerSettings | undefined;
+  readonly certExpiryWarningHours: number;
   /** `/ready`'s gRPC health check of the control plane. */
   readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
   /** OpenTelemetry tracing (`lib/tracing/config.ts`). */
   readonly tracing: TracingConfig;
+}
+
+function listenTls(values: FlagValues<typeof EXTPROC_FLAGS>): MtlsServerSettings | undefined {
+  const credentialBundle = values['tls-credential-bundle'];
+  const clientCa = values['tls-client-ca'];
+  if (credentialBundle === '' && clientCa === '') return undefined;
+  if (credentialBundle === '' || clientCa === '') throw new UsageError('--tls-credential-bundle and --tls-client-ca go together');
+  let clientIdentity;
+  try {
+    clientIdentity = parseSpiffeMatch(values['tls-client-spiffe-id']);
+  } catch (err) {
+    throw new UsageError(`--tls-client-spiffe-id: ${(err as Error).message}`);
+  }
+  return Object.freeze({ credentialBundle, clientCa, clientIdentity, watchIntervalMs: values['tls-watch-ms'] });
 }
 
 function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): ClientTlsFiles | undefined {
@@ -111,6 +165,8 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: T
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
     apiserverTls: apiserverTls(values, apiserver.host),
+    listenTls: listenTls(values),
+    certExpiryWarningHours: values['cert-expiry-warning-hours'],
     healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
     tracing,
   });

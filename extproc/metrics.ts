@@ -10,6 +10,7 @@ import type { ParkingLot } from '../lib/resume/parking-lot.js';
 import { processStats, resetProcessStats, type ProcessStats } from '../lib/process-stats.js';
 import { histogram, metricPrefix, registerBuildInfo, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../lib/prom-metrics.js';
 import { SinceReset } from '../lib/since-reset.js';
+import type { HandshakeCounts } from '../lib/tls/grpc-mtls-server.js';
 
 /** actor-ingress route-duration buckets, in seconds. */
 export const ROUTE_DURATION_BUCKETS = Object.freeze([
@@ -40,6 +41,8 @@ export interface ExtprocStats {
   readonly resumeCalls: Readonly<Record<string, number>>;
   readonly flightJoins: number;
   readonly parked: { readonly active: number; readonly rejected: number };
+  /** The ext_proc listener's connections by outcome (present with mTLS on the listener). */
+  readonly tls?: HandshakeCounts;
   readonly process: ProcessStats;
 }
 
@@ -50,13 +53,17 @@ function zeroRequests(): Record<OutcomeLabel, number> {
 export class ExtprocMetrics {
   readonly registry = new Registry();
   private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0 };
-  private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number }>;
+  private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number; tls: HandshakeCounts | Record<string, never> }>;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
 
   #health: ReadinessGauge = { ready: () => false, checks: () => ({ ok: 0, failed: 0 }) };
 
-  constructor(private readonly lot: () => ParkingLot | undefined) {
+  /** `tls`: the ext_proc listener's handshake tallies, when it runs mTLS. */
+  constructor(
+    private readonly lot: () => ParkingLot | undefined,
+    private readonly tls?: () => HandshakeCounts,
+  ) {
     const life = this.life;
     const r = this.registry;
     collectDefaultMetrics({ register: r });
@@ -68,7 +75,15 @@ export class ExtprocMetrics {
       labelNames: ['result'],
       read: () => samplesBy('result', this.#health.checks()),
     });
-    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0 }));
+    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0, tls: tls?.() ?? {} }));
+    if (tls !== undefined) {
+      scrapedCounterBy(r, {
+        name: `${P}tls_handshakes_total`,
+        help: 'Connections to the ext_proc listener by outcome: accepted, refused_handshake (plaintext, no or untrusted certificate, not TLS 1.3), refused_identity, refused_alpn.',
+        labelNames: ['outcome'],
+        read: () => samplesBy('outcome', tls()),
+      });
+    }
     scrapedCounter(r, { name: `${P}streams_total`, help: 'ext_proc Process streams opened.', read: () => life.streams });
     scrapedGauge(r, { name: `${P}streams_active`, help: 'ext_proc Process streams open now.', read: () => this.activeStreams });
     scrapedCounter(r, {
@@ -142,6 +157,7 @@ export class ExtprocMetrics {
       resumeCalls: d.resumeCalls,
       flightJoins: d.flightJoins,
       parked: { active: this.lot()?.active ?? 0, rejected: d.parkedRejected },
+      ...(this.tls === undefined ? {} : { tls: d.tls as HandshakeCounts }),
       process: processStats(),
     };
   }

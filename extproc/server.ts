@@ -27,6 +27,8 @@ import { Resolver } from './resolver.js';
 import { serveStream } from './stream.js';
 import { ReloadingTlsCredentials, type ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { TlsFileError } from '../lib/tls/files.js';
+import { MtlsGrpcListener, type MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
+import { startCertificateExpiry, type CertificateSource } from '../lib/tls/expiry.js';
 import { UsageError } from '../lib/flags.js';
 import { startTracing } from '../lib/tracing/provider.js';
 import { tracedResume } from './spans.js';
@@ -46,6 +48,32 @@ function controlCredentials(files: ClientTlsFiles | undefined, log: Logger): grp
     if (err instanceof TlsFileError) throw new UsageError(err.message);
     throw err;
   }
+}
+
+/** The ext_proc listener's mTLS (a missing or unusable file stops the start, naming the flag). */
+function mtlsListener(server: grpc.Server, settings: MtlsServerSettings, log: Logger): MtlsGrpcListener {
+  try {
+    return new MtlsGrpcListener(server, settings, log, { credentialBundle: '--tls-credential-bundle', clientCa: '--tls-client-ca' });
+  } catch (err) {
+    if (err instanceof TlsFileError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function bindPlaintext(server: grpc.Server, address: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+  });
+}
+
+/** Every file of certificates extproc loads, by its flag. */
+function certificateSources(config: ExtprocConfig): CertificateSource[] {
+  return [
+    { what: '--tls-credential-bundle', file: config.listenTls?.credentialBundle ?? '' },
+    { what: '--tls-client-ca', file: config.listenTls?.clientCa ?? '' },
+    { what: '--apiserver-credential-bundle', file: config.apiserverTls?.credentialBundle ?? '' },
+    { what: '--apiserver-ca', file: config.apiserverTls?.caFile ?? '' },
+  ];
 }
 
 export interface RunningExtproc {
@@ -68,6 +96,9 @@ export function attemptBackstopMs(budgetMs: number): number {
 }
 
 export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<RunningExtproc> {
+  // channelz bookkeeping costs CPU on every stream and nothing here reads it.
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
+  const listener = config.listenTls === undefined ? undefined : mtlsListener(server, config.listenTls, log);
   const control: ControlClient = createControlClient(config.apiserver, {}, controlCredentials(config.apiserverTls, log));
   const backstop = attemptBackstopMs(config.resumeBudgetMs);
   const tracing = config.tracing.enabled ? startTracing(config.tracing, 'extproc', log) : undefined;
@@ -85,8 +116,9 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
       join: () => metrics?.flightJoin(),
     },
   });
-  metrics = new ExtprocMetrics(() => flights.lot);
+  metrics = new ExtprocMetrics(() => flights.lot, listener === undefined ? undefined : () => listener.counts);
   const m = metrics;
+  const expiry = startCertificateExpiry('extproc', certificateSources(config), { warningHours: config.certExpiryWarningHours, log, registry: m.registry });
   const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
 
   let phase: Phase = 'starting';
@@ -111,26 +143,31 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
     return undefined;
   });
 
-  // channelz bookkeeping costs CPU on every stream and nothing here reads it.
-  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(externalProcessorServerDefinition(), {
     Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs, tracer }),
   });
+  // The health service is on the ext_proc port itself, behind the same mTLS as Process.
   health.addTo(server);
-  const grpcPort = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(formatHostPort(config.listen.host, config.listen.port), grpc.ServerCredentials.createInsecure(), (err, port) =>
-      err ? reject(err) : resolve(port),
+  let grpcAddress: string;
+  if (listener !== undefined) {
+    grpcAddress = await listener.listen(config.listen.host, config.listen.port);
+  } else {
+    grpcAddress = formatHostPort(config.listen.host, await bindPlaintext(server, formatHostPort(config.listen.host, config.listen.port)));
+    log.warn(
+      { listen: grpcAddress },
+      'ext_proc listener is plaintext: the request headers of every miss travel unencrypted, and anything that reaches the port can open streams (--tls-credential-bundle and --tls-client-ca turn on mTLS)',
     );
-  });
-  const grpcAddress = formatHostPort(config.listen.host, grpcPort);
+  }
 
   const admin = buildAdmin(m, () => readinessReport(phase, [probe]), log);
   guardAdmin(admin, { token: config.adminToken });
   try {
     await admin.listen({ host: config.admin.host, port: config.admin.port });
   } catch (err) {
+    listener?.close();
     server.forceShutdown();
     control.close();
+    expiry.close();
     throw err;
   }
   probe.start();
@@ -148,6 +185,8 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
         phase = 'draining';
         probe.stop();
         health.close();
+        listener?.close(); // no new connections; open streams finish below
+        expiry.close();
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             server.forceShutdown();

@@ -10,11 +10,22 @@ const V6_LOOPBACK: AdminListener = { address: '::1', port: 9901, ownAddresses: [
 
 type Row = readonly [what: string, listener: AdminListener, req: Partial<AdminRequest>, token: string | undefined, expected: 'allow' | 401 | 403];
 
+const basic = (credentials: string): string => `Basic ${Buffer.from(credentials).toString('base64')}`;
+
 const rows: readonly Row[] = [
-  // Reads are never refused.
-  ['GET with a foreign Host and Origin', LOOPBACK, { method: 'GET', host: 'evil.example:9901', origin: 'http://evil.example' }, 'secret', 'allow'],
-  ['HEAD anywhere', LOOPBACK, { method: 'HEAD', host: 'evil.example' }, undefined, 'allow'],
-  ['OPTIONS anywhere', LOOPBACK, { method: 'OPTIONS', host: 'evil.example' }, undefined, 'allow'],
+  // Health checks are answered to anyone; every other read is guarded like a write.
+  ['GET /ready with a foreign Host and Origin, no token', LOOPBACK, { method: 'GET', path: '/ready', host: 'evil.example:9901', origin: 'http://evil.example' }, 'secret', 'allow'],
+  ['HEAD /live with a foreign Host', LOOPBACK, { method: 'HEAD', path: '/live', host: 'evil.example' }, 'secret', 'allow'],
+  ['POST /ready is not a health check', LOOPBACK, { method: 'POST', path: '/ready', host: 'evil.example:9901' }, undefined, 403],
+  ['GET /ready/x is not a health check', LOOPBACK, { method: 'GET', path: '/ready/x', host: 'evil.example:9901' }, undefined, 403],
+  ['GET /stats with a rebinding Host', LOOPBACK, { method: 'GET', path: '/stats', host: 'rebind.evil.example:9901' }, undefined, 403],
+  ['GET /cache with a rebinding Host', LOOPBACK, { method: 'GET', path: '/cache', host: 'rebind.evil.example' }, undefined, 403],
+  ['GET /metrics with a foreign Origin', LOOPBACK, { method: 'GET', path: '/metrics', host: '127.0.0.1:9901', origin: 'http://evil.example' }, undefined, 403],
+  ['HEAD /stats with a foreign Host', LOOPBACK, { method: 'HEAD', path: '/stats', host: 'evil.example' }, undefined, 403],
+  ['OPTIONS with a foreign Host', LOOPBACK, { method: 'OPTIONS', path: '/cache', host: 'evil.example' }, undefined, 403],
+  ['GET /stats addressed directly', LOOPBACK, { method: 'GET', path: '/stats', host: '127.0.0.1:9901' }, undefined, 'allow'],
+  ['GET /stats without the token', LOOPBACK, { method: 'GET', path: '/stats', host: '127.0.0.1:9901' }, 'secret', 401],
+  ['GET /metrics with the token', LOOPBACK, { method: 'GET', path: '/metrics', host: '127.0.0.1:9901', authorization: 'Bearer secret' }, 'secret', 'allow'],
   // Loopback listener: loopback names with the right port.
   ['POST Host 127.0.0.1:port', LOOPBACK, { host: '127.0.0.1:9901' }, undefined, 'allow'],
   ['POST Host 127.3.4.5:port', LOOPBACK, { host: '127.3.4.5:9901' }, undefined, 'allow'],
@@ -59,12 +70,20 @@ const rows: readonly Row[] = [
   ['token: not bearer', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Basic secret' }, 'secret', 401],
   ['token: right', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Bearer secret' }, 'secret', 'allow'],
   ['token: right, scheme in any case', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'bearer secret' }, 'secret', 'allow'],
+  ['token: Basic, the token as the password', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('admin:secret') }, 'secret', 'allow'],
+  ['token: Basic, any user name', LOOPBACK, { method: 'GET', path: '/dashboard', host: '127.0.0.1:9901', authorization: basic(':secret') }, 'secret', 'allow'],
+  ['token: Basic, a colon in the token', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('u:se:cret') }, 'se:cret', 'allow'],
+  ['token: Basic, the wrong password', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('admin:secreT') }, 'secret', 401],
+  ['token: Basic, the token as the user name', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('secret:') }, 'secret', 401],
+  ['token: Basic without a colon', LOOPBACK, { host: '127.0.0.1:9901', authorization: basic('secret') }, 'secret', 401],
+  ['token: Basic, not base64', LOOPBACK, { host: '127.0.0.1:9901', authorization: 'Basic secret!' }, 'secret', 401],
+  ['token: Basic, right but a rebinding Host', LOOPBACK, { method: 'GET', path: '/dashboard', host: 'rebind.evil.example:9901', authorization: basic('admin:secret') }, 'secret', 403],
   ['token: right but a rebinding Host', LOOPBACK, { host: 'evil.example:9901', authorization: 'Bearer secret' }, 'secret', 403],
 ];
 
 for (const [what, listener, partial, token, expected] of rows) {
   test(`admin guard: ${what} → ${expected}`, () => {
-    const req: AdminRequest = { method: 'POST', host: undefined, origin: undefined, authorization: undefined, ...partial };
+    const req: AdminRequest = { method: 'POST', path: '/stats/reset', host: undefined, origin: undefined, authorization: undefined, ...partial };
     const d = decideAdminAccess(req, listener, token);
     if (expected === 'allow') assert.equal(d.kind, 'allow', JSON.stringify(d));
     else {
@@ -81,25 +100,35 @@ test('parseAuthority: default port, brackets, case; malformed → undefined', ()
   for (const bad of ['', 'a:99999', '[zz]:1', 'user@host:1', 'a:b:c']) assert.equal(parseAuthority(bad), undefined, bad);
 });
 
-test('guardAdmin: the hook answers a refusal with JSON, covers routes registered later, leaves reads alone', async () => {
+test('guardAdmin: the hook answers a refusal with JSON, covers routes registered later and reads, leaves /ready open', async () => {
   const app = Fastify();
   guardAdmin(app, { token: 'secret' });
   await app.register(async (child) => {
     child.delete('/cache', async () => ({ evicted: 0 }));
     child.get('/cache', async () => ({ entries: [] }));
+    child.get('/ready', async () => 'LIVE\n');
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const port = (app.server.address() as { port: number }).port;
     const host = `127.0.0.1:${port}`;
-    const read = await app.inject({ method: 'GET', url: '/cache', headers: { host: 'evil.example' } });
-    assert.equal(read.statusCode, 200);
+    const read = await app.inject({ method: 'GET', url: '/cache?limit=1', headers: { host: 'evil.example' } });
+    assert.equal(read.statusCode, 403);
+    assert.equal(read.json<{ code: string }>().code, 'ADMIN_FOREIGN_HOST');
+    const unknown = await app.inject({ method: 'GET', url: '/nothing-here', headers: { host: 'evil.example' } });
+    assert.equal(unknown.statusCode, 403, 'refused before routing, also where no route is');
+    const ready = await app.inject({ method: 'GET', url: '/ready', headers: { host: 'evil.example' } });
+    assert.equal(ready.statusCode, 200, 'the health check answers anyone');
+    const readNoToken = await app.inject({ method: 'GET', url: '/cache', headers: { host } });
+    assert.equal(readNoToken.statusCode, 401);
+    const readToken = await app.inject({ method: 'GET', url: '/cache', headers: { host, authorization: 'Bearer secret' } });
+    assert.equal(readToken.statusCode, 200);
     const foreign = await app.inject({ method: 'DELETE', url: '/cache', headers: { host, origin: 'http://evil.example' } });
     assert.equal(foreign.statusCode, 403);
     assert.equal(foreign.json<{ code: string }>().code, 'ADMIN_FOREIGN_ORIGIN');
     const noToken = await app.inject({ method: 'DELETE', url: '/cache', headers: { host } });
     assert.equal(noToken.statusCode, 401);
-    assert.equal(noToken.headers['www-authenticate'], 'Bearer');
+    assert.deepEqual(noToken.headers['www-authenticate'], ['Bearer realm="actor-edge admin"', 'Basic realm="actor-edge admin", charset="UTF-8"'], 'a browser is offered its login prompt');
     assert.equal(noToken.json<{ code: string }>().code, 'ADMIN_TOKEN_REQUIRED');
     const ok = await app.inject({ method: 'DELETE', url: '/cache', headers: { host, authorization: 'Bearer secret' } });
     assert.equal(ok.statusCode, 200);

@@ -1,16 +1,23 @@
 /**
- * The guard every admin server installs (proxy, proxy cluster primary, extproc, apiserver-stub): state-changing
- * calls (any method but GET, HEAD and OPTIONS) are refused unless
+ * The guard every admin server installs (proxy, proxy cluster primary, extproc, apiserver-stub, the benchmark's
+ * floor): every call, reads included, is refused unless
  * - `Host` names the admin itself: for a loopback listener 127.x.x.x, `localhost` or `[::1]` with the listener's
  *   port; for any other listener (a wildcard or an interface address) one of the machine's own IP addresses
  *   (loopback included: a port published by a container runtime arrives with the host's 127.0.0.1), `localhost`,
  *   or a single-label name (a compose service name such as `proxy`), with any port (published ports may differ).
- *   A DNS-rebinding page always sends a dotted name its author controls;
+ *   A DNS-rebinding page always sends a dotted name its author controls, so it can neither change nor read
+ *   anything (the binding table names every running actor and its worker);
  * - `Origin`, when present, names the admin by the same rule (a cross-site form or fetch carries a foreign one;
  *   `Origin: null` is foreign too);
- * - the bearer token matches, when the component runs with `--admin-token` (compared in constant time).
- * Host and Origin refusals are 403, a missing or wrong token 401; each with a JSON `{ error, code }`.
- * `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
+ * - the token matches, when the component runs with `--admin-token` (compared in constant time):
+ *   `Authorization: Bearer <token>`, or Basic credentials with the token as the password and any user name, which
+ *   is what a browser sends once its login prompt (a 401 offers both schemes) was answered: the admin's pages (the
+ *   index, the proxy's dashboard, whose polls the browser then authenticates the same way) open in a browser.
+ *   The browser attaches those credentials to a cross-site page's requests too, but that page cannot read an
+ *   answer, and every state change (never a GET) carries its foreign Origin.
+ * Only `GET`/`HEAD` of the health checks (`/ready`, `/live`) are always answered: load balancers and orchestrators
+ * probe them with whatever Host they like. Host and Origin refusals are 403, a missing or wrong token 401; each with
+ * a JSON `{ error, code }`. `decideAdminAccess` is the pure decision; `guardAdmin` installs it as an onRequest hook.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
@@ -19,6 +26,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface AdminRequest {
   readonly method: string;
+  /** The request path, without the query string. */
+  readonly path: string;
   readonly host: string | undefined;
   readonly origin: string | undefined;
   readonly authorization: string | undefined;
@@ -38,7 +47,14 @@ export type AdminDecision =
   | { readonly kind: 'allow' }
   | { readonly kind: 'refuse'; readonly status: 401 | 403; readonly code: AdminRefusalCode; readonly error: string };
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Health checks, answered to anyone: `GET`/`HEAD` of these paths only. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/ready', '/live']);
+const PROBE_METHODS = new Set(['GET', 'HEAD']);
+
+/** Whether a call is a health check, answered without any check. */
+export function isOpenProbe(method: string, path: string): boolean {
+  return PROBE_METHODS.has(method.toUpperCase()) && OPEN_PATHS.has(path);
+}
 
 interface Authority {
   /** Lower case, IPv6 without brackets. */
@@ -89,32 +105,48 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** Constant-time comparison of the presented bearer token with the expected one. */
-function tokenMatches(authorization: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  const presented = m?.[1] ?? '';
-  const equal = timingSafeEqual(digest(presented), digest(token));
-  return equal && m !== null;
+/**
+ * The token an `Authorization` header presents: `Bearer <token>`, or `Basic` credentials whose password is the
+ * token (any user name: what a browser's login prompt sends, so the index and the dashboard open in a browser).
+ */
+function presentedToken(authorization: string | undefined): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (bearer !== null) return bearer[1];
+  const basic = /^Basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(authorization ?? '');
+  if (basic === null) return undefined;
+  const credentials = Buffer.from(basic[1] as string, 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  return colon < 0 || colon === credentials.length - 1 ? undefined : credentials.slice(colon + 1);
 }
+
+/** Constant-time comparison of the presented token with the expected one. */
+function tokenMatches(authorization: string | undefined, token: string): boolean {
+  const presented = presentedToken(authorization);
+  const equal = timingSafeEqual(digest(presented ?? ''), digest(token));
+  return equal && presented !== undefined;
+}
+
+/** The challenges of a 401: the bearer token, or (a browser) Basic with the token as the password. */
+export const TOKEN_CHALLENGES: readonly string[] = Object.freeze(['Bearer realm="actor-edge admin"', 'Basic realm="actor-edge admin", charset="UTF-8"']);
 
 function refuse(status: 401 | 403, code: AdminRefusalCode, error: string): AdminDecision {
   return { kind: 'refuse', status, code, error };
 }
 
 export function decideAdminAccess(req: AdminRequest, listener: AdminListener, token: string | undefined): AdminDecision {
-  if (SAFE_METHODS.has(req.method.toUpperCase())) return { kind: 'allow' };
+  if (isOpenProbe(req.method, req.path)) return { kind: 'allow' };
   const host = req.host === undefined ? undefined : parseAuthority(req.host);
   if (host === undefined || !namesAdmin(host, listener)) {
-    return refuse(403, 'ADMIN_FOREIGN_HOST', `admin: Host "${req.host ?? ''}" does not name this admin server; state-changing calls must address it directly`);
+    return refuse(403, 'ADMIN_FOREIGN_HOST', `admin: Host "${req.host ?? ''}" does not name this admin server; calls must address it directly`);
   }
   if (req.origin !== undefined) {
     const origin = originAuthority(req.origin);
     if (origin === undefined || !namesAdmin(origin, listener)) {
-      return refuse(403, 'ADMIN_FOREIGN_ORIGIN', `admin: Origin "${req.origin}" is not this admin server; cross-site state-changing calls are refused`);
+      return refuse(403, 'ADMIN_FOREIGN_ORIGIN', `admin: Origin "${req.origin}" is not this admin server; cross-site calls are refused`);
     }
   }
   if (token !== undefined && !tokenMatches(req.authorization, token)) {
-    return refuse(401, 'ADMIN_TOKEN_REQUIRED', 'admin: this call needs "Authorization: Bearer <admin token>"');
+    return refuse(401, 'ADMIN_TOKEN_REQUIRED', 'admin: this call needs "Authorization: Bearer <admin token>" (or Basic with the token as the password)');
   }
   return { kind: 'allow' };
 }
@@ -125,8 +157,13 @@ export function machineAddresses(): string[] {
 }
 
 export interface AdminGuardOptions {
-  /** When set, state-changing calls also need `Authorization: Bearer <token>`. */
+  /** When set, every call but the health checks also needs `Authorization: Bearer <token>`. */
   readonly token: string | undefined;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
@@ -136,7 +173,8 @@ function single(value: string | string[] | undefined): string | undefined {
 /** Installs the guard on an admin server (applies to every route, also those registered later). */
 export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (SAFE_METHODS.has(req.method)) return;
+    const path = pathOf(req.url);
+    if (isOpenProbe(req.method, path)) return;
     const bound = app.server.address();
     const listener: AdminListener = {
       address: bound !== null && typeof bound === 'object' ? bound.address : '',
@@ -145,12 +183,12 @@ export function guardAdmin(app: FastifyInstance, opts: AdminGuardOptions): void 
     };
     const headers = req.raw.headers;
     const decision = decideAdminAccess(
-      { method: req.method, host: single(headers.host), origin: single(headers.origin), authorization: single(headers.authorization) },
+      { method: req.method, path, host: single(headers.host), origin: single(headers.origin), authorization: single(headers.authorization) },
       listener,
       opts.token,
     );
     if (decision.kind === 'refuse') {
-      if (decision.status === 401) void reply.header('www-authenticate', 'Bearer');
+      if (decision.status === 401) void reply.header('www-authenticate', [...TOKEN_CHALLENGES]);
       return reply.code(decision.status).send({ error: decision.error, code: decision.code });
     }
   });

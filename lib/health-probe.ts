@@ -28,7 +28,11 @@ export interface ReadinessCheck {
 export interface HealthProbeOptions {
   /** What is checked, for messages: e.g. `ext_proc 127.0.0.1:50051`. */
   readonly name: string;
-  readonly client: HealthClient;
+  /**
+   * The client the checks use; a function is asked before every check (it follows a channel that is replaced,
+   * e.g. when credentials rotate) and its clients are never closed by the probe.
+   */
+  readonly client: HealthClient | (() => HealthClient);
   /** The service name asked for ('' is the whole server). */
   readonly service: string;
   readonly intervalMs: number;
@@ -37,7 +41,7 @@ export interface HealthProbeOptions {
   readonly unhealthyThreshold?: number;
   /** Called when the state changes kind (ok ↔ failing, pending → either). */
   readonly onChange?: (state: CheckState) => void;
-  /** Closes the client when the probe stops (default true: the probe owns it). */
+  /** Closes the client (not one from a function) when the probe stops (default true: the probe owns it). */
   readonly ownsClient?: boolean;
 }
 
@@ -88,7 +92,8 @@ export class HealthProbe implements ReadinessCheck {
   #run(): void {
     if (this.#stopped) return;
     const startedAt = Date.now();
-    const check = checkHealth(this.#opts.client, this.#opts.service, this.#opts.timeoutMs);
+    const client = this.#opts.client;
+    const check = checkHealth(typeof client === 'function' ? client() : client, this.#opts.service, this.#opts.timeoutMs);
     this.#cancel = check.cancel;
     void check.answer.then((answer) => {
       this.#cancel = undefined;
@@ -125,6 +130,7 @@ export class HealthProbe implements ReadinessCheck {
     clearTimeout(this.#timer);
     this.#cancel?.();
     for (const w of [...this.#waiters]) w();
-    if (this.#opts.ownsClient !== false) this.#opts.client.close();
+    const client = this.#opts.client;
+    if (this.#opts.ownsClient !== false && typeof client !== 'function') client.close();
   }
 }

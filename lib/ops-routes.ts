@@ -16,6 +16,8 @@
  *   status it got and how long it took: `msg: "admin call"` (refused ones at `warn`) — or, for a component with
  *   an access log (`auditTo`), as an access-log line there, independent of LOG_LEVEL (refused ones still also
  *   at `warn` on the component log).
+ * Every route but `GET`/`HEAD` of `/live` and `/ready` (the index and `/server_info` included) is behind the
+ * admin guard (`admin-guard.ts`): Host, Origin, and the token.
  * A route describes itself for the index with `config: { description }`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -8,13 +8,15 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
-import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../lib/tls/identity.js';
+import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
+import { devIdentities } from '../lib/tls/dev-certs.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import type { CacheConfig } from './stages/actor-cache/config.js';
-import type { ExtProcStageConfig } from './stages/ext-proc/config.js';
+import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
 import type { ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
@@ -50,7 +52,7 @@ export const PROXY_FLAGS = {
     help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused with REFUSED_STREAM.',
   },
   admin: { type: 'string', env: 'PROXY_ADMIN', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
-  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, state-changing admin calls need "Authorization: Bearer <token>".' },
+  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
   extproc: { type: 'string', env: 'PROXY_EXTPROC', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
   'health-check-interval-ms': {
     type: 'number',
@@ -246,6 +248,38 @@ export const PROXY_FLAGS = {
     min: 10,
     help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
   },
+  'extproc-credential-bundle': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_CREDENTIAL_BUNDLE',
+    default: '',
+    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to ext_proc (TLS 1.3, ALPN h2); empty: plaintext, with a warning at start-up.',
+  },
+  'extproc-trust-bundle': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_TRUST_BUNDLE',
+    default: '',
+    help: 'PEM file with the CA certificates that sign extproc\'s certificate (required with --extproc-credential-bundle).',
+  },
+  'extproc-spiffe-id': {
+    type: 'string',
+    env: 'PROXY_EXTPROC_SPIFFE_ID',
+    default: devIdentities().extproc,
+    help: 'ext_proc is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/" (never checked by IP or name).',
+  },
+  'extproc-tls-watch-ms': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_TLS_WATCH_MS',
+    default: DEFAULT_WATCH_INTERVAL_MS,
+    min: 10,
+    help: 'How often the two ext_proc bundle files are checked for changes; a change opens a new channel for new streams, open streams finish on the old one.',
+  },
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'PROXY_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'Log a warning while a certificate the proxy loads (serving, upstream, ext_proc) expires within this many hours (0: never).',
+  },
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
@@ -297,6 +331,8 @@ export interface OpsConfig {
   /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
   readonly drainDelayMs: number;
   readonly drainTimeoutMs: number;
+  /** `--cert-expiry-warning-hours` (0: no warning). */
+  readonly certExpiryWarningHours: number;
 }
 
 /**
@@ -327,6 +363,24 @@ export interface ProxyConfig {
 /** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
 export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
+/** `read()`'s value; what it throws becomes a usage error naming `flag`. */
+function checked<T>(flag: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
+  }
+}
+
+function extProcTlsConfig(flags: ProxyFlags): ExtProcTlsConfig | undefined {
+  const credentialBundle = flags['extproc-credential-bundle'];
+  const trustBundle = flags['extproc-trust-bundle'];
+  if (credentialBundle === '' && trustBundle === '') return undefined;
+  if (credentialBundle === '' || trustBundle === '') throw new UsageError('--extproc-credential-bundle and --extproc-trust-bundle go together');
+  const serverIdentity = checked('--extproc-spiffe-id', () => parseSpiffeMatch(flags['extproc-spiffe-id']));
+  return Object.freeze({ credentialBundle, trustBundle, serverIdentity, watchIntervalMs: flags['extproc-tls-watch-ms'] });
+}
+
 function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
   const credentialBundle = flags['upstream-credential-bundle'];
   const trustBundle = flags['upstream-trust-bundle'];
@@ -335,12 +389,7 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
     return undefined;
   }
   if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
-  let spiffePrefix: string;
-  try {
-    spiffePrefix = validateSpiffePrefix(flags['upstream-spiffe-prefix']);
-  } catch (err) {
-    throw new UsageError(`--upstream-spiffe-prefix: ${(err as Error).message}`);
-  }
+  const spiffePrefix = checked('--upstream-spiffe-prefix', () => validateSpiffePrefix(flags['upstream-spiffe-prefix']));
   return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
 }
 
@@ -409,7 +458,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile, tracing: Traci
       maxEntries: flags['cache-max-entries'],
       refreshAhead: flags['cache-refresh-ahead'] === 'on',
     }),
-    extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags) }),
+    extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags), tls: extProcTlsConfig(flags) }),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
     upstream: freeze({
@@ -426,6 +475,7 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile, tracing: Traci
       accessLog: freeze(accessLogTarget(flags['access-log'])),
       drainDelayMs: flags['drain-delay-ms'],
       drainTimeoutMs: flags['drain-timeout-ms'],
+      certExpiryWarningHours: flags['cert-expiry-warning-hours'],
     }),
     tracing,
   });

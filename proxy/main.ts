@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import { formatHelp, UsageError } from '../lib/flags.js';
 import { TlsFileError } from '../lib/tls/files.js';
 import { loadUpstreamTls } from './upstream/tls.js';
+import { loadExtProcTls } from './stages/ext-proc/channel-tls.js';
 import { createLogger } from '../lib/logger.js';
 import { PROXY_FLAGS, readProxyConfig, type ProxyConfig } from './config.js';
 import { assembleStages } from './stages/assemble.js';
@@ -33,6 +34,7 @@ export async function main(argv: string[]): Promise<void> {
       throw err;
     }
   }
+  if (config.extProc.tls !== undefined && config.resolver.kind === 'extproc' && !cluster.isWorker) loadExtProcTls(config.extProc.tls);
   // A reload reads the config again from the same flags and environment (and the config file, again).
   const rereadConfig = () => readProxyConfig(argv).config as ProxyConfig;
   if (cluster.isWorker) {

@@ -12,6 +12,7 @@ import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
+import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { AccessLog, type AccessLogSink } from './ops/access-log.js';
 import { startTracing, type Tracing } from '../lib/tracing/provider.js';
 import { ATTR_CACHE } from '../lib/tracing/attributes.js';
@@ -74,10 +75,14 @@ export function stagesConfig(config: ProxyConfig): StagesConfig {
   };
 }
 
-/** What `/ready` checks: the resolver in use (`--resolver`) at its address, as often as `healthCheck` says. */
-export function resolverHealthTarget(config: Pick<ProxyConfig, 'resolver' | 'extProc' | 'healthCheck'>): ResolverHealthTarget {
+/**
+ * What `/ready` checks: the resolver in use (`--resolver`) at its address, as often as `healthCheck` says, on the
+ * resolver stage's own channel when one of `stages` offers it.
+ */
+export function resolverHealthTarget(config: Pick<ProxyConfig, 'resolver' | 'extProc' | 'healthCheck'>, stages: readonly ProxyStage[] = []): ResolverHealthTarget {
   const { kind, apiserver } = config.resolver;
-  return { kind, address: kind === 'extproc' ? config.extProc.address : apiserver, check: config.healthCheck };
+  const client = stages.find((s) => s.healthClient !== undefined)?.healthClient;
+  return { kind, address: kind === 'extproc' ? config.extProc.address : apiserver, check: config.healthCheck, ...(client === undefined ? {} : { client }) };
 }
 
 export async function startProxyProcess(config: ProxyConfig, assemble: AssembleStages, opts: ProcessOptions): Promise<RunningProxy> {
@@ -86,6 +91,16 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const stats = new ProxyStats(config.chain.rerun.maxReruns);
   const counters = stats.live;
   const metrics = createProxyMetrics(counters);
+  const certificateExpiry = startProxyCertificateExpiry(
+    {
+      servingCert: (listeners.tls ?? listeners.connectTls)?.certFile,
+      upstream: upstream.tls,
+      extProc: config.resolver.kind === 'extproc' ? config.extProc.tls : undefined,
+    },
+    ops.certExpiryWarningHours,
+    log,
+    metrics.registry,
+  );
   const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
   const stages = await assemble({
     config: stagesConfig(config),
@@ -149,7 +164,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     registry: metrics.registry,
     stages: [...stages, tunnelStage],
     draining: () => readinessFailed || ingress.draining,
-    resolverHealth: resolverHealthTarget(config),
+    resolverHealth: resolverHealthTarget(config, stages),
     reload,
     log,
     accessLog,
@@ -197,6 +212,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
+      certificateExpiry.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
       await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));

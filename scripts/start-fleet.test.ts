@@ -1,6 +1,8 @@
 /**
- * `npm run fleet` end to end: the real script (stub, extproc, two replicas, HAProxy) on free ports, a request
- * through HAProxy answered by a replica, then SIGTERM: everything stops, exit 0, the frontend refuses connections.
+ * `npm run fleet` end to end: the real script (stub, extproc, two replicas, HAProxy) on free ports, requests
+ * through HAProxy answered by the replicas, each a miss that went through extproc over mTLS (extproc's port
+ * refuses a plaintext gRPC client and a TLS client without a certificate, and counts the replicas' handshakes as
+ * accepted), then SIGTERM: everything stops, exit 0, the frontend refuses connections.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,9 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { waitFor } from '../lib/testing/wait.js';
+import { metricValue } from '../lib/testing/scrape.js';
+import { plaintextProcess, tlsWithoutCertificate } from '../extproc/testing/refused-clients.js';
 
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-fleet.js');
-const HOST = 'actor-003.demo.actors.resources.substrate.ate.dev';
+const SUFFIX = 'demo.actors.resources.substrate.ate.dev';
+const HOST = `actor-003.${SUFFIX}`;
 const started: ChildProcess[] = [];
 after(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -27,7 +32,12 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
-test('npm run fleet: ready banner, a request served through HAProxy by a replica, a clean stop on SIGTERM', async (t) => {
+/** An address extproc's ready line names (`grpc`, `admin`), from the fleet's output. */
+function extprocAddress(output: string, listener: string): string | undefined {
+  return output.split('\n').map((l) => (l.startsWith('extproc ') ? new RegExp(`"${listener}":"([^"]+)"`).exec(l)?.[1] : undefined)).find((a) => a !== undefined);
+}
+
+test('npm run fleet: ready banner, misses served through HAProxy by the replicas over mTLS to extproc, a clean stop on SIGTERM', async (t) => {
   try {
     await promisify(execFile)('haproxy', ['-v']);
   } catch {
@@ -50,6 +60,26 @@ test('npm run fleet: ready banner, a request served through HAProxy by a replica
   assert.equal(res.statusCode, 200);
   assert.equal(body.actor, 'actor-003');
   assert.match(String(res.headers['x-fleet-replica']), /^r[12]$/);
+
+  // The proxy → extproc hop is mTLS: extproc's port refuses what is not a replica's certificate, and every
+  // miss (one per actor, the caches are fresh) reached extproc through an accepted handshake.
+  assert.match(output, /mTLS\s+on every internal hop, proxy → extproc included/);
+  const grpcAddress = extprocAddress(output, 'grpc');
+  const extprocAdmin = extprocAddress(output, 'admin');
+  assert.ok(grpcAddress !== undefined && extprocAdmin !== undefined, `extproc's ready line:\n${output}`);
+  assert.equal(await plaintextProcess(grpcAddress, HOST), 'UNAVAILABLE');
+  assert.match(await tlsWithoutCertificate(grpcAddress), /CERTIFICATE_REQUIRED/);
+  const replicas = new Set<string>();
+  for (let i = 0; i < 8; i++) {
+    const miss = await request(`http://127.0.0.1:${port}/`, { headers: { host: `actor-00${i}.${SUFFIX}` } });
+    assert.equal(((await miss.body.json()) as { actor?: string }).actor, `actor-00${i}`);
+    assert.equal(miss.statusCode, 200);
+    replicas.add(String(miss.headers['x-fleet-replica']));
+  }
+  assert.equal(replicas.size, 2, 'both replicas served misses');
+  const scrape = await (await request(`http://${extprocAdmin}/metrics`)).body.text();
+  assert.ok(metricValue(scrape, 'actor_edge_extproc_tls_handshakes_total{outcome="accepted"}') >= 2, 'each replica connected over mTLS');
+  assert.ok(metricValue(scrape, 'actor_edge_extproc_tls_handshakes_total{outcome="refused_handshake"}') >= 2, 'the two test clients were refused');
   child.kill('SIGTERM');
   assert.equal(await exited, 0, output);
   assert.match(output, /stopped\s*$/);

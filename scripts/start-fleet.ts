@@ -4,8 +4,9 @@
  * proxy replicas behind HAProxy instead of one proxy: apiserver-stub (with its workers on 127.x.y.z), extproc, N
  * `actor-edge proxy` processes (each its own cache and ports) and Debian's `haproxy` in front (scripts/fleet/).
  * Prints where to send requests and waits; Ctrl-C (or SIGTERM) stops everything and removes the temporary
- * directory that holds HAProxy's configuration and socket. Plaintext between the components (this shows the
- * load-balancing tier; `npm start` shows mTLS).
+ * directory that holds HAProxy's configuration and socket. Every internal hop runs mTLS with the development
+ * certificates `npm start` makes (the proxy → extproc hop included); `--tls off` (STACK_TLS=off): plaintext, warned
+ * about before anything starts. A TLS variable the user set wins over the generated one.
  */
 import { formatHelp, readFlags, UsageError, type FlagSpecs } from '../lib/flags.js';
 import { DEFAULT_ACTOR_SUFFIX } from '../lib/actor-ref.js';
@@ -15,6 +16,7 @@ import { workerNet } from '../lib/loopback.js';
 import { formatLine, levelOf, levelValue } from './stack/log-format.js';
 import { detectionMs, Fleet } from './fleet/fleet.js';
 import { FLEET_MODES, PLAN_DEFAULTS, REPLICA_HEADER } from './fleet/haproxy-config.js';
+import { generateStackCertificates, PLAINTEXT_WARNING, type StackCertificates } from './stack/tls.js';
 
 const FLAGS = {
   replicas: { type: 'number', env: 'FLEET_REPLICAS', default: 3, min: 1, max: 16, help: 'proxy replicas behind HAProxy' },
@@ -35,6 +37,13 @@ const FLAGS = {
     help: 'a replica takes at most this % of the average load in the hashing modes (0: no bound)',
   },
   'drain-delay-ms': { type: 'number', env: 'PROXY_DRAIN_DELAY_MS', default: 2000, help: 'how long a replica serves on with /ready failing after SIGTERM' },
+  tls: {
+    type: 'choice',
+    env: 'STACK_TLS',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'on: mTLS on every internal hop (proxy → extproc, proxy → workers, extproc → control plane) with development certificates made at start; off: plaintext',
+  },
 } as const satisfies FlagSpecs;
 
 const SUMMARY = 'A fleet of proxy replicas (each its own process and cache) behind HAProxy, with apiserver-stub and extproc.';
@@ -67,7 +76,21 @@ const show = (label: string, line: string): void => {
   // HAProxy's own lines are not JSON: always shown.
   if ((levelOf(line) ?? Infinity) >= minLevel) process.stdout.write(`${formatLine(label, line, fmt)}\n`);
 };
-const opts = { keepLines: 20, env: { LOG_LEVEL: minLevel > 30 ? 'info' : process.env.LOG_LEVEL || 'info' } };
+
+let certificates: StackCertificates | undefined;
+if (v.tls === 'on') {
+  try {
+    certificates = await generateStackCertificates();
+  } catch (err) {
+    process.stderr.write(`fleet: cannot make the development certificates (--tls off runs without them): ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+} else {
+  say(PLAINTEXT_WARNING);
+}
+/** The generated TLS variables the user did not set: each component reads its own. */
+const tlsEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(certificates?.env ?? {}).filter(([name]) => process.env[name] === undefined));
+const opts = { keepLines: 20, env: { ...tlsEnv, LOG_LEVEL: minLevel > 30 ? 'info' : process.env.LOG_LEVEL || 'info' } };
 
 const started: Launched[] = [];
 let fleet: Fleet | undefined;
@@ -77,6 +100,7 @@ async function stopAll(code: number): Promise<never> {
   stopping = true;
   await fleet?.stop().catch((err: unknown) => say(`stopping the fleet: ${(err as Error).message}`));
   for (const p of started.reverse()) await p.stop();
+  await certificates?.remove();
   say('stopped');
   process.exit(code);
 }
@@ -109,6 +133,7 @@ try {
     slots: v.replicas,
     backends: { apiserverGrpc: stub.addresses['grpc'] as string, extprocGrpc: extproc.addresses['grpc'] as string, workerPort: net.port },
     proxyFlags: ['--cache-ttl-ms', String(v['cache-ttl-ms'])],
+    env: tlsEnv,
     drainDelayMs: v['drain-delay-ms'],
     hashBalanceFactor: v['hash-balance-factor'],
     haproxyLog: true,
@@ -130,6 +155,9 @@ try {
     `  try       ${tryLine}`,
     `  replicas  ${fleet.running().map((s) => `${s.name} ${fleet!.adminUrl(s)}/stats`).join('  ')}`,
     ...(fleet.statsPage === undefined ? [] : [`  haproxy   http://127.0.0.1:${fleet.statsPage.port}/ (stats page)  runtime API: ${fleet.runtime.socketPath}`]),
+    v.tls === 'on'
+      ? `  mTLS      on every internal hop, proxy → extproc included (plaintext: npm run fleet -- --tls off)`
+      : `  mTLS      off: every internal hop is plaintext`,
     `  stop      Ctrl-C`,
   ];
   for (const l of lines) say(l);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { request } from 'undici';
 import { workerNet } from '../lib/loopback.js';
+import { plaintextProcess, tlsWithoutCertificate } from '../extproc/testing/refused-clients.js';
 import { waitFor } from '../lib/testing/wait.js';
 import { OtlpReceiver } from '../lib/testing/otlp-receiver.js';
 
@@ -124,6 +125,14 @@ test('npm start serves the curl example through the proxy and stops cleanly on S
     assert.ok(stack.output.some((l) => l.startsWith(`${name.padEnd(14)} | `)), `${name}'s lines are prefixed with its name`);
   }
 
+  // mTLS by default on the ext_proc hop: extproc's port refuses a plaintext gRPC client and a TLS client without
+  // a certificate (the proxy's own stream above went through).
+  assert.ok(stack.output.some((l) => /^stack +\| +mTLS +on every internal hop/.test(l)));
+  const grpcAddress = stack.output.map((l) => (l.startsWith('extproc ') ? /"grpc":"([^"]+)"/.exec(l)?.[1] : undefined)).find((a) => a !== undefined);
+  assert.ok(grpcAddress, "extproc's ready line");
+  assert.equal(await plaintextProcess(grpcAddress, HOST), 'UNAVAILABLE');
+  assert.match(await tlsWithoutCertificate(grpcAddress), /CERTIFICATE_REQUIRED/);
+
   stack.launcher.kill('SIGTERM');
   assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
@@ -161,6 +170,20 @@ test('npm start with OTEL_* and LOG_LEVEL=warn: spans of both services in the cl
   } finally {
     await receiver.close();
   }
+});
+
+test('npm start -- --tls off: plaintext everywhere, said at start-up by the launcher and by the components', async () => {
+  const stack = await launch({ env: { STACK_TLS: 'off' } });
+  const res = await request(`${stack.ingress}/`, { headers: { host: HOST } });
+  await res.body.dump();
+  assert.equal(res.statusCode, 200);
+  const first = stack.output.findIndex((l) => /^stack +\| WARN +--tls off: every internal hop is plaintext/.test(l));
+  const started = stack.output.findIndex((l) => /^stack +\| started /.test(l));
+  assert.ok(first >= 0 && first < started, 'the launcher warns before it starts anything');
+  assert.ok(stack.output.some((l) => /^extproc +\| WARN +ext_proc listener is plaintext/.test(l)));
+  assert.ok(stack.output.some((l) => /^proxy +\| WARN +ext_proc hop is plaintext/.test(l)));
+  stack.launcher.kill('SIGTERM');
+  assert.equal(await stack.exited, 0);
 });
 
 test('a component that dies is reported and stops the whole stack with a non-zero exit', async () => {

@@ -11,7 +11,7 @@
  */
 import { runStack } from './stack/launcher.js';
 import { levelValue } from './stack/log-format.js';
-import { generateStackCertificates, tlsSwitch, type StackCertificates } from './stack/tls.js';
+import { generateStackCertificates, PLAINTEXT_WARNING, tlsSwitch, type StackCertificates } from './stack/tls.js';
 
 function numberFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -55,6 +55,7 @@ const code = await runStack({
   readyTimeoutMs: numberFromEnv('STACK_READY_TIMEOUT_MS', 30000),
   graceMs: numberFromEnv('STACK_STOP_GRACE_MS', 10000),
   format: { raw: process.env.STACK_LOG_FORMAT === 'json', color: process.stdout.isTTY === true && !process.env.NO_COLOR },
+  notices: tls === 'off' ? [PLAINTEXT_WARNING] : [],
 });
 await certificates?.remove();
 process.exit(code);

@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# `npm run test:compose`: builds the image, writes development certificates into a temporary directory (mTLS on
-# every hop, as compose.yaml runs by default), then for ACTOR_CACHE=on and off brings the compose deployment up,
-# waits for every service to be healthy, checks from inside a worker container that only the apiserver's attach
-# port is reachable (not the admin APIs, ext_proc, the control API or the ingress), checks from inside the proxy
-# container that every worker and the control API speak TLS with the expected identities, sends requests through
-# 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends one request over HTTP/2
-# with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to the demo Echo
-# service, runs a 3-second load from the bench service inside the network, checks the proxy's and extproc's
-# /stats, and tears everything down (`down -v`), also when a step fails.
+# `npm run test:compose`: checks that no certificate or key enters the build context, builds the image (and the
+# benchmark's), checks that the image holds only the components, writes development certificates into a temporary
+# directory (mTLS on every hop, as compose.yaml runs by default), checks that `docker compose config` runs every
+# service hardened (read-only, cap_drop ALL, no-new-privileges, limits, health checks every >= 5 s), then for
+# ACTOR_CACHE=on and off brings the compose deployment up, waits for every service to be healthy, checks from
+# inside a worker container that only the apiserver's attach port is reachable (not the admin APIs, ext_proc, the
+# control API or the ingress), checks from inside the proxy container that every worker, the control API and
+# extproc speak TLS with the expected identities (ext_proc: mTLS both ways, a plaintext or certificate-less client
+# refused, an impostor refused by the proxy's client), that every admin refuses a rebinding Host even for reads,
+# sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends one
+# request over HTTP/2 with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to
+# the demo Echo service, runs a 3-second load from the bench service inside the network, checks the proxy's and
+# extproc's /stats, and tears everything down (`down -v`), also when a step fails.
 #
 # Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
 # ACTOR_EDGE_HTTPS_PORT (8443), ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902),
-# ACTOR_EDGE_STUB_ADMIN_PORT (9903).
+# ACTOR_EDGE_STUB_ADMIN_PORT (9903). ACTOR_EDGE_BASE_IMAGE (node:20-slim) is the build's base image.
 # COMPOSE_TEST_MODES="on off" picks the flag values to test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if docker compose version >/dev/null 2>&1; then DC=(docker compose); else DC=(docker-compose); fi
 PROJECT=${COMPOSE_TEST_PROJECT:-actor-edge-test}
-FILES=(-f compose.yaml -f scripts/compose/admin-ports.yaml)
+FILES=(-f compose.yaml -f scripts/compose/test-overlay.yaml)
 export ACTOR_EDGE_IMAGE=${ACTOR_EDGE_IMAGE:-actor-edge:local}
+export ACTOR_EDGE_BENCH_IMAGE=${ACTOR_EDGE_BENCH_IMAGE:-actor-edge-bench:local}
+export ACTOR_EDGE_BASE_IMAGE=${ACTOR_EDGE_BASE_IMAGE:-node:20-slim}
 export ACTOR_EDGE_HTTP_PORT=${ACTOR_EDGE_HTTP_PORT:-8080}
 export ACTOR_EDGE_HTTPS_PORT=${ACTOR_EDGE_HTTPS_PORT:-8443}
 export ACTOR_EDGE_ADMIN_PORT=${ACTOR_EDGE_ADMIN_PORT:-9901}
@@ -42,13 +48,19 @@ teardown() {
   say "tearing down"
   dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || dc down -v --remove-orphans || true
   if [[ -n "${CERTS_DIR:-}" ]]; then rm -rf "$CERTS_DIR"; fi
+  remove_canaries
   exit "$rc"
 }
+
+# Files that must never enter the build context: a key where compose:certs writes, a certificate beside sources.
+CANARIES=(certs/build-context-canary.key scripts/compose/build-context-canary.pem)
+remove_canaries() { local f; for f in "${CANARIES[@]}"; do rm -f "$f"; done; rmdir certs 2>/dev/null || true; }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
+# The checks run from dist/ (on the host, and mounted into the containers): compile it as the sources are now.
+npx tsc -p .
 # The certificates compose.yaml mounts (each container: ca.pem and its own bundle), fresh for this run.
-if [[ ! -f dist/scripts/compose/check.js ]]; then npx tsc -p .; fi
 CERTS_DIR=$(mktemp -d)
 export ACTOR_EDGE_CERTS="$CERTS_DIR"
 bash scripts/compose/certs.sh "$CERTS_DIR"
@@ -66,13 +78,44 @@ for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_HTTPS_PORT" "$ACTOR_EDGE_ADMIN_
   fi
 done
 
-say "building $ACTOR_EDGE_IMAGE"
-# The host network lets `npm ci` reach the registry even where containers have no outbound NAT.
-docker build --network host -t "$ACTOR_EDGE_IMAGE" . >/tmp/actor-edge-build.$$.log 2>&1 || { tail -n 40 /tmp/actor-edge-build.$$.log; rm -f /tmp/actor-edge-build.$$.log; exit 1; }
-rm -f /tmp/actor-edge-build.$$.log
+build() {
+  # The host network lets `npm ci` reach the registry even where containers have no outbound NAT.
+  docker build --network host --build-arg BASE_IMAGE="$ACTOR_EDGE_BASE_IMAGE" "$@" . >/tmp/actor-edge-build.$$.log 2>&1 \
+    || { tail -n 40 /tmp/actor-edge-build.$$.log; rm -f /tmp/actor-edge-build.$$.log; exit 1; }
+  rm -f /tmp/actor-edge-build.$$.log
+}
+
+say "the build context holds no certificate or key (.dockerignore)"
+mkdir -p certs
+for f in "${CANARIES[@]}"; do printf 'canary\n' >"$f"; done
+printf 'ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY . /context\n' | docker build --network host --build-arg BASE_IMAGE="$ACTOR_EDGE_BASE_IMAGE" -q -t actor-edge-context-check -f - . >/dev/null
+remove_canaries
+docker run --rm --network none --entrypoint node actor-edge-context-check -e "
+  const fs = require('fs');
+  const bad = fs.readdirSync('/context', { recursive: true }).filter((f) => /(^|\/)certs(\/|$)|\.(pem|key|crt|p12)$/.test(f));
+  if (bad.length) { console.error('in the build context: ' + bad.join(', ')); process.exit(1); }"
+docker image rm -f actor-edge-context-check >/dev/null
+
+say "building $ACTOR_EDGE_IMAGE and $ACTOR_EDGE_BENCH_IMAGE (base $ACTOR_EDGE_BASE_IMAGE)"
+build -t "$ACTOR_EDGE_IMAGE"
+build --target bench -t "$ACTOR_EDGE_BENCH_IMAGE"
+
+say "the runtime image holds the components only (no benchmark, load generator, tests or keys)"
+docker run --rm --network none --entrypoint node "$ACTOR_EDGE_IMAGE" -e "
+  const fs = require('fs');
+  const files = fs.readdirSync('/app', { recursive: true });
+  const ours = (f) => !f.startsWith('node_modules/');
+  const bad = files.filter((f) => /^node_modules\/autocannon(\/|$)/.test(f) || (ours(f) && /^dist\/(bench|examples|scripts\/(stack|compose))(\/|$)|\.test\.js$|(^|\/)(testing|e2e)(\/|$)|\.(pem|key|crt)$/.test(f)));
+  if (bad.length) { console.error('not for the runtime image: ' + bad.slice(0, 10).join(', ')); process.exit(1); }
+  for (const need of ['dist/cli/main.js', 'dist/scripts/container-entry.js', 'dist/scripts/healthcheck.js', 'proto']) if (!fs.existsSync('/app/' + need)) { console.error('missing ' + need); process.exit(1); }"
+
+say "docker compose config: every service hardened"
+dc config >/tmp/actor-edge-compose-config.$$.yaml
+node dist/scripts/compose/check.js config /tmp/actor-edge-compose-config.$$.yaml || { rm -f /tmp/actor-edge-compose-config.$$.yaml; exit 1; }
+rm -f /tmp/actor-edge-compose-config.$$.yaml
 
 wait_healthy() {
-  local deadline=$((SECONDS + 120)) ids status unhealthy
+  local deadline=$((SECONDS + 180)) ids status unhealthy
   while :; do
     ids=$(dc ps -q)
     unhealthy=""
@@ -86,7 +129,7 @@ wait_healthy() {
       esac
     done
     if [[ -n "$ids" && -z "$unhealthy" ]]; then return 0; fi
-    if ((SECONDS > deadline)); then say "not healthy within 120 s:$unhealthy"; return 1; fi
+    if ((SECONDS > deadline)); then say "not healthy within 180 s:$unhealthy"; return 1; fi
     sleep 1
   done
 }
@@ -115,17 +158,20 @@ check_isolation() {
   for ip in $(addresses_of extproc); do unreachable="$unreachable,$ip:50051,$ip:9902"; done
   for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903"; done
   dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e ACTOR_CACHE="$ACTOR_CACHE" \
-    worker-1 node dist/scripts/compose/check.js isolation
+    worker-1 node checks/scripts/compose/check.js isolation
 }
 
-# From the proxy container (on both networks): the workers and the control API answer TLS only, with the
-# identities compose.yaml configures.
+# From the proxy container (on both networks): the workers, the control API and extproc answer TLS only, with the
+# identities compose.yaml configures; the proxy's ext_proc client refuses a server with another identity.
 check_tls() {
   local workers="" i
   for i in 1 2 3 4; do workers="$workers,worker-$i:8443"; done
   dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e CHECK_TLS_WORKERS="${workers#,}" \
     -e CHECK_TLS_WORKER_PREFIX=spiffe://cluster.local/ns/actor-edge/worker/ -e CHECK_TLS_CONTROL=apiserver-control:50052 \
-    -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js tls
+    -e ACTOR_CACHE="$ACTOR_CACHE" proxy node checks/scripts/compose/check.js tls
+  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e CHECK_EXTPROC=extproc:50051 -e CHECK_EXTPROC_ADMIN_INSIDE=http://extproc:9902 \
+    -e CHECK_EXTPROC_SPIFFE_ID=spiffe://cluster.local/ns/actor-edge/sa/extproc -e CHECK_PROXY_BUNDLE=/certs/proxy.pem \
+    -e CHECK_IMPOSTOR_BUNDLE=/certs/proxy-ingress.pem -e ACTOR_CACHE="$ACTOR_CACHE" proxy node checks/scripts/compose/check.js extproc
 }
 
 for mode in ${COMPOSE_TEST_MODES:-on off}; do
@@ -137,8 +183,9 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   say "ACTOR_CACHE=$mode: all services healthy after $((SECONDS - started)) s"
   check_isolation
   check_tls
+  node dist/scripts/compose/check.js admin
   node dist/scripts/compose/check.js requests
-  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e ACTOR_CACHE="$ACTOR_CACHE" proxy node dist/scripts/compose/check.js h2
+  dc exec -T -e CHECK_TLS_CA=/certs/ca.pem -e ACTOR_CACHE="$ACTOR_CACHE" proxy node checks/scripts/compose/check.js h2
   say "ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8
   node dist/scripts/compose/check.js stats

@@ -36,6 +36,7 @@ export async function startStack(overrides: Partial<StubConfig> = {}): Promise<T
     actorSuffix: SUFFIX,
     tls: undefined,
     workerTls: undefined,
+    certExpiryWarningHours: 168,
     ...overrides,
   });
   const stub = await startApiserverStub(config, createLogger('apiserver-stub', process.env.TEST_LOG_LEVEL ?? 'silent'));

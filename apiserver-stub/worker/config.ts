@@ -3,6 +3,7 @@ import net from 'node:net';
 import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
+import { CERT_EXPIRY_WARNING_HOURS } from '../../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './tls.js';
 
 /** The worker tunnel's mTLS flags (apiserver-stub takes the same ones for its in-process workers). */
@@ -33,6 +34,13 @@ export const WORKER_FLAGS = {
   capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, help: 'actors this worker can host' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix of actor hosts' },
   ...WORKER_TLS_FLAGS,
+  'cert-expiry-warning-hours': {
+    type: 'number',
+    env: 'WORKER_CERT_EXPIRY_WARNING_HOURS',
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    help: 'log a warning while a certificate the worker loads expires within this many hours (0: never)',
+  },
 } as const satisfies FlagSpecs;
 
 export const WORKER_SUMMARY =
@@ -48,6 +56,7 @@ export interface WorkerConfig {
   readonly actorSuffix: string;
   /** mTLS on the HTTP listener; undefined: plain HTTP. */
   readonly tls: WorkerTlsSettings | undefined;
+  readonly certExpiryWarningHours: number;
 }
 
 export function workerHelp(): string {
@@ -76,5 +85,6 @@ function buildWorkerConfig(v: FlagValues<typeof WORKER_FLAGS>): WorkerConfig {
     capacity: v.capacity,
     actorSuffix: suffix,
     tls: readWorkerTls(v),
+    certExpiryWarningHours: v['cert-expiry-warning-hours'],
   });
 }

@@ -26,10 +26,14 @@ import { ControlPlane } from '../../apiserver-stub/control-plane.js';
 import { Store } from '../../apiserver-stub/store.js';
 import { RpcCounters } from '../../apiserver-stub/rpc-counters.js';
 import { WorkerTlsCounters } from '../../apiserver-stub/worker/tls.js';
+import { startProxyCertificateExpiry } from '../../proxy/ops/certificates.js';
+import { startCertificateExpiry } from '../../lib/tls/expiry.js';
 
 /** The source folder (this file runs from dist/deploy/observability/). */
 const DIR = fileURLToPath(new URL('../../../deploy/observability/', import.meta.url));
 const silent = pino({ level: 'silent' });
+/** A certificate file name for the registries' expiry gauges (never read: it is not there). */
+const NO_FILE = '/nonexistent/actor-edge-observability-test.pem';
 
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
 /** Why the promtool tests are skipped (never with REQUIRE_TEST_TOOLS=1, as in CI: a missing promtool fails them). */
@@ -66,10 +70,15 @@ async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
     registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
     const probe = resolverHealthProbe(resolverHealthTarget(config));
     registerReadinessMetrics(metrics.registry, probe, () => false);
-    closers.push(() => probe.stop(), ...stages.map((s) => () => s.close?.()));
+    // As a process that loads a certificate registers it (the file is only read, when it is there).
+    const expiry = startProxyCertificateExpiry({ servingCert: NO_FILE, upstream: undefined, extProc: undefined }, 0, silent, metrics.registry);
+    closers.push(() => probe.stop(), () => expiry.close(), ...stages.map((s) => () => s.close?.()));
     registries.push(metrics.registry);
   }
-  registries.push(new ExtprocMetrics(() => undefined).registry);
+  const extproc = new ExtprocMetrics(() => undefined);
+  const extprocExpiry = startCertificateExpiry('extproc', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: extproc.registry });
+  closers.push(() => extprocExpiry.close());
+  registries.push(extproc.registry);
   const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
   registries.push(createStubMetrics(cp, new RpcCounters(), new WorkerTlsCounters()));
   const out = new Map<string, readonly string[]>();

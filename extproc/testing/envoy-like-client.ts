@@ -166,9 +166,10 @@ function envoyStatusCode(name: string): number {
 export class EnvoyLikeClient {
   readonly client: grpc.Client & { Process(): grpc.ClientDuplexStream<unknown, Decoded> };
 
-  constructor(address: string) {
+  /** `credentials`: plaintext by default; the mTLS tests pass grpc-js's own TLS credentials. */
+  constructor(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()) {
     const Ctor = externalProcessorService();
-    this.client = new Ctor(address, grpc.credentials.createInsecure()) as unknown as EnvoyLikeClient['client'];
+    this.client = new Ctor(address, credentials) as unknown as EnvoyLikeClient['client'];
   }
 
   /** Opens a raw Process stream (for tests that script messages themselves). `status` settles when the RPC ends. */

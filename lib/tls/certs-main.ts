@@ -15,9 +15,10 @@ export const CERTS_FLAGS = {
 } as const satisfies FlagSpecs;
 
 const SUMMARY =
-  'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem and ' +
-  'extproc.pem (client identities), control-plane.pem (server certificate), worker.pem (the in-process workers) and ' +
-  'worker-N.pem. Workload certificates carry only a SPIFFE URI SAN. Uses the system openssl. For development only.';
+  'Writes a development CA (ca.pem, ca.key) and credential bundles (certificate + key, one PEM file each): proxy.pem ' +
+  '(client identity), extproc.pem (the ext_proc server to the proxy, a client of the control plane), control-plane.pem ' +
+  '(server certificate), worker.pem (the in-process workers) and worker-N.pem. Workload certificates carry only a ' +
+  'SPIFFE URI SAN. Uses the system openssl. For development only.';
 
 export async function main(argv: string[]): Promise<void> {
   const { help, values } = readFlags(CERTS_FLAGS, argv);

@@ -1,7 +1,8 @@
 /**
  * The development identity set `actor-edge certs` writes, and which `npm start` and compose use: a CA, the
- * proxy's and extproc's client identities, the control plane's server certificate, one identity shared by the
- * stub's in-process workers and one per separate worker. Workload certificates carry only a SPIFFE URI SAN.
+ * proxy's client identity, extproc's identity (the ext_proc server, and a client of the control plane), the
+ * control plane's server certificate, one identity shared by the stub's in-process workers and one per separate
+ * worker. Workload certificates carry only a SPIFFE URI SAN.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -59,7 +60,8 @@ export async function writeDevCertificates(out: string, opts: DevCertOptions): P
     ca.issue({ name, commonName: name, uris: [uri], usage, days });
   const [proxy, extproc, controlPlane, worker] = await Promise.all([
     issue('proxy', 'client', ids.proxy),
-    issue('extproc', 'client', ids.extproc),
+    // extproc is the ext_proc server to the proxy and a client to the control plane.
+    ca.issue({ name: 'extproc', commonName: 'extproc', uris: [ids.extproc], usage: 'client-and-server', days }),
     ca.issue({ name: 'control-plane', commonName: 'control-plane', dnsNames: opts.controlPlaneNames ?? DEV_CONTROL_PLANE_NAMES, usage: 'server', days }),
     issue('worker', 'server', ids.worker),
   ]);

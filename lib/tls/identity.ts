@@ -1,8 +1,9 @@
 /**
  * Workload identities in certificates: the subject alternative names node:tls reports, SPIFFE URI SANs, and the
- * two checks the stack makes — a server is accepted when one of its URI SANs starts with a configured prefix
- * (never by IP or DNS name: a worker's certificate carries only its SPIFFE URI), and a client when one of its URI
- * SANs equals the one configured identity.
+ * checks the stack makes — a server is accepted when one of its URI SANs starts with a configured prefix (never by
+ * IP or DNS name: a worker's certificate carries only its SPIFFE URI), a client when one of its URI SANs equals the
+ * one configured identity, and a peer on the ext_proc hop when one of its URI SANs matches a `SpiffeMatch` (one
+ * SPIFFE ID, or every ID under a prefix ending in `/`).
  */
 import type { PeerCertificate } from 'node:tls';
 
@@ -82,4 +83,30 @@ export function refuseServerIdentity(subjectAltName: string | undefined, prefix:
 /** True when one of the certificate's URI SANs is exactly `identity`. */
 export function hasIdentity(subjectAltName: string | undefined, identity: string): boolean {
   return uriSans(subjectAltName).includes(identity);
+}
+
+/** A configured peer identity: exactly one SPIFFE ID, or every ID under a prefix that ends in `/`. */
+export interface SpiffeMatch {
+  readonly kind: 'id' | 'prefix';
+  /** The ID or the prefix, as configured. */
+  readonly text: string;
+}
+
+/** `spiffe://td/ns/x/sa/proxy` (that ID) or `spiffe://td/ns/x/` (every ID under it); throws on anything else. */
+export function parseSpiffeMatch(text: string): SpiffeMatch {
+  if (text.endsWith('/')) return Object.freeze({ kind: 'prefix', text: validateSpiffePrefix(text) });
+  return Object.freeze({ kind: 'id', text: validateSpiffeId(text) });
+}
+
+/** How a match reads in logs and errors. */
+export function describeSpiffeMatch(match: SpiffeMatch): string {
+  return match.kind === 'id' ? match.text : `${match.text}*`;
+}
+
+/** Why a peer's certificate identity was refused under `match`; undefined when one of its URI SANs matches. */
+export function refusePeerIdentity(subjectAltName: string | undefined, match: SpiffeMatch): string | undefined {
+  const uris = uriSans(subjectAltName);
+  if (uris.length === 0) return 'the certificate has no URI SAN';
+  const ok = match.kind === 'id' ? uris.includes(match.text) : uris.some((u) => u.startsWith(match.text));
+  return ok ? undefined : `no URI SAN is ${describeSpiffeMatch(match)}`;
 }

@@ -3,15 +3,16 @@
  * (service '' : the server as a whole) or, with `--resolver apiserver`, the control plane (`ateapi.Control`).
  * A proxy whose resolver does not answer can serve only cached bindings, so it is not ready.
  *
- * The check uses the resolver channel's own options, so grpc-js checks over the same pooled connection the
- * requests use. A server without the health service (UNIMPLEMENTED) counts as answering: the check then proves
+ * The check runs on the resolver stage's own channel when the stage offers it (ext_proc: the very connection,
+ * and the mTLS, its streams use, following a credential rotation); otherwise on a client with the resolver
+ * channel's own options, so grpc-js checks over the same pooled connection the requests use. A server without the health service (UNIMPLEMENTED) counts as answering: the check then proves
  * only that the server is reachable and responsive. A control-plane outage behind a healthy ext_proc server does
  * not make the proxy unready (it would take every replica out at once while hits still work): extproc's own
  * `/ready` reports it.
  */
 import { formatHostPort, type HostPort } from '../../lib/address.js';
 import { CONTROL_CHANNEL_OPTIONS } from '../../lib/resume/control-client.js';
-import { createHealthClient, WHOLE_SERVER } from '../../lib/grpc-health.js';
+import { createHealthClient, WHOLE_SERVER, type HealthClient } from '../../lib/grpc-health.js';
 import { HealthProbe } from '../../lib/health-probe.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
@@ -33,6 +34,11 @@ export interface ResolverHealthTarget {
   /** `--extproc` for `extproc`, `--apiserver` for `apiserver`. */
   readonly address: HostPort;
   readonly check: HealthCheckConfig;
+  /**
+   * The resolver stage's health client on its own channel (`ProxyStage.healthClient`: the ext_proc channel, with
+   * its mTLS); absent: a plaintext client of the probe's own, with the channel's options.
+   */
+  readonly client?: () => HealthClient;
 }
 
 /** `log`: where the check's changes (not ready: why; ready again) are logged. */
@@ -41,7 +47,7 @@ export function resolverHealthProbe(target: ResolverHealthTarget, log?: Logger):
   const address = formatHostPort(target.address.host, target.address.port);
   return new HealthProbe({
     name: extproc ? `ext_proc ${address}` : `control plane ${address}`,
-    client: createHealthClient(address, { channelOptions: extproc ? EXT_PROC_CHANNEL_OPTIONS : CONTROL_CHANNEL_OPTIONS }),
+    client: target.client ?? createHealthClient(address, { channelOptions: extproc ? EXT_PROC_CHANNEL_OPTIONS : CONTROL_CHANNEL_OPTIONS }),
     service: extproc ? WHOLE_SERVER : CONTROL_SERVICE,
     intervalMs: target.check.intervalMs,
     timeoutMs: target.check.timeoutMs,

@@ -32,11 +32,30 @@ export interface Route {
   readonly generation?: number;
 }
 
+/** One piece of a streamed local reply body: bytes, the end (with trailers, maybe), or a failure. */
+export type StreamedPiece =
+  | { readonly kind: 'data'; readonly data: Uint8Array }
+  | { readonly kind: 'end'; readonly trailers?: Readonly<Record<string, string>> }
+  /** The source broke: the client's response is reset (it cannot be told otherwise once the head is out). */
+  | { readonly kind: 'error'; readonly details: string };
+
+/**
+ * A local reply body produced while it is written (ext_proc's `streamed_immediate_response`): the proxy writes the
+ * head at once, then asks for one piece at a time, writing each (and waiting for the client to take it) before it
+ * asks again. There is no `content-length`: HTTP/1.1 clients get it chunked.
+ */
+export interface StreamedBody {
+  readonly kind: 'streamed';
+  next(): Promise<StreamedPiece>;
+  /** The body will not be written to its end (the client left, or another reply replaced this one). Idempotent. */
+  cancel(): void;
+}
+
 /** A response produced by the proxy itself instead of the upstream (Envoy's sendLocalReply). */
 export interface LocalReply {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string | Uint8Array;
+  readonly body?: string | Uint8Array | StreamedBody;
   /** Why: goes to the access log, never to the client. */
   readonly details?: string;
 }
@@ -206,4 +225,8 @@ export const CONTINUE: FilterResult = Object.freeze({ kind: 'continue' });
 
 export function reply(reply: LocalReply): FilterResult {
   return { kind: 'reply', reply };
+}
+
+export function isStreamedBody(body: LocalReply['body']): body is StreamedBody {
+  return typeof body === 'object' && body !== null && (body as { kind?: unknown }).kind === 'streamed';
 }

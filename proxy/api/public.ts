@@ -13,8 +13,10 @@ export type {
   RerunReason,
   ResponseResult,
   Route,
+  StreamedBody,
+  StreamedPiece,
   UpstreamOutcome,
 } from './filter.js';
-export { CONTINUE, reply } from './filter.js';
+export { CONTINUE, isStreamedBody, reply } from './filter.js';
 export { parseActorHost, DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 export type { ActorRef, ParsedActorHost, ActorHostParse } from '../../lib/actor-ref.js';

@@ -31,7 +31,7 @@ import type { AttemptOutcome, UpstreamResponse } from '../upstream/response.js';
 import { ResponseOutcome } from '../upstream/outcome.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError, errorReply, type ProxyErrorSpec } from '../http/errors.js';
-import type { MultiValueLocalReply } from '../http/local-reply.js';
+import { discardReplyBody, type MultiValueLocalReply } from '../http/local-reply.js';
 import { DEFAULT_RERUN_POLICY, shouldRerun, type RerunPolicy } from './rerun.js';
 import { FilterSet, type ChainFilter } from './filter-set.js';
 import { DEFAULT_FILTER_TIMEOUT_MS, withFilterTimeout } from './filter-timeout.js';
@@ -205,17 +205,22 @@ export class Chain {
       return this.#done(ctx);
     }
     const response = runResponsePhase(ctx, set, upto - 1, ChainResponse.local(reply, errorCode));
-    if (!isPromise(response)) {
-      this.#writer.local(ctx, response.toLocalReply());
-      return this.#done(ctx);
-    }
+    if (!isPromise(response)) return this.#replyDecided(ctx, reply, response);
     response.then(
-      (r) => {
-        this.#writer.local(ctx, r.toLocalReply());
-        this.#done(ctx);
+      (r) => this.#replyDecided(ctx, reply, r),
+      (err: unknown) => {
+        discardReplyBody(reply);
+        this.#internalError(ctx, err);
       },
-      (err: unknown) => this.#internalError(ctx, err),
     );
+  }
+
+  /** Writes the reply the response phase left; a streamed body it replaced is cancelled. */
+  #replyDecided(ctx: ProxyRequest, reply: MultiValueLocalReply, decided: ChainResponse): void {
+    const final = decided.toLocalReply();
+    if (final.body !== reply.body) discardReplyBody(reply);
+    this.#writer.local(ctx, final);
+    this.#done(ctx);
   }
 
   /** Answers with a catalog error (through the response phase of the filters before `upto`). */

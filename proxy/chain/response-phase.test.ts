@@ -122,3 +122,42 @@ test('the request path: assignments are checked (origin-form only), the original
   ctx.nextAttempt();
   assert.equal(ctx.path, '/p');
 });
+
+test('a streamed local reply goes through the response phase: a filter that changes its head keeps the stream, one that replaces it cancels it', async () => {
+  const streamed = (text: string) => {
+    const body = {
+      kind: 'streamed' as const,
+      cancelled: 0,
+      sent: false,
+      async next() {
+        if (body.sent) return { kind: 'end' as const };
+        body.sent = true;
+        return { kind: 'data' as const, data: Buffer.from(text) };
+      },
+      cancel() {
+        body.cancelled++;
+      },
+    };
+    return body;
+  };
+  const kept = streamed('streamed');
+  const branding: Filter = { name: 'branding', onResponse: (_ctx, r) => void r.headers.set('x-brand', 'b') };
+  const streamer: Filter = { name: 'streamer', onRequest: () => reply({ status: 200, body: kept }) };
+  const one = request();
+  new Chain([branding, streamer], headRouter(), new Counters()).run(one, () => {});
+  await waitFor(() => one.exchange.complete, 3000, 'the streamed reply');
+  assert.equal(one.exchange.header('x-brand'), 'b');
+  assert.equal(one.exchange.header('content-length'), undefined);
+  assert.equal(one.exchange.body, 'streamed');
+  assert.equal(kept.cancelled, 1, 'released once written');
+
+  const replaced = streamed('never');
+  const replacer: Filter = { name: 'replacer', onResponse: async () => reply({ status: 503, body: 'down' }) };
+  const two = request();
+  new Chain([replacer, { name: 'streamer', onRequest: () => reply({ status: 200, body: replaced }) }], headRouter(), new Counters()).run(two, () => {});
+  await waitFor(() => two.exchange.complete, 3000, 'the replacing reply');
+  assert.equal(two.exchange.sentStatus, 503);
+  assert.equal(two.exchange.body, 'down');
+  assert.equal(replaced.sent, false, 'the replaced stream was never read');
+  assert.equal(replaced.cancelled, 1, 'and it was cancelled');
+});

@@ -1,6 +1,6 @@
 /**
  * The one writer of client responses: everything the client gets goes through here into the request's downstream
- * exchange — a local reply (`local`), an upstream answer (`relay`: the head as the response phase left it, then the
+ * exchange — a local reply (`local`; a streamed one piece by piece, with backpressure), an upstream answer (`relay`: the head as the response phase left it, then the
  * body pumped chunk by chunk with backpressure both ways, then the trailers when the exchange can carry them), or
  * a tunnel (`tunnel`: the worker's 101 answered in the client's protocol and both sides relayed).
  *
@@ -21,9 +21,18 @@ export type { TunnelDeps };
 export class ResponseWriter {
   constructor(private readonly tunnels: TunnelDeps | undefined) {}
 
-  /** Writes a local reply (unless a response already started or the client is gone); its details go to the log. */
+  /**
+   * Writes a local reply (unless a response already started or the client is gone); its details go to the log,
+   * and so does what went wrong later with a streamed body.
+   */
   local(ctx: ProxyRequest, reply: MultiValueLocalReply): void {
-    const written = writeLocalReply(ctx.exchange, reply, isGrpcRequest(ctx.headers), ctx.requestId);
+    const written = writeLocalReply(ctx.exchange, reply, {
+      grpc: isGrpcRequest(ctx.headers),
+      headRequest: ctx.method === 'HEAD',
+      note: (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`),
+      requestId: ctx.requestId,
+      sent: (bytes) => (ctx.bytesOut += bytes),
+    });
     if (written.kind === 'not-written') return;
     ctx.bytesOut += written.bytes;
     if (reply.details !== undefined) ctx.details = reply.details;

@@ -1,17 +1,19 @@
 /**
  * End to end: the proxy's admin (standalone and the `--workers 2` cluster primary) refuses cross-site and
- * rebinding state changes and, with PROXY_ADMIN_TOKEN set, calls without the token; the primary forwards the token
- * to its workers' admins.
+ * rebinding calls, reads included (the index, the dashboard and its files, `/upstreams`), and, with
+ * PROXY_ADMIN_TOKEN set, calls without the token; the primary forwards the token to its workers' admins.
  */
 import { test } from 'node:test';
 import { startComponent } from '../../lib/testing/component.js';
-import { assertAdminGuarded } from '../../lib/testing/admin-guard-checks.js';
+import { assertAdminGuarded, COMMON_READS } from '../../lib/testing/admin-guard-checks.js';
 
 const TOKEN = 'proxy-admin-secret';
 const CALLS = [
   { method: 'POST', path: '/stats/reset' },
   { method: 'DELETE', path: '/cache' },
 ] as const;
+/** Besides every component's reads: the proxy's own, the dashboard and its files included. */
+const READS = [...COMMON_READS, '/upstreams', '/dashboard', '/dashboard/view.js', '/dashboard/model.js', '/dashboard/style.css'];
 
 for (const workers of ['1', '2']) {
   test(`proxy --workers ${workers}: the admin guard`, async () => {
@@ -21,7 +23,7 @@ for (const workers of ['1', '2']) {
       { env: { PROXY_ADMIN_TOKEN: TOKEN } },
     );
     try {
-      await assertAdminGuarded(proxy.addresses.admin!, TOKEN, CALLS);
+      await assertAdminGuarded(proxy.addresses.admin!, TOKEN, CALLS, READS);
     } finally {
       await proxy.stop();
     }

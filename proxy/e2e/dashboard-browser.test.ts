@@ -3,7 +3,10 @@
  * `/dashboard` from a real proxy (with a real stub and extproc), traffic is sent through the ingress, and the
  * numbers on the page must move without a reload and then equal what `/stats` and `/metrics` say: requests, hits,
  * misses, the hit ratio, ext_proc streams, errors by status, open tunnels, the latency rows, and a binding found
- * with the search box. Skipped, with the reason, where no Chromium is installed.
+ * with the search box. With `--admin-token` the admin guard covers the dashboard too: the browser gets the page
+ * and its polls only once its login prompt is answered with the token, and a page reached through a rebinding name
+ * (the browser resolves it to the admin's address) gets nothing. Skipped, with the reason, where no Chromium is
+ * installed.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -106,4 +109,41 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
   socket.ws.close();
   await waitFor(async () => (await text('tunnels-upgrade')) === '0', 10_000, 'the closed tunnel on the page');
   assert.deepEqual(failures, [], 'no script error and no failed request on the page');
+});
+
+test('with --admin-token: 401 until the browser\'s login prompt gets the token, then the page polls; a rebinding name gets 403', { skip: missing ?? false }, async () => {
+  const token = 'dashboard-token';
+  const guarded = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] });
+  const withoutToken = await launchBrowser();
+  const withToken = await launchBrowser({ httpCredentials: { username: 'operator', password: token }, resolve: { 'rebind.evil.example': '127.0.0.1' } });
+  try {
+    const refused = await withoutToken.context.newPage();
+    // Challenged (401 with a Basic challenge), with no credentials to answer it: the browser shows no page.
+    await assert.rejects(refused.goto(`${guarded.admin}/dashboard`), /ERR_INVALID_AUTH_CREDENTIALS/, 'no token, no page');
+
+    const page = await withToken.context.newPage();
+    const failures: string[] = [];
+    page.on('pageerror', (e) => failures.push(e.message));
+    assert.equal((await page.goto(`${guarded.admin}/dashboard?interval=250`))?.status(), 200);
+    const text = async (id: string): Promise<string> => ((await page.textContent(`#${id}`)) ?? '').trim();
+    await waitFor(async () => Number(await page.getAttribute('body', 'data-polls')) >= 2, 10_000, 'the first polls');
+    assert.equal(await text('status'), '', 'the polls of /stats and /metrics were answered');
+    assert.equal((await send(guarded, 'actor-004')).status, 200);
+    await waitFor(async () => (await text('requests-total')) === '1', 10_000, 'the request on the page');
+    assert.equal(await text('ready'), 'LIVE');
+    assert.deepEqual(failures, []);
+
+    // DNS rebinding: the same admin, reached by a name a foreign page controls, even with the token at hand.
+    const port = new URL(guarded.admin).port;
+    for (const path of ['/dashboard', '/cache', '/stats']) {
+      const rebound = await page.goto(`http://rebind.evil.example:${port}${path}`);
+      assert.equal(rebound?.status(), 403, path);
+      assert.equal(((await rebound?.json()) as { code: string }).code, 'ADMIN_FOREIGN_HOST', path);
+    }
+    assert.equal((await page.goto(`http://rebind.evil.example:${port}/ready`))?.status(), 200, 'the health check answers anyone');
+  } finally {
+    await withToken.close();
+    await withoutToken.close();
+    await guarded.stop();
+  }
 });

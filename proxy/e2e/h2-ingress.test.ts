@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { routeTo, startScriptedExtProc,  type ScriptedExtProc } from '../testing/helpers.js';
+import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc } from '../testing/helpers.js';
 import { startTrackedUpstream, type TrackedUpstream } from '../testing/edge-harness.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import { FRAME, H2_ERROR, RawH2 } from '../testing/raw-h2.js';
@@ -240,6 +240,31 @@ test('a stream the client resets is cancelled: the upstream request is aborted',
     await waitFor(() => up.active === active, 5000, 'the upstream request is aborted');
   } finally {
     session.close();
+  }
+});
+
+test('a worker that breaks mid-body: the HTTP/2 client sees its stream reset, never a complete response', async () => {
+  const broken = await startUpstream((_req, res) => {
+    res.writeHead(200, { 'content-length': '1000' });
+    res.write('partial');
+    setTimeout(() => res.destroy(), 20);
+  });
+  const script = ep.script;
+  ep.script = () => routeTo(broken.address, '80');
+  const session = http2.connect(`${proxy.ingress}`);
+  session.on('error', () => undefined);
+  try {
+    const stream = session.request({ ':path': '/broken', ':authority': HOST });
+    stream.on('error', () => undefined);
+    let body = '';
+    stream.on('data', (d: Buffer) => (body += d.toString()));
+    await new Promise((resolve) => stream.once('close', resolve));
+    assert.equal(body, 'partial');
+    assert.equal(stream.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR, 'a reset with NO_ERROR would read as a complete response');
+  } finally {
+    ep.script = script;
+    session.close();
+    await broken.close();
   }
 });
 

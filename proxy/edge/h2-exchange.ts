@@ -16,6 +16,7 @@ import type { ConnectionInfo, DownstreamExchange, ExchangeKind, TrailerPairs } f
 import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 import { trailerObject } from '../http/trailers.js';
 import { connectionInfo } from './connection-info.js';
+import { addCloseListener } from './close-listeners.js';
 
 /** The handshake headers that have no meaning on HTTP/2 (RFC 8441 §5: the 200 replaces the 101's accept key). */
 const H2_HANDSHAKE_DROP: ReadonlySet<string> = new Set(['sec-websocket-accept']);
@@ -109,6 +110,10 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   }
 
   abortResponse(): void {
+    // RST_STREAM INTERNAL_ERROR: the reset `destroy()` sends alone (NO_ERROR) reads as a complete response to a
+    // client such as node's. Destroyed at once, so the exchange is gone before anything else runs.
+    const stream = this.stream;
+    if (!stream.closed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     this.destroy();
   }
 
@@ -137,7 +142,10 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     return stream;
   }
 
+  /** See `close-listeners.ts`. */
+  closeListeners: (() => void)[] | undefined = undefined;
+
   onClose(listener: () => void): void {
-    this.on('close', listener); // emitted once: `on` spares the per-request wrapper `once` makes
+    addCloseListener(this, listener);
   }
 }

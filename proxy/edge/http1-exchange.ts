@@ -17,6 +17,7 @@ import type { ClientProtocol } from '../api/filter.js';
 import type { ConnectionInfo, DownstreamExchange, ExchangeKind, TrailerPairs } from '../http/exchange.js';
 import type { ProxyErrorSpec } from '../http/errors.js';
 import { connectionInfo } from './connection-info.js';
+import { addCloseListener } from './close-listeners.js';
 
 const CONTENT_LENGTH = 'content-length';
 
@@ -117,8 +118,11 @@ export class Http1Exchange extends ServerResponse implements DownstreamExchange 
     return undefined; // an ordinary request on a keep-alive connection never becomes a tunnel
   }
 
+  /** See `close-listeners.ts`. */
+  closeListeners: (() => void)[] | undefined = undefined;
+
   onClose(listener: () => void): void {
-    this.on('close', listener); // emitted once: `on` spares the per-request wrapper `once` makes
+    addCloseListener(this, listener);
   }
 }
 

@@ -175,7 +175,7 @@ export class RequestLifecycle {
   /** The edge answers with a catalog error (and `headers`), without the chain. */
   answer(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string | undefined, headers?: Readonly<Record<string, string>>): void {
     ctx.error = spec;
-    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, isGrpcRequest(ctx.headers), ctx.requestId);
+    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, { grpc: isGrpcRequest(ctx.headers), requestId: ctx.requestId });
     if (written.kind === 'written') ctx.bytesOut += written.bytes;
     if (written.kind === 'written' && written.invalid !== undefined) ctx.details = written.invalid;
     else if (details !== undefined) ctx.details = details;
@@ -196,7 +196,7 @@ export class RequestLifecycle {
     if (ctx.clientState !== 'open' || ctx.exchange.gone) return;
     ctx.error = ERRORS.REQUEST_TIMEOUT;
     ctx.details = `the request was not complete after ${timeoutMs} ms`;
-    const written = writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), isGrpcRequest(ctx.headers), ctx.requestId);
+    const written = writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), { grpc: isGrpcRequest(ctx.headers), requestId: ctx.requestId });
     if (written.kind === 'not-written') ctx.exchange.abortResponse();
     else ctx.bytesOut += written.bytes;
     ctx.abortFilters(ctx.details);

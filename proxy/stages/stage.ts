@@ -10,6 +10,7 @@ import type { ChainFilter } from '../chain/filter-set.js';
 import type { FilterSpec } from '../chain/load-filters.js';
 import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
+import type { HealthClient } from '../../lib/grpc-health.js';
 import type { Revalidator } from './revalidator.js';
 import type { CacheConfig } from './actor-cache/config.js';
 import type { ExtProcStageConfig } from './ext-proc/config.js';
@@ -49,6 +50,11 @@ export interface ProxyStage {
   readonly userFilter?: boolean;
   /** A resolver stage's background re-validation of one actor (refresh-ahead uses it; ext-proc has one). */
   readonly revalidator?: Revalidator;
+  /**
+   * A resolver stage's gRPC health client on the channel its requests use now, credentials included (the
+   * readiness check asks it before every check, so it checks that very connection, also after a rotation).
+   */
+  readonly healthClient?: () => HealthClient;
   /** Top-level blocks merged into `/stats`, e.g. `{ cache: {...} }` or `{ resolver: {...} }`. */
   stats?(): Readonly<Record<string, unknown>>;
   /** `POST /stats/reset`. */

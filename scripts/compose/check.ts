@@ -15,6 +15,13 @@
  *                                                   CHECK_TLS_CONTROL name:port presents one valid for its name)
  *   node dist/scripts/compose/check.js h2         (inside the proxy container: one GET over HTTP/2 with TLS and one
  *                                                   gRPC call through the proxy: scripts/compose/check-h2.ts)
+ *   node dist/scripts/compose/check.js extproc    (inside the proxy container: the ext_proc hop is mTLS both ways:
+ *                                                   scripts/compose/check-extproc.ts)
+ *   node dist/scripts/compose/check.js admin      (every published admin refuses reads with a rebinding Host)
+ *   node dist/scripts/compose/check.js config F   (F: `docker compose config` output; every service hardened)
+ *
+ * Inside the containers the checks run from the host's dist/, mounted by scripts/compose/test-overlay.yaml at
+ * /app/checks (the image holds only the components).
  *
  * Environment: ACTOR_CACHE (on|off, what the deployment was started with), CHECK_INGRESS (http://127.0.0.1:8080),
  * CHECK_PROXY_ADMIN (http://127.0.0.1:9901), CHECK_EXTPROC_ADMIN (http://127.0.0.1:9902),
@@ -28,6 +35,8 @@ import { Resolver } from 'node:dns/promises';
 import { request } from 'undici';
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import { h2Phase } from './check-h2.js';
+import { extprocPhase } from './check-extproc.js';
+import { hardeningProblems } from './hardening.js';
 
 const env = process.env;
 const cacheOn = (env.ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
@@ -266,6 +275,27 @@ async function tlsHops(): Promise<void> {
   log(`${control.name}:${control.port}: TLS, certificate valid for ${control.name} (${probe.cert.subjectaltname})`);
 }
 
+/** `docker compose config` as printed into `file`: every service hardened (scripts/compose/hardening.ts). */
+function configPhase(file: string | undefined): void {
+  assert.ok(file !== undefined, 'config needs the file docker compose config wrote');
+  const problems = hardeningProblems(readFileSync(file, 'utf8'));
+  assert.deepEqual(problems, [], `services not hardened:\n${problems.join('\n')}`);
+  log('every service: read-only root, cap_drop ALL, no-new-privileges, memory and pids limits, health checks every >= 5 s');
+}
+
+/** From the host: every published admin answers a read with a DNS-rebinding Host 403, and /ready 200. */
+async function adminPhase(): Promise<void> {
+  for (const admin of [proxyAdmin, extprocAdmin, stubAdmin]) {
+    for (const path of ['/cache', '/stats', '/metrics']) {
+      const a = await call('GET', `${admin}${path}`, { host: 'rebind.evil.example' });
+      assert.equal(a.status, 403, `GET ${admin}${path} with Host rebind.evil.example → ${a.status}`);
+    }
+    const ready = await call('GET', `${admin}/ready`, { host: 'rebind.evil.example' });
+    assert.equal(ready.status, 200, `GET ${admin}/ready with a foreign Host → ${ready.status}`);
+    log(`${admin}: reads with a rebinding Host refused (403), /ready open`);
+  }
+}
+
 const phase = process.argv[2];
 try {
   if (phase === 'requests') await requests();
@@ -273,7 +303,10 @@ try {
   else if (phase === 'isolation') await isolation();
   else if (phase === 'tls') await tlsHops();
   else if (phase === 'h2') await h2Phase(suffix, log);
-  else throw new Error(`usage: check.js requests|stats|isolation|tls|h2 (got "${phase ?? ''}")`);
+  else if (phase === 'extproc') await extprocPhase(log);
+  else if (phase === 'admin') await adminPhase();
+  else if (phase === 'config') configPhase(process.argv[3]);
+  else throw new Error(`usage: check.js requests|stats|isolation|tls|h2|extproc|admin|config FILE (got "${phase ?? ''}")`);
   log(`${phase}: ok`);
 } catch (err) {
   process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);

@@ -41,6 +41,8 @@ export interface FleetOptions {
   readonly backends: FleetBackends;
   /** Flags every replica gets besides the fleet's own (cache TTL, access log, ...). */
   readonly proxyFlags?: readonly string[];
+  /** Environment every replica gets, e.g. the mTLS bundles of the ext_proc and worker hops (`scripts/stack/tls.ts`). */
+  readonly env?: NodeJS.ProcessEnv;
   /** `--drain-delay-ms` of every replica: longer than HAProxy takes to mark a failing `/ready` down. */
   readonly drainDelayMs: number;
   /** The frontend's port (0: a free one). */
@@ -249,7 +251,7 @@ export function replicaArgs(opts: FleetOptions, slot: ReplicaSlot, certificate: 
 async function startReplica(opts: FleetOptions, slot: ReplicaSlot, certificate: string | undefined): Promise<void> {
   slot.process = await launchComponent('proxy', replicaArgs(opts, slot, certificate), {
     ...launchOptions(opts, slot.name),
-    env: { WORKER_PORT: String(opts.backends.workerPort) },
+    env: { ...opts.env, WORKER_PORT: String(opts.backends.workerPort) },
   });
 }
 

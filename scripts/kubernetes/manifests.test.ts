@@ -240,13 +240,8 @@ test("every container's command line and environment parse with its component's 
           const [component, ...argv] = a(c.args).map(String);
           const read = READERS[component as string];
           assert.ok(read, `${d.metadata.name}: unknown component ${component}`);
-          const env: NodeJS.ProcessEnv = {};
-          for (const e of a(c.env).map(o)) {
-            const from = o(e.valueFrom);
-            env[String(e.name)] = e.value !== undefined ? String(e.value) : from.fieldRef !== undefined ? '10.1.2.3' : 'from-a-secret';
-          }
           const args = argv.map((x) => (x === '/etc/actor-edge/config/proxy.yaml' ? config : x));
-          const { config: parsed } = read(args, env);
+          const { config: parsed } = read(args, containerEnv(c));
           assert.ok(parsed, `${overlay}: ${d.metadata.name} ${component} ${argv.join(' ')}`);
         }
       }
@@ -256,6 +251,55 @@ test("every container's command line and environment parse with its component's 
       assert.equal(proxy?.ops.admin.port, 9901);
       assert.ok((proxy?.ops.drainDelayMs ?? 0) > 0);
     }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A container's environment as its process sees it (a Secret's value stands in as a placeholder). */
+function containerEnv(c: JsonObject): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const e of a(c.env).map(o)) env[String(e.name)] = e.value !== undefined ? String(e.value) : o(e.valueFrom).fieldRef !== undefined ? '10.1.2.3' : 'from-a-secret';
+  return env;
+}
+
+/** The Secret mounted (read-only) at the directory that holds `file` in `d`'s first container; undefined if none. */
+function secretHolding(d: ManifestObject, file: string): string | undefined {
+  const mount = a(containers(d)[0]?.volumeMounts).map(o).find((m) => path.dirname(file) === String(m.mountPath));
+  if (mount === undefined || mount.readOnly !== true) return undefined;
+  const volume = a(podSpec(d).volumes).map(o).find((v) => v.name === mount.name);
+  const secret = o(volume?.secret).secretName;
+  return secret === undefined ? undefined : String(secret);
+}
+
+test('production: the ext_proc hop is mTLS on both ends, each end\'s bundles from its own Secret, each peer accepted by the SPIFFE ID of its service account', async () => {
+  const objects = rendered.production;
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-manifests-'));
+  try {
+    const configFile = path.join(dir, 'proxy.yaml');
+    await writeFile(configFile, String(o(find(objects, 'ConfigMap', 'actor-edge-proxy-config').data)['proxy.yaml']));
+    const proxyDeployment = find(objects, 'Deployment', 'actor-edge-proxy');
+    const extprocDeployment = find(objects, 'Deployment', 'actor-edge-extproc');
+    const proxy = readProxyConfig(['--config', configFile], containerEnv(containers(proxyDeployment)[0] as JsonObject)).config;
+    const extprocArgs = a((containers(extprocDeployment)[0] as JsonObject).args).map(String).slice(1);
+    const extproc = readExtprocConfig(extprocArgs, containerEnv(containers(extprocDeployment)[0] as JsonObject)).config;
+
+    const client = proxy?.extProc.tls;
+    assert.ok(client, 'the proxy dials extproc with mTLS');
+    assert.equal(secretHolding(proxyDeployment, client.credentialBundle), 'actor-edge-proxy-extproc-client');
+    assert.equal(secretHolding(proxyDeployment, client.trustBundle), 'actor-edge-proxy-extproc-client');
+    const server = extproc?.listenTls;
+    assert.ok(server, "extproc's ext_proc listener requires mTLS");
+    assert.equal(secretHolding(extprocDeployment, server.credentialBundle), 'actor-edge-extproc-server');
+    assert.equal(secretHolding(extprocDeployment, server.clientCa), 'actor-edge-extproc-server');
+
+    // Exact identities, as SPIRE (or a cert-manager Certificate following the same scheme) issues them.
+    const spiffeOf = (d: ManifestObject): string => `/ns/${d.metadata.namespace}/sa/${String(podSpec(d).serviceAccountName)}`;
+    assert.equal(client.serverIdentity.kind, 'id');
+    assert.ok(client.serverIdentity.text.endsWith(spiffeOf(extprocDeployment)), `the proxy expects extproc's identity: ${client.serverIdentity.text}`);
+    assert.equal(server.clientIdentity.kind, 'id');
+    assert.ok(server.clientIdentity.text.endsWith(spiffeOf(proxyDeployment)), `extproc expects the proxy's identity: ${server.clientIdentity.text}`);
+    assert.equal(new URL(client.serverIdentity.text).host, new URL(server.clientIdentity.text).host, 'one trust domain');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -24,6 +24,8 @@ export interface LauncherOptions {
    * runs the launcher under `sh -c`; a SIGTERM to npm ends that shell without passing the signal on.
    */
   readonly parentPid?: number;
+  /** Lines the launcher says before it starts anything (e.g. that TLS is off). */
+  readonly notices?: readonly string[];
 }
 
 /** Why the stack stops. */
@@ -86,6 +88,7 @@ class StackRun {
 
   /** Starts every component in order, each once the previous one is ready; prints the banner if all are. */
   async startAll(): Promise<void> {
+    for (const line of this.opts.notices ?? []) this.say(line);
     const ready: ReadyMap = {};
     for (const step of STEPS) {
       if (this.settled) return;

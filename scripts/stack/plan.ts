@@ -70,7 +70,9 @@ export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
     `  try      ${curl}`,
     `  stats    ${[stats('proxy'), stats('extproc'), stats('apiserver-stub')].filter((s) => s !== '').join('  ')}`,
     ...(ready.proxy?.admin === undefined ? [] : [`  dashboard http://${dialable(ready.proxy.admin)}/dashboard`]),
-    ...(env.PROXY_UPSTREAM_CREDENTIAL_BUNDLE ? [`  mTLS     on every internal hop (plaintext: npm start -- --tls off)`] : []),
+    env.STACK_TLS === 'off'
+      ? `  mTLS     off: every internal hop is plaintext (npm start without --tls off turns it on)`
+      : `  mTLS     on every internal hop (plaintext: npm start -- --tls off)`,
     ...tracingLine(env),
     `  stop     Ctrl-C`,
   ];

@@ -1,7 +1,9 @@
 /**
  * mTLS for `npm start`: development certificates generated at start into a private temporary directory (removed
- * when the stack stops), handed to every component through its own environment variables. `--tls off` (or
- * STACK_TLS=off) runs every hop in plaintext. A variable the user set wins over the generated one.
+ * when the stack stops), handed to every component through its own environment variables: proxy → workers,
+ * proxy → extproc (the ext_proc hop), extproc → control plane. `--tls off` (or STACK_TLS=off) runs every hop in
+ * plaintext, and the launcher warns about it before it starts anything. A variable the user set wins over the
+ * generated one.
  */
 import { devIdentities, writeTemporaryDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
 
@@ -25,10 +27,20 @@ export function stackTlsEnv(files: DevCertFiles): NodeJS.ProcessEnv {
     EXTPROC_APISERVER_CA: files.ca,
     EXTPROC_APISERVER_CREDENTIAL_BUNDLE: files.extproc,
     EXTPROC_APISERVER_SERVER_NAME: 'localhost',
+    EXTPROC_TLS_CREDENTIAL_BUNDLE: files.extproc,
+    EXTPROC_TLS_CLIENT_CA: files.ca,
+    EXTPROC_TLS_CLIENT_SPIFFE_ID: ids.proxy,
     PROXY_UPSTREAM_CREDENTIAL_BUNDLE: files.proxy,
     PROXY_UPSTREAM_TRUST_BUNDLE: files.ca,
+    PROXY_EXTPROC_CREDENTIAL_BUNDLE: files.proxy,
+    PROXY_EXTPROC_TRUST_BUNDLE: files.ca,
+    PROXY_EXTPROC_SPIFFE_ID: ids.extproc,
   };
 }
+
+/** What the launcher says first when the stack runs without TLS. */
+export const PLAINTEXT_WARNING =
+  'WARN  --tls off: every internal hop is plaintext; the ext_proc hop carries the request headers of every miss unencrypted and unauthenticated';
 
 export interface StackCertificates {
   readonly env: NodeJS.ProcessEnv;
@@ -36,6 +48,7 @@ export interface StackCertificates {
 }
 
 export async function generateStackCertificates(): Promise<StackCertificates> {
-  const certs = await writeTemporaryDevCertificates('actor-edge-certs-', { workers: 0, days: 2 });
+  // Valid for two weeks: above every component's default expiry warning (a week), so a fresh stack does not warn.
+  const certs = await writeTemporaryDevCertificates('actor-edge-certs-', { workers: 0, days: 14 });
   return { env: stackTlsEnv(certs.files), remove: certs.remove };
 }

@@ -24,6 +24,12 @@ export interface TestPki {
   readonly wrongProxy: string;
   /** A second proxy credential bundle with the same identity (for rotation). */
   readonly proxyRotated: string;
+  /** Proxy-identity client certificates extproc must refuse. */
+  readonly badClients: { readonly otherCa: string; readonly expired: string };
+  /** extproc-identity server certificates the proxy must refuse (for another identity: `files.worker`). */
+  readonly badExtprocs: { readonly otherCa: string; readonly expired: string };
+  /** A second extproc credential bundle with the same identity (for rotation). */
+  readonly extprocRotated: string;
   close(): Promise<void>;
 }
 
@@ -43,7 +49,27 @@ async function build(): Promise<TestPki> {
   };
   const wrongProxy = await trusted.issue({ name: 'wrong-proxy', commonName: 'intruder', uris: ['spiffe://cluster.local/ns/other/sa/intruder'], usage: 'client' });
   const proxyRotated = await trusted.issue({ name: 'proxy-rotated', commonName: 'proxy', uris: [ids.proxy], usage: 'client' });
-  return { dir, files, ids, badWorkers, wrongProxy, proxyRotated, close: () => rm(dir, { recursive: true, force: true }) };
+  const badClients = {
+    otherCa: await other.issue({ name: 'bad-client-other-ca', commonName: 'proxy', uris: [ids.proxy], usage: 'client' }, dir),
+    expired: await trusted.issue({ name: 'bad-client-expired', commonName: 'proxy', uris: [ids.proxy], usage: 'client', days: -1 }),
+  };
+  const badExtprocs = {
+    otherCa: await other.issue({ name: 'bad-extproc-other-ca', commonName: 'extproc', uris: [ids.extproc], usage: 'client-and-server' }, dir),
+    expired: await trusted.issue({ name: 'bad-extproc-expired', commonName: 'extproc', uris: [ids.extproc], usage: 'client-and-server', days: -1 }),
+  };
+  const extprocRotated = await trusted.issue({ name: 'extproc-rotated', commonName: 'extproc', uris: [ids.extproc], usage: 'client-and-server' });
+  return {
+    dir,
+    files,
+    ids,
+    badWorkers,
+    wrongProxy,
+    proxyRotated,
+    badClients,
+    badExtprocs,
+    extprocRotated,
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
 }
 
 /** The process-wide test PKI (its directory is removed when the process exits: call `close` in a final after()). */

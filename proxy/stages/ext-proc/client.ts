@@ -19,6 +19,11 @@ export type ExchangeResult =
 export interface ExtProcStream {
   /** Sends `message` and waits for the processor's answer (or the stream's end, the message timeout, or `signal`). */
   exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult>;
+  /**
+   * Waits for the next message the processor sends unasked (a streamed immediate response's body and trailers),
+   * within the message timeout; messages that arrived before the call are returned first, in order.
+   */
+  receive(signal?: AbortSignal): Promise<ExchangeResult>;
   /** Ends the stream; a caller still waiting gets `aborted`. Idempotent. */
   close(): void;
 }

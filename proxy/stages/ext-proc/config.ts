@@ -1,9 +1,21 @@
 /** The ext-proc stage's slice of the proxy's config. */
 import type { HostPort } from '../../../lib/address.js';
+import type { SpiffeMatch } from '../../../lib/tls/identity.js';
 import type { ExtProcSettings } from './settings.js';
 
-/** `--extproc` and Envoy's ExternalProcessor settings (`settings.ts`). */
+/** mTLS to ext_proc: the proxy's credential bundle, the CAs it trusts, and who ext_proc must be. */
+export interface ExtProcTlsConfig {
+  readonly credentialBundle: string;
+  readonly trustBundle: string;
+  /** Who ext_proc must be (`--extproc-spiffe-id`). */
+  readonly serverIdentity: SpiffeMatch;
+  readonly watchIntervalMs: number;
+}
+
+/** `--extproc`, Envoy's ExternalProcessor settings (`settings.ts`), and the hop's mTLS. */
 export interface ExtProcStageConfig {
   readonly address: HostPort;
   readonly settings: ExtProcSettings;
+  /** mTLS to ext_proc (`--extproc-credential-bundle`, ...); undefined: plaintext. */
+  readonly tls: ExtProcTlsConfig | undefined;
 }

@@ -82,6 +82,16 @@ export class Conversation {
     this.ctx.log.warn('ext_proc server sent a header value only in `value`: it is read as empty (Envoy >= 1.32 reads only raw_value)');
   }
 
+  /**
+   * Hands the stream over to whoever reads the rest of it (a streamed immediate response): `close` leaves it open
+   * from now on; it stays the request's stream, so the request's end closes it in any case.
+   */
+  detach(): ExtProcStream | undefined {
+    const stream = this.#stream;
+    this.#stream = undefined;
+    return stream;
+  }
+
   /** Ends the stream (nothing more will be sent). Idempotent. */
   close(): void {
     const stream = this.#stream;

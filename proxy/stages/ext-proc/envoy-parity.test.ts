@@ -79,14 +79,20 @@ test('3. override_message_timeout is not the answer: without max_message_timeout
   assert.equal(r.status, 200);
 });
 
-test('4. streamed_immediate_response (outside FULL_DUPLEX_STREAMED) is spurious: 500, or continue unprocessed with failure_mode_allow', async () => {
-  const streamed = (): ProcessingResponse =>
-    ({ streamed_immediate_response: { headers_response: { headers: { headers: [{ key: ':status', raw_value: Buffer.from('200') }] } } } }) as unknown as ProcessingResponse;
-  const strict = await send(proxy, streamed);
-  assert.equal(strict.status, 500);
-  const allowed = await send(allow, streamed);
-  assert.equal(allowed.status, 503, 'continued unprocessed: no route');
-  assert.equal(allowed.text, 'no healthy upstream\n');
+test('4. streamed_immediate_response to the request headers (body mode NONE) is a local reply, as Envoy >= 1.37 streams it', async () => {
+  const streamed = (): ProcessingResponse => ({
+    streamed_immediate_response: {
+      headers_response: { headers: { headers: [{ key: ':status', raw_value: Buffer.from('201') }, { key: 'x-local', raw_value: Buffer.from('yes') }] }, end_of_stream: true },
+    },
+  });
+  const before = up.requests.length;
+  for (const p of [proxy, allow]) {
+    const r = await send(p, streamed);
+    assert.equal(r.status, 201, 'not a spurious answer any more (it was 500)');
+    assert.equal(r.headers['x-local'], 'yes');
+    assert.equal(r.text, '');
+  }
+  assert.equal(up.requests.length, before, 'nothing was forwarded');
 });
 
 test('5. a header value given only in `value` is read as empty (Envoy >= 1.32 reads only raw_value)', async () => {

@@ -36,6 +36,7 @@ function fakeClient(answers: ExchangeResult[]) {
           record.sent.push(message);
           return answers.shift() ?? { kind: 'closed' };
         },
+        receive: async () => answers.shift() ?? { kind: 'closed' },
         close: () => void (record.closed = true),
       };
     },
@@ -76,8 +77,8 @@ test('sends the request headers Envoy would, applies the route, and closes the s
   assert.deepEqual(names, [':authority', ':path', ':method', ':scheme', 'x-a']);
   assert.equal(typeof EXT_PROC_SLOT.get(ctx)?.elapsedMs, 'number');
   assert.equal(filter.onUpstreamResponse, undefined, 'the filter has no upstream phase');
-  assert.equal(filter.onDone, undefined, 'without response headers no stream outlives the request phase');
-  assert.equal(filter.onResponse, undefined, 'nor has it a response phase');
+  assert.equal(typeof filter.onDone, 'function', 'request headers SEND: a streamed immediate response can outlive the request phase, so the request\'s end closes its stream');
+  assert.equal(filter.onResponse, undefined, 'without response headers there is no response phase');
 });
 
 test('a routed request opens no stream', async () => {

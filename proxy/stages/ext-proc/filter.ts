@@ -8,8 +8,9 @@
  *    mutations apply as in Envoy.
  * Each answer: `immediate_response` → a local reply; the expected `*_headers`/`request_body` → header mutations
  * (`mutation.ts`), a body mutation, dynamic metadata kept per receiving namespace (`metadata.ts`), a
- * `mode_override` when `allow_mode_override`; any other answer (e.g. `streamed_immediate_response`, which Envoy
- * accepts only in FULL_DUPLEX_STREAMED mode) is spurious. The route is metadata
+ * `mode_override` when `allow_mode_override`; a `streamed_immediate_response` to the request headers with body mode
+ * NONE → a local reply streamed as it arrives (`streamed-reply.ts`; in other modes or phases it is refused as
+ * spurious, with the reason); any other answer is spurious. The route is metadata
  * `envoy.filters.listener.original_dst` / `local` (a literal `ip:port`; anything else → 503).
  * Failures as Envoy: message timeout → 504, stream error or spurious answer → 500, an invalid mutation → 500
  * always; with `failure_mode_allow` the request continues unprocessed — except once the processor has been sent
@@ -34,6 +35,7 @@ import { RequestLineTarget } from './request-target.js';
 import type { ExtProcSettings, ProcessingMode } from './settings.js';
 import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
 import { isGrpcRequest } from '../../http/grpc.js';
+import { streamedReply } from './streamed-reply.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
 export { ORIGINAL_DST_NAMESPACE };
@@ -47,14 +49,19 @@ export function createExtProcFilter(opts: ExtProcFilterOptions): ChainFilter {
   const onRequest = (ctx: ProxyRequest): FilterResult | Promise<FilterResult> =>
     // Already routed (a cache hit), or the client already left (the chain ends it): no stream at all.
     ctx.route !== undefined || ctx.signal.aborted ? CONTINUE : processRequest(ctx, opts);
-  if (!mayKeepStreams(opts.settings)) return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
-  return { name: EXT_PROC_FILTER_NAME, onRequest, onResponse, onRerun: closeStream, onDone: closeStream };
+  const s = opts.settings;
+  // The response phase only when response headers may be sent: without it the hit path runs no response phase.
+  if (anyMode(s, (m) => m.responseHeaderMode === 'SEND') || s.allowModeOverride) {
+    return { name: EXT_PROC_FILTER_NAME, onRequest, onResponse, onRerun: closeStream, onDone: closeStream };
+  }
+  // A streamed immediate response reads the rest of its stream while it is written: the request's end closes it.
+  if (anyMode(s, (m) => m.requestHeaderMode === 'SEND')) return { name: EXT_PROC_FILTER_NAME, onRequest, onRerun: closeStream, onDone: closeStream };
+  return { name: EXT_PROC_FILTER_NAME, onRequest }; // every stream closes in onRequest
 }
 
-/** Whether a stream can outlive the request phase (the response headers are, or may become, SEND). */
-function mayKeepStreams(s: ExtProcSettings): boolean {
-  if (s.processingMode.responseHeaderMode === 'SEND' || s.allowModeOverride) return true;
-  return s.perHost.some((h) => h.override.kind === 'overrides' && h.override.processingMode.responseHeaderMode === 'SEND');
+/** Whether the processing mode, or a per-host override of it, satisfies `test`. */
+function anyMode(s: ExtProcSettings, test: (mode: Partial<ProcessingMode>) => boolean): boolean {
+  return test(s.processingMode) || s.perHost.some((h) => h.override.kind === 'overrides' && test(h.override.processingMode));
 }
 
 /** How one answer left the request: go on to the next phase (maybe with an overridden mode), or stop processing. */
@@ -119,6 +126,7 @@ function answerStep(
 ): Step {
   if (result.kind !== 'response') return done(failureResult(result, failureModeAllow));
   const msg = result.response;
+  if (msg.streamed_immediate_response != null && expected === 'request_headers') return done(streamed(conv, msg, mode, failureModeAllow));
   const answer = classify(ctx, conv, msg, expected);
   if (answer.kind !== 'common') return done(answer.kind === 'reply' ? reply(answer.reply) : spuriousResult(answer.details, failureModeAllow));
   conv.receive(msg);
@@ -137,10 +145,18 @@ type Answer =
 /** An answer as the phase expecting `expected` sees it: its CommonResponse, an immediate response, or spurious. */
 function classify(ctx: ProxyRequest, conv: Conversation, msg: ProcessingResponse, expected: 'request_headers' | 'request_body' | 'response_headers'): Answer {
   if (msg.immediate_response != null) return immediate(ctx, conv, msg);
+  if (msg.streamed_immediate_response != null) return { kind: 'spurious', details: `streamed_immediate_response answers only the request headers, not ${expected}` };
   // proto-loader names the oneof member in `response`; a hand-built message (tests, fakes) may only set the field.
   const got = msg.response ?? Object.keys(msg).find((k) => (msg as Readonly<Record<string, unknown>>)[k] != null);
   if (got === expected || msg[expected] != null) return { kind: 'common', common: msg[expected]?.response ?? {} };
   return { kind: 'spurious', details: `expected a ${expected} response, got ${got ?? 'nothing'}` };
+}
+
+/** A streamed immediate response: the streamed reply, or refused (unsupported here: spurious; malformed: 500). */
+function streamed(conv: Conversation, msg: ProcessingResponse, mode: ProcessingMode, failureModeAllow: boolean): FilterResult {
+  const s = streamedReply(conv, msg, mode);
+  if (s.kind === 'reply') return reply(s.reply);
+  return s.kind === 'unsupported' ? spuriousResult(s.details, failureModeAllow) : errorReply(ERRORS.EXTPROC_PROTOCOL, s.details);
 }
 
 /** A stream that gave no answer, as Envoy with `failure_mode_allow` false (or true: continue unprocessed). */

@@ -10,6 +10,10 @@
  * asked duration — once per message, and only when it is within [1 ms, `maxMessageTimeoutMs`] — and otherwise is
  * ignored; either way the client keeps waiting for the real answer.
  *
+ * With `tls` the channel runs mTLS with workload identities (`channel-tls.ts`); when its files change, new streams
+ * go to a new channel made with the new credentials and the old channel is closed gracefully, so the streams open on
+ * it finish there. Without it the channel is plaintext, which is logged as a warning.
+ *
  * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
  * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
  *
@@ -27,6 +31,10 @@ import type { Counters } from '../../ops/stats.js';
 import { messageKindOf } from '../../ops/extproc-round-trips.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import { ExtProcChannelTls } from './channel-tls.js';
+import type { ExtProcTlsConfig } from './config.js';
+import type { Logger } from '../../../lib/logger.js';
+import { createHealthClient, type HealthClient } from '../../../lib/grpc-health.js';
 
 export interface ExtProcClientOptions {
   /** `host:port` of the processor. */
@@ -35,6 +43,9 @@ export interface ExtProcClientOptions {
   /** Envoy's `max_message_timeout`: the longest `override_message_timeout` honoured (0 or absent: none is). */
   readonly maxMessageTimeoutMs?: number;
   readonly counters: Counters;
+  /** mTLS to the processor; absent: plaintext (logged as a warning). */
+  readonly tls?: ExtProcTlsConfig | undefined;
+  readonly log: Logger;
 }
 
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -49,22 +60,65 @@ export const CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
   'grpc.keepalive_timeout_ms': 10_000,
 });
 
+/** Unasked messages kept before the stream is paused (HTTP/2 flow control then holds the processor back). */
+const UNASKED_PAUSE_AT = 16;
+
 /** How long a half-closed stream may wait for the processor to finish before it is cancelled (Envoy: 1 s). */
 export const REMOTE_CLOSE_TIMEOUT_MS = 1000;
 
 export class GrpcExtProcClient implements ExtProcClient {
-  readonly #client: ServiceClient;
+  #client: ServiceClient;
   readonly #opts: ExtProcClientOptions;
+  readonly #tls: ExtProcChannelTls | undefined;
   /** Half-closed streams waiting for the processor's status, with when they were half-closed. */
   readonly #closing = new Map<GrpcExtProcStream, number>();
   readonly #sweeper: NodeJS.Timeout;
+  #channels = 1;
+  /** The health client on the current channel (made when first asked for). */
+  #health: HealthClient | undefined;
 
+  /** With `tls`, throws a UsageError naming the flag and the file when one is missing or unusable. */
   constructor(opts: ExtProcClientOptions) {
     this.#opts = opts;
-    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
-    this.#client = new Ctor(opts.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS) as unknown as ServiceClient;
+    const log = opts.log;
+    this.#tls = opts.tls === undefined ? undefined : new ExtProcChannelTls(opts.tls, log, () => this.#newChannel());
+    if (this.#tls === undefined) {
+      log.warn(
+        { extproc: opts.address },
+        'ext_proc hop is plaintext: the request headers of every miss travel unencrypted, and ext_proc is not authenticated (--extproc-credential-bundle and --extproc-trust-bundle turn on mTLS)',
+      );
+    }
+    this.#client = this.#connect();
     this.#sweeper = setInterval(() => this.#sweep(REMOTE_CLOSE_TIMEOUT_MS), REMOTE_CLOSE_TIMEOUT_MS / 2);
     this.#sweeper.unref();
+  }
+
+  #connect(): ServiceClient {
+    const Ctor = lookup<grpc.ServiceClientConstructor>(loadProto(EXT_PROC_PROTO), EXT_PROC_SERVICE);
+    const credentials = this.#tls?.credentials() ?? grpc.credentials.createInsecure();
+    return new Ctor(this.#opts.address, credentials, CHANNEL_OPTIONS) as unknown as ServiceClient;
+  }
+
+  /** New streams go to a new channel (new credentials); the old one closes once its streams are done. */
+  #newChannel(): void {
+    const old = this.#client;
+    this.#client = this.#connect();
+    this.#health = undefined;
+    this.#channels++;
+    old.close();
+  }
+
+  /**
+   * A gRPC health client on the channel new streams use now: the same connection, the same mTLS (the readiness
+   * check). Never closed by itself: the channel closes with this client (or with a rotation).
+   */
+  healthClient(): HealthClient {
+    return (this.#health ??= createHealthClient(this.#opts.address, { channel: this.#client.getChannel() }));
+  }
+
+  /** Channels made so far (1, plus one per credential reload). */
+  get channels(): number {
+    return this.#channels;
   }
 
   /** Opens a new Process stream (one per HTTP request); `span`: its trace context goes in the call's metadata. */
@@ -103,6 +157,7 @@ export class GrpcExtProcClient implements ExtProcClient {
     clearInterval(this.#sweeper);
     this.#sweep(0);
     this.#client.close();
+    this.#tls?.close();
   }
 }
 
@@ -124,6 +179,9 @@ export class GrpcExtProcStream implements ExtProcStream {
   #closed = false;
   /** A message was sent and its answer has not arrived (a timeout or an abandoned wait leaves it so). */
   #unanswered = false;
+  /** Messages that arrived while nothing waited, for `receive` (a streamed immediate response's pieces). */
+  readonly #unasked: ProcessingResponse[] = [];
+  #paused = false;
 
   readonly #closing: Map<GrpcExtProcStream, number>;
   /** Tracing on: the stream's span (ended with the stream). */
@@ -139,7 +197,12 @@ export class GrpcExtProcStream implements ExtProcStream {
     call.on('data', (m: ProcessingResponse) => {
       if (m.override_message_timeout != null) return this.#overrideTimeout(durationMs(m.override_message_timeout));
       this.#unanswered = false;
-      this.#finish({ kind: 'response', response: m });
+      if (this.#pending !== undefined) return this.#finish({ kind: 'response', response: m });
+      this.#unasked.push(m);
+      if (this.#unasked.length >= UNASKED_PAUSE_AT && !this.#paused) {
+        this.#paused = true;
+        call.pause();
+      }
     });
     call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
     call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
@@ -154,21 +217,53 @@ export class GrpcExtProcStream implements ExtProcStream {
     if (this.#ended !== undefined) return Promise.resolve(this.#ended);
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    this.#unasked.length = 0; // late answers to earlier messages are not this message's answer
     const kind = messageKindOf(message as unknown as Readonly<Record<string, unknown>>);
     const startedAt = performance.now();
+    const observe = (r: ExchangeResult): void => {
+      const seconds = (performance.now() - startedAt) / 1000;
+      this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, seconds);
+      if (this.#span !== undefined) this.#span.addEvent(kind, { 'actor_edge.extproc.result': r.kind, 'actor_edge.extproc.round_trip_ms': Math.round(seconds * 1e6) / 1000 });
+    };
+    return this.#wait(
+      signal,
+      () => {
+        this.#unanswered = true;
+        this.#call.write(message);
+      },
+      observe,
+    );
+  }
+
+  receive(signal?: AbortSignal): Promise<ExchangeResult> {
+    const queued = this.#unasked.shift();
+    if (queued !== undefined) {
+      if (this.#paused && this.#unasked.length < UNASKED_PAUSE_AT / 2) {
+        this.#paused = false;
+        this.#call.resume();
+      }
+      return Promise.resolve({ kind: 'response', response: queued });
+    }
+    if (this.#ended !== undefined) return Promise.resolve(this.#ended);
+    if (this.#closed || signal?.aborted) return Promise.resolve({ kind: 'aborted' });
+    return this.#wait(signal, () => undefined);
+  }
+
+  /**
+   * Waits (within the message timeout) for the next message, after `start` (which sends one, or nothing);
+   * `settled` sees how the wait ended.
+   */
+  #wait(signal: AbortSignal | undefined, start: () => void, settled?: (r: ExchangeResult) => void): Promise<ExchangeResult> {
     return new Promise<ExchangeResult>((settle) => {
-      const resolve = (r: ExchangeResult): void => {
-        const seconds = (performance.now() - startedAt) / 1000;
-        this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, seconds);
-        if (this.#span !== undefined) this.#span.addEvent(kind, { 'actor_edge.extproc.result': r.kind, 'actor_edge.extproc.round_trip_ms': Math.round(seconds * 1e6) / 1000 });
+      const resolve = settled === undefined ? settle : (r: ExchangeResult): void => {
+        settled(r);
         settle(r);
       };
       const timer = this.#timer(this.#opts.messageTimeoutMs);
       const onAbort = signal === undefined ? undefined : () => this.#finish({ kind: 'aborted' });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending = { resolve, timer, overridden: false, signal, onAbort };
-      this.#unanswered = true;
-      this.#call.write(message);
+      start();
     });
   }
 

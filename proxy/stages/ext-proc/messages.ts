@@ -59,6 +59,20 @@ export interface ImmediateResponse {
   readonly details?: string;
 }
 
+/** `HeaderMap`: header values in `raw_value` (or, from an older processor, `value`). */
+export interface HeaderMapMessage {
+  readonly headers?: readonly HeaderValue[];
+}
+
+/** A streamed local reply's pieces, in order: the head, then body chunks, then trailers (or an end of stream). */
+export interface StreamedImmediateResponse {
+  /** Which piece (proto-loader's oneof name), when decoded. */
+  readonly response?: string;
+  readonly headers_response?: { readonly headers?: HeaderMapMessage | null; readonly end_of_stream?: boolean } | null;
+  readonly body_response?: { readonly body?: Buffer | Uint8Array; readonly end_of_stream?: boolean } | null;
+  readonly trailers_response?: HeaderMapMessage | null;
+}
+
 export interface StructValue {
   readonly kind?: string;
   readonly stringValue?: string;
@@ -77,7 +91,7 @@ export interface ProcessingResponse {
   readonly response_headers?: { readonly response?: CommonResponse | null } | null;
   readonly request_body?: { readonly response?: CommonResponse | null } | null;
   readonly immediate_response?: ImmediateResponse | null;
-  readonly streamed_immediate_response?: unknown;
+  readonly streamed_immediate_response?: StreamedImmediateResponse | null;
   readonly dynamic_metadata?: StructMessage | null;
   readonly mode_override?: ProcessingModeMessage | null;
   readonly override_message_timeout?: DurationMessage | null;

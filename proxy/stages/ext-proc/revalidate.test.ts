@@ -18,6 +18,7 @@ test('one stream per refresh, carrying the request_headers of GET / to the actor
       opened++;
       return {
         exchange: async (m) => (sent.push(m), { kind: 'response', response: routeTo('127.0.1.3:8443') }),
+        receive: async () => ({ kind: 'closed' }),
         close: () => void closed++,
       };
     },

@@ -1,7 +1,7 @@
 /**
  * The ext-proc stage: the default resolver of cache misses (one ext_proc stream per request it handles), its
- * `/stats` `resolver` block, the background re-validation refresh-ahead uses (one stream per refresh), and
- * closing its gRPC channel at shutdown.
+ * `/stats` `resolver` block, the background re-validation refresh-ahead uses (one stream per refresh), the
+ * health client the readiness check uses (on the same channel), and closing that channel at shutdown.
  */
 import { formatHostPort } from '../../../lib/address.js';
 import { GrpcExtProcClient } from './grpc-client.js';
@@ -18,6 +18,8 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     messageTimeoutMs: settings.messageTimeoutMs,
     maxMessageTimeoutMs: settings.maxMessageTimeoutMs,
     counters: deps.counters,
+    tls: deps.config.extProc.tls,
+    log: deps.log,
   });
   return {
     filter: createExtProcFilter({ client, settings }),
@@ -27,6 +29,7 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
       const state = EXT_PROC_SLOT.get(ctx);
       return { extprocMs: state === undefined ? null : Math.round(state.elapsedMs * 1000) / 1000 };
     },
+    healthClient: () => client.healthClient(),
     close: () => client.close(),
   };
 }

@@ -37,10 +37,25 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(viewport = { width: 1280, height: 900 }): Promise<Browser> {
+export interface BrowserOptions {
+  readonly viewport?: { readonly width: number; readonly height: number };
+  /** What the browser answers an HTTP login prompt with (absent: it cancels the prompt). */
+  readonly httpCredentials?: { readonly username: string; readonly password: string };
+  /** Names the browser resolves to an address of the test's choosing, e.g. `{ 'rebind.evil.example': '127.0.0.1' }`. */
+  readonly resolve?: Readonly<Record<string, string>>;
+}
+
+export async function launchBrowser(opts: BrowserOptions = {}): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(path.join(os.tmpdir(), 'actor-edge-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: ARGS, viewport });
+  const rules = Object.entries(opts.resolve ?? {}).map(([name, address]) => `MAP ${name} ${address}`);
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: rules.length === 0 ? ARGS : [...ARGS, `--host-resolver-rules=${rules.join(', ')}`],
+    viewport: opts.viewport ?? { width: 1280, height: 900 },
+    ...(opts.httpCredentials === undefined ? {} : { httpCredentials: { ...opts.httpCredentials } }),
+  });
   return {
     context,
     async close() {

@@ -16,7 +16,7 @@ async function main(file: string): Promise<void> {
   const stub = await startStub({ workers: 6, capacity: 4, actors: 24 });
   const extproc = await startExtproc(stub);
   const proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
-  const browser = await launchBrowser({ width: 1280, height: 860 });
+  const browser = await launchBrowser({ viewport: { width: 1280, height: 860 } });
   try {
     const page = await browser.context.newPage();
     await page.goto(`${proxy.admin}/dashboard?interval=500`);

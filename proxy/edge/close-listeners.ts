@@ -1,0 +1,31 @@
+/**
+ * An exchange's `onClose` listeners, held only until its `'close'`. node keeps a finished response reachable for a
+ * while after it closed, and a listener left registered on it would keep the whole request (its context, headers
+ * and upstream attempt) reachable too: long enough to outlive young-generation collections and be promoted, which
+ * multiplied the garbage collector's work per request. So the listeners are dropped as they are called, and one
+ * shared function is registered per exchange instead of a `once` wrapper per listener.
+ */
+import type { EventEmitter } from 'node:events';
+
+export interface ClosingExchange extends EventEmitter {
+  /** The listeners not yet called (undefined: none registered, or `'close'` was emitted). */
+  closeListeners: (() => void)[] | undefined;
+}
+
+function emitClosed(this: ClosingExchange): void {
+  const listeners = this.closeListeners;
+  if (listeners === undefined) return;
+  this.closeListeners = undefined;
+  for (const listener of listeners) listener();
+}
+
+/** Calls `listener` once, when `exchange` emits `'close'`. */
+export function addCloseListener(exchange: ClosingExchange, listener: () => void): void {
+  const listeners = exchange.closeListeners;
+  if (listeners !== undefined) {
+    listeners.push(listener);
+    return;
+  }
+  exchange.closeListeners = [listener];
+  exchange.on('close', emitClosed);
+}
