@@ -36,6 +36,11 @@ export interface ProxyCounters {
   readonly rerunsByAttempt: Readonly<Record<string, number>>;
   readonly connectFailures: number;
   readonly resets: number;
+  /** Outlier detection: worker addresses marked down (all reasons), and requests failed at once because theirs was. */
+  readonly outlierEjections: number;
+  readonly failedFast: number;
+  /** Fresh ext_proc streams opened for misses whose stream could not be opened. */
+  readonly extprocRetries: number;
   readonly resolverResumeCalls: number;
   readonly process: ProcessCounters | null;
 }
@@ -101,6 +106,9 @@ export function readProxy(stats: unknown): ProxyCounters {
     rerunsByAttempt: numbers(obj(s['rerunAttempts'])['byAttempt']),
     connectFailures: num(obj(s['upstream'])['connectFailures']),
     resets: num(obj(s['upstream'])['resets']),
+    outlierEjections: sumValues(obj(obj(obj(s['upstream'])['outliers'])['ejections'])),
+    failedFast: num(obj(obj(s['upstream'])['outliers'])['failedFast']),
+    extprocRetries: num(obj(obj(s['extproc'])['retries'])['retried']),
     resolverResumeCalls: sumValues(obj(s['resolver'])['resumeCalls']),
     process: readProcess(s),
   };

@@ -8,6 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { readFlags, formatHelp, UsageError, type FlagSpecs } from '../lib/flags.js';
 import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.js';
 
+/**
+ * faults: room on the 3 workers left after the kill for the load's actors and every cold actor woken at once when
+ * an outage ends (30/s for an extproc restart of up to about 3 s on a loaded machine: about 100 at once; with 40
+ * per worker a run met RESOURCE_EXHAUSTED).
+ */
+const FAULTS_WORKER_CAPACITY = 100;
+
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
@@ -30,7 +37,7 @@ export const BENCH_FLAGS = {
   'grpc-rounds': { type: 'number', default: 5, min: 1, env: 'BENCH_GRPC_ROUNDS', help: 'grpc: rounds of K concurrent calls, and of a unary call beside a long stream (--quick: 2)' },
   'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
   workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes; grpc 1)' },
-  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 10; grpc: every actor on one worker)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 100; grpc: every actor on one worker)' },
   atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
   'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
   seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
@@ -114,7 +121,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   const fleet = v.scenario === 'fleet';
   const grpc = v.scenario === 'grpc';
   const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : 50;
-  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? 10 : grpc ? actors : 1;
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? FAULTS_WORKER_CAPACITY : grpc ? actors : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
   // processes, with room left for the actors of the one it kills; grpc puts every actor on one worker (its calls
   // share that worker's HTTP/2 session).

@@ -79,8 +79,10 @@ export function buildPhase(mark: PhaseMark, end: { readonly atMs: number; readon
     misses: p1.misses - p0.misses,
     evictions: diff(p1.evictions, p0.evictions),
     connectFailures: p1.connectFailures - p0.connectFailures,
+    failedFast: p1.failedFast - p0.failedFast,
     resets: p1.resets - p0.resets,
     reruns: sum(p1.reruns) - sum(p0.reruns),
+    extprocRetries: p1.extprocRetries - p0.extprocRetries,
     resumeByCode: diff(s1.resumeByCode, s0.resumeByCode),
   };
 }

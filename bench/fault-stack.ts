@@ -1,6 +1,6 @@
 /**
  * The faults scenario's processes, one set per arm (a fault leaves the set changed): an apiserver-stub with no
- * in-process workers, N separate `actor-edge worker` processes that attach to it (each on its own loopback IP, so
+ * in-process workers (seeding the load's actors and COLD_ACTORS more, suspended), N separate `actor-edge worker` processes that attach to it (each on its own loopback IP, so
  * one can be killed with SIGKILL), an extproc on a fixed port (so it can be restarted where the proxy expects
  * it), and the proxy under test.
  */
@@ -12,6 +12,19 @@ import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
 import { launchComponent, type Launched } from './launcher.js';
 import { proxyArgs, stubArgs, type ArmRuntime, type Probe } from './stack.js';
+
+/**
+ * Suspended actors seeded after the load's own, for the requests for cold actors during the outage phases
+ * (`cold-misses.ts`): more than such requests in a run, so each one wakes an actor no request used before.
+ */
+export const COLD_ACTORS = 400;
+
+/** The cold actors' names: the stub seeds them after the `actors` the load uses (same naming, three digits or more). */
+export function coldActorNames(actors: number): string[] {
+  const total = actors + COLD_ACTORS;
+  const width = Math.max(3, String(total - 1).length);
+  return Array.from({ length: COLD_ACTORS }, (_, i) => `actor-${String(actors + i).padStart(width, '0')}`);
+}
 
 export interface WorkerProcess {
   readonly ip: string;
@@ -53,7 +66,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
     const net = await workerNet();
     const stub = await launchComponent(
       'apiserver-stub',
-      [...stubArgs(config, net.port), '--workers', '0'],
+      [...stubArgs(config, net.port), '--workers', '0', '--actors', String(config.actors + COLD_ACTORS)],
       { ...opts, readyTimeoutMs: 60_000 },
     );
     started.push(stub);

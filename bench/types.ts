@@ -50,8 +50,12 @@ export interface FaultPhase {
   readonly misses: number;
   readonly evictions: Readonly<Record<string, number>>;
   readonly connectFailures: number;
+  /** Requests failed at once, never sent, because their worker's address was down (outlier detection). */
+  readonly failedFast: number;
   readonly resets: number;
   readonly reruns: number;
+  /** Fresh ext_proc streams the proxy opened for misses whose stream could not be opened. */
+  readonly extprocRetries: number;
   /** ResumeActor answers by gRPC code name. */
   readonly resumeByCode: Readonly<Record<string, number>>;
 }
@@ -69,6 +73,9 @@ export interface FaultsUsage {
   /** How long ext_proc was down while it restarted, and the control plane's outage. */
   readonly extprocDownMs: number;
   readonly outageMs: number;
+  /** Requests for cold (suspended) actors sent during phases (b) and (c), at `coldPerSecond`. */
+  readonly coldRequests: number;
+  readonly coldPerSecond: number;
 }
 
 /** One round of the grpc scenario: K server-streaming calls to one actor, all started at once. */

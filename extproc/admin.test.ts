@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import type { Readiness, ReadinessReport } from '../lib/ops-routes.js';
 import { buildAdmin } from './admin.js';
 import { ExtprocMetrics } from './metrics.js';
+import { ParkingLot } from '../lib/resume/parking-lot.js';
 
 test('/ready follows the readiness: NOT_READY (with the reason), LIVE, DRAINING; /live stays 200', async () => {
   let readiness: Readiness | ReadinessReport = 'not-ready';
-  const app = buildAdmin(new ExtprocMetrics(() => undefined), () => readiness);
+  const app = buildAdmin(new ExtprocMetrics(() => new ParkingLot(1)), () => readiness);
   const starting = await app.inject({ method: 'GET', url: '/ready' });
   assert.equal(starting.statusCode, 503);
   assert.equal(starting.body, 'NOT_READY\nstarting\n');
@@ -27,7 +28,7 @@ test('/ready follows the readiness: NOT_READY (with the reason), LIVE, DRAINING;
 });
 
 test('POST /stats/reset answers the zeroed /stats document; /metrics keeps lifetime counts', async () => {
-  const metrics = new ExtprocMetrics(() => undefined);
+  const metrics = new ExtprocMetrics(() => new ParkingLot(1));
   const app = buildAdmin(metrics, () => 'live');
   metrics.streamOpened();
   metrics.resumeCall('OK');

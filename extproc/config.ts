@@ -10,6 +10,7 @@ import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
+import { DEFAULT_PARKED_MAX } from '../lib/resume/flight.js';
 import { readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 /** The service name extproc's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
@@ -22,8 +23,14 @@ export const EXTPROC_FLAGS = {
   apiserver: { type: 'string', env: 'EXTPROC_APISERVER', default: '127.0.0.1:50052', help: 'Control plane (ateapi.Control) gRPC address.' },
   'worker-port': { type: 'number', env: 'WORKER_PORT', default: 8443, min: 1, max: 65535, help: 'Port of the worker tunnel, published in the original_dst metadata.' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors (<name>.<atespace>.<suffix>).' },
-  'resume-budget-ms': { type: 'number', env: 'EXTPROC_RESUME_BUDGET_MS', default: DEFAULT_RESUME_BUDGET_MS, min: 1, help: 'Detached budget of one resume flight (ABORTED is retried within it).' },
-  parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION, parking the waiting requests.' },
+  'resume-budget-ms': {
+    type: 'number',
+    env: 'EXTPROC_RESUME_BUDGET_MS',
+    default: DEFAULT_RESUME_BUDGET_MS,
+    min: 1,
+    help: 'Detached budget of one resume flight (ABORTED and UNAVAILABLE are retried within it; a data plane that sends its own budget, as the actor-edge proxy does, is answered within that).',
+  },
+  parking: { type: 'choice', env: 'EXTPROC_PARKING', choices: ['on', 'off'], default: 'off', help: 'Also retry RESOURCE_EXHAUSTED and FAILED_PRECONDITION, within --park-budget-ms.' },
   'park-budget-ms': { type: 'number', env: 'EXTPROC_PARK_BUDGET_MS', default: 5000, min: 1, help: 'With parking on: how long a retrying resume may keep requests parked.' },
   'stream-idle-timeout-ms': {
     type: 'number',
@@ -66,7 +73,13 @@ export const EXTPROC_FLAGS = {
     max: 60000,
     help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
   },
-  'parked-max': { type: 'number', env: 'EXTPROC_PARKED_MAX', default: 1024, min: 1, help: 'With parking on: most requests parked at once; more are answered 503 at once.' },
+  'parked-max': {
+    type: 'number',
+    env: 'EXTPROC_PARKED_MAX',
+    default: DEFAULT_PARKED_MAX,
+    min: 1,
+    help: 'Most requests waiting on a retrying resume at once (parked); more are answered 503 "router at capacity" at once.',
+  },
   'tls-credential-bundle': {
     type: 'string',
     env: 'EXTPROC_TLS_CREDENTIAL_BUNDLE',
@@ -112,7 +125,10 @@ export interface ExtprocConfig {
   readonly resumeBudgetMs: number;
   /** 0: no idle timeout. */
   readonly streamIdleTimeoutMs: number;
-  readonly parking: { readonly budgetMs: number; readonly max: number } | undefined;
+  /** `--parking on`: its budget; undefined: off. */
+  readonly parking: { readonly budgetMs: number } | undefined;
+  /** `--parked-max`: callers of retrying resumes at once, at most. */
+  readonly parkedMax: number;
   /** TLS to the control plane; undefined: plaintext. */
   readonly apiserverTls: ClientTlsFiles | undefined;
   /** mTLS on the ext_proc listener; undefined: plaintext. */
@@ -163,7 +179,8 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: T
     actorSuffix: normaliseSuffix(values['actor-suffix']),
     resumeBudgetMs: values['resume-budget-ms'],
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
-    parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'], max: values['parked-max'] }) : undefined,
+    parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'] }) : undefined,
+    parkedMax: values['parked-max'],
     apiserverTls: apiserverTls(values, apiserver.host),
     listenTls: listenTls(values),
     certExpiryWarningHours: values['cert-expiry-warning-hours'],

@@ -32,6 +32,10 @@ interface Tallies {
   idleTimeouts: number;
   requests: Record<OutcomeLabel, number>;
   resumeCalls: Record<string, number>;
+  /** ResumeActor calls made again after a retryable error, by that error's code. */
+  resumeRetries: Record<string, number>;
+  /** Requests answered with the last retryable error because no retry could start within their data plane's budget. */
+  outOfBudget: number;
   flightJoins: number;
 }
 
@@ -39,6 +43,8 @@ export interface ExtprocStats {
   readonly streams: { readonly total: number; readonly active: number; readonly idleTimeouts: number };
   readonly requests: Readonly<Record<string, number>>;
   readonly resumeCalls: Readonly<Record<string, number>>;
+  readonly resumeRetries: Readonly<Record<string, number>>;
+  readonly outOfBudget: number;
   readonly flightJoins: number;
   readonly parked: { readonly active: number; readonly rejected: number };
   /** The ext_proc listener's connections by outcome (present with mTLS on the listener). */
@@ -52,7 +58,7 @@ function zeroRequests(): Record<OutcomeLabel, number> {
 
 export class ExtprocMetrics {
   readonly registry = new Registry();
-  private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, flightJoins: 0 };
+  private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, resumeRetries: {}, outOfBudget: 0, flightJoins: 0 };
   private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number; tls: HandshakeCounts | Record<string, never> }>;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
@@ -61,7 +67,7 @@ export class ExtprocMetrics {
 
   /** `tls`: the ext_proc listener's handshake tallies, when it runs mTLS. */
   constructor(
-    private readonly lot: () => ParkingLot | undefined,
+    private readonly lot: () => ParkingLot,
     private readonly tls?: () => HandshakeCounts,
   ) {
     const life = this.life;
@@ -75,7 +81,7 @@ export class ExtprocMetrics {
       labelNames: ['result'],
       read: () => samplesBy('result', this.#health.checks()),
     });
-    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot()?.rejected ?? 0, tls: tls?.() ?? {} }));
+    this.sinceReset = new SinceReset(() => ({ ...life, parkedRejected: lot().rejected, tls: tls?.() ?? {} }));
     if (tls !== undefined) {
       scrapedCounterBy(r, {
         name: `${P}tls_handshakes_total`,
@@ -103,13 +109,24 @@ export class ExtprocMetrics {
       labelNames: ['code'],
       read: () => samplesBy('code', life.resumeCalls),
     });
+    scrapedCounterBy(r, {
+      name: `${P}resume_retries_total`,
+      help: 'ResumeActor calls made again after a retryable error (ABORTED, UNAVAILABLE; with parking RESOURCE_EXHAUSTED, FAILED_PRECONDITION), by that code.',
+      labelNames: ['code'],
+      read: () => samplesBy('code', life.resumeRetries),
+    });
+    scrapedCounter(r, {
+      name: `${P}resume_out_of_budget_total`,
+      help: "Requests answered with the last retryable error because no retry could start within the data plane's budget (actor-edge-resume-budget-ms).",
+      read: () => life.outOfBudget,
+    });
     scrapedCounter(r, {
       name: `${P}flight_joins_total`,
       help: 'Requests that joined a ResumeActor already under way for their actor.',
       read: () => life.flightJoins,
     });
-    scrapedGauge(r, { name: `${P}parking_active`, help: 'Requests parked now, waiting on a retrying resume.', read: () => lot()?.active ?? 0 });
-    scrapedCounter(r, { name: `${P}parking_rejected_total`, help: 'Requests shed because the parking lot was full.', read: () => lot()?.rejected ?? 0 });
+    scrapedGauge(r, { name: `${P}parking_active`, help: 'Requests parked now, waiting on a retrying resume.', read: () => lot().active });
+    scrapedCounter(r, { name: `${P}parking_rejected_total`, help: 'Requests shed because the parking lot was full.', read: () => lot().rejected });
     this.routeDuration = histogram(r, {
       name: `${P}route_duration_seconds`,
       help: 'From request headers received until the worker endpoint was resolved (or the request was answered).',
@@ -149,14 +166,24 @@ export class ExtprocMetrics {
     this.life.flightJoins++;
   }
 
+  resumeRetry(code: string): void {
+    this.life.resumeRetries[code] = (this.life.resumeRetries[code] ?? 0) + 1;
+  }
+
+  outOfBudget(): void {
+    this.life.outOfBudget++;
+  }
+
   stats(): ExtprocStats {
     const d = this.sinceReset.current();
     return {
       streams: { total: d.streams, active: this.activeStreams, idleTimeouts: d.idleTimeouts },
       requests: d.requests,
       resumeCalls: d.resumeCalls,
+      resumeRetries: d.resumeRetries,
+      outOfBudget: d.outOfBudget,
       flightJoins: d.flightJoins,
-      parked: { active: this.lot()?.active ?? 0, rejected: d.parkedRejected },
+      parked: { active: this.lot().active, rejected: d.parkedRejected },
       ...(this.tls === undefined ? {} : { tls: d.tls as HandshakeCounts }),
       process: processStats(),
     };

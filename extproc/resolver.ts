@@ -29,10 +29,12 @@ export class Resolver {
   }
 
   /**
-   * `authority` is the request's `:authority` (else `host`) value, '' when it has neither. `span` (tracing on): the
-   * stream's span, which gets the actor and how the resolution ended, and parents a flight this request starts.
+   * `authority` is the request's `:authority` (else `host`) value, '' when it has neither. `budgetMs`: what is
+   * left of the data plane's own budget for the request (its stream metadata), which bounds the resume's retries.
+   * `span` (tracing on): the stream's span, which gets the actor and how the resolution ended, and parents a flight
+   * this request starts.
    */
-  async requestHeaders(authority: string, signal: AbortSignal, span?: Span): Promise<ProcessingResponse> {
+  async requestHeaders(authority: string, signal: AbortSignal, budgetMs?: number, span?: Span): Promise<ProcessingResponse> {
     const started = performance.now();
     const parsed = parseActorHost(authority, this.deps.actorSuffix);
     if (parsed.kind === 'invalid') {
@@ -41,10 +43,10 @@ export class Resolver {
     }
     const { ref, key, port } = parsed.actor;
     let outcome;
-    if (span === undefined) outcome = await this.deps.flights.resolve(ref, key, signal);
+    if (span === undefined) outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs);
     else {
       span.setAttributes({ [ATTR_ACTOR]: ref.name, [ATTR_ATESPACE]: ref.atespace, [ATTR_RESUME_ROLE]: this.deps.flights.isFlying(key) ? 'joined' : 'leader' });
-      outcome = await this.deps.flights.resolve(ref, key, signal, spanContext(span));
+      outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs, spanContext(span));
     }
     if (outcome.kind === 'ok') {
       this.record('ok', outcome.resume, started);

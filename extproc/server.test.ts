@@ -177,7 +177,6 @@ test('every resume error maps to its HTTP answer, unknown errors without details
   const cases: [string, ScriptAnswer, number, string][] = [
     ['e-notfound', { kind: 'error', code: grpc.status.NOT_FOUND, details: 'actor not found' }, 404, 'actor team-a/e-notfound not found'],
     ['e-precond', { kind: 'error', code: grpc.status.FAILED_PRECONDITION, details: 'actor is deleting' }, 503, 'actor team-a/e-precond unavailable: actor is deleting'],
-    ['e-unavail', { kind: 'error', code: grpc.status.UNAVAILABLE, details: 'db down' }, 503, 'actor team-a/e-unavail unavailable'],
     ['e-deadline', { kind: 'error', code: grpc.status.DEADLINE_EXCEEDED, details: 'slow' }, 504, 'actor team-a/e-deadline request timed out'],
     ['e-denied', { kind: 'error', code: grpc.status.PERMISSION_DENIED, details: 'policy p-1' }, 403, 'actor team-a/e-denied access denied'],
     ['e-unauth', { kind: 'error', code: grpc.status.UNAUTHENTICATED, details: 'no token' }, 401, 'actor team-a/e-unauth authentication required'],
@@ -194,6 +193,30 @@ test('every resume error maps to its HTTP answer, unknown errors without details
     assertImmediate(verdict, status, body);
     assert.equal(callsFor(name), 1, `${name}: not retried without parking`);
   }
+});
+
+test("UNAVAILABLE is retried within the data plane's budget, then answered 503 with it; a flight that recovers serves 200", async () => {
+  const down: ScriptAnswer = { kind: 'error', code: grpc.status.UNAVAILABLE, details: 'db down' };
+  let up = false;
+  script({ 'e-unavail': () => down, 'blip': () => (up ? { kind: 'ok', ip: '10.0.0.21' } : down) });
+  const before = plain.extproc.metrics.stats();
+  const started = Date.now();
+  const { verdict } = await plain.client.process({ authority: host('e-unavail'), metadata: { 'actor-edge-resume-budget-ms': '400' } });
+  assertImmediate(verdict, 503, 'actor team-a/e-unavail unavailable');
+  // Answered once no retry could start within the 400 ms (the backoff starts at 100 ms): retried, then at the budget.
+  assert.ok(callsFor('e-unavail') >= 2, `${callsFor('e-unavail')} calls`);
+  assert.ok(Date.now() - started >= 400 - 200, 'it waited for retries within the budget');
+  let after = plain.extproc.metrics.stats();
+  assert.equal((after.resumeRetries.UNAVAILABLE ?? 0) - (before.resumeRetries.UNAVAILABLE ?? 0), callsFor('e-unavail') - 1);
+  assert.equal(after.outOfBudget - before.outOfBudget, 1);
+  // The control plane comes back while a request waits: it is served.
+  const waiting = plain.client.process({ authority: host('blip'), metadata: { 'actor-edge-resume-budget-ms': '5000' } });
+  await waitFor(() => callsFor('blip') >= 2, 5000, 'a retry of the blip');
+  up = true;
+  const served = await waiting;
+  assert.equal(served.verdict.kind === 'continue' && served.verdict.metadata['envoy.filters.listener.original_dst']?.local, '10.0.0.21:8443');
+  after = plain.extproc.metrics.stats();
+  assert.equal(after.parked.active, 0);
 });
 
 test('ABORTED is retried to success', async () => {
@@ -303,7 +326,7 @@ test('parking on, a full lot answers 503 at once; running actors are still serve
   assert.equal(parking.extproc.metrics.stats().parked.active, 0);
 });
 
-test('control plane down: 503 well within the budget, with and without parking', async () => {
+test('control plane unreachable: retried within the budget, then 503 (not a timeout), with and without parking', async () => {
   const port = await freePort();
   const make = async (args: string[]) => {
     const { values } = readFlags(EXTPROC_FLAGS, ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', `127.0.0.1:${port}`, ...args], {});
@@ -312,16 +335,19 @@ test('control plane down: 503 well within the budget, with and without parking',
     started.push(s);
     return s;
   };
-  // Waiting out the budget would answer 504 "request timed out": the 503 proves the refusal was answered at once.
-  const off = await make([]);
-  assertImmediate((await off.client.process({ authority: host('down') })).verdict, 503, 'actor team-a/down unavailable');
-  assert.equal(off.extproc.metrics.stats().resumeCalls.UNAVAILABLE, 1, 'not retried without parking');
-  const on = await make(['--parking', 'on', '--park-budget-ms', '1000']);
-  assertImmediate((await on.client.process({ authority: host('down') })).verdict, 503, 'actor team-a/down unavailable');
-  // A closed port refuses at machine speed, so how many retries fit in the budget cannot be exact: at least one,
-  // and no more than the backoff (100 ms, growing) allows.
-  const calls = on.extproc.metrics.stats().resumeCalls.UNAVAILABLE ?? 0;
-  assert.ok(calls >= 2 && calls <= 11, `retried while parked: ${calls} calls`);
+  // A budget ending with a retryable error answers that error (503), never 504 "request timed out". A closed port
+  // refuses at machine speed, so how many retries fit in the budget cannot be exact: at least one, and no more than
+  // the backoff (100 ms, growing) allows.
+  for (const args of [['--resume-budget-ms', '1000'], ['--parking', 'on', '--park-budget-ms', '1000']]) {
+    const extproc = await make(args);
+    assertImmediate((await extproc.client.process({ authority: host('down') })).verdict, 503, 'actor team-a/down unavailable');
+    const calls = extproc.extproc.metrics.stats().resumeCalls.UNAVAILABLE ?? 0;
+    assert.ok(calls >= 2 && calls <= 11, `${args.join(' ')}: retried within the budget: ${calls} calls`);
+  }
+  // The data plane's own budget (here none left) answers at the first refusal.
+  const bounded = await make([]);
+  assertImmediate((await bounded.client.process({ authority: host('down'), metadata: { 'actor-edge-resume-budget-ms': '0' } })).verdict, 503, 'actor team-a/down unavailable');
+  assert.equal(bounded.extproc.metrics.stats().resumeCalls.UNAVAILABLE, 1);
 });
 
 test('a stream carries several messages, each answered in order; half-close ends the RPC with OK', async () => {
@@ -376,11 +402,12 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
   }
   await waitFor(() => fresh.extproc.metrics.stats().streams.active === 0, 5000, 'streams to close');
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
-  assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'parked', 'process', 'requests', 'resumeCalls', 'streams']);
+  assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'outOfBudget', 'parked', 'process', 'requests', 'resumeCalls', 'resumeRetries', 'streams']);
   assert.deepEqual(stats.streams, { total: 5, active: 0, idleTimeouts: 0 });
   assert.deepEqual([stats.requests.ok, stats.requests.invalid_host, stats.requests.not_found], [3, 1, 1]);
   assert.deepEqual([stats.resumeCalls.OK, stats.resumeCalls.ABORTED, stats.resumeCalls.NOT_FOUND], [3, 1, 1]);
   assert.deepEqual(stats.parked, { active: 0, rejected: 0 });
+  assert.deepEqual([stats.resumeRetries, stats.outOfBudget], [{ ABORTED: 1 }, 0]);
   assert.ok(stats.process.cpuUserUs > 0 && stats.process.rssBytes > 0, 'process usage is read (any positive amount)');
 
   const scrape = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();

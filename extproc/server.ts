@@ -110,10 +110,13 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
         ? resumeActorOnce(control, ref, backstop)
         : tracedResume(tracer, parent, ref, (metadata) => resumeActorOnce(control, ref, backstop, metadata)),
     budgetMs: config.resumeBudgetMs,
-    parking: config.parking,
+    ...(config.parking === undefined ? {} : { parking: config.parking }),
+    parkedMax: config.parkedMax,
     observer: {
       attempt: (result) => metrics?.resumeCall(result.kind === 'ok' ? 'OK' : grpcCodeName(result.code)),
       join: () => metrics?.flightJoin(),
+      retry: (code) => metrics?.resumeRetry(grpcCodeName(code)),
+      outOfBudget: () => metrics?.outOfBudget(),
     },
   });
   metrics = new ExtprocMetrics(() => flights.lot, listener === undefined ? undefined : () => listener.counts);

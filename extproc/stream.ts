@@ -17,6 +17,7 @@ import type { ProcessCall, ProcessingResponse } from './protocol.js';
 import type { RequestSummary } from './wire.js';
 import type { Resolver } from './resolver.js';
 import { CONTINUE } from './responses.js';
+import { callerBudgetMs } from './caller-budget.js';
 
 export interface StreamDeps {
   readonly resolver: Resolver;
@@ -51,6 +52,8 @@ class ProcessStream {
   private idleTimer: NodeJS.Timeout | undefined;
   /** The gRPC status this side ended the stream with (undefined: the data plane went first). */
   private endCode: grpc.status | undefined;
+  /** The data plane's budget for this request (its metadata) as an epoch-ms deadline; undefined: none sent. */
+  private readonly budgetDeadline: number | undefined;
 
   constructor(
     private readonly call: ProcessCall,
@@ -58,6 +61,8 @@ class ProcessStream {
     /** Tracing on: the stream's server span. */
     private readonly span: Span | undefined,
   ) {
+    const budgetMs = callerBudgetMs(call.metadata);
+    this.budgetDeadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
     if (deps.idleTimeoutMs > 0) {
       this.idleTimer = setTimeout(() => this.onIdle(), deps.idleTimeoutMs);
       this.idleTimer.unref();
@@ -125,7 +130,8 @@ class ProcessStream {
   private resolve(authority: string): void {
     const resolving = { kind: 'resolving' as const, abort: new AbortController(), queue: [] as RequestSummary[], halfClosed: false };
     this.state = resolving;
-    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, this.span).then(
+    const budgetMs = this.budgetDeadline === undefined ? undefined : Math.max(0, this.budgetDeadline - Date.now());
+    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, budgetMs, this.span).then(
       (response) => {
         if (this.state !== resolving) return;
         this.state = IDLE;

@@ -45,6 +45,16 @@ export const ORIGINAL_DST_LOCAL_KEY = 'local';
 /** Key of the target port (the TARGET_PORT_HEADER value), as a string. */
 export const ORIGINAL_DST_PORT_KEY = 'port';
 
+// ---- ext_proc stream metadata (gRPC initial metadata of a Process call) ----
+
+/**
+ * Sent by the actor-edge proxy on every Process stream it opens for a request: the milliseconds left of that
+ * request's re-run budget (`--rerun-budget-ms`, capped at the message timeout). extproc retries a resume only
+ * while a retry can start within it, and answers with the last retryable error once none can (so the client gets
+ * the 503 at the budget, not a timeout). A data plane that does not send it (Envoy) gets extproc's own budget.
+ */
+export const RESUME_BUDGET_METADATA = 'actor-edge-resume-budget-ms';
+
 // ---- Proto files (relative to proto/) and fully qualified service names ----
 
 export const EXT_PROC_PROTO = 'envoy/service/ext_proc/v3/external_processor.proto';

@@ -112,6 +112,13 @@ export const PROXY_FLAGS = {
     default: DEFAULT_RERUN_POLICY.backoffMaxMs,
     help: 'Longest such wait; each wait is drawn uniformly between the two.',
   },
+  'extproc-retry-max-waiting': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_RETRY_MAX_WAITING',
+    default: 1024,
+    min: 0,
+    help: 'A miss whose ext_proc stream cannot be opened (UNAVAILABLE: the processor restarting) is retried on a fresh stream within --rerun-budget-ms; at most this many requests wait to retry at once, more fail at once (0: never retry).',
+  },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -458,7 +465,12 @@ export function buildConfig(flags: ProxyFlags, file?: ConfigFile, tracing: Traci
       maxEntries: flags['cache-max-entries'],
       refreshAhead: flags['cache-refresh-ahead'] === 'on',
     }),
-    extProc: freeze({ address: parseHostPort(flags.extproc, '--extproc'), settings: buildExtProcSettings(flags), tls: extProcTlsConfig(flags) }),
+    extProc: freeze({
+      address: parseHostPort(flags.extproc, '--extproc'),
+      settings: buildExtProcSettings(flags),
+      tls: extProcTlsConfig(flags),
+      retryMaxWaiting: flags['extproc-retry-max-waiting'],
+    }),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
     upstream: freeze({

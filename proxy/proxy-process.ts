@@ -21,6 +21,7 @@ import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2Sessions } from './upstream/h2-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
 import { UndiciRouter } from './upstream/router.js';
+import { createConnectProbe } from './upstream/probe.js';
 import { TunnelHub } from './tunnels/hub.js';
 import { Chain } from './chain/chain.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
@@ -69,6 +70,7 @@ export function stagesConfig(config: ProxyConfig): StagesConfig {
     actorSuffix: config.actorSuffix,
     filters: config.chain.filters,
     filterTimeoutMs: config.chain.filterTimeoutMs,
+    rerunBudgetMs: config.chain.rerun.budgetMs,
     cache: config.cache,
     extProc: config.extProc,
     resolver: config.resolver,
@@ -123,7 +125,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const h2Sessions = createH2Sessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
   const hub = new TunnelHub(log);
   registerTunnelMetrics(metrics.registry, hub.stats);
-  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: upstream.routeTimeoutMs }, h2Sessions);
+  // Outlier detection probes a down worker the way the pools connect to it (TCP, or TCP plus the mTLS handshake).
+  const probe = createConnectProbe({ connectTimeoutMs: upstream.connectTimeoutMs, ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }) });
+  const router = new UndiciRouter(pools, counters, { routeTimeoutMs: upstream.routeTimeoutMs, probe, log }, h2Sessions);
+  counters.outliersDown = () => router.outliers?.downCount ?? 0;
   const chain = new Chain(
     stages.flatMap((s) => (s.filter === undefined ? [] : [s.filter])),
     router,
@@ -210,6 +215,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       const tunnels = hub.drain(ops.drainTimeoutMs);
       const clean = (await ingress.drain(ops.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
+      router.close();
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();

@@ -4,14 +4,18 @@
  *   baseline → (a) kill -9 the worker process holding the most actors → (b) restart extproc →
  *   (c) the control plane answers UNAVAILABLE for 2 s (1 s with --quick) → recovery.
  * Each phase lasts --duration / 8 (at least 0.5 s) after its fault. Right after the kill, one request per actor
- * of the killed worker checks that it is answered 200 from the actor's new worker. Reported per phase: the
- * client's answers, cache hits and misses, evictions by reason, failed connects, resets, re-runs and ResumeActor
- * answers by code. Targets are reported, never asserted; only a duplicate delivery fails the run.
+ * of the killed worker checks that it is answered 200 from the actor's new worker. Throughout (b) and (c) requests
+ * for cold (suspended) actors go out at a steady rate besides the load (`cold-misses.ts`), so those phases measure
+ * misses during the outage, not only hits. Reported per phase: the client's answers, cache hits and misses,
+ * evictions by reason, failed connects and the requests failed fast after them, resets, re-runs, ext_proc stream
+ * retries and ResumeActor answers by code. Targets are reported, never asserted; only a duplicate delivery fails the
+ * run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { buildArmResult, type WindowStats } from '../arm-result.js';
-import { startFaultStack, isFaultRuntime, type FaultRuntime } from '../fault-stack.js';
+import { coldActorNames, startFaultStack, isFaultRuntime, type FaultRuntime } from '../fault-stack.js';
+import { startColdMisses } from '../cold-misses.js';
 import { buildPhase, PhaseTally, type PhaseMark } from '../fault-phases.js';
 import { runLoad } from '../load.js';
 import { readAll, resetAll } from '../measure.js';
@@ -19,10 +23,14 @@ import type { ArmRuntime } from '../stack.js';
 import type { ArmResult, FaultsUsage } from '../types.js';
 import { postPlan } from './churn.js';
 import { clientSeed, hostsOf } from './plans.js';
+import { actorHost } from '../load.js';
 import type { Scenario, ScenarioContext } from './scenario.js';
 
 /** The load runs until the phases are done; this only bounds it. */
 const MAX_WINDOW_S = 600;
+/** Requests for cold actors per second during (b) and (c), and at most this many of them in flight. */
+const COLD_PER_SECOND = 30;
+const COLD_MAX_IN_FLIGHT = 200;
 
 /** The worker hosting the most running actors, and those actors. */
 function busiestWorker(placements: readonly { name: string; status: string; workerIp: string | null }[]): { ip: string; actors: string[] } {
@@ -84,6 +92,17 @@ async function runFaults(ctx: ScenarioContext, rt: FaultRuntime, tally: PhaseTal
   await sleep(dwellMs);
 
   await mark('(b) extproc restart', 'extproc stopped and started again on the same address');
+  const cold = startColdMisses({
+    url: rt.url,
+    stubAdmin: rt.stubAdmin,
+    atespace: config.atespace,
+    actors: coldActorNames(config.actors).map((name) => ({ name, host: actorHost(name, config.atespace, config.actorSuffix) })),
+    perSecond: COLD_PER_SECOND,
+    maxInFlight: COLD_MAX_IN_FLIGHT,
+    idPrefix: `${runId}-cold`,
+    onResponse: (status) => tally.response(status),
+    onError: () => tally.error(),
+  });
   const t0 = performance.now();
   await rt.restartExtproc();
   const extprocDownMs = performance.now() - t0;
@@ -93,8 +112,10 @@ async function runFaults(ctx: ScenarioContext, rt: FaultRuntime, tally: PhaseTal
   await rt.stubAdmin.post('/outage', { ms: outageMs });
   await sleep(outageMs);
 
+  const coldDone = cold.stop(); // no more cold requests; the ones under way are answered in the next phase
   await mark('recovery', 'everything back');
   await sleep(dwellMs);
+  await coldDone;
   const end = { atMs: performance.now(), stats: await readAll(rt.probes) };
   return {
     marks,
@@ -107,6 +128,8 @@ async function runFaults(ctx: ScenarioContext, rt: FaultRuntime, tally: PhaseTal
       killedActorsMoved: moved,
       extprocDownMs,
       outageMs,
+      coldRequests: cold.sent,
+      coldPerSecond: COLD_PER_SECOND,
     },
   };
 }
@@ -142,6 +165,7 @@ async function faultsArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<Arm
     countDuplicates: true,
     notes: [
       `${faults.workerProcesses} worker processes; killed ${faults.killedWorker} with ${faults.killedActors} actors; extproc down ${Math.round(faults.extprocDownMs)} ms; control plane down ${faults.outageMs} ms`,
+      `${faults.coldRequests} requests for cold (suspended) actors during (b) and (c), ${faults.coldPerSecond}/s, besides the load`,
       'phase counts are by the time an answer arrived; ext_proc streams are counted by the proxy (extproc restarts mid-window)',
     ],
   });

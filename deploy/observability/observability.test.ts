@@ -21,6 +21,7 @@ import { TunnelHub } from '../../proxy/tunnels/hub.js';
 import { assembleStages } from '../../proxy/stages/assemble.js';
 import { resolverHealthTarget, stagesConfig } from '../../proxy/proxy-process.js';
 import { ExtprocMetrics } from '../../extproc/metrics.js';
+import { ParkingLot } from '../../lib/resume/parking-lot.js';
 import { createStubMetrics } from '../../apiserver-stub/metrics.js';
 import { ControlPlane } from '../../apiserver-stub/control-plane.js';
 import { Store } from '../../apiserver-stub/store.js';
@@ -75,7 +76,7 @@ async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
     closers.push(() => probe.stop(), () => expiry.close(), ...stages.map((s) => () => s.close?.()));
     registries.push(metrics.registry);
   }
-  const extproc = new ExtprocMetrics(() => undefined);
+  const extproc = new ExtprocMetrics(() => new ParkingLot(1));
   const extprocExpiry = startCertificateExpiry('extproc', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: extproc.registry });
   closers.push(() => extprocExpiry.close());
   registries.push(extproc.registry);

@@ -28,6 +28,8 @@ export interface EnvoyLikeRequest {
    * `ext_proc_graceful_grpc_close`); no RST_STREAM is sent.
    */
   readonly close?: 'legacy' | 'graceful';
+  /** Initial metadata of the stream (Envoy sends none by default; the actor-edge proxy sends its budget). */
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 export interface SetHeader {
@@ -164,7 +166,7 @@ function envoyStatusCode(name: string): number {
 }
 
 export class EnvoyLikeClient {
-  readonly client: grpc.Client & { Process(): grpc.ClientDuplexStream<unknown, Decoded> };
+  readonly client: grpc.Client & { Process(metadata?: grpc.Metadata): grpc.ClientDuplexStream<unknown, Decoded> };
 
   /** `credentials`: plaintext by default; the mTLS tests pass grpc-js's own TLS credentials. */
   constructor(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()) {
@@ -173,8 +175,10 @@ export class EnvoyLikeClient {
   }
 
   /** Opens a raw Process stream (for tests that script messages themselves). `status` settles when the RPC ends. */
-  open(): { call: grpc.ClientDuplexStream<unknown, Decoded>; reader: ResponseReader; status: Promise<grpc.StatusObject> } {
-    const call = this.client.Process();
+  open(metadata: Readonly<Record<string, string>> = {}): { call: grpc.ClientDuplexStream<unknown, Decoded>; reader: ResponseReader; status: Promise<grpc.StatusObject> } {
+    const md = new grpc.Metadata();
+    for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+    const call = this.client.Process(md);
     const reader = new ResponseReader(call);
     const status = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
     call.on('error', () => {}); // CANCELLED after our own cancel is expected
@@ -198,7 +202,7 @@ export class EnvoyLikeClient {
 
   /** One HTTP request's worth of ext_proc traffic, as Envoy sends it. */
   async process(req: EnvoyLikeRequest): Promise<EnvoyLikeResult> {
-    const { call, reader, status } = this.open();
+    const { call, reader, status } = this.open(req.metadata);
     const onAbort = (): void => call.cancel();
     if (req.signal?.aborted) call.cancel();
     req.signal?.addEventListener('abort', onAbort, { once: true });

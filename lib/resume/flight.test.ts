@@ -115,8 +115,18 @@ test('ABORTED is retried with backoff until success', async () => {
   assert.equal(s.count(), 3);
 });
 
-test('without parking, RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION fail fast', async () => {
-  for (const code of [grpc.status.RESOURCE_EXHAUSTED, grpc.status.UNAVAILABLE, grpc.status.FAILED_PRECONDITION, grpc.status.NOT_FOUND]) {
+test('UNAVAILABLE is retried with backoff until success, with or without parking', async () => {
+  for (const parking of [undefined, { budgetMs: 2000 }]) {
+    const s = scripted([err(grpc.status.UNAVAILABLE, 'control plane down'), err(grpc.status.UNAVAILABLE, 'control plane down'), ok()]);
+    const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, backoff: FAST, ...(parking ? { parking } : {}) });
+    assert.equal((await flights.resolve(REF, KEY)).kind, 'ok');
+    assert.equal(s.count(), 3);
+    assert.equal(flights.lot.active, 0);
+  }
+});
+
+test('without parking, RESOURCE_EXHAUSTED and FAILED_PRECONDITION fail fast', async () => {
+  for (const code of [grpc.status.RESOURCE_EXHAUSTED, grpc.status.FAILED_PRECONDITION, grpc.status.NOT_FOUND]) {
     const s = scripted([err(code, 'x'), ok()]);
     const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, backoff: FAST });
     assert.deepEqual(await flights.resolve(REF, KEY), { kind: 'grpc-error', code, details: 'x', budgetExhausted: false });
@@ -127,7 +137,7 @@ test('without parking, RESOURCE_EXHAUSTED, UNAVAILABLE and FAILED_PRECONDITION f
 test('with parking, those codes are retried until success; slots are released afterwards', async () => {
   for (const code of [grpc.status.RESOURCE_EXHAUSTED, grpc.status.UNAVAILABLE, grpc.status.FAILED_PRECONDITION]) {
     const s = scripted([err(code), err(code), ok()]);
-    const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 2000, max: 10 }, backoff: FAST });
+    const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 2000 }, parkedMax: 10, backoff: FAST });
     const outcomes = await Promise.all([flights.resolve(REF, KEY), flights.resolve(REF, KEY)]);
     assert.deepEqual(outcomes.map((o) => o.kind), ['ok', 'ok']);
     assert.equal(s.count(), 3);
@@ -137,14 +147,14 @@ test('with parking, those codes are retried until success; slots are released af
 
 test('NOT_FOUND is never retried, even with parking', async () => {
   const s = scripted([err(grpc.status.NOT_FOUND), ok()]);
-  const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 2000, max: 10 }, backoff: FAST });
+  const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 2000 }, parkedMax: 10, backoff: FAST });
   assert.equal((await flights.resolve(REF, KEY)).kind, 'grpc-error');
   assert.equal(s.count(), 1);
 });
 
 test('budget exhausted while still retryable: callers get the real error', async () => {
   const s = scripted([err(grpc.status.RESOURCE_EXHAUSTED, 'no free workers available')]);
-  const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 150, max: 10 }, backoff: FAST });
+  const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, parking: { budgetMs: 150 }, parkedMax: 10, backoff: FAST });
   assert.equal(flights.budgetMs, 150, 'with parking, the smaller budget applies');
   const o = await flights.resolve(REF, KEY);
   assert.deepEqual(o, { kind: 'grpc-error', code: grpc.status.RESOURCE_EXHAUSTED, details: 'no free workers available', budgetExhausted: true });
@@ -169,7 +179,8 @@ test('a full lot sheds callers of a retrying flight at once; a flight that is no
   const flights = new ResumeFlights({
     attempt: (ref) => (ref.name === 'a' ? a.attempt(ref) : Promise.resolve(ok('10.0.0.3'))),
     budgetMs: 5000,
-    parking: { budgetMs: 5000, max: 1 },
+    parking: { budgetMs: 5000 },
+    parkedMax: 1,
     backoff: { initialMs: 100, factor: 1, jitter: 0 },
   });
   const first = flights.resolve({ atespace: 'ns', name: 'a' }, 'ns/a');
@@ -193,7 +204,7 @@ test('a full lot sheds callers of a retrying flight at once; a flight that is no
 
 test('callers already waiting when the flight starts retrying are shed beyond the lot size', async () => {
   const g = gated();
-  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, parking: { budgetMs: 5000, max: 2 }, backoff: FAST });
+  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, parking: { budgetMs: 5000 }, parkedMax: 2, backoff: FAST });
   const all = Array.from({ length: 4 }, () => flights.resolve(REF, KEY));
   await g.waitCalls(1);
   g.calls[0]!(err(grpc.status.UNAVAILABLE));
@@ -207,7 +218,7 @@ test('callers already waiting when the flight starts retrying are shed beyond th
 
 test('a parked caller that goes away frees its slot', async () => {
   const g = gated();
-  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, parking: { budgetMs: 5000, max: 1 }, backoff: FAST });
+  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, parking: { budgetMs: 5000 }, parkedMax: 1, backoff: FAST });
   const abort = new AbortController();
   const p = flights.resolve(REF, KEY, abort.signal);
   await g.waitCalls(1);
@@ -218,6 +229,71 @@ test('a parked caller that goes away frees its slot', async () => {
   assert.equal((await p).kind, 'cancelled');
   assert.equal(flights.lot?.active, 0);
   g.calls[1]!(ok());
+});
+
+test("a caller's own budget: answered with the last retryable error once no retry can start within it; the flight carries on for the others", async () => {
+  const g = gated();
+  let outOfBudget = 0;
+  const retried: grpc.status[] = [];
+  const flights = new ResumeFlights({
+    attempt: g.attempt,
+    budgetMs: 5000,
+    backoff: { initialMs: 100, factor: 1, jitter: 0 },
+    observer: { outOfBudget: () => outOfBudget++, retry: (code) => retried.push(code) },
+  });
+  const short = flights.resolve(REF, KEY, undefined, 50);
+  const long = flights.resolve(REF, KEY, undefined, 4000);
+  const unbounded = flights.resolve(REF, KEY);
+  await g.waitCalls(1);
+  g.calls[0]!(err(grpc.status.UNAVAILABLE, 'control plane down'));
+  // The next retry starts 100 ms from now: after the short caller's budget, so it is answered at once.
+  assert.deepEqual(await short, { kind: 'grpc-error', code: grpc.status.UNAVAILABLE, details: 'control plane down', budgetExhausted: true });
+  assert.equal(outOfBudget, 1);
+  await g.waitCalls(2);
+  assert.deepEqual(retried, [grpc.status.UNAVAILABLE]);
+  g.calls[1]!(ok('10.0.0.7'));
+  for (const o of await Promise.all([long, unbounded])) assert.equal(o.kind === 'ok' && o.ip, '10.0.0.7');
+  assert.equal(flights.lot.active, 0, 'every parked caller left the lot');
+});
+
+test('the call under way is waited for past a caller\'s budget: the budget only bounds retries', async () => {
+  const g = gated();
+  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, backoff: FAST });
+  const p = flights.resolve(REF, KEY, undefined, 1);
+  await g.waitCalls(1);
+  await new Promise((r) => setTimeout(r, 20)); // the caller's budget is long gone
+  g.calls[0]!(ok('10.0.0.8'));
+  const o = await p;
+  assert.equal(o.kind === 'ok' && o.ip, '10.0.0.8');
+});
+
+test('a flight nobody waits for any more is not retried, and is forgotten', async () => {
+  const s = scripted([err(grpc.status.UNAVAILABLE, 'down'), ok()]);
+  const flights = new ResumeFlights({ attempt: s.attempt, budgetMs: 5000, backoff: FAST });
+  const o = await flights.resolve(REF, KEY, undefined, 0);
+  assert.deepEqual(o, { kind: 'grpc-error', code: grpc.status.UNAVAILABLE, details: 'down', budgetExhausted: true });
+  await new Promise((r) => setTimeout(r, 30)); // several backoffs
+  assert.equal(s.count(), 1, 'no retry with no caller');
+  assert.equal(flights.inFlight, 0);
+});
+
+test('without parking the lot still caps the callers of retrying flights: past it they are answered at once', async () => {
+  const g = gated();
+  const flights = new ResumeFlights({ attempt: g.attempt, budgetMs: 5000, parkedMax: 1, backoff: { initialMs: 50, factor: 1, jitter: 0 } });
+  const a = flights.resolve({ atespace: 'ns', name: 'a' }, 'ns/a');
+  const b = flights.resolve({ atespace: 'ns', name: 'b' }, 'ns/b');
+  await g.waitCalls(2);
+  g.calls[0]!(err(grpc.status.UNAVAILABLE, 'down'));
+  g.calls[1]!(err(grpc.status.UNAVAILABLE, 'down'));
+  const shed = await Promise.race([a, b]);
+  assert.deepEqual(shed, { kind: 'lot-full' });
+  assert.equal(flights.lot.active, 1);
+  assert.equal(flights.lot.rejected, 1);
+  await g.waitCalls(3);
+  g.calls[2]!(ok('10.0.0.9'));
+  const kinds = (await Promise.all([a, b])).map((o) => o.kind).sort();
+  assert.deepEqual(kinds, ['lot-full', 'ok']);
+  assert.equal(flights.lot.active, 0);
 });
 
 test('success requires RUNNING and a valid IP', async () => {

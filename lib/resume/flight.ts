@@ -5,10 +5,16 @@
  * (cancelling mid-restore can strand a worker).
  *
  * Budget: one per flight, started by its first caller; a late joiner shares what is left. ABORTED (a concurrent
- * operation holds the actor) is always retried with backoff. With parking on, RESOURCE_EXHAUSTED, UNAVAILABLE and
- * FAILED_PRECONDITION are retried too, the budget is the smaller of the resume and park budgets, and each caller
- * of a retrying flight must hold a parking slot (a full lot sheds the caller at once). When the budget runs out
+ * operation holds the actor) and UNAVAILABLE (the control plane down for a moment) are always retried with backoff.
+ * With parking on, RESOURCE_EXHAUSTED and FAILED_PRECONDITION are retried too and the budget is the smaller of the
+ * resume and park budgets. Each caller of a retrying flight must hold a parking slot (at most `parkedMax` at once:
+ * a full lot sheds the caller at once), so a long outage cannot pile up waiting requests. When the budget runs out
  * with a retryable error, callers get that error (e.g. "no free workers available"), not a timeout.
+ *
+ * A caller may bring a budget of its own (the data plane's: what is left of its request's re-run budget): it waits
+ * for a retry only if the retry can start within it, and is otherwise answered with the last retryable error at
+ * once, while the flight carries on for the others. The call under way is always waited for (a first call, or a
+ * retry, however slow: only the flight's budget bounds it). A flight nobody waits for any more is not retried.
  */
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -19,18 +25,24 @@ import { backoffSequence, DEFAULT_BACKOFF, type BackoffOptions } from './backoff
 import { ParkingLot } from './parking-lot.js';
 import { CANCELLED, LOT_FULL, TIMEOUT, type ResumeOutcome } from './outcome.js';
 
+/** Parking on: the codes it adds are retried, within this budget. */
 export interface ParkingOptions {
   /** How long a retrying resume may keep callers parked. */
   readonly budgetMs: number;
-  /** At most this many callers parked at once (all actors together). */
-  readonly max: number;
 }
+
+/** The parking lot's default size: callers of retrying flights at once, all actors together. */
+export const DEFAULT_PARKED_MAX = 1024;
 
 export interface FlightObserver {
   /** Every ResumeActor call's result, including calls that finish after their flight's budget ran out. */
   attempt?(result: AttemptResult): void;
   /** A caller attached to a flight already under way. */
   join?(): void;
+  /** A flight will call ResumeActor again after a retryable error `code`. */
+  retry?(code: grpc.status): void;
+  /** A caller was answered with the last retryable error because no retry could start within its own budget. */
+  outOfBudget?(): void;
 }
 
 export interface ResumeFlightsOptions {
@@ -41,21 +53,24 @@ export interface ResumeFlightsOptions {
   readonly attempt: (ref: ActorRef, trace?: Context) => Promise<AttemptResult>;
   /** The detached budget of each flight. */
   readonly budgetMs: number;
-  /** Parking; undefined means off (only ABORTED is retried, and nobody is ever shed). */
+  /** Parking on (RESOURCE_EXHAUSTED and FAILED_PRECONDITION retried too); undefined: off. */
   readonly parking?: ParkingOptions;
+  /** Callers of retrying flights parked at once, at most (default DEFAULT_PARKED_MAX). */
+  readonly parkedMax?: number;
   readonly backoff?: BackoffOptions;
   readonly observer?: FlightObserver;
   readonly random?: () => number;
 }
 
-const PARKING_RETRYABLE: ReadonlySet<grpc.status> = new Set([
-  grpc.status.RESOURCE_EXHAUSTED,
-  grpc.status.UNAVAILABLE,
-  grpc.status.FAILED_PRECONDITION,
-]);
+/** Retried whatever the parking setting: a concurrent operation holds the actor, or the control plane is down for a moment. */
+const ALWAYS_RETRYABLE: ReadonlySet<grpc.status> = new Set([grpc.status.ABORTED, grpc.status.UNAVAILABLE]);
+/** Retried too with parking on: no free worker now, or a concurrent operation may move the actor out of that state. */
+const PARKING_RETRYABLE: ReadonlySet<grpc.status> = new Set([grpc.status.RESOURCE_EXHAUSTED, grpc.status.FAILED_PRECONDITION]);
 
 interface Waiter {
   readonly leader: boolean;
+  /** The caller's own budget as an epoch-ms deadline for a retry to start; undefined: the flight's budget only. */
+  readonly deadline: number | undefined;
   parked: boolean;
   settle(outcome: ResumeOutcome): void;
 }
@@ -73,8 +88,8 @@ interface Flight {
 }
 
 export class ResumeFlights {
-  /** The parking lot, when parking is on. */
-  readonly lot: ParkingLot | undefined;
+  /** Callers of retrying flights. */
+  readonly lot: ParkingLot;
   /** The budget each flight gets. */
   readonly budgetMs: number;
   private readonly flights = new Map<string, Flight>();
@@ -82,7 +97,7 @@ export class ResumeFlights {
   private readonly random: () => number;
 
   constructor(private readonly options: ResumeFlightsOptions) {
-    this.lot = options.parking ? new ParkingLot(options.parking.max) : undefined;
+    this.lot = new ParkingLot(options.parkedMax ?? DEFAULT_PARKED_MAX);
     this.budgetMs = options.parking ? Math.min(options.budgetMs, options.parking.budgetMs) : options.budgetMs;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.random = options.random ?? Math.random;
@@ -99,16 +114,16 @@ export class ResumeFlights {
   }
 
   isRetryable(code: grpc.status): boolean {
-    return code === grpc.status.ABORTED || (this.lot !== undefined && PARKING_RETRYABLE.has(code));
+    return ALWAYS_RETRYABLE.has(code) || (this.options.parking !== undefined && PARKING_RETRYABLE.has(code));
   }
 
   /**
    * Resolves the actor `ref` (whose key is `key`, `atespace/name`): joins the flight under way or starts one.
    * `signal` is the caller's own lifetime: when it aborts, this caller gets `cancelled` and the flight carries on.
-   * `trace`: the caller's trace context; a flight's ResumeActor calls are made in the trace of the caller that
-   * started it.
+   * `budgetMs`: the caller's own budget for retries (from now); absent: the flight's. `trace`: the caller's trace
+   * context; a flight's ResumeActor calls are made in the trace of the caller that started it.
    */
-  resolve(ref: ActorRef, key: string, signal?: AbortSignal, trace?: Context): Promise<ResumeOutcome> {
+  resolve(ref: ActorRef, key: string, signal?: AbortSignal, budgetMs?: number, trace?: Context): Promise<ResumeOutcome> {
     if (signal?.aborted) return Promise.resolve(CANCELLED);
     let flight = this.flights.get(key);
     const leader = flight === undefined;
@@ -127,16 +142,17 @@ export class ResumeFlights {
       };
       const waiter: Waiter = {
         leader,
+        deadline: budgetMs === undefined ? undefined : Date.now() + budgetMs,
         parked: false,
         settle: (outcome) => {
           if (settled) return;
           settled = true;
-          if (waiter.parked) this.lot?.leave();
+          if (waiter.parked) this.lot.leave();
           signal?.removeEventListener('abort', onAbort);
           resolve(outcome);
         },
       };
-      if (f.retrying && this.lot && !this.park(waiter)) {
+      if (f.retrying && !this.park(waiter)) {
         waiter.settle(LOT_FULL);
         return;
       }
@@ -149,7 +165,7 @@ export class ResumeFlights {
 
   private park(waiter: Waiter): boolean {
     if (waiter.parked) return true;
-    if (!this.lot?.tryEnter()) return false;
+    if (!this.lot.tryEnter()) return false;
     waiter.parked = true;
     return true;
   }
@@ -179,20 +195,36 @@ export class ResumeFlights {
       }
       flight.lastError = error;
       if (!flight.retrying) this.startRetrying(flight);
-      const wait = nextWait();
-      if (Date.now() + wait >= deadline) {
-        this.finish(flight, () => ({ kind: 'grpc-error', ...error, budgetExhausted: true }));
+      const startAt = Date.now() + nextWait();
+      const exhausted = (): ResumeOutcome => ({ kind: 'grpc-error', ...error, budgetExhausted: true });
+      if (startAt >= deadline) {
+        this.finish(flight, exhausted);
         return;
       }
-      await new Promise((r) => setTimeout(r, wait));
+      this.answerOutOfBudget(flight, startAt, exhausted());
+      if (flight.waiters.size === 0) {
+        this.finish(flight, exhausted); // nobody waits for the retry: forget the flight
+        return;
+      }
+      this.options.observer?.retry?.(result.code);
+      await new Promise((r) => setTimeout(r, startAt - Date.now()));
       if (flight.done) return;
+    }
+  }
+
+  /** Answers now every caller whose own budget ends before the next retry can start. */
+  private answerOutOfBudget(flight: Flight, startAt: number, outcome: ResumeOutcome): void {
+    for (const waiter of flight.waiters) {
+      if (waiter.deadline === undefined || waiter.deadline > startAt) continue;
+      flight.waiters.delete(waiter);
+      this.options.observer?.outOfBudget?.();
+      waiter.settle(outcome);
     }
   }
 
   /** First retryable error: from now on every caller of this flight must hold a parking slot. */
   private startRetrying(flight: Flight): void {
     flight.retrying = true;
-    if (!this.lot) return;
     for (const waiter of flight.waiters) {
       if (!this.park(waiter)) {
         flight.waiters.delete(waiter);

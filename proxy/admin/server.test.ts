@@ -43,7 +43,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   const s = (await getJson(`${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
   assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'tunnels', 'process']);
   assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 }, inFlight: 0 });
-  assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0 });
+  assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0, retries: { retried: 0, recovered: 0, budgetExhausted: 0, shed: 0, waiting: 0 } });
   assert.equal(s.upstream?.requests, 2);
   assert.deepEqual(s.upstream?.byStatus, { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 });
   assert.equal(s.upstream?.connectFailures, 0);

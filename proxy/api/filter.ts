@@ -73,8 +73,12 @@ export type UpstreamOutcome =
   | { readonly kind: 'response'; readonly status: number; readonly headers: Readonly<Record<string, string | string[]>> }
   /** The worker said the actor is not there: 421 with `x-ate-assignment-stale: true`. Never relayed. */
   | { readonly kind: 'stale'; readonly status: 421 }
-  /** Nothing was sent: refused, connect timeout, unreachable. */
-  | { readonly kind: 'connect-failed'; readonly code: string }
+  /**
+   * Nothing was sent: refused, connect timeout, unreachable. `ejected`: the proxy did not connect at all, because
+   * the worker's address was down (outlier detection: another attempt's connect failed first); `code` is then
+   * `UPSTREAM_EJECTED`.
+   */
+  | { readonly kind: 'connect-failed'; readonly code: string; readonly ejected?: true }
   /** The connection broke before any response headers. `requestWritten`: the request may have reached the actor. */
   | { readonly kind: 'reset'; readonly requestWritten: boolean; readonly code: string }
   /**

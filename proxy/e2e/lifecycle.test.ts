@@ -1,6 +1,7 @@
 /**
  * End to end, cache off: outages and process lifecycle with real apiserver-stub, extproc and proxy processes —
- * the control plane down (503 from ext_proc), ext_proc down (500 on the stream error, recovery without a restart),
+ * the control plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run
+ * budget, then 500 on the stream error; recovery without a restart),
  * and `--workers 2` sharing one listener, with exact sums, admin fan-out and worker replacement.
  */
 import { after, before, test } from 'node:test';
@@ -42,29 +43,38 @@ test('control plane down: ext_proc answers 503 and the client gets it as sent', 
   }
 });
 
-test('ext_proc down → 500 on the stream error (no timeout waited out); the proxy recovers without a restart', async () => {
+test('ext_proc down → the miss waits on fresh streams within the re-run budget, then 500 on the stream error (never the message timeout); the proxy recovers without a restart', async () => {
   const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  let stopped = false;
   try {
     assert.equal((await send(proxy, actorName(1))).status, 200);
     assert.equal(await extproc.component.stop(), 0);
+    stopped = true;
     await resetStats(proxy.admin);
     const down = await send(proxy, actorName(1));
     assert.equal(down.status, 500);
     let s = await proxyStats(proxy);
-    assert.deepEqual([s.extproc.errors, s.extproc.timeouts], [1, 0], 'failed on the stream error, not by waiting out the message timeout');
+    assert.equal(s.extproc.timeouts, 0, 'failed on stream errors, not by waiting out the message timeout');
+    assert.ok(s.extproc.retries.retried >= 1, 'retried on fresh streams while it waited');
+    assert.equal(s.extproc.errors, 1 + s.extproc.retries.retried, 'every stream it opened ended in the stream error');
+    assert.equal(s.extproc.retries.budgetExhausted, 1, 'until the re-run budget was spent');
     extproc = await startExtproc(stub, [], extprocAddress);
+    stopped = false;
     const failures: number[] = [];
     await waitFor(async () => {
       const a = await send(proxy, actorName(1));
       if (a.status !== 200) failures.push(a.status);
       return a.status === 200;
     }, 20_000, 'recovery');
-    assert.deepEqual(failures, failures.map(() => 500), 'while ext_proc restarts, every miss is the stream-error 500');
+    assert.deepEqual(failures, failures.map(() => 500), 'while ext_proc restarts, a miss that fails is the stream-error 500');
     s = await proxyStats(proxy);
-    assert.equal(s.extproc.errors, 1 + failures.length);
+    // A miss that recovered after k retries had k failed streams; one that failed had one more.
+    assert.equal(s.extproc.errors, s.extproc.retries.retried + 1 + failures.length);
     assert.equal(s.extproc.timeouts, 0);
     assert.equal(s.extproc.active, 0);
+    assert.equal(s.extproc.retries.waiting, 0);
   } finally {
+    if (stopped) extproc = await startExtproc(stub, [], extprocAddress);
     await proxy.component.stop();
   }
 });

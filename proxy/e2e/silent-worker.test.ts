@@ -2,7 +2,8 @@
  * End to end, a real proxy process with mTLS to the workers and its default timeouts: a worker that accepts TCP and
  * never answers the TLS handshake — how a dead, silent node usually fails — is a connect failure well within the
  * re-run budget, so the request is re-run through ext_proc to a worker that answers (it used to wait out a 5 s TLS
- * connect timeout, longer than the 3 s budget, and answer 503 with no re-run).
+ * connect timeout, longer than the 3 s budget, and answer 503 with no re-run). Requests waiting on such a worker all
+ * at once cost one connect timeout: it marks the address down (outlier detection) and the others re-run at once.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +24,8 @@ const held = new Set<net.Socket>();
 let worker: https.Server;
 let ep: ScriptedExtProc;
 let proxy: TestProxy;
+/** ext_proc routes this many more streams to the silent worker, then every stream to the one that answers. */
+let silentStreams = 1;
 
 before(async () => {
   pki = await testPki();
@@ -36,9 +39,8 @@ before(async () => {
   worker = https.createServer({ cert: bundle, key: bundle }, (_req, res) => res.end('from the worker that answers'));
   worker.listen(0, '127.0.0.1');
   await once(worker, 'listening');
-  const addresses = [boundAddress(silent), boundAddress(worker)];
-  let streams = 0;
-  ep = await startScriptedExtProc(() => routeTo(addresses[Math.min(streams++, 1)] as string, '443'));
+  const [toSilent, toWorker] = [boundAddress(silent), boundAddress(worker)];
+  ep = await startScriptedExtProc(() => routeTo(silentStreams-- > 0 ? toSilent : toWorker, '443'));
   proxy = await startTestProxy({
     extproc: ep.address,
     args: ['--actor-cache', 'off', '--upstream-credential-bundle', pki.files.proxy, '--upstream-trust-bundle', pki.files.ca],
@@ -61,4 +63,21 @@ test('a worker that never completes the TLS handshake is a connect failure withi
   assert.equal(stats.upstream.connectFailures, 1, 'the silent worker counted as a failed connect');
   assert.equal(stats.reruns.connect, 1, 'and the request re-run');
   assert.equal(ep.streams, 2, 'through ext_proc again');
+});
+
+test('requests waiting on a silent worker all at once cost one connect timeout: it marks the address down and the rest re-run at once', async () => {
+  const before = (await getJson(`${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
+  const streamsBefore = ep.streams;
+  silentStreams = 5;
+  const answers = await Promise.all(Array.from({ length: 5 }, async (_, i) => {
+    const res = await fetch(`${proxy.ingress}/`, { method: 'POST', body: `n=${i}`, headers: { host: actorHost('silent') } });
+    return { status: res.status, text: await res.text() };
+  }));
+  for (const a of answers) assert.deepEqual(a, { status: 200, text: 'from the worker that answers' });
+  const s = (await getJson(`${proxy.admin}/stats`)) as unknown as ProxyStatsBlock;
+  assert.equal(s.upstream.connectFailures - before.upstream.connectFailures, 1, 'one connect timed out; the other four never waited for theirs');
+  assert.equal(s.upstream.outliers.ejections.timeout - before.upstream.outliers.ejections.timeout, 1);
+  assert.equal(s.upstream.outliers.failedFast - before.upstream.outliers.failedFast, 4);
+  assert.equal(s.reruns.connect - before.reruns.connect, 5);
+  assert.equal(ep.streams - streamsBefore, 10, 'each request asked ext_proc again');
 });

@@ -97,6 +97,18 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   scrapedGauge(registry, { name: `${P}extproc_streams_active`, help: 'ext_proc streams open now.', read: () => c.extprocActive });
   scrapedCounter(registry, { name: `${P}extproc_errors_total`, help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extprocErrors });
   scrapedCounter(registry, { name: `${P}extproc_timeouts_total`, help: 'ext_proc messages not answered within the message timeout.', read: () => c.extprocTimeouts });
+  scrapedCounter(registry, {
+    name: `${P}extproc_retries_total`,
+    help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened (UNAVAILABLE before any answer), within --rerun-budget-ms.',
+    read: () => c.extprocRetries.retried,
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}extproc_retry_outcomes_total`,
+    help: 'Requests that retried their ext_proc stream, by how it ended: recovered (answered), budget (gave up at --rerun-budget-ms), shed (failed at once: --extproc-retry-max-waiting requests were waiting).',
+    labelNames: ['outcome'],
+    read: () => samplesBy('outcome', { recovered: c.extprocRetries.recovered, budget: c.extprocRetries.budgetExhausted, shed: c.extprocRetries.shed }),
+  });
+  scrapedGauge(registry, { name: `${P}extproc_retries_active`, help: 'Requests waiting now to retry their ext_proc stream (/stats extproc.retries.waiting).', read: () => c.extprocRetriesWaiting });
   const roundTrips = histogram(registry, {
     name: `${P}extproc_round_trip_seconds`,
     help: 'ext_proc message round trips, from writing the message to its answer (result=response), the stream\'s end (closed, error), the message timeout (timeout) or the request going away (aborted).',
@@ -112,6 +124,30 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   });
   scrapedCounter(registry, { name: `${P}upstream_connect_failures_total`, help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
   scrapedCounter(registry, { name: `${P}upstream_resets_total`, help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
+  scrapedCounterBy(registry, {
+    name: `${P}upstream_outlier_ejections_total`,
+    help: 'Worker addresses marked down by outlier detection (the first connect that failed), by reason: refused, reset, timeout, unreachable.',
+    labelNames: ['reason'],
+    read: () => samplesBy('reason', c.outliers.ejections),
+  });
+  scrapedCounter(registry, {
+    name: `${P}upstream_outlier_failed_fast_total`,
+    help: 'Requests failed at once, never sent, because their worker address was down (each re-runs as a connect failure).',
+    read: () => c.outliers.failedFast,
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}upstream_outlier_readmissions_total`,
+    help: 'Down worker addresses let back, by what let them back: a probe that connected, or a resume that named them.',
+    labelNames: ['via'],
+    read: () => samplesBy('via', c.outliers.readmissions),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}upstream_outlier_probes_total`,
+    help: 'Connect probes of down worker addresses, by result.',
+    labelNames: ['result'],
+    read: () => samplesBy('result', c.outliers.probes),
+  });
+  scrapedGauge(registry, { name: `${P}upstream_outlier_ejections_active`, help: 'Worker addresses down now (outlier detection; /stats upstream.outliers.down).', read: () => c.outliersDown() });
   scrapedCounter(registry, {
     name: `${P}upstream_identity_failures_total`,
     help: 'Upstream workers whose certificate failed verification.',
@@ -125,7 +161,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   });
   scrapedCounterBy(registry, {
     name: `${P}worker_errors_total`,
-    help: 'Upstream attempts per worker that failed because of the worker, by reason: connect, reset, timeout, identity, stale (the actor was not there), 5xx.',
+    help: 'Upstream attempts per worker that failed because of the worker, by reason: connect, ejected (failed at once: the address was down), reset, timeout, identity, stale (the actor was not there), 5xx.',
     labelNames: ['worker', 'reason'],
     read: () =>
       c.workers.counts().flatMap((w) => WORKER_ERROR_REASONS.map((reason: WorkerErrorReason): Sample<'worker' | 'reason'> => [{ worker: w.worker, reason }, w.errors[reason]])),

@@ -7,6 +7,30 @@ import { SinceReset } from '../../lib/since-reset.js';
 import { WorkerMetrics } from './worker-metrics.js';
 import { ExtProcRoundTrips } from './extproc-round-trips.js';
 
+/**
+ * Outlier detection's tallies (`upstream/outliers.ts`): addresses marked down by the reason of the connect that
+ * failed, requests failed at once because their address was down (never sent), addresses let back (by a probe that
+ * connected, or a resume that named them), and probes by result.
+ */
+export interface OutlierTallies {
+  readonly ejections: { refused: number; reset: number; timeout: number; unreachable: number };
+  failedFast: number;
+  readonly readmissions: { probe: number; resume: number };
+  readonly probes: { ok: number; failed: number };
+}
+
+/**
+ * The ext_proc client's retries of a miss whose stream could not be opened (`stages/ext-proc/retry.ts`): fresh
+ * streams opened after a failure, requests that got an answer after retrying, requests that gave up at the re-run
+ * budget, and requests failed at once because the cap of waiting requests was reached.
+ */
+export interface ExtProcRetryTallies {
+  retried: number;
+  recovered: number;
+  budgetExhausted: number;
+  shed: number;
+}
+
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 const CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx'];
@@ -43,6 +67,17 @@ export class Counters {
   rerunBackoffsCancelled = 0;
   /** Requests that could have re-run but had spent --rerun-budget-ms. */
   rerunBudgetExhausted = 0;
+  readonly outliers: OutlierTallies = {
+    ejections: { refused: 0, reset: 0, timeout: 0, unreachable: 0 },
+    failedFast: 0,
+    readmissions: { probe: 0, resume: 0 },
+    probes: { ok: 0, failed: 0 },
+  };
+  /** Worker addresses down now (outlier detection; read from the router's detector). */
+  outliersDown: () => number = () => 0;
+  readonly extprocRetries: ExtProcRetryTallies = { retried: 0, recovered: 0, budgetExhausted: 0, shed: 0 };
+  /** Requests waiting now to retry their ext_proc stream. */
+  extprocRetriesWaiting = 0;
   /** Upstream attempts and failures per worker (bounded labels); the router reports each attempt here. */
   readonly workers = new WorkerMetrics();
   /** ext_proc message round trips; the ext_proc client reports each one here. */
@@ -73,7 +108,13 @@ function byClass(counts: Float64Array): Record<StatusClass, number> {
 
 export interface ProxyStatsBlock {
   readonly requests: { readonly total: number; readonly byStatus: Record<StatusClass, number>; readonly inFlight: number };
-  readonly extproc: { readonly streams: number; readonly active: number; readonly errors: number; readonly timeouts: number };
+  readonly extproc: {
+    readonly streams: number;
+    readonly active: number;
+    readonly errors: number;
+    readonly timeouts: number;
+    readonly retries: ExtProcRetryTallies & { readonly waiting: number };
+  };
   readonly upstream: {
     readonly requests: number;
     readonly byStatus: Record<StatusClass, number>;
@@ -82,6 +123,7 @@ export interface ProxyStatsBlock {
     readonly identityFailures: number;
     readonly tlsReloads: number;
     readonly tlsReloadErrors: number;
+    readonly outliers: OutlierTallies & { readonly down: number };
   };
   readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
   readonly rerunAttempts: RerunAttemptsBlock;
@@ -124,7 +166,13 @@ export class ProxyStats {
     const d = this.#sinceReset.current();
     return {
       requests: { total: d.requests, byStatus: byClass(d.requestsByStatus), inFlight: this.live.requestsInFlight },
-      extproc: { streams: d.extprocStreams, active: this.live.extprocActive, errors: d.extprocErrors, timeouts: d.extprocTimeouts },
+      extproc: {
+        streams: d.extprocStreams,
+        active: this.live.extprocActive,
+        errors: d.extprocErrors,
+        timeouts: d.extprocTimeouts,
+        retries: { ...d.extprocRetries, waiting: this.live.extprocRetriesWaiting },
+      },
       upstream: {
         requests: d.upstreamRequests,
         byStatus: byClass(d.upstreamByStatus),
@@ -133,6 +181,7 @@ export class ProxyStats {
         identityFailures: d.upstreamIdentityFailures,
         tlsReloads: d.upstreamTlsReloads,
         tlsReloadErrors: d.upstreamTlsReloadErrors,
+        outliers: { down: this.live.outliersDown(), ...d.outliers },
       },
       reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
       rerunAttempts: {

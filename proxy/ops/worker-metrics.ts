@@ -16,8 +16,8 @@
 import { rerunReason, type UpstreamOutcome } from '../api/filter.js';
 
 /** Why an attempt to a worker failed: its answer or what the connection did. */
-export type WorkerErrorReason = 'connect' | 'reset' | 'timeout' | 'identity' | 'stale' | '5xx';
-export const WORKER_ERROR_REASONS: readonly WorkerErrorReason[] = Object.freeze(['connect', 'reset', 'timeout', 'identity', 'stale', '5xx']);
+export type WorkerErrorReason = 'connect' | 'ejected' | 'reset' | 'timeout' | 'identity' | 'stale' | '5xx';
+export const WORKER_ERROR_REASONS: readonly WorkerErrorReason[] = Object.freeze(['connect', 'ejected', 'reset', 'timeout', 'identity', 'stale', '5xx']);
 
 /** The label value of every address without a slot of its own. */
 export const OTHER_WORKERS = 'other';
@@ -45,8 +45,10 @@ export function workerErrorReason(outcome: UpstreamOutcome): WorkerErrorReason |
   switch (outcome.kind) {
     case 'response':
       return outcome.status >= 500 ? '5xx' : undefined;
-    case 'stale':
     case 'connect-failed':
+      if (outcome.ejected === true) return 'ejected'; // failed at once: the address was down
+      return rerunReason(outcome);
+    case 'stale':
     case 'reset':
       return rerunReason(outcome);
     case 'timeout':

@@ -24,6 +24,12 @@ export interface StagesConfig {
   readonly filters: readonly FilterSpec[];
   /** `--filter-timeout-ms`: a filter module's import and factory are bounded by it too. */
   readonly filterTimeoutMs: number;
+  /**
+   * `--rerun-budget-ms`: the request's one budget. Its re-runs start within it, and so do the slow path's retries
+   * during an outage: ext_proc streams that could not be opened, and resumes the resolver retries (extproc is sent
+   * what is left of it).
+   */
+  readonly rerunBudgetMs: number;
   readonly cache: CacheConfig;
   readonly extProc: ExtProcStageConfig;
   /** Who resolves what the cache did not route: ext_proc (production) or the benchmark's apiserver resolver. */

@@ -149,7 +149,13 @@ export async function adminJson<T = Record<string, unknown>>(base: string, path:
 
 export interface ProxyStats {
   requests: { total: number; byStatus: Record<string, number> };
-  extproc: { streams: number; active: number; errors: number; timeouts: number };
+  extproc: {
+    streams: number;
+    active: number;
+    errors: number;
+    timeouts: number;
+    retries: { retried: number; recovered: number; budgetExhausted: number; shed: number; waiting: number };
+  };
   upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
   cache: {
     enabled: boolean;

@@ -49,6 +49,10 @@ export type FailureOutcome = Exclude<UpstreamOutcome, { readonly kind: 'response
 export const STALE: FailureOutcome = Object.freeze({ kind: 'stale', status: 421 });
 export const TIMEOUT: FailureOutcome = Object.freeze({ kind: 'timeout' });
 export const CANCELLED: FailureOutcome = Object.freeze({ kind: 'cancelled' });
+/** The code of a request failed without connecting because its worker's address was down (`outliers.ts`). */
+export const EJECTED_CODE = 'UPSTREAM_EJECTED';
+/** A request failed at once, never sent: its worker's address is down. A connect failure for the re-run rule. */
+export const EJECTED: FailureOutcome = Object.freeze({ kind: 'connect-failed', code: EJECTED_CODE, ejected: true });
 
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;

@@ -32,10 +32,18 @@ export interface UpstreamDispatcher {
   destroy(): Promise<void>;
 }
 
+/** A request handed to a pool, until it starts writing: it can still be failed unsent. */
+export interface UnsentAttempt {
+  /** Fails the attempt at once as a connect failure (its address went down); it is dropped unsent. */
+  eject(): void;
+}
+
 /** One worker's pool and the requests it holds (running or queued), counted by the router. */
 export class WorkerPool {
   used = true;
   #outstanding = 0;
+  /** Requests handed to the pool that have not started writing (queued, or waiting for a connection). */
+  readonly unsent = new Set<UnsentAttempt>();
 
   constructor(
     readonly pool: UpstreamDispatcher,
@@ -57,6 +65,13 @@ export class WorkerPool {
 
   get outstanding(): number {
     return this.#outstanding;
+  }
+
+  /** Fails at once every request not sent yet (the worker's address went down). */
+  ejectUnsent(): void {
+    const unsent = [...this.unsent];
+    this.unsent.clear();
+    for (const a of unsent) a.eject();
   }
 }
 
@@ -104,6 +119,11 @@ export class UpstreamPools {
     const entry = new WorkerPool(dispatcher, limit);
     this.#entries.set(address, entry);
     return entry;
+  }
+
+  /** The pool for `address` if there is one (none is created). */
+  peek(address: string): WorkerPool | undefined {
+    return this.#entries.get(address);
   }
 
   get size(): number {

@@ -8,6 +8,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import { request } from 'undici';
 import { freePort as freeClosedPort } from '../../lib/loopback.js';
 import { actorHost } from '../../lib/testing/actors.js';
@@ -143,6 +144,36 @@ test('a connect failure re-runs; the connect failure is counted', async () => {
   const after = await stats();
   assert.equal(after.upstream.connectFailures - before.upstream.connectFailures, 1);
   assert.equal(after.reruns.connect - before.reruns.connect, 1);
+});
+
+test('outlier detection: a refused address is marked down; a probe that connects lets it back, and so does a resume naming it', async () => {
+  const port = Number(closedAddress.slice(closedAddress.lastIndexOf(':') + 1));
+  routes = [closedAddress, good.address];
+  const before = await stats();
+  assert.equal((await send()).status, 200);
+  let s = await stats();
+  assert.equal(s.upstream.outliers.ejections.refused - before.upstream.outliers.ejections.refused, 1, 'the failed connect marked it down');
+  assert.equal(s.upstream.outliers.down, 1);
+  // The worker comes back on that address: a probe connects and lets it back, without a request.
+  const revived = http.createServer((_req, res) => res.end('back'));
+  await new Promise<void>((resolve) => revived.listen(port, '127.0.0.1', resolve));
+  try {
+    await waitFor(async () => (await stats()).upstream.outliers.down === 0, 10_000, 'a probe to let the address back');
+    s = await stats();
+    assert.equal(s.upstream.outliers.readmissions.probe - before.upstream.outliers.readmissions.probe, 1);
+    assert.ok(s.upstream.outliers.probes.ok - before.upstream.outliers.probes.ok >= 1);
+  } finally {
+    await new Promise((resolve) => revived.close(resolve));
+  }
+  // Down again; this time a resume that names the address lets it back (and its connect fails again).
+  routes = [closedAddress, good.address];
+  assert.equal((await send()).status, 200);
+  routes = [closedAddress, good.address];
+  assert.equal((await send()).status, 200);
+  const after = await stats();
+  assert.equal(after.upstream.outliers.readmissions.resume - s.upstream.outliers.readmissions.resume, 1, 'ext_proc named the down address again');
+  assert.equal(after.upstream.connectFailures - s.upstream.connectFailures, 2, 'each resume that named it tried it once');
+  assert.equal(after.upstream.outliers.failedFast - s.upstream.outliers.failedFast, 0, 'nothing was queued behind it');
 });
 
 test('a connect failure with no re-run left is a 503 naming it', async () => {

@@ -17,6 +17,13 @@
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
+ *
+ * Outlier detection (`outliers.ts`): the first attempt to an address that cannot connect marks the address down;
+ * the requests handed to its pool or session and not yet sent then fail at once, each as a connect failure that
+ * was never sent (`ejected`), in order after the one that failed (so the cache evicts the worker's bindings once,
+ * on the first); while it is down a request the cache routes there fails the same way without a connect, and one
+ * the resolver routes there lets it back. Only the failure that marked the address down counts as a failed
+ * connect (`upstream.connectFailures`); the others count as failed fast (`upstream.outliers.failedFast`).
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -29,8 +36,9 @@ import { ERRORS, ProxyError } from '../http/errors.js';
 import { isGrpcContentType } from '../http/grpc.js';
 import { relayHeaders } from '../http/relayed-headers.js';
 import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/trailers.js';
-import type { UpstreamPools, WorkerPool } from './pools.js';
-import { CANCELLED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
+import type { UnsentAttempt, UpstreamPools, WorkerPool } from './pools.js';
+import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
+import { OutlierDetector } from './outliers.js';
 import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
 import { startUpstreamSpan, endUpstreamSpan } from './upstream-span.js';
 
@@ -48,6 +56,9 @@ export interface Router {
 
 export interface RouterOptions {
   readonly routeTimeoutMs: number;
+  /** Outlier detection's probe of a down address (`probe.ts`); absent: no outlier detection. */
+  readonly probe?: (address: string) => Promise<boolean>;
+  readonly log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
 /** The request goes over the worker's HTTP/2 session: gRPC from a client that carries it end to end. */
@@ -56,13 +67,22 @@ function wantsH2(ctx: ProxyRequest): boolean {
 }
 
 export class UndiciRouter implements Router {
+  /** Down worker addresses; undefined without outlier detection. */
+  readonly outliers: OutlierDetector | undefined;
+
   /** `h2`: the workers' HTTP/2 sessions for gRPC (without them, gRPC goes as HTTP/1.1 too). */
   constructor(
     private readonly pools: UpstreamPools,
     private readonly counters: Counters,
     private readonly opts: RouterOptions,
     private readonly h2?: UpstreamPools,
-  ) {}
+  ) {
+    const probe = opts.probe;
+    this.outliers =
+      probe === undefined
+        ? undefined
+        : new OutlierDetector({ probe, onEject: (address) => this.#ejectUnsent(address), tallies: counters.outliers, ...(opts.log === undefined ? {} : { log: opts.log }) });
+  }
 
   forward(ctx: ProxyRequest, done: OutcomeCallback): void {
     const route = ctx.route;
@@ -70,13 +90,14 @@ export class UndiciRouter implements Router {
     const h2 = this.h2 !== undefined && wantsH2(ctx);
     const pool = (h2 ? (this.h2 as UpstreamPools) : this.pools).get(route.address);
     if (pool === undefined) throw new ProxyError(ERRORS.BAD_ROUTE, `route address "${route.address}" is not a literal ip:port`);
+    if (this.outliers?.route(route.address, route.source) === 'fail-fast') return this.#failFast(ctx, route.address, done);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
     ctx.upstreamMs = undefined;
     ctx.upstreamStartedAt = performance.now();
     // Tracing on: the attempt's client span, whose context the worker gets as `traceparent`.
     const span = ctx.trace === undefined ? undefined : startUpstreamSpan(ctx, ctx.trace, route.address);
-    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool, span);
+    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool, this.outliers, span);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -93,6 +114,27 @@ export class UndiciRouter implements Router {
       } as Dispatcher.DispatchOptions,
       attempt,
     );
+  }
+
+  /** The address is down: the request fails at once as a connect failure, never sent (reported from a microtask). */
+  #failFast(ctx: ProxyRequest, address: string, done: OutcomeCallback): void {
+    ctx.upstreamAddress = address;
+    ctx.upstreamMs = undefined;
+    // Tracing on: the attempt still has its span, ended at once (the worker was never asked).
+    if (ctx.trace !== undefined) endUpstreamSpan(startUpstreamSpan(ctx, ctx.trace, address), 'ejected');
+    this.counters.workers.observe(address, EJECTED);
+    queueMicrotask(() => done(ctx, EJECTED));
+  }
+
+  /** `address` went down: every request handed to its pool or session and not sent yet fails at once. */
+  #ejectUnsent(address: string): void {
+    this.pools.peek(address)?.ejectUnsent();
+    this.h2?.peek(address)?.ejectUnsent();
+  }
+
+  /** Stops outlier detection's probes (at shutdown). */
+  close(): void {
+    this.outliers?.close();
   }
 }
 
@@ -113,7 +155,7 @@ interface Held {
 }
 
 /** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers) and its body. */
-class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
+class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, UnsentAttempt {
   #state = State.Waiting;
   /** undici has a connected socket for this attempt and began writing the request. */
   #started = false;
@@ -134,9 +176,20 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     private done: OutcomeCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
+    private readonly outliers: OutlierDetector | undefined,
     /** Tracing on: this attempt's span, ended when the attempt is over (its body included). */
     private span: Span | undefined,
-  ) {}
+  ) {
+    pool?.unsent.add(this);
+  }
+
+  /** The worker's address went down before this attempt started writing: it fails at once, unsent. */
+  eject(): void {
+    if (this.#state !== State.Waiting || this.#started) return;
+    this.#state = State.Done; // undici drops it unsent when it reaches a connection (`onConnect`)
+    this.counters.outliers.failedFast++;
+    this.#settle(EJECTED);
+  }
 
   /** Ends the attempt's span once (`outcome`: how it ended, when not with the response handed on). */
   #endSpan(outcome: string | undefined, status?: number): void {
@@ -174,6 +227,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
 
   /** undici is done with the request (exactly one of onComplete / onError): its pool slot is free. */
   #release(): void {
+    this.pool?.unsent.delete(this);
     this.pool?.release();
     this.pool = undefined;
   }
@@ -186,6 +240,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
     const done = this.done;
     if (done === undefined) return;
     this.done = undefined;
+    this.pool?.unsent.delete(this);
     this.counters.workers.observe(this.address, outcome);
     if (outcome.kind === 'response') {
       done(this.ctx, outcome);
@@ -199,6 +254,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
     this.#started = true;
+    this.pool?.unsent.delete(this);
     if (this.#state === State.Done || this.ctx.downstreamClosed) abort(new Error('client closed the request'));
   }
 
@@ -306,9 +362,11 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
       return;
     }
     if (state !== State.Waiting && state !== State.Headed) return;
-    const outcome = this.ctx.downstreamClosed
+    const seen = this.ctx.downstreamClosed
       ? CANCELLED // we aborted the upstream because the client left: that is not the worker failing
       : classifyFailure(err, this.#started, this.#written);
+    // A connect that failed after the address went down (it was under way then) is failed fast, not a new failure.
+    const outcome = seen.kind === 'connect-failed' && this.outliers?.isDown(this.address) === true ? EJECTED : seen;
     this.#count(outcome);
     if (state === State.Headed) {
       this.#held = undefined;
@@ -317,11 +375,14 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody {
       return;
     }
     this.#settle(outcome);
+    // After this attempt's outcome is on its way, so the requests it ejects re-run after it (one eviction, first).
+    if (seen.kind === 'connect-failed') this.outliers?.connectFailed(this.address, seen.code);
   }
 
   #count(outcome: FailureOutcome): void {
-    if (outcome.kind === 'connect-failed') this.counters.upstreamConnectFailures++;
-    else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+    if (outcome.kind === 'connect-failed') {
+      if (outcome.ejected !== true) this.counters.upstreamConnectFailures++; // failed fast: counted by the detector
+    } else if (outcome.kind === 'reset') this.counters.upstreamResets++;
     else if (outcome.kind === 'identity-rejected') {
       this.counters.upstreamIdentityFailures++;
       this.ctx.log.warn({ worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason }, 'upstream worker failed identity verification');

@@ -90,15 +90,19 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<Pr
     ctx.headers.setTrusted(TARGET_PORT_HEADER, st.portText); // a constant name and a port number: nothing to check
   }
 
-  /** Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker. */
-  function evictAfter(ctx: ProxyRequest, st: CacheRequestState, reason: EvictionReason): void {
+  /**
+   * Acts once per attempt on a failure the worker caused: the binding used, and for a connect failure its worker
+   * (`byWorker`; not for a request failed fast because its worker was already down: the failure that marked it
+   * down evicted the worker's bindings, once, before any of those requests re-ran).
+   */
+  function evictAfter(ctx: ProxyRequest, st: CacheRequestState, reason: EvictionReason, byWorker = reason === 'connect'): void {
     if (st.evicted) return;
     st.evicted = true;
     if (st.generation !== undefined && cache.evict(st.key, st.generation, reason)) {
       ctx.log.debug({ actor: st.key, generation: st.generation, reason }, 'actor binding evicted');
     }
     const address = ctx.route?.address;
-    if (reason !== 'connect' || address === undefined) return;
+    if (!byWorker || address === undefined) return;
     const n = cache.evictWorker(address, st.mark);
     if (n > 0) ctx.log.debug({ worker: address, evicted: n, before: st.mark }, 'actor bindings to an unreachable worker evicted');
   }
@@ -187,7 +191,7 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<Pr
           evictAfter(ctx, st, 'stale');
           break;
         case 'connect-failed':
-          evictAfter(ctx, st, 'connect');
+          evictAfter(ctx, st, 'connect', outcome.ejected !== true);
           break;
         case 'reset':
           evictAfter(ctx, st, 'reset');

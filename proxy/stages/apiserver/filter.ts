@@ -14,11 +14,14 @@ import type { ResumeOutcome } from '../../../lib/resume/outcome.js';
 import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, reply, type Filter, type FilterResult, type RequestContext } from '../../api/filter.js';
 
+/** A request as the resolver reads it: with its arrival time (`performance.now()`) when it has one. */
+export type ResolverContext = RequestContext & { readonly startedAt?: number };
+
 export const APISERVER_RESOLVER_FILTER_NAME = 'apiserver-resolver';
 
 /** The part of `ResumeFlights` the filter uses. */
 export interface ActorResolver {
-  resolve(ref: ActorRef, key: string, signal?: AbortSignal): Promise<ResumeOutcome>;
+  resolve(ref: ActorRef, key: string, signal?: AbortSignal, budgetMs?: number): Promise<ResumeOutcome>;
 }
 
 export interface ApiserverResolverFilterOptions {
@@ -26,6 +29,8 @@ export interface ApiserverResolverFilterOptions {
   readonly actorSuffix: string;
   /** The port every worker listens on; the route is `<worker ip>:<workerPort>`. */
   readonly workerPort: number;
+  /** The request's re-run budget: what is left of it bounds the resume's retries for this request (absent: the flight's). */
+  readonly rerunBudgetMs?: number;
 }
 
 function errorReply(error: HttpError): FilterResult {
@@ -37,16 +42,18 @@ function errorReply(error: HttpError): FilterResult {
   });
 }
 
-export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptions): Filter {
+export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptions): Filter<ResolverContext> {
   const suffix = normaliseSuffix(opts.actorSuffix);
   return {
     name: APISERVER_RESOLVER_FILTER_NAME,
-    async onRequest(ctx: RequestContext): Promise<FilterResult> {
+    async onRequest(ctx: ResolverContext): Promise<FilterResult> {
       if (ctx.route !== undefined) return CONTINUE; // the cache routed it
       const parsed = parseActorHost(ctx.authority, suffix);
       if (parsed.kind === 'invalid') return errorReply(invalidHostError(ctx.authority));
       const { ref, key, port } = parsed.actor;
-      const outcome = await opts.flights.resolve(ref, key, ctx.signal);
+      const budget = opts.rerunBudgetMs;
+      const left = budget === undefined || ctx.startedAt === undefined ? undefined : Math.max(0, budget - (performance.now() - ctx.startedAt));
+      const outcome = await opts.flights.resolve(ref, key, ctx.signal, left);
       if (outcome.kind !== 'ok') {
         const error = httpErrorFor(outcome, key);
         ctx.log.debug({ actor: key, outcome: error.outcome }, 'resume failed');

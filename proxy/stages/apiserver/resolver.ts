@@ -9,7 +9,7 @@ import { createControlClient, resumeActorOnce } from '../../../lib/resume/contro
 import { DEFAULT_RESUME_BUDGET_MS, grpcCodeName } from '../../../lib/wire-contract.js';
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
-import { createApiserverResolverFilter } from './filter.js';
+import { createApiserverResolverFilter, type ResolverContext } from './filter.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
 
 export interface ApiserverResolverOptions {
@@ -18,11 +18,13 @@ export interface ApiserverResolverOptions {
   readonly actorSuffix: string;
   readonly workerPort: number;
   readonly budgetMs?: number;
+  /** The request's re-run budget: a resume is retried for a request only while a retry can start within it. */
+  readonly rerunBudgetMs?: number;
   readonly registry?: Registry;
 }
 
 export interface ApiserverResolver {
-  readonly filter: Filter;
+  readonly filter: Filter<ResolverContext>;
   stats(): ResolverStatsBlock;
   resetStats(): void;
   close(): void;
@@ -56,7 +58,12 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
     },
   });
   return {
-    filter: createApiserverResolverFilter({ flights, actorSuffix: opts.actorSuffix, workerPort: opts.workerPort }),
+    filter: createApiserverResolverFilter({
+      flights,
+      actorSuffix: opts.actorSuffix,
+      workerPort: opts.workerPort,
+      ...(opts.rerunBudgetMs === undefined ? {} : { rerunBudgetMs: opts.rerunBudgetMs }),
+    }),
     stats: () => ({ kind: 'apiserver', resumeCalls: { ...resumeCalls }, flightJoins }),
     resetStats() {
       resumeCalls = {};

@@ -12,6 +12,7 @@ export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
     apiserver: formatHostPort(config.apiserver.host, config.apiserver.port),
     actorSuffix,
     workerPort: config.workerPort,
+    rerunBudgetMs: deps.config.rerunBudgetMs,
     registry: deps.registry,
   });
   deps.log.info({ apiserver: config.apiserver }, 'resolving cache misses with ResumeActor from the proxy (--resolver apiserver)');

@@ -28,12 +28,23 @@ export interface ExtProcStream {
   close(): void;
 }
 
+/** How a stream is opened. */
+export interface StreamOptions {
+  /**
+   * Milliseconds left of the request's re-run budget, sent as the stream's `actor-edge-resume-budget-ms` metadata
+   * (the processor may retry within it); absent: not sent.
+   */
+  readonly budgetMs?: number;
+  /** Tracing on: the stream's client span (its W3C trace context sent as the call's metadata). */
+  readonly span?: Span | undefined;
+}
+
 export interface ExtProcClient {
   /**
-   * Opens a new Process stream (one per HTTP request). `span` (tracing on): the stream's client span, whose trace
-   * context goes to the processor in the call's metadata; the stream ends it when it closes.
+   * Opens a new Process stream (one per HTTP request). `options.span` (tracing on): the stream's client span, whose
+   * trace context goes to the processor in the call's metadata; the stream ends it when it closes.
    */
-  open(span?: Span): ExtProcStream;
+  open(options?: StreamOptions): ExtProcStream;
   /** Closes the channel (at shutdown). */
   close(): void;
 }

@@ -12,10 +12,12 @@ export interface ExtProcTlsConfig {
   readonly watchIntervalMs: number;
 }
 
-/** `--extproc`, Envoy's ExternalProcessor settings (`settings.ts`), and the hop's mTLS. */
+/** `--extproc`, Envoy's ExternalProcessor settings (`settings.ts`), the hop's mTLS, and retrying a stream that could not be opened. */
 export interface ExtProcStageConfig {
   readonly address: HostPort;
   readonly settings: ExtProcSettings;
   /** mTLS to ext_proc (`--extproc-credential-bundle`, ...); undefined: plaintext. */
   readonly tls: ExtProcTlsConfig | undefined;
+  /** `--extproc-retry-max-waiting`: requests waiting to retry their stream at once, at most (0: never retried). */
+  readonly retryMaxWaiting: number;
 }

@@ -82,6 +82,13 @@ export class Conversation {
     this.ctx.log.warn('ext_proc server sent a header value only in `value`: it is read as empty (Envoy >= 1.32 reads only raw_value)');
   }
 
+  /** Ends the stream and starts over: the next message opens a fresh stream and is decorated as a first message. */
+  reopen(): void {
+    this.close();
+    this.#stream = undefined;
+    this.#first = true;
+  }
+
   /**
    * Hands the stream over to whoever reads the rest of it (a streamed immediate response): `close` leaves it open
    * from now on; it stays the request's stream, so the request's end closes it in any case.

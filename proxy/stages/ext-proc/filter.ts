@@ -23,6 +23,7 @@ import type { ChainResponse } from '../../chain/chain-response.js';
 import { ERRORS, type ProxyErrorSpec } from '../../http/errors.js';
 import { isLiteralAddress } from '../../http/route-address.js';
 import type { ProxyRequest } from '../../request/context.js';
+import type { Span } from '@opentelemetry/api';
 import type { ExchangeResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
 import type { CommonResponse, ProcessingResponse } from './messages.js';
@@ -36,6 +37,7 @@ import type { ExtProcSettings, ProcessingMode } from './settings.js';
 import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
 import { isGrpcRequest } from '../../http/grpc.js';
 import { streamedReply } from './streamed-reply.js';
+import { exchangeWithRetries, type StreamRetries } from './retrying-exchange.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
 export { ORIGINAL_DST_NAMESPACE };
@@ -43,6 +45,8 @@ export { ORIGINAL_DST_NAMESPACE };
 export interface ExtProcFilterOptions {
   readonly client: Pick<ExtProcClient, 'open'>;
   readonly settings: ExtProcSettings;
+  /** Retrying a stream that could not be opened, within the request's re-run budget (absent: never retried, no budget sent). */
+  readonly retries?: StreamRetries;
 }
 
 export function createExtProcFilter(opts: ExtProcFilterOptions): ChainFilter {
@@ -76,8 +80,13 @@ async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Pr
   if (plan === undefined) return CONTINUE; // ExtProcPerRoute.disabled: no stream
   closeStream(ctx); // a stream left from an earlier attempt
   const state = EXT_PROC_SLOT.get(ctx) ?? EXT_PROC_SLOT.set(ctx, { stream: undefined, elapsedMs: 0, responsePhase: undefined });
-  const conv = new Conversation(ctx, (span) => opts.client.open(span), settings, state, plan.mode.requestBodyMode);
-  const step = await requestPhases(ctx, conv, plan);
+  const retries = opts.retries;
+  const open =
+    retries === undefined
+      ? (span?: Span) => opts.client.open(span === undefined ? undefined : { span })
+      : (span?: Span) => opts.client.open({ budgetMs: budgetLeftMs(ctx, retries.policy.budgetMs, settings.messageTimeoutMs), span });
+  const conv = new Conversation(ctx, open, settings, state, plan.mode.requestBodyMode);
+  const step = await requestPhases(ctx, conv, plan, retries);
   if (step.kind === 'done') {
     conv.close();
     return step.result.kind === 'reply' ? step.result : routeFromMetadata(ctx, conv);
@@ -87,11 +96,20 @@ async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Pr
   return routeFromMetadata(ctx, conv);
 }
 
-async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: RequestPlan): Promise<Step> {
+/**
+ * What the processor is told it has for this request (`actor-edge-resume-budget-ms`): the rest of the re-run
+ * budget, and never more than the message timeout (an answer later than that would be a 504 here anyway).
+ */
+function budgetLeftMs(ctx: ProxyRequest, budgetMs: number, messageTimeoutMs: number): number {
+  return Math.max(0, Math.min(messageTimeoutMs, budgetMs - (performance.now() - ctx.startedAt)));
+}
+
+async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: RequestPlan, retries: StreamRetries | undefined): Promise<Step> {
   let mode = plan.mode;
   const common: CommonResponse = {};
   if (mode.requestHeaderMode === 'SEND') {
-    const result = await conv.exchange(requestHeadersMessage(ctx, !ctx.hasBody, conv.settings.forwardRules));
+    const message = requestHeadersMessage(ctx, !ctx.hasBody, conv.settings.forwardRules);
+    const result = await exchangeWithRetries(ctx, conv, message, plan.failureModeAllow, retries);
     const step = answerStep(ctx, conv, result, 'request_headers', mode, plan.failureModeAllow);
     if (step.kind === 'done') return step;
     mode = step.mode;

@@ -30,7 +30,8 @@ import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { messageKindOf } from '../../ops/extproc-round-trips.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
-import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import type { ExchangeResult, ExtProcClient, ExtProcStream, StreamOptions } from './client.js';
+import { RESUME_BUDGET_METADATA } from '../../../lib/wire-contract.js';
 import { ExtProcChannelTls } from './channel-tls.js';
 import type { ExtProcTlsConfig } from './config.js';
 import type { Logger } from '../../../lib/logger.js';
@@ -53,9 +54,10 @@ type ServiceClient = grpc.Client & { Process(metadata?: grpc.Metadata): ProcessC
 
 /** The ext_proc channel's options (the readiness check uses the same ones, so it checks the same connection). */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
-  // Come back quickly when the processor restarts (the default backoff grows to two minutes).
+  // Come back quickly when the processor restarts (the default backoff grows to two minutes): misses wait for it
+  // (`retry-rule.ts`), so the channel should be connected again within a quarter second of its return.
   'grpc.initial_reconnect_backoff_ms': 100,
-  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.max_reconnect_backoff_ms': 250,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
 });
@@ -121,18 +123,23 @@ export class GrpcExtProcClient implements ExtProcClient {
     return this.#channels;
   }
 
-  /** Opens a new Process stream (one per HTTP request); `span`: its trace context goes in the call's metadata. */
-  open(span?: Span): GrpcExtProcStream {
+  /**
+   * Opens a new Process stream (one per HTTP request), with the request's remaining budget as metadata when given
+   * and, tracing on, its span's trace context.
+   */
+  open(options: StreamOptions = {}): GrpcExtProcStream {
+    const span = options.span;
     // grpc-js records the caller's stack for every call (to decorate errors); skipping the frames keeps a
     // stream's set-up cheap, and errors are reported by status code and details anyway.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     let call: ProcessCall;
     try {
-      if (span === undefined) call = this.#client.Process();
+      if (options.budgetMs === undefined && span === undefined) call = this.#client.Process();
       else {
         const metadata = new grpc.Metadata();
-        injectSpan(span, (name, value) => metadata.set(name, value));
+        if (options.budgetMs !== undefined) metadata.set(RESUME_BUDGET_METADATA, String(Math.max(0, Math.floor(options.budgetMs))));
+        if (span !== undefined) injectSpan(span, (name, value) => metadata.set(name, value));
         call = this.#client.Process(metadata);
       }
     } finally {

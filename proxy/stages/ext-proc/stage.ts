@@ -22,7 +22,11 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     log: deps.log,
   });
   return {
-    filter: createExtProcFilter({ client, settings }),
+    filter: createExtProcFilter({
+      client,
+      settings,
+      retries: { policy: { budgetMs: deps.config.rerunBudgetMs, maxWaiting: deps.config.extProc.retryMaxWaiting }, counters: deps.counters },
+    }),
     revalidator: createExtProcRevalidator(client, settings.forwardRules),
     stats: () => ({ resolver: extprocResolverBlock() }),
     logFields: (ctx) => {
