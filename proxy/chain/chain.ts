@@ -340,6 +340,7 @@ export class Chain {
           this.counters.rerunBudgetExhausted++;
           details += `; re-run budget of ${this.#policy.budgetMs} ms spent after ${ctx.attempt} re-run(s)`;
         }
+        if (decision.error === ERRORS.UPSTREAM_RESET_AFTER_SEND) this.counters.upstreamResetsNotReplayable++;
         return this.#error(ctx, decision.error, details, this.filterSetOf(ctx).filters.length);
       }
     }

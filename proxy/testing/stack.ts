@@ -156,7 +156,7 @@ export interface ProxyStats {
     timeouts: number;
     retries: { retried: number; recovered: number; budgetExhausted: number; shed: number; waiting: number };
   };
-  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
+  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number; resetsNotReplayable: number };
   cache: {
     enabled: boolean;
     hits: number;
