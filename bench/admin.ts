@@ -36,6 +36,11 @@ export interface ProxyCounters {
   readonly rerunsByAttempt: Readonly<Record<string, number>>;
   readonly connectFailures: number;
   readonly resets: number;
+  /**
+   * Requests answered 502 because their worker reset after the whole request was written and the method may not
+   * be sent twice (not GET, HEAD or OPTIONS): never re-run, the actor may have received them.
+   */
+  readonly resetsNotReplayable: number;
   /** Outlier detection: worker addresses marked down (all reasons), and requests failed at once because theirs was. */
   readonly outlierEjections: number;
   readonly failedFast: number;
@@ -106,6 +111,7 @@ export function readProxy(stats: unknown): ProxyCounters {
     rerunsByAttempt: numbers(obj(s['rerunAttempts'])['byAttempt']),
     connectFailures: num(obj(s['upstream'])['connectFailures']),
     resets: num(obj(s['upstream'])['resets']),
+    resetsNotReplayable: num(obj(s['upstream'])['resetsNotReplayable']),
     outlierEjections: sumValues(obj(obj(obj(s['upstream'])['outliers'])['ejections'])),
     failedFast: num(obj(obj(s['upstream'])['outliers'])['failedFast']),
     extprocRetries: num(obj(obj(s['extproc'])['retries'])['retried']),

@@ -66,3 +66,14 @@ test('fleet: 48 actors, 3 replicas and a bound of 300 by default; --quick shorte
   assert.equal(buildConfig(['--scenario', 'steady', '--quick'], {}).config.cacheTtlMs, 5000, 'only the fleet scenario shortens it');
   assert.throws(() => buildConfig(['--scenario', 'fleet', '--replicas', '0'], {}), /at least 1/);
 });
+
+test('--tracing on with --trace-ratio: the ratio the proxy and extproc sample; off by default', () => {
+  assert.equal(buildConfig([], {}).config.traceRatio, undefined);
+  assert.equal(buildConfig(['--tracing', 'on'], {}).config.traceRatio, 1);
+  assert.equal(buildConfig(['--tracing', 'on', '--trace-ratio', '0.01'], {}).config.traceRatio, 0.01);
+  assert.equal(buildConfig(['--trace-ratio', '0.5'], {}).config.traceRatio, undefined, 'a ratio alone does not turn tracing on');
+  assert.throws(() => buildConfig(['--tracing', 'on', '--trace-ratio', '2'], {}), UsageError);
+  for (const other of [['--target', 'http://127.0.0.1:8080'], ['--scenario', 'faults'], ['--scenario', 'fleet']]) {
+    assert.throws(() => buildConfig(['--tracing', 'on', ...other], {}), /--tracing on: not with/, `refused with ${other.join(' ')}`);
+  }
+});

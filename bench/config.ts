@@ -52,6 +52,14 @@ export const BENCH_FLAGS = {
     env: 'BENCH_HASH_BALANCE_FACTOR',
     help: "fleet: HAProxy's hash-balance-factor for the hashing arms (a server takes at most this % of the average load; 0: no bound)",
   },
+  tracing: {
+    type: 'choice',
+    choices: ['off', 'on'],
+    default: 'off',
+    env: 'BENCH_TRACING',
+    help: 'on: the proxy and extproc trace every arm (OTLP/HTTP JSON to a receiver in the bench process that counts the spans and drops them)',
+  },
+  'trace-ratio': { type: 'number', float: true, default: 1, min: 0, max: 1, env: 'BENCH_TRACE_RATIO', help: 'with --tracing on: the share of requests sampled (parentbased_traceidratio)' },
   profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
 } as const satisfies FlagSpecs;
 
@@ -90,6 +98,8 @@ export interface BenchConfig {
   readonly replicas: number;
   readonly hashBalanceFactor: number;
   readonly profile: boolean;
+  /** `--tracing on`: the ratio sampled; undefined: tracing off. */
+  readonly traceRatio: number | undefined;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -117,6 +127,11 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   // share that worker's HTTP/2 session).
   const workers = v.workers > 0 ? v.workers : faults ? 4 : grpc ? 1 : Math.max(64, Math.ceil((actors * 1.25) / capacity));
   if (workers * capacity < actors) throw new UsageError(`--workers ${workers} × --worker-capacity ${capacity} cannot hold ${actors} actors`);
+  // Only the bench's own stack is started with tracing: a running deployment (`--target`) has its own OTEL_*, and
+  // the faults and fleet scenarios start processes of their own.
+  if (v.tracing === 'on' && ((v.target ?? '') !== '' || faults || fleet)) {
+    throw new UsageError(`--tracing on: not with ${faults || fleet ? `--scenario ${v.scenario}` : '--target'} (set OTEL_* on the processes it measures)`);
+  }
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
   // The fleet's ResumeActor figures need several TTLs in the window: a quick run shortens the TTL instead.
@@ -154,6 +169,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     replicas: v.replicas,
     hashBalanceFactor: v['hash-balance-factor'],
     profile: v.profile,
+    traceRatio: v.tracing === 'on' ? v['trace-ratio'] : undefined,
   };
   return { help, config: Object.freeze(config) };
 }

@@ -67,12 +67,14 @@ export function buildPhase(mark: PhaseMark, end: { readonly atMs: number; readon
   const s0 = readStub(mark.stats['apiserver-stub']);
   const s1 = readStub(end.stats['apiserver-stub']);
   const client = tally.of(mark.name);
+  const notReplayable = p1.resetsNotReplayable - p0.resetsNotReplayable;
   return {
     name: mark.name,
     description: mark.description,
     durationS: Math.max(0, end.atMs - mark.atMs) / 1000,
     requests: client.requests,
     non2xx: client.non2xx,
+    non2xxNotReplayable: Math.min(notReplayable, client.statusCounts['502'] ?? 0),
     errors: client.errors,
     statusCounts: client.statusCounts,
     hits: p1.hits - p0.hits,
@@ -81,6 +83,7 @@ export function buildPhase(mark: PhaseMark, end: { readonly atMs: number; readon
     connectFailures: p1.connectFailures - p0.connectFailures,
     failedFast: p1.failedFast - p0.failedFast,
     resets: p1.resets - p0.resets,
+    resetsNotReplayable: notReplayable,
     reruns: sum(p1.reruns) - sum(p0.reruns),
     extprocRetries: p1.extprocRetries - p0.extprocRetries,
     resumeByCode: diff(s1.resumeByCode, s0.resumeByCode),

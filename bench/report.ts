@@ -2,7 +2,7 @@
  * Pure report math and rendering: throughput ratios between arms, the performance targets (reported, never
  * asserted by timing), and the markdown that goes to stdout and to bench/results/<stamp>-<scenario>.md.
  */
-import type { ArmName, ArmResult, BenchReport, ScenarioName, TargetResult } from './types.js';
+import type { ArmName, ArmResult, BenchReport, FaultPhase, ScenarioName, TargetResult } from './types.js';
 import { fleetTables, fleetTargets } from './fleet-report.js';
 import { fmt, fmtInt, mb, pct, statusText, table } from './markdown.js';
 
@@ -188,12 +188,7 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
     for (const [prefix, what] of [['(a)', 'worker killed'], ['(b)', 'ext_proc restart'], ['(c)', 'control plane down']] as const) {
       const p = phase(prefix);
       if (!p) continue;
-      const failed = p.non2xx + p.errors;
-      out.push({
-        name: `${arm.name}: ${prefix} no client-visible error (${what})`,
-        status: failed === 0 ? 'met' : 'not-met',
-        detail: `${failed} non-2xx or errors (${statusText(p)}) of ${fmtInt(p.requests)} answers; ${p.misses} misses, ${p.hits} hits in ${fmt(p.durationS, 1)} s${p.resets > 0 ? `; ${p.resets} upstream resets (a request written to the worker before it died is not re-run unless GET/HEAD/OPTIONS: it may have reached the actor)` : ''}`,
-      });
+      out.push(prefix === '(a)' ? killedPhaseErrorTarget(arm.name, p, what) : phaseErrorTarget(arm.name, prefix, p, what));
       if (prefix === '(a)') continue;
       out.push({
         name: `${arm.name}: ${prefix} at least ${MIN_OUTAGE_MISSES} misses during the outage (${what})`,
@@ -204,6 +199,39 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
     out.push(duplicatesTarget(arm));
   }
   return out;
+}
+
+function phaseCounts(p: FaultPhase): string {
+  return `${fmtInt(p.requests)} answers; ${p.misses} misses, ${p.hits} hits in ${fmt(p.durationS, 1)} s`;
+}
+
+/** (b), (c): no non-2xx and no failed request at all. */
+function phaseErrorTarget(arm: string, prefix: string, p: FaultPhase, what: string): TargetResult {
+  const failed = p.non2xx + p.errors;
+  return {
+    name: `${arm}: ${prefix} no client-visible error (${what})`,
+    status: failed === 0 ? 'met' : 'not-met',
+    detail: `${failed} non-2xx or errors (${statusText(p)}) of ${phaseCounts(p)}${p.resets > 0 ? `; ${p.resets} upstream resets` : ''}`,
+  };
+}
+
+/**
+ * (a): no non-2xx and no failed request other than the requests the proxy reports as reset after they were
+ * written whole with a method never sent twice (the POSTs in flight on the worker when it was killed): the actor
+ * may have received them, so they fail rather than risk a second delivery. Their count is the proxy's own
+ * (`non2xxNotReplayable`), and is reported; any other non-2xx, or any request without an answer, fails the target.
+ */
+export function killedPhaseErrorTarget(arm: string, p: FaultPhase, what: string): TargetResult {
+  const other = p.non2xx - p.non2xxNotReplayable + p.errors;
+  const unmatched = p.resetsNotReplayable - p.non2xxNotReplayable;
+  return {
+    name: `${arm}: (a) no client-visible error other than resets of non-replayable requests already written (${what})`,
+    status: other === 0 ? 'met' : 'not-met',
+    detail:
+      `${other} other non-2xx or errors; ${p.non2xxNotReplayable} × 502 resets of non-replayable requests already written (reported by the proxy; ` +
+      `not re-run: the actor may have received them)${unmatched > 0 ? `, ${unmatched} more counted by the proxy than 502s the client saw in the phase` : ''}; ` +
+      `${statusText(p)} of ${phaseCounts(p)}; ${p.resets} upstream resets`,
+  };
 }
 
 /** The most a round of K concurrent streaming calls may take, in one call's time alone, to count as overlapping. */
@@ -367,8 +395,8 @@ function grpcTable(arms: readonly ArmResult[]): string {
 
 function faultsTable(arms: readonly ArmResult[]): string {
   return table(
-    ['arm', 'phase', 's', 'requests', 'non-2xx', 'errors', 'status codes', 'cache hits', 'misses', 'evictions by reason', 'failed connects', 'failed fast', 'resets', 're-runs', 'ext_proc retries', 'ResumeActor by code'],
-    ['l', 'l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
+    ['arm', 'phase', 's', 'requests', 'non-2xx', 'of them not replayable', 'errors', 'status codes', 'cache hits', 'misses', 'evictions by reason', 'failed connects', 'failed fast', 'resets', 're-runs', 'ext_proc retries', 'ResumeActor by code'],
+    ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
     arms.flatMap((a) =>
       (a.faults?.phases ?? []).map((p) => [
         a.name,
@@ -376,6 +404,7 @@ function faultsTable(arms: readonly ArmResult[]): string {
         fmt(p.durationS, 1),
         fmtInt(p.requests),
         fmtInt(p.non2xx),
+        fmtInt(p.non2xxNotReplayable),
         fmtInt(p.errors),
         statusText(p),
         fmtInt(p.hits),

@@ -90,6 +90,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
           workers: config.workers,
           workerCapacity: config.workerCapacity,
           accessLog: 'off',
+          tracing: config.traceRatio === undefined ? 'off' : `on (ratio ${config.traceRatio})`,
         }),
     ...(config.scenario === 'churn' ? { churnRatePerS: config.churnRate } : {}),
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
@@ -119,7 +120,7 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
     } else if (scenario.startArm) {
       actors = seededNames(config.actors);
     } else {
-      log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)`);
+      log(`starting apiserver-stub (${config.workers} workers × capacity ${config.workerCapacity}, ${config.actors} actors)${config.traceRatio === undefined ? '' : `; tracing on, ratio ${config.traceRatio}, to a span-counting receiver in the bench`}`);
       stack = await Stack.start(config);
       actors = (await stack.placements()).map((p) => p.name);
       if (actors.length < config.actors) throw new Error(`the stub seeded ${actors.length} actors, wanted ${config.actors}`);
@@ -149,6 +150,9 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         log(`arm ${name} failed: ${(err as Error).stack ?? String(err)}`);
       } finally {
         await runtime?.stop();
+        // Counted once the arm's proxy stopped (it exports the spans it still held as it stops).
+        const traced = stack?.traced;
+        if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far (arm ${name} stopped)`);
         if (runtime?.profileDir !== undefined) await writeProfile(config, name, runtime.profileDir);
       }
     }

@@ -5,6 +5,7 @@
  * The mTLS arms need workers that terminate mTLS: the first of them starts a second stub, the same but with mTLS
  * on its control API and its workers (`bench/tls.ts`), with every actor woken, and every mTLS arm runs against it.
  */
+import { TraceSink } from './trace-sink.js';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,8 @@ export class Stack {
   #mtlsStack: Promise<Stack> | undefined;
   /** The TLS arms' serving certificate, written by the first of them. */
   #ingressCert: Promise<IngressCertificate> | undefined;
+  /** `--tracing on`: where the proxy and extproc send their spans. */
+  #traceSink: TraceSink | undefined;
   /** Certificates for an arm with mTLS on the ext_proc hop alone (A-extproc-mtls), written by the first of them. */
   #hopCerts: Promise<BenchCertificates> | undefined;
 
@@ -88,7 +91,9 @@ export class Stack {
       await stub.stop();
       throw new Error(`apiserver-stub ready line lacks grpc/admin: ${JSON.stringify(stub.addresses)}`);
     }
-    return new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+    const stack = new Stack(config, stub, new Admin(admin), grpc, net.port, certs);
+    if (config.traceRatio !== undefined) stack.#traceSink = await TraceSink.start();
+    return stack;
   }
 
   /** The mTLS stack: certificates, a stub whose control API and workers run mTLS, every actor awake. */
@@ -124,8 +129,15 @@ export class Stack {
   }
 
   private env(): NodeJS.ProcessEnv {
+    const tracing = this.#traceSink === undefined || this.config.traceRatio === undefined ? {} : this.#traceSink.env(this.config.traceRatio);
     const port = String(this.workerPort);
-    return { WORKER_PORT: port, EXTPROC_WORKER_PORT: port, PROXY_WORKER_PORT: port };
+    return { WORKER_PORT: port, EXTPROC_WORKER_PORT: port, PROXY_WORKER_PORT: port, ...tracing };
+  }
+
+  /** `--tracing on`: spans exported to the sink so far. */
+  get traced(): { readonly exports: number; readonly spans: number } | undefined {
+    const sink = this.#traceSink;
+    return sink === undefined ? undefined : { exports: sink.exports, spans: sink.spans };
   }
 
   /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
@@ -222,6 +234,7 @@ export class Stack {
       mtls?.then((s) => s.stop(), () => undefined),
       cert?.then((c) => c.remove(), () => undefined),
       hop?.then((c) => c.remove(), () => undefined),
+      this.#traceSink?.close(),
     ]);
     await this.certs?.remove();
   }

@@ -44,6 +44,13 @@ export interface FaultPhase {
   readonly durationS: number;
   readonly requests: number;
   readonly non2xx: number;
+  /**
+   * Of `non2xx`, the 502s that were resets of non-replayable requests already written: the proxy's own count of
+   * its 502 `PROXY_ERR_UPSTREAM_RESET_AFTER_SEND` answers over the phase (`resetsNotReplayable`), at most the
+   * phase's client-seen 502s. Such a request was written whole to a worker that then reset, with a method never
+   * sent twice (the POSTs in flight on a killed worker): the actor may have received it.
+   */
+  readonly non2xxNotReplayable: number;
   readonly errors: number;
   readonly statusCounts: Readonly<Record<string, number>>;
   readonly hits: number;
@@ -53,6 +60,8 @@ export interface FaultPhase {
   /** Requests failed at once, never sent, because their worker's address was down (outlier detection). */
   readonly failedFast: number;
   readonly resets: number;
+  /** The proxy's `upstream.resetsNotReplayable` over the phase (counted when it answered, not when the answer arrived). */
+  readonly resetsNotReplayable: number;
   readonly reruns: number;
   /** Fresh ext_proc streams the proxy opened for misses whose stream could not be opened. */
   readonly extprocRetries: number;

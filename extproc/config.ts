@@ -1,4 +1,4 @@
-/** extproc's flags and its frozen Config: the only place that reads the environment and the config file. */
+/** extproc's flags and its frozen Config (tracing from the standard `OTEL_*` variables): the only place that reads the environment and the config file. */
 import net from 'node:net';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { configFlag } from '../lib/config-file.js';
@@ -13,6 +13,10 @@ import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js'
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
 import { DEFAULT_PARKED_MAX } from '../lib/resume/flight.js';
+import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
+
+/** The service name extproc's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
+export const EXTPROC_SERVICE_NAME = 'actor-edge-extproc';
 
 export const EXTPROC_FLAGS = {
   config: configFlag('EXTPROC_CONFIG', 'extproc'),
@@ -188,7 +192,7 @@ export const EXTPROC_FLAG_SET = defineFlagSet({
     routing: 'How a host names an actor, and the worker port published.',
   },
   flags: EXTPROC_FLAGS,
-  variables: LOG_LEVEL_VARIABLE,
+  variables: { ...LOG_LEVEL_VARIABLE, ...OTEL_VARIABLES },
 });
 
 export interface ExtprocConfig {
@@ -213,6 +217,8 @@ export interface ExtprocConfig {
   readonly certExpiryWarningHours: number;
   /** `/ready`'s gRPC health check of the control plane. */
   readonly healthCheck: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** OpenTelemetry tracing (`lib/tracing/config.ts`). */
+  readonly tracing: TracingConfig;
 }
 
 function listenTls(values: FlagValues<typeof EXTPROC_FLAGS>): MtlsServerSettings | undefined {
@@ -242,7 +248,8 @@ function apiserverTls(values: FlagValues<typeof EXTPROC_FLAGS>, host: string): C
   return Object.freeze({ caFile, credentialBundle, serverName });
 }
 
-export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocConfig {
+/** `tracing`: read from the environment by `readExtprocConfig` (off by default). */
+export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: TracingConfig = TRACING_OFF): ExtprocConfig {
   const apiserver = parseHostPort(values.apiserver, '--apiserver');
   return Object.freeze({
     listen: parseHostPort(values.listen, '--listen'),
@@ -259,12 +266,13 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>): ExtprocCo
     listenTls: listenTls(values),
     certExpiryWarningHours: values['cert-expiry-warning-hours'],
     healthCheck: Object.freeze({ intervalMs: values['health-check-interval-ms'], timeoutMs: values['health-check-timeout-ms'] }),
+    tracing,
   });
 }
 
-/** Reads argv over the environment over the `--config` file over the defaults. */
+/** Reads argv over the environment over the `--config` file over the defaults (tracing from `OTEL_*`). */
 export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ExtprocConfig> {
-  return readComponentConfig(EXTPROC_FLAG_SET, buildConfig, argv, env);
+  return readComponentConfig(EXTPROC_FLAG_SET, (values) => buildConfig(values, readTracingConfig(env, EXTPROC_SERVICE_NAME)), argv, env);
 }
 
 /** `readExtprocConfig` for a caller that never passes `--help` (a test): the frozen config. */

@@ -2,7 +2,10 @@
  * Answers one `request_headers` message: parse the actor from the authority, resolve it through the per-actor
  * flight, and turn the outcome into a route (header mutation + original_dst metadata) or a local reply.
  */
+import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { ATTR_ACTOR, ATTR_ATESPACE, ATTR_RESOLVE_OUTCOME, ATTR_RESUME_ROLE } from '../lib/tracing/attributes.js';
+import { spanContext } from './spans.js';
 import { parseActorHost } from '../lib/actor-ref.js';
 import type { ResumeFlights } from '../lib/resume/flight.js';
 import { httpErrorFor, invalidHostError, type HttpError } from '../lib/resume/http-errors.js';
@@ -28,18 +31,26 @@ export class Resolver {
   /**
    * `authority` is the request's `:authority` (else `host`) value, '' when it has neither. `budgetMs`: what is
    * left of the data plane's own budget for the request (its stream metadata), which bounds the resume's retries.
+   * `span` (tracing on): the stream's span, which gets the actor and how the resolution ended, and parents a flight
+   * this request starts.
    */
-  async requestHeaders(authority: string, signal: AbortSignal, budgetMs?: number): Promise<ProcessingResponse> {
+  async requestHeaders(authority: string, signal: AbortSignal, budgetMs?: number, span?: Span): Promise<ProcessingResponse> {
     const started = performance.now();
     const parsed = parseActorHost(authority, this.deps.actorSuffix);
     if (parsed.kind === 'invalid') {
       this.deps.log.debug({ reason: parsed.reason }, 'invalid host');
-      return this.reply(invalidHostError(authority), started);
+      return this.reply(invalidHostError(authority), started, span);
     }
     const { ref, key, port } = parsed.actor;
-    const outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs);
+    let outcome;
+    if (span === undefined) outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs);
+    else {
+      span.setAttributes({ [ATTR_ACTOR]: ref.name, [ATTR_ATESPACE]: ref.atespace, [ATTR_RESUME_ROLE]: this.deps.flights.isFlying(key) ? 'joined' : 'leader' });
+      outcome = await this.deps.flights.resolve(ref, key, signal, budgetMs, spanContext(span));
+    }
     if (outcome.kind === 'ok') {
       this.record('ok', outcome.resume, started);
+      if (span !== undefined) span.setAttributes({ [ATTR_RESOLVE_OUTCOME]: 'ok', 'actor_edge.worker': outcome.ip });
       return this.routes.get(outcome.ip, port);
     }
     const error = httpErrorFor(outcome, key);
@@ -48,11 +59,12 @@ export class Resolver {
     } else {
       this.deps.log.debug({ actor: key, outcome: error.outcome }, 'resume failed');
     }
-    return this.reply(error, started);
+    return this.reply(error, started, span);
   }
 
-  private reply(error: HttpError, started: number): ProcessingResponse {
+  private reply(error: HttpError, started: number, span: Span | undefined): ProcessingResponse {
     this.record(error.outcome, 'unknown', started);
+    if (span !== undefined) span.setAttributes({ [ATTR_RESOLVE_OUTCOME]: error.outcome, 'http.response.status_code': error.status });
     return immediateResponse(error.status, error.body, `actor_edge_${error.outcome}`);
   }
 

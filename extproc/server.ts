@@ -30,6 +30,8 @@ import { TlsFileError } from '../lib/tls/files.js';
 import { MtlsGrpcListener, type MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
 import { startCertificateExpiry, type CertificateSource } from '../lib/tls/expiry.js';
 import { UsageError } from '../lib/flags.js';
+import { startTracing } from '../lib/tracing/provider.js';
+import { tracedResume } from './spans.js';
 
 /** TLS 1.3 to the control plane with extproc's client certificate (files read on every handshake), or plaintext. */
 function controlCredentials(files: ClientTlsFiles | undefined, log: Logger): grpc.ChannelCredentials | undefined {
@@ -99,9 +101,14 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const listener = config.listenTls === undefined ? undefined : mtlsListener(server, config.listenTls, log);
   const control: ControlClient = createControlClient(config.apiserver, {}, controlCredentials(config.apiserverTls, log));
   const backstop = attemptBackstopMs(config.resumeBudgetMs);
+  const tracing = config.tracing.enabled ? startTracing(config.tracing, 'extproc', log) : undefined;
+  const tracer = tracing?.tracer;
   let metrics: ExtprocMetrics | undefined;
   const flights = new ResumeFlights({
-    attempt: (ref) => resumeActorOnce(control, ref, backstop),
+    attempt: (ref, parent) =>
+      tracer === undefined || parent === undefined
+        ? resumeActorOnce(control, ref, backstop)
+        : tracedResume(tracer, parent, ref, (metadata) => resumeActorOnce(control, ref, backstop, metadata)),
     budgetMs: config.resumeBudgetMs,
     ...(config.parking === undefined ? {} : { parking: config.parking }),
     parkedMax: config.parkedMax,
@@ -140,7 +147,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   });
 
   server.addService(externalProcessorServerDefinition(), {
-    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs }),
+    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs, tracer }),
   });
   // The health service is on the ext_proc port itself, behind the same mTLS as Process.
   health.addTo(server);
@@ -195,6 +202,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
         });
         await admin.close();
         control.close();
+        await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));
       })();
       return closing;
     },

@@ -9,7 +9,9 @@
  * data plane that never half-closes would hold the stream until its connection closes.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { endStreamSpan, startStreamSpan } from './spans.js';
 import type { ExtprocMetrics } from './metrics.js';
 import type { ProcessCall, ProcessingResponse } from './protocol.js';
 import type { RequestSummary } from './wire.js';
@@ -23,6 +25,8 @@ export interface StreamDeps {
   readonly log: Logger;
   /** 0: no idle timeout. */
   readonly idleTimeoutMs: number;
+  /** Tracing on: each stream gets a server span (`spans.ts`); undefined: tracing off. */
+  readonly tracer?: Tracer | undefined;
 }
 
 /**
@@ -46,12 +50,16 @@ class ProcessStream {
   private state: StreamState = IDLE;
   /** The idle timer: armed while the data plane may still send or half-close (undefined without a timeout). */
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The gRPC status this side ended the stream with (undefined: the data plane went first). */
+  private endCode: grpc.status | undefined;
   /** The data plane's budget for this request (its metadata) as an epoch-ms deadline; undefined: none sent. */
   private readonly budgetDeadline: number | undefined;
 
   constructor(
     private readonly call: ProcessCall,
     private readonly deps: StreamDeps,
+    /** Tracing on: the stream's server span. */
+    private readonly span: Span | undefined,
   ) {
     const budgetMs = callerBudgetMs(call.metadata);
     this.budgetDeadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
@@ -84,6 +92,7 @@ class ProcessStream {
     if (s.kind === 'resolving') s.abort.abort();
     this.state = { kind: 'closed', failed: s.kind === 'failed' };
     this.deps.metrics.streamClosed();
+    if (this.span !== undefined) endStreamSpan(this.span, this.endCode);
   }
 
   onError(err: grpc.ServiceError): void {
@@ -122,7 +131,7 @@ class ProcessStream {
     const resolving = { kind: 'resolving' as const, abort: new AbortController(), queue: [] as RequestSummary[], halfClosed: false };
     this.state = resolving;
     const budgetMs = this.budgetDeadline === undefined ? undefined : Math.max(0, this.budgetDeadline - Date.now());
-    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, budgetMs).then(
+    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, budgetMs, this.span).then(
       (response) => {
         if (this.state !== resolving) return;
         this.state = IDLE;
@@ -158,6 +167,7 @@ class ProcessStream {
   private end(): void {
     if (this.state.kind !== 'idle') return;
     this.state = ENDED;
+    this.endCode = grpc.status.OK;
     this.stopIdle();
     if (!this.call.cancelled) this.call.end();
   }
@@ -165,6 +175,7 @@ class ProcessStream {
   private fail(code: grpc.status, details: string): void {
     if (this.state.kind !== 'idle') return;
     this.state = FAILED;
+    this.endCode = code;
     this.stopIdle();
     this.deps.log.warn({ code: grpc.status[code], details }, 'ext_proc stream rejected');
     if (!this.call.cancelled) this.call.emit('error', { code, details, metadata: new grpc.Metadata() });
@@ -173,7 +184,7 @@ class ProcessStream {
 
 export function serveStream(call: ProcessCall, deps: StreamDeps): void {
   deps.metrics.streamOpened();
-  const stream = new ProcessStream(call, deps);
+  const stream = new ProcessStream(call, deps, deps.tracer === undefined ? undefined : startStreamSpan(deps.tracer, call.metadata));
   call.on('data', (message: RequestSummary) => stream.onMessage(message));
   call.on('end', () => stream.onHalfClose());
   call.on('cancelled', () => stream.onClosed());

@@ -13,7 +13,9 @@
  * - an unknown route answers 404 `{"error","code":"ROUTE_NOT_FOUND"}`, and fastify's own errors (a malformed body,
  *   ...) `{"error","code"}` too, like every other error of the admin APIs;
  * - every state-changing call (any method but GET, HEAD, OPTIONS) is logged with the caller's address, the
- *   status it got and how long it took: `msg: "admin call"` (refused ones at `warn`).
+ *   status it got and how long it took: `msg: "admin call"` (refused ones at `warn`) — or, for a component with
+ *   an access log (`auditTo`), as an access-log line there, independent of LOG_LEVEL (refused ones still also
+ *   at `warn` on the component log).
  * Every route but `GET`/`HEAD` of `/live` and `/ready` (the index and `/server_info` included) is behind the
  * admin guard (`admin-guard.ts`): Host, Origin, and the token.
  * A route describes itself for the index with `config: { description }`.
@@ -90,6 +92,8 @@ export interface OpsHandlers {
   refresh?(): Promise<void>;
   /** Where state-changing calls are logged (none: not logged). */
   readonly log?: Logger;
+  /** Where state-changing calls go instead of the `info` line on `log`: the component's access log. */
+  readonly auditTo?: (call: AdminCall) => void;
   /** `own`: the component installs its own error handler (the product shape is still expected of it). */
   readonly errors?: 'product' | 'own';
   /** More entries for the index (e.g. the routes a cluster primary forwards to its workers). */
@@ -124,27 +128,36 @@ function indexHtml(component: string, endpoints: readonly AdminEndpoint[]): stri
   return `<!doctype html><html><head><meta charset="utf-8"><title>actor-edge ${escapeHtml(component)} admin</title></head><body><h1>actor-edge ${escapeHtml(component)} admin</h1><p>version ${escapeHtml(BUILD_INFO.version)}, Node.js ${escapeHtml(BUILD_INFO.nodeVersion)}</p><table><tr><th>method</th><th>path</th><th>what</th></tr>${rows.join('')}</table></body></html>\n`;
 }
 
-function audit(app: FastifyInstance, log: Logger): void {
+/** One state-changing admin call, as it is logged. */
+export interface AdminCall {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  /** The caller, `address:port`. */
+  readonly client: string;
+  readonly durationMs: number;
+}
+
+function audit(app: FastifyInstance, log: Logger | undefined, auditTo: ((call: AdminCall) => void) | undefined): void {
   app.addHook('onResponse', async (req, reply) => {
     if (SAFE_METHODS.has(req.method)) return;
-    const entry = {
-      admin: {
-        method: req.method,
-        url: req.url,
-        status: reply.statusCode,
-        client: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`,
-        durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
-      },
+    const admin: AdminCall = {
+      method: req.method,
+      url: req.url,
+      status: reply.statusCode,
+      client: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
     };
-    if (reply.statusCode === 401 || reply.statusCode === 403) log.warn(entry, 'admin call refused');
-    else log.info(entry, 'admin call');
+    auditTo?.(admin);
+    if (reply.statusCode === 401 || reply.statusCode === 403) log?.warn({ admin }, 'admin call refused');
+    else if (auditTo === undefined) log?.info({ admin }, 'admin call');
   });
 }
 
 /** Registers the common routes, the index, the product-shaped 404 and errors, and the audit log on an admin app. */
 export function registerOpsRoutes(app: FastifyInstance, ops: OpsHandlers): void {
   const endpoints = collectEndpoints(app);
-  if (ops.log !== undefined) audit(app, ops.log);
+  if (ops.log !== undefined || ops.auditTo !== undefined) audit(app, ops.log, ops.auditTo);
   const readiness = async (): Promise<ReadinessReport> => asReport(await ops.readiness());
   const allEndpoints = async (): Promise<AdminEndpoint[]> => {
     const extra = (await ops.extraEndpoints?.()) ?? [];

@@ -98,7 +98,7 @@ test('a nested config file and the same settings as a flat one produce the same 
     assert.equal(c.ingress.xffTrustedHops, 1);
     assert.ok(c.ingress.stripHeaders.includes('x-b'));
     assert.equal(c.ops.admin.port, 9999);
-    assert.equal(c.ops.accessLog, false);
+    assert.deepEqual(c.ops.accessLog, { kind: 'off' });
     assert.equal(c.chain.filterTimeoutMs, 250);
     assert.equal(c.configFile, nestedFile);
     for (const slice of Object.values(c)) if (typeof slice === 'object' && slice !== null) assert.ok(Object.isFrozen(slice), 'every slice is frozen');

@@ -25,6 +25,8 @@ import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead } from '../lib/component-config.js';
+import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
+import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 export const PROXY_FLAGS = {
   config: {
@@ -154,7 +156,13 @@ export const PROXY_FLAGS = {
     min: 1,
     help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
   },
-  'access-log': { type: 'choice', env: 'PROXY_ACCESS_LOG', section: 'ops', choices: ['on', 'off'], default: 'on', help: 'One JSON line per request.' },
+  'access-log': {
+    type: 'string',
+    env: 'PROXY_ACCESS_LOG',
+    section: 'ops',
+    default: 'stdout',
+    help: 'The access log, one JSON line per request, upgrade, tunnel and state-changing admin call, whatever LOG_LEVEL says: stdout (also "on"), off, or a file path (appended to; reopened on SIGUSR1 for log rotation).',
+  },
   workers: { type: 'number', env: 'PROXY_WORKERS', section: 'ops', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
   'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', section: 'upstream', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
   'connect-timeout-ms': {
@@ -206,6 +214,14 @@ export const PROXY_FLAGS = {
     min: 0,
     max: 64,
     help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
+  },
+  'request-id-trusted': {
+    type: 'choice',
+    env: 'PROXY_REQUEST_ID_TRUSTED',
+    section: 'ingress',
+    choices: ['auto', 'on', 'off'],
+    default: 'auto',
+    help: 'Keep a client\'s X-Request-Id (on), or replace it with one of the proxy\'s own (off); auto: keep it only when --xff-trusted-hops is above 0 (the peer is a trusted proxy). Every response carries the request\'s id.',
   },
   'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', section: 'ingress', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
   'request-timeout-ms': {
@@ -356,7 +372,7 @@ export interface ChainSettings {
 export interface OpsConfig {
   readonly admin: HostPort;
   readonly adminToken: string | undefined;
-  readonly accessLog: boolean;
+  readonly accessLog: AccessLogTarget;
   /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
   readonly drainDelayMs: number;
   readonly drainTimeoutMs: number;
@@ -385,7 +401,12 @@ export interface ProxyConfig {
   readonly upstream: UpstreamConfig;
   readonly tunnels: { readonly idleTimeoutMs: number };
   readonly ops: OpsConfig;
+  /** OpenTelemetry tracing, from the standard `OTEL_*` environment variables (`lib/tracing/config.ts`). */
+  readonly tracing: TracingConfig;
 }
+
+/** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
+export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
 /** `read()`'s value; what it throws becomes a usage error naming `flag`. */
 function checked<T>(flag: string, read: () => T): T {
@@ -419,13 +440,16 @@ function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
-/** The config file the flags were read over: its path, and its `chain.filters` (used when no `--filter` was given). */
+/**
+ * The config file the flags were read over: its path, and its `chain.filters` (used when no `--filter` was given).
+ */
 export interface ProxyConfigFile {
   readonly path: string;
   readonly filters: readonly FilterSpec[] | undefined;
 }
 
-export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile): ProxyConfig {
+/** `file`: the config file read for these flags; `tracing`: read from the environment by `readProxyConfig` (off by default). */
+export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: TracingConfig = TRACING_OFF): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
   for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
@@ -465,6 +489,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile): ProxyCon
       maxReplayBodyBytes: flags['max-replay-body-bytes'],
       upgradeTokens: upgradeTokens(flags['upgrade-allow']),
       misdirected421: flags['misdirected-421'] === 'on',
+      requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
       actorSuffix,
     }),
     chain: freeze({
@@ -502,11 +527,12 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile): ProxyCon
     ops: freeze({
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],
-      accessLog: flags['access-log'] === 'on',
+      accessLog: freeze(accessLogTarget(flags['access-log'])),
       drainDelayMs: flags['drain-delay-ms'],
       drainTimeoutMs: flags['drain-timeout-ms'],
       certExpiryWarningHours: flags['cert-expiry-warning-hours'],
     }),
+    tracing,
   });
 }
 
@@ -580,7 +606,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
       flat: 'filters',
     },
   },
-  variables: LOG_LEVEL_VARIABLE,
+  variables: { ...LOG_LEVEL_VARIABLE, ...OTEL_VARIABLES },
 });
 
 function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
@@ -597,7 +623,8 @@ function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
  * environment.
  */
 export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ProxyConfig> {
-  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }), argv, env);
+  const tracing = readTracingConfig(env, PROXY_SERVICE_NAME);
+  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }, tracing), argv, env);
 }
 
 /** `readProxyConfig` for a caller that never passes `--help` (a reload, a test): the frozen config. */

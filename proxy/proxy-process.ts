@@ -13,7 +13,9 @@ import type { ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
-import { AccessLog } from './ops/access-log.js';
+import { AccessLog, type AccessLogSink } from './ops/access-log.js';
+import { startTracing, type Tracing } from '../lib/tracing/provider.js';
+import { ATTR_CACHE } from '../lib/tracing/attributes.js';
 import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2Sessions } from './upstream/h2-sessions.js';
@@ -48,6 +50,8 @@ export interface RunningProxy {
   close(): Promise<void>;
   /** Re-reads the config and the filter modules and swaps the user filters (`chain/reload.ts`). */
   reload(): Promise<ReloadReport>;
+  /** Opens the access-log file again (log rotation: SIGUSR1). */
+  reopenAccessLog(): void;
 }
 
 export interface ProcessOptions {
@@ -56,6 +60,8 @@ export interface ProcessOptions {
   readonly log?: Logger;
   /** Reads the config again for a reload (default: the same config, so a reload re-imports the same modules). */
   readonly rereadConfig?: () => ProxyConfig;
+  /** Where access-log lines go instead of `--access-log`'s destination (tests collect them). */
+  readonly accessLogSink?: AccessLogSink;
 }
 
 /** The stages' slices of the config. */
@@ -134,6 +140,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       tunnels: { hub, idleTimeoutMs: config.tunnels.idleTimeoutMs },
     },
   );
+  const tracing: Tracing | undefined = config.tracing.enabled ? startTracing(config.tracing, 'proxy', log) : undefined;
+  const accessLog = new AccessLog(ops.accessLog, opts.accessLogSink);
   const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
   const reload = (): Promise<ReloadReport> => reloader.reload();
   const lifecycle = new RequestLifecycle({
@@ -142,7 +150,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     counters,
     // The cache outcome is the actor-cache stage's slot on the request: read here, so the edge imports no stage.
     observe: (ctx, seconds) => metrics.observeRequest(seconds, cacheLabelOf(cacheOutcome(ctx)), ctx.protocol),
-    accessLog: new AccessLog(log, ops.accessLog),
+    accessLog,
+    tracer: tracing?.tracer,
+    traceAttributes: (ctx) => ({ [ATTR_CACHE]: cacheLabelOf(cacheOutcome(ctx)) }),
     logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
     log,
   });
@@ -162,6 +172,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     resolverHealth: resolverHealthTarget(config, stages),
     reload,
     log,
+    accessLog,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
@@ -210,6 +221,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       certificateExpiry.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));
+      accessLog.close();
       log.info('stopped');
     })());
 
@@ -218,6 +231,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     onShutdownSignal(log, stop);
     logReady(log, addresses);
   }
+  // Log rotation: the access-log file is opened again (a cluster worker is told by its primary, which got the signal).
+  if (opts.role === 'standalone') process.on('SIGUSR1', () => accessLog.reopen());
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(listeners.listen.host, listeners.listen.port) }, 'chain assembled');
-  return { ...addresses, stopAccepting, close: stop, reload };
+  return { ...addresses, stopAccepting, close: stop, reload, reopenAccessLog: () => accessLog.reopen() };
 }

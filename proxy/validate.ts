@@ -50,8 +50,19 @@ export async function validateProxy(argv: readonly string[], env: NodeJS.Process
       ['processes', config.workers === 1 ? '1' : `${config.workers} ingress workers and a primary (node:cluster)`],
       ['chain', chain(config, names)],
       ['upstream', `${upstream}; route timeout ${config.upstream.routeTimeoutMs} ms, connect timeout ${config.upstream.connectTimeoutMs} ms`],
-      ['access log', config.ops.accessLog ? 'on (one JSON line per request on stdout)' : 'off'],
+      ['access log', accessLogPlan(config.ops.accessLog)],
     ],
     config,
   };
+}
+
+function accessLogPlan(target: ProxyConfig['ops']['accessLog']): string {
+  switch (target.kind) {
+    case 'off':
+      return 'off';
+    case 'stdout':
+      return 'one JSON line per request on stdout';
+    case 'file':
+      return `one JSON line per request, appended to ${target.path} (reopened on SIGUSR1)`;
+  }
 }

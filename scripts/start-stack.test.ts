@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { workerNet } from '../lib/loopback.js';
 import { plaintextProcess, tlsWithoutCertificate } from '../extproc/testing/refused-clients.js';
 import { waitFor } from '../lib/testing/wait.js';
+import { OtlpReceiver } from '../lib/testing/otlp-receiver.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
@@ -137,6 +138,39 @@ test('npm start serves the curl example through the proxy and stops cleanly on S
   assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
   assert.ok(stack.output.some((l) => /^stack +\| stopped$/.test(l)));
+});
+
+test('npm start with OTEL_* and LOG_LEVEL=warn: spans of both services in the client\'s trace, the worker continues it, access lines and x-request-id stay', async () => {
+  const receiver = await OtlpReceiver.start();
+  try {
+    const stack = await launch({ env: { ...receiver.env(), LOG_LEVEL: 'warn' } });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const res = await request(`${stack.ingress}/?echo_headers=1`, { headers: { host: HOST, traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    const body = (await res.body.json()) as { headers: Record<string, string> };
+    assert.equal(res.statusCode, 200);
+    const requestId = String(res.headers['x-request-id']);
+    assert.match(requestId, /^[0-9a-f-]{36}$/);
+    assert.match(body.headers.traceparent ?? '', new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the worker got a traceparent of the trace');
+    const spans = await receiver.waitForTrace(traceId, (s) => s.some((x) => x.service === 'actor-edge-extproc') && s.some((x) => x.service === 'actor-edge-proxy' && x.kind === 2), 'spans of both services');
+    const upstream = spans.find((s) => s.service === 'actor-edge-proxy' && s.kind === 3 && s.name === 'GET');
+    assert.equal(body.headers.traceparent, `00-${traceId}-${upstream?.spanId}-01`, "the worker's parent is the proxy's upstream span");
+    const ids = [requestId];
+    for (const host of [HOST, HOST.replace('actor-000', 'actor-001'), 'not-an-actor.example.com']) {
+      const r = await request(`${stack.ingress}/`, { headers: { host } });
+      await r.body.dump();
+      ids.push(String(r.headers['x-request-id']));
+    }
+    assert.equal(new Set(ids).size, 4, `every response has its own x-request-id: ${ids.join(' ')}`);
+    for (const id of ids) {
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      await waitFor(() => stack.output.some((l) => /^proxy +\| ACCESS access /.test(l) && l.includes(`requestId=${id}`)), 5000, `the access line of ${id} at LOG_LEVEL=warn`);
+    }
+    assert.ok(!stack.output.some((l) => /^proxy +\| INFO /.test(l)), 'no info lines shown at warn');
+    stack.launcher.kill('SIGTERM');
+    assert.equal(await stack.exited, 0, stack.output.slice(-15).join('\n'));
+  } finally {
+    await receiver.close();
+  }
 });
 
 test('npm start -- --tls off: plaintext everywhere, said at start-up by the launcher and by the components', async () => {

@@ -2,7 +2,9 @@
 /**
  * `npm start`: the whole local stack (apiserver-stub with 64 workers on 127.0.1.x, extproc, proxy), each as its
  * own process with its defaults. Every component reads its usual environment variables, e.g.
- * `PROXY_ACTOR_CACHE=off npm start`. Every internal hop runs mTLS with development certificates made at start
+ * `PROXY_ACTOR_CACHE=off npm start`; the standard `OTEL_*` ones reach the proxy and extproc the same way
+ * (`OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 npm start`: both trace, each under
+ * its own service name unless OTEL_SERVICE_NAME names one for both). Every internal hop runs mTLS with development certificates made at start
  * (`npm start -- --tls off` or STACK_TLS=off: plaintext). Launcher settings: STACK_READY_TIMEOUT_MS (30000), STACK_STOP_GRACE_MS (10000),
  * STACK_LOG_FORMAT=pretty|json (pretty). LOG_LEVEL filters what is shown; the components always log at least at
  * info, because the launcher reads their "ready" lines.

@@ -80,13 +80,13 @@ const EMPTY_METADATA = new grpc.Metadata();
 
 /**
  * Calls ResumeActor once. `timeoutMs` is a backstop deadline only: callers must not use it to cancel a resume
- * that is under way (cancelling mid-restore can strand a worker).
+ * that is under way (cancelling mid-restore can strand a worker). `metadata`: e.g. the call's trace context.
  */
-export function resumeActorOnce(client: ControlClient, ref: ActorRef, timeoutMs: number): Promise<AttemptResult> {
+export function resumeActorOnce(client: ControlClient, ref: ActorRef, timeoutMs: number, metadata: grpc.Metadata = EMPTY_METADATA): Promise<AttemptResult> {
   return new Promise((resolve) => {
     client.ResumeActor(
       { actor_ref: { atespace: ref.atespace, name: ref.name } },
-      EMPTY_METADATA,
+      metadata,
       { deadline: Date.now() + timeoutMs },
       (err, response) => {
         if (err) {

@@ -18,6 +18,7 @@
  */
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import type { Context } from '@opentelemetry/api';
 import type { ActorRef } from '../actor-ref.js';
 import { type AttemptResult, RUNNING_STATUS } from './control-client.js';
 import { backoffSequence, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
@@ -45,8 +46,11 @@ export interface FlightObserver {
 }
 
 export interface ResumeFlightsOptions {
-  /** One ResumeActor call. It must settle (never reject); its own deadline is only a backstop. */
-  readonly attempt: (ref: ActorRef) => Promise<AttemptResult>;
+  /**
+   * One ResumeActor call. It must settle (never reject); its own deadline is only a backstop. `trace`: the trace
+   * context of the caller that started the flight (tracing on), the parent of the call's span.
+   */
+  readonly attempt: (ref: ActorRef, trace?: Context) => Promise<AttemptResult>;
   /** The detached budget of each flight. */
   readonly budgetMs: number;
   /** Parking on (RESOURCE_EXHAUSTED and FAILED_PRECONDITION retried too); undefined: off. */
@@ -74,6 +78,8 @@ interface Waiter {
 interface Flight {
   readonly key: string;
   readonly ref: ActorRef;
+  /** The trace context of the caller that started the flight (tracing on). */
+  readonly trace: Context | undefined;
   readonly waiters: Set<Waiter>;
   retrying: boolean;
   done: boolean;
@@ -102,6 +108,11 @@ export class ResumeFlights {
     return this.flights.size;
   }
 
+  /** A flight for `key` is under way (a caller now would join it). */
+  isFlying(key: string): boolean {
+    return this.flights.has(key);
+  }
+
   isRetryable(code: grpc.status): boolean {
     return ALWAYS_RETRYABLE.has(code) || (this.options.parking !== undefined && PARKING_RETRYABLE.has(code));
   }
@@ -109,14 +120,15 @@ export class ResumeFlights {
   /**
    * Resolves the actor `ref` (whose key is `key`, `atespace/name`): joins the flight under way or starts one.
    * `signal` is the caller's own lifetime: when it aborts, this caller gets `cancelled` and the flight carries on.
-   * `budgetMs`: the caller's own budget for retries (from now); absent: the flight's.
+   * `budgetMs`: the caller's own budget for retries (from now); absent: the flight's. `trace`: the caller's trace
+   * context; a flight's ResumeActor calls are made in the trace of the caller that started it.
    */
-  resolve(ref: ActorRef, key: string, signal?: AbortSignal, budgetMs?: number): Promise<ResumeOutcome> {
+  resolve(ref: ActorRef, key: string, signal?: AbortSignal, budgetMs?: number, trace?: Context): Promise<ResumeOutcome> {
     if (signal?.aborted) return Promise.resolve(CANCELLED);
     let flight = this.flights.get(key);
     const leader = flight === undefined;
     if (flight === undefined) {
-      flight = { key, ref, waiters: new Set(), retrying: false, done: false, lastError: undefined, timer: undefined };
+      flight = { key, ref, trace, waiters: new Set(), retrying: false, done: false, lastError: undefined, timer: undefined };
       this.flights.set(key, flight);
     } else {
       this.options.observer?.join?.();
@@ -169,7 +181,7 @@ export class ResumeFlights {
   private async run(flight: Flight, deadline: number): Promise<void> {
     const nextWait = backoffSequence(this.backoff, this.random);
     for (;;) {
-      const result = await this.options.attempt(flight.ref);
+      const result = await this.options.attempt(flight.ref, flight.trace);
       this.options.observer?.attempt?.(result);
       if (flight.done) return; // the budget ran out while this call was under way; it was counted, nothing else
       if (result.kind === 'ok') {

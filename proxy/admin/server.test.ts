@@ -48,6 +48,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.deepEqual(s.upstream?.byStatus, { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 });
   assert.equal(s.upstream?.connectFailures, 0);
   assert.equal(s.upstream?.resets, 0);
+  assert.equal(s.upstream?.resetsNotReplayable, 0);
   assert.equal(s.cache?.enabled, false);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
   assert.deepEqual(s.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });

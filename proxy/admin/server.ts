@@ -19,6 +19,7 @@ import type { ProxyStats } from '../ops/stats.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
 import { registerReadinessMetrics, resolverHealthProbe, type ResolverHealthTarget } from './resolver-health.js';
+import { auditToAccessLog, type AccessLog } from '../ops/access-log.js';
 import { dashboardPlugin } from './dashboard/routes.js';
 
 export interface AdminDeps {
@@ -37,6 +38,8 @@ export interface AdminDeps {
    * cluster worker logs no admin calls: only its primary calls its admin, and the primary logs the caller.
    */
   readonly log?: Logger;
+  /** The access log: state-changing admin calls are written there (with the caller's address) when it is on. */
+  readonly accessLog?: AccessLog;
 }
 
 /** A reload's answer on the admin API: its HTTP status and JSON body. */
@@ -83,6 +86,7 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   registerReadinessMetrics(deps.registry, probe, deps.draining);
   // A cluster worker's admin is called only by its primary, which logs the caller: no second audit line.
   const audit = cluster.isWorker ? undefined : log;
+  const auditTo = cluster.isWorker ? undefined : auditToAccessLog(deps.accessLog);
   registerOpsRoutes(app, {
     component: 'proxy',
     readiness: () => readinessReport(deps.draining() ? 'draining' : 'serving', [probe]),
@@ -90,6 +94,7 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
     resetStats: () => resetStats(deps),
     registry: deps.registry,
     ...(audit === undefined ? {} : { log: audit }),
+    ...(auditTo === undefined ? {} : { auditTo }),
   });
   app.get('/upstreams', { config: { description: 'upstream attempts and failures per worker address (the same bounded set as the worker metrics)' } }, async () => ({
     maxWorkers: deps.stats.live.workers.maxWorkers,

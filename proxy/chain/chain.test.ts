@@ -137,13 +137,32 @@ test('a client that leaves during the backoff ends the request as cancelled, wit
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 3)], [1, 0]);
 });
 
-test('a POST reset after it was written is not re-run: 502', async () => {
+test('a POST reset after it was written is not re-run: 502, counted as a reset of a request that cannot be replayed', async () => {
   const router = scriptedRouter([{ kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' }, OK]);
-  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, new Counters(), { maxReruns: 1 });
+  const counters = new Counters();
+  const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], router, counters, { maxReruns: 1 });
   const ctx = request('POST');
   await runChain(chain, ctx);
   assert.equal(router.calls.length, 1);
   assert.equal(ctx.exchange.sentStatus, 502);
+  assert.equal(ctx.error, ERRORS.UPSTREAM_RESET_AFTER_SEND);
+  assert.equal(counters.upstreamResetsNotReplayable, 1);
+});
+
+test('a reset the chain re-runs or fails for another reason is not counted as one that could not be replayed', async () => {
+  const cases: [method: string, outcomes: UpstreamOutcome[], status: number][] = [
+    ['GET', [{ kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' }, OK], 200], // written, but safe to send again
+    ['POST', [{ kind: 'reset', requestWritten: false, code: 'ECONNRESET' }, OK], 200], // never fully written
+    ['POST', [{ kind: 'reset', requestWritten: false, code: 'ECONNRESET' }, { kind: 'reset', requestWritten: false, code: 'ECONNRESET' }], 503], // re-runs spent
+  ];
+  for (const [method, outcomes, status] of cases) {
+    const counters = new Counters();
+    const chain = new Chain([resolver(['10.0.0.1:1', '10.0.0.2:1'])], scriptedRouter(outcomes), counters, { maxReruns: 1 });
+    const ctx = request(method);
+    await runChain(chain, ctx);
+    assert.equal(ctx.exchange.sentStatus, status, method);
+    assert.equal(counters.upstreamResetsNotReplayable, 0, `${method} ${status}`);
+  }
 });
 
 test('a local reply short-circuits the chain; later filters and the router never run', async () => {

@@ -40,6 +40,8 @@ import { runResponsePhase } from './response-phase.js';
 import { filterResultProblem } from './filter-result.js';
 import { ResponseWriter, type TunnelDeps } from './response-writer.js';
 import { isPromise } from './promise.js';
+import { filterSpan } from './filter-span.js';
+import { endSpan } from '../request/trace.js';
 
 /** Called once per request when the chain is done with it (the response is being written, or was answered). */
 export type ChainDone = (ctx: ProxyRequest) => void;
@@ -147,29 +149,38 @@ export class Chain {
   #requestPhase(ctx: ProxyRequest, from: number): void {
     const set = this.filterSetOf(ctx);
     const filters = set.filters;
+    const trace = ctx.trace;
     for (let i = from; i < filters.length; i++) {
       const f = filters[i] as ChainFilter;
       if (f.onRequest === undefined) continue;
+      // Tracing on: a span for each user filter's request phase (the built-in stages make their own).
+      const span = trace !== undefined && i < set.userFilters ? filterSpan(trace, f.name) : undefined;
       let result: FilterResult | Promise<FilterResult>;
       try {
         result = f.onRequest(ctx);
       } catch (err) {
+        if (span !== undefined) endSpan(span, 'exception');
         return this.#filterFailed(ctx, f, i, err);
       }
       if (isPromise(result)) {
         const pending = i < set.userFilters ? withFilterTimeout(ctx, f.name, 'onRequest', result, set.timeoutMs) : result;
         pending.then(
           (r) => {
+            if (span !== undefined) endSpan(span, undefined, { 'actor_edge.filter.result': r?.kind ?? 'invalid' });
             try {
               this.#afterFilter(ctx, f, i, r);
             } catch (err) {
               this.#internalError(ctx, err);
             }
           },
-          (err: unknown) => this.#filterFailed(ctx, f, i, err),
+          (err: unknown) => {
+            if (span !== undefined) endSpan(span, err instanceof ProxyError ? err.spec.code : 'exception');
+            this.#filterFailed(ctx, f, i, err);
+          },
         );
         return;
       }
+      if (span !== undefined) endSpan(span, undefined, { 'actor_edge.filter.result': result?.kind ?? 'invalid' });
       if (result?.kind !== 'continue') return this.#afterFilter(ctx, f, i, result);
     }
     this.#forward(ctx);
@@ -316,6 +327,7 @@ export class Chain {
       downstreamClosed: ctx.downstreamClosed,
     });
     if (decision.kind === 'rerun') {
+      if (ctx.trace !== undefined) ctx.trace.rerun(decision.reason, ctx.attempt + 1, decision.delayMs);
       if (decision.delayMs > 0) return this.#backoff(ctx, decision.reason, decision.delayMs);
       this.#rerun(ctx, decision.reason);
       return this.#requestPhase(ctx, 0);
@@ -328,6 +340,7 @@ export class Chain {
           this.counters.rerunBudgetExhausted++;
           details += `; re-run budget of ${this.#policy.budgetMs} ms spent after ${ctx.attempt} re-run(s)`;
         }
+        if (decision.error === ERRORS.UPSTREAM_RESET_AFTER_SEND) this.counters.upstreamResetsNotReplayable++;
         return this.#error(ctx, decision.error, details, this.filterSetOf(ctx).filters.length);
       }
     }

@@ -54,7 +54,7 @@ test('response headers: case-insensitive, and no hop-by-hop, content-length or i
 test('without any onResponse the head is written in the router\'s own callback (the hit path is unchanged); with one, filters run in reverse order', async () => {
   const bare = request();
   new Chain([route], headRouter(), new Counters()).run(bare, () => {});
-  assert.deepEqual(bare.exchange.head, { status: 200, headers: ['Content-Type', 'text/plain', 'content-length', '2'] }, 'written before run() returned');
+  assert.deepEqual(bare.exchange.head, { status: 200, headers: ['Content-Type', 'text/plain', 'content-length', '2', 'x-request-id', bare.requestId] }, 'written before run() returned, with the request id');
   assert.equal(bare.exchange.body, 'ok');
 
   const order: string[] = [];
@@ -70,7 +70,7 @@ test('without any onResponse the head is written in the router\'s own callback (
   await waitFor(() => tagged.exchange.headSent, 3000, 'the head');
   assert.deepEqual(order, ['inner', 'outer']);
   assert.equal(tagged.exchange.sentStatus, 200);
-  assert.deepEqual(tagged.exchange.head?.headers.slice(-4), ['x-seen', 'inner', 'x-seen', 'outer']);
+  assert.deepEqual(tagged.exchange.head?.headers.slice(-6), ['x-seen', 'inner', 'x-seen', 'outer', 'x-request-id', tagged.requestId]);
 });
 
 test('a stage\'s own response hook runs first (it is the last filter); a reply in the response phase is seen by the filters before it', async () => {

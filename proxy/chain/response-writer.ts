@@ -10,7 +10,7 @@
  */
 import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
-import { writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
+import { setRequestId, withRequestId, writeLocalReply, type MultiValueLocalReply } from '../http/local-reply.js';
 import { relayTrailers } from '../http/trailers.js';
 import { isGrpcRequest } from '../http/grpc.js';
 import type { BodySink, UpstreamBody, UpstreamResponse } from '../upstream/response.js';
@@ -30,8 +30,11 @@ export class ResponseWriter {
       grpc: isGrpcRequest(ctx.headers),
       headRequest: ctx.method === 'HEAD',
       note: (details) => (ctx.details = ctx.details === undefined ? details : `${ctx.details}; ${details}`),
+      requestId: ctx.requestId,
+      sent: (bytes) => (ctx.bytesOut += bytes),
     });
     if (written.kind === 'not-written') return;
+    ctx.bytesOut += written.bytes;
     if (reply.details !== undefined) ctx.details = reply.details;
     if (written.invalid !== undefined) ctx.details = written.invalid;
   }
@@ -44,9 +47,10 @@ export class ResponseWriter {
     if (ctx.exchange.trailersAllowed(ctx.method, response.status, headers)) headers.push('Trailer', trailer);
   }
 
-  /** Writes the head and pumps the body into the exchange. */
-  relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: readonly string[]): void {
+  /** Writes the head (`headers`: this response's own list, given the request's id in place) and pumps the body into the exchange. */
+  relay(ctx: ProxyRequest, response: UpstreamResponse, status: number, headers: string[]): void {
     const exchange = ctx.exchange;
+    setRequestId(headers, ctx.requestId);
     try {
       exchange.startResponse(status, headers);
     } catch (err) {
@@ -76,7 +80,7 @@ export class ResponseWriter {
     }
     let client;
     try {
-      client = ctx.downstreamClosed ? undefined : ctx.exchange.openTunnel(response.status, response.headerList);
+      client = ctx.downstreamClosed ? undefined : ctx.exchange.openTunnel(response.status, withRequestId(response.headerList, ctx.requestId));
     } catch (err) {
       ctx.details = `upgrade not relayed: ${(err as Error).message}`;
       up.socket.destroy();
@@ -106,6 +110,7 @@ class BodyPump implements BodySink {
 
   data(chunk: Buffer): boolean {
     const exchange = this.ctx.exchange;
+    this.ctx.bytesOut += chunk.length;
     try {
       if (exchange.sendBody(chunk)) return true;
       exchange.whenWritable(this.#resume);

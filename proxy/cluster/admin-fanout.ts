@@ -14,6 +14,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
+import { auditToAccessLog, type AccessLog } from '../ops/access-log.js';
 import { registerOpsRoutes, type AdminEndpoint, type ReadinessReport } from '../../lib/ops-routes.js';
 import { sumDocuments } from './sum-documents.js';
 import { hitRatio } from '../stages/actor-cache/stats.js';
@@ -40,6 +41,8 @@ export interface PrimaryAdminOptions {
   readonly adminToken: string | undefined;
   /** Where state-changing calls are logged. */
   readonly log?: Logger;
+  /** Where state-changing calls are written when it is on (the primary's own access-log stream). */
+  readonly accessLog?: AccessLog;
 }
 
 /** The summed `/stats` of the workers, with the ratios computed again from the summed counts. */
@@ -82,6 +85,7 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     summed.workers = docs.length;
     return summed;
   };
+  const auditTo = auditToAccessLog(opts.accessLog);
   registerOpsRoutes(admin, {
     component: 'proxy',
     readiness: async () => {
@@ -97,6 +101,7 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
     },
     registry: async () => AggregatorRegistry.aggregate((await callAll('GET', '/internal/metrics.json')).map((a) => JSON.parse(a.text) as WorkerMetrics)),
     ...(opts.log === undefined ? {} : { log: opts.log }),
+    ...(auditTo === undefined ? {} : { auditTo }),
     extraEndpoints: async () => {
       const first = live()[0];
       if (first === undefined) return [];

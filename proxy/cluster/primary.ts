@@ -2,10 +2,12 @@
  * `--workers N`: a node:cluster primary and N proxy processes sharing the ingress listener. Each worker runs the
  * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), relays the binding table's learn and
  * evict events between them (`binding-relay.ts`), owns the public admin listener and fans admin calls out to them
- * (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, and on SIGTERM drains every worker
+ * (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, on SIGUSR1 every process reopen its access-log file, and on SIGTERM drains every worker
  * (`drain.ts`), then exits.
  */
+import cluster from 'node:cluster';
 import { logReady, type Logger } from '../../lib/logger.js';
+import { AccessLog } from '../ops/access-log.js';
 import { boundAddress } from '../../lib/address.js';
 import { onShutdownSignal } from '../../lib/shutdown.js';
 import type { ProxyConfig } from '../config.js';
@@ -20,7 +22,9 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();
-  const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken, log });
+  // The primary's own access-log stream carries the admin calls it serves (the workers write their requests' lines).
+  const accessLog = new AccessLog(config.ops.accessLog);
+  const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken, log, accessLog });
   await admin.listen({ host: config.ops.admin.host, port: config.ops.admin.port });
   const first = workers.live()[0] as WorkerInfo;
   // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.
@@ -30,9 +34,15 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
       (err: unknown) => log.error({ err }, 'filter reload failed'),
     );
   });
+  // SIGUSR1 (log rotation): every process opens the access-log file again.
+  process.on('SIGUSR1', () => {
+    accessLog.reopen();
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGUSR1');
+  });
   onShutdownSignal(log, async () => {
     await workers.drain(config.ops.drainTimeoutMs + KILL_GRACE_MS, config.ops.drainDelayMs);
     await admin.close();
+    accessLog.close();
   });
   logReady(log, {
     ingress: first.ingress as string,

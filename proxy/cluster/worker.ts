@@ -34,6 +34,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
   process.on('SIGTERM', stop);
   process.on('SIGHUP', () => void running.reload()); // the primary reloads through the admin; a stray HUP must not kill a worker
   process.on('SIGINT', stop);
+  process.on('SIGUSR1', () => running.reopenAccessLog()); // log rotation, relayed by the primary
   const listening: ListeningMessage = {
     type: LISTENING,
     ingress: running.ingress,

@@ -101,11 +101,11 @@ test('--workers 2: /stats and /metrics sum both workers exactly, /cache and /sta
     const lines = await Promise.all(Array.from({ length: 40 }, (_, i) => accessLine(proxy, `w-${i}`)));
     const byWorker = new Map<unknown, { hits: number; misses: number; actors: Set<unknown>; pid: unknown }>();
     for (const l of lines) {
-      const w = byWorker.get(l.worker) ?? { hits: 0, misses: 0, actors: new Set(), pid: l.pid };
+      const w = byWorker.get(l.pid) ?? { hits: 0, misses: 0, actors: new Set(), pid: l.pid };
       if (l.cache === 'hit') w.hits++;
       else if (l.cache === 'miss') w.misses++;
       w.actors.add(l.authority);
-      byWorker.set(l.worker, w);
+      byWorker.set(l.pid, w);
     }
     assert.equal(byWorker.size, 2, 'both workers served requests');
     const workers = [...byWorker.values()];

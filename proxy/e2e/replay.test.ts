@@ -176,6 +176,7 @@ test('a POST reset after it was written is not re-run: 502, and the next worker 
   let s = await proxyStats(proxy);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 0 });
   assert.equal(s.upstream.resets, 1);
+  assert.equal(s.upstream.resetsNotReplayable, 1, 'the 502 is counted as a reset of a request that could not be sent again');
 
   plan.set('get-reset', [resetter.address, good.address]);
   const get = await send(proxy, 'getter', { requestId: 'get-reset' });
@@ -184,4 +185,5 @@ test('a POST reset after it was written is not re-run: 502, and the next worker 
   s = await proxyStats(proxy);
   assert.deepEqual(s.reruns, { stale: 0, connect: 0, reset: 1 });
   assert.equal(s.upstream.resets, 2);
+  assert.equal(s.upstream.resetsNotReplayable, 1, 'the GET re-ran');
 });

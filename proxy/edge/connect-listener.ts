@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import { parseActorHost } from '../../lib/actor-ref.js';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
 import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
+import { REQUEST_ID_HEADER } from '../http/local-reply.js';
 import type { TunnelHub } from '../tunnels/hub.js';
 import { ConnectTunnel } from '../tunnels/connect-tunnel.js';
 import { Http1Exchange, SocketExchange } from './http1-exchange.js';
@@ -114,7 +115,7 @@ export class ConnectListener {
       lifecycle.refuse(ctx, refusal.spec, refusal.details);
       return lifecycle.start(ctx);
     }
-    const tunnelled = exchange.openTunnel(200, []);
+    const tunnelled = exchange.openTunnel(200, [REQUEST_ID_HEADER, ctx.requestId]);
     if (tunnelled === undefined) return lifecycle.answered(ctx); // the client is already gone
     ctx.tunnel = new ConnectTunnel(socket, head, hub);
     lifecycle.answered(ctx);

@@ -29,5 +29,6 @@ export function connectionInfo(socket: Socket | null | undefined, httpVersion: s
     httpVersion,
     id: socket === null || socket === undefined ? 0 : idOf(socket),
     serverName: typeof name === 'string' && name !== '' ? name : undefined,
+    tlsVersion: encrypted ? ((tls as TLSSocket).getProtocol() ?? undefined) : undefined,
   };
 }

@@ -185,13 +185,10 @@ export class SocketExchange extends Http1Exchange {
     const socket = this.#socket;
     if (socket.destroyed || this.headersSent) return undefined;
     this.detachSocket(socket);
-    let head: string;
-    if (this.#kind === 'connect') head = `HTTP/1.1 ${status} Connection Established\r\n\r\n`;
-    else {
-      head = `HTTP/1.1 ${status} Switching Protocols\r\n`;
-      for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-      head += `Connection: Upgrade\r\nUpgrade: ${this.upgradeToken}\r\n\r\n`;
-    }
+    const connect = this.#kind === 'connect';
+    let head = `HTTP/1.1 ${status} ${connect ? 'Connection Established' : 'Switching Protocols'}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    head += connect ? '\r\n' : `Connection: Upgrade\r\nUpgrade: ${this.upgradeToken}\r\n\r\n`;
     socket.write(head, 'latin1');
     this.#tunnelStatus = status;
     return socket;

@@ -41,7 +41,7 @@ test('hop-by-hop headers and the headers Connection names are removed; names com
 });
 
 test('a Connection header cannot remove the headers the proxy relies on', () => {
-  const head = sanitiseRequestHeaders(['Host', 'h', 'Connection', 'host, content-length, x-request-id', 'Content-Length', '3', 'X-Request-Id', 'abc'], '1.1.1.1', 'http', STRIP);
+  const head = sanitiseRequestHeaders(['Host', 'h', 'Connection', 'host, content-length, x-request-id', 'Content-Length', '3', 'X-Request-Id', 'abc'], '1.1.1.1', 'http', STRIP, 0, true);
   const m = new Map(pairs(head.headers));
   assert.equal(m.get('host'), 'h');
   assert.equal(m.get('content-length'), '3');
@@ -58,12 +58,14 @@ test('forgeable internal headers and --strip-headers are removed whatever their 
   );
 });
 
-test('x-forwarded-for is appended, x-forwarded-proto set from the connection, x-request-id kept or generated', () => {
+test('x-forwarded-for is appended, x-forwarded-proto set from the connection, a trusted x-request-id kept, a missing one generated', () => {
   const a = sanitiseRequestHeaders(
     ['Host', 'h', 'X-Forwarded-For', '1.2.3.4', 'x-forwarded-for', '5.6.7.8', 'X-Forwarded-Proto', 'https', 'X-Request-Id', 'client-id-1'],
     '127.0.0.1',
     'http',
     STRIP,
+    0,
+    true,
   );
   const m = new Map(pairs(a.headers));
   assert.equal(m.get('x-forwarded-for'), '1.2.3.4, 5.6.7.8, 127.0.0.1');
@@ -80,8 +82,17 @@ test('x-forwarded-for is appended, x-forwarded-proto set from the connection, x-
   assert.equal(b.hasBody, false);
 });
 
-test('an unusable client x-request-id is replaced; a duplicate or missing Host is reported', () => {
-  const bad = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'has space'], '1.1.1.1', 'http', STRIP);
+test('an untrusted peer\'s x-request-id is replaced by the proxy\'s own, every copy of it', () => {
+  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'forged-1', 'x-request-id', 'forged-2'], '1.1.1.1', 'http', STRIP);
+  assert.match(head.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.deepEqual(pairs(head.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', head.requestId]]);
+  const trusted = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'from-the-lb', 'x-request-id', 'second'], '1.1.1.1', 'http', STRIP, 1, true);
+  assert.equal(trusted.requestId, 'from-the-lb');
+  assert.deepEqual(pairs(trusted.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', 'from-the-lb']]);
+});
+
+test('an unusable client x-request-id is replaced even when trusted; a duplicate or missing Host is reported', () => {
+  const bad = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'has space'], '1.1.1.1', 'http', STRIP, 0, true);
   assert.notEqual(bad.requestId, 'has space');
   assert.equal(pairs(bad.headers).filter(([n]) => n === 'x-request-id').length, 1);
   assert.equal(sanitiseRequestHeaders(['Host', 'a', 'host', 'b'], '1.1.1.1', 'http', STRIP).duplicateHost, true);
@@ -109,7 +120,7 @@ test('several Connection headers all count; every header they name goes, even re
 });
 
 test('a second x-request-id is dropped: one id per request, the first valid one', () => {
-  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'first', 'X-Request-Id', 'second'], '1.1.1.1', 'http', STRIP);
+  const head = sanitiseRequestHeaders(['Host', 'h', 'X-Request-Id', 'first', 'X-Request-Id', 'second'], '1.1.1.1', 'http', STRIP, 0, true);
   assert.equal(head.requestId, 'first');
   assert.deepEqual(pairs(head.headers).filter(([n]) => n === 'x-request-id'), [['x-request-id', 'first']]);
 });

@@ -11,7 +11,8 @@
  *   removed (the peer is the client, and a client's claims are not passed on); with N > 0 the peer is a trusted
  *   proxy, so a received `x-forwarded-proto` is kept (set from the connection when absent) and the other three
  *   pass unchanged;
- * - `x-request-id` is kept or generated.
+ * - `x-request-id`: a client's (printable ASCII, at most 200 characters) is kept when `trustRequestId`
+ *   (`--request-id-trusted`), and replaced by a new one otherwise; a request without one gets a new one.
  * Works on node's flat `rawHeaders` in one pass; names come out lower case.
  */
 import { nextRequestId } from '../request/request-id.js';
@@ -42,7 +43,8 @@ const FROM_TRUSTED_HOP_ONLY: ReadonlySet<string> = new Set(['forwarded', 'x-forw
 
 /**
  * `strip` holds lower-case names to remove (internal headers); `scheme` is the ingress connection's scheme;
- * `trustedHops` is the number of trusted proxies in front of this one.
+ * `trustedHops` is the number of trusted proxies in front of this one; `trustRequestId`: the peer's
+ * `x-request-id` is kept.
  */
 export function sanitiseRequestHeaders(
   raw: readonly string[],
@@ -50,6 +52,7 @@ export function sanitiseRequestHeaders(
   scheme: string,
   strip: ReadonlySet<string>,
   trustedHops = 0,
+  trustRequestId = false,
 ): IngressHead {
   const trusted = trustedHops > 0;
   const out: string[] = [];
@@ -85,7 +88,7 @@ export function sanitiseRequestHeaders(
         if (trusted) proto ??= value;
         continue;
       case 'x-request-id':
-        if (requestId !== undefined || !REQUEST_ID.test(value)) continue;
+        if (!trustRequestId || requestId !== undefined || !REQUEST_ID.test(value)) continue;
         requestId = value;
         break;
     }

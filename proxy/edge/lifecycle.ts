@@ -13,6 +13,7 @@
  * turn (pipelined behind one whose connection closed) ends as 499 `PROXY_ERR_DOWNSTREAM_CLOSED`.
  */
 import { performance } from 'node:perf_hooks';
+import type { Attributes, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Chain } from '../chain/chain.js';
 import type { TunnelHub } from '../tunnels/hub.js';
@@ -29,6 +30,7 @@ import { checkSni } from '../http/misdirected.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget, type RequestTarget } from './request-target.js';
 import { finalStatus } from './final-status.js';
+import { endRequestTrace, startRequestTrace } from './request-spans.js';
 
 /** The request head as an engine read it. */
 export interface RequestHead {
@@ -60,6 +62,10 @@ export interface LifecycleConfig {
   readonly maxReplayBodyBytes: number;
   /** `--misdirected-421 on`: a TLS request whose authority is not its connection's SNI is answered 421. */
   readonly misdirected421: boolean;
+  /** `--request-id-trusted`: a client's `x-request-id` is kept (else a new one replaces it). */
+  readonly requestIdTrusted: boolean;
+  /** Normalised actor host suffix (the actor and atespace of a request's span). */
+  readonly actorSuffix: string;
 }
 
 export interface LifecycleDeps {
@@ -75,6 +81,10 @@ export interface LifecycleDeps {
   /** Built-in stages' access-log fields. */
   readonly logFields: readonly LogFields[];
   readonly log: Logger;
+  /** Tracing on: every request gets a trace (`request/trace.ts`); undefined: tracing off, nothing is done. */
+  readonly tracer?: Tracer | undefined;
+  /** What the built-in stages add to a request's server span (the cache outcome): read here, so the edge imports no stage. */
+  readonly traceAttributes?: ((ctx: ProxyRequest) => Attributes | undefined) | undefined;
 }
 
 /** What a protocol engine is built with: its config, the lifecycle its requests run through, and the tunnels. */
@@ -89,6 +99,7 @@ export class RequestLifecycle {
   readonly #deps: LifecycleDeps;
   readonly #strip: ReadonlySet<string>;
   readonly #onChainDone: (ctx: ProxyRequest) => void;
+  readonly #tracer: Tracer | undefined;
   #inflight = 0;
   /** Draining: responses not yet started close their connection after them. */
   draining = false;
@@ -99,6 +110,7 @@ export class RequestLifecycle {
     this.#deps = deps;
     this.#strip = new Set(deps.config.stripHeaders);
     this.#onChainDone = (ctx) => this.#maybeFinish(ctx);
+    this.#tracer = deps.tracer;
   }
 
   get inflight(): number {
@@ -116,7 +128,7 @@ export class RequestLifecycle {
     const { config, log } = this.#deps;
     const remote = exchange.remoteAddress;
     const scheme = exchange.encrypted ? 'https' : 'http';
-    const sanitised = sanitiseRequestHeaders(head.rawHeaders, remote, scheme, this.#strip, config.xffTrustedHops);
+    const sanitised = sanitiseRequestHeaders(head.rawHeaders, remote, scheme, this.#strip, config.xffTrustedHops, config.requestIdTrusted);
     const target: RequestTarget =
       head.connectTarget === undefined
         ? resolveRequestTarget(head.url, sanitised)
@@ -135,6 +147,7 @@ export class RequestLifecycle {
       startedAt,
       log,
     });
+    if (this.#tracer !== undefined) ctx.trace = startRequestTrace(this.#tracer, ctx);
     exchange.onClose(() => this.clientClosed(ctx));
     if (target.kind === 'refuse') this.refuse(ctx, target.error, target.details);
     else if (config.misdirected421 && exchange.encrypted && head.connectTarget === undefined && head.insideConnect !== true) {
@@ -162,7 +175,8 @@ export class RequestLifecycle {
   /** The edge answers with a catalog error (and `headers`), without the chain. */
   answer(ctx: ProxyRequest, spec: ProxyErrorSpec, details: string | undefined, headers?: Readonly<Record<string, string>>): void {
     ctx.error = spec;
-    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, { grpc: isGrpcRequest(ctx.headers) });
+    const written = writeLocalReply(ctx.exchange, { ...errorReply(spec, details), ...(headers === undefined ? {} : { headers }) }, { grpc: isGrpcRequest(ctx.headers), requestId: ctx.requestId });
+    if (written.kind === 'written') ctx.bytesOut += written.bytes;
     if (written.kind === 'written' && written.invalid !== undefined) ctx.details = written.invalid;
     else if (details !== undefined) ctx.details = details;
     this.answered(ctx);
@@ -182,7 +196,9 @@ export class RequestLifecycle {
     if (ctx.clientState !== 'open' || ctx.exchange.gone) return;
     ctx.error = ERRORS.REQUEST_TIMEOUT;
     ctx.details = `the request was not complete after ${timeoutMs} ms`;
-    if (writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), { grpc: isGrpcRequest(ctx.headers) }).kind === 'not-written') ctx.exchange.abortResponse();
+    const written = writeLocalReply(ctx.exchange, errorReply(ERRORS.REQUEST_TIMEOUT, ctx.details), { grpc: isGrpcRequest(ctx.headers), requestId: ctx.requestId });
+    if (written.kind === 'not-written') ctx.exchange.abortResponse();
+    else ctx.bytesOut += written.bytes;
     ctx.abortFilters(ctx.details);
     ctx.upstream?.cancel();
     if (ctx.phase === 'waiting') this.answered(ctx);
@@ -232,6 +248,7 @@ export class RequestLifecycle {
     counters.countResponse(end.status);
     const durationMs = performance.now() - ctx.startedAt;
     this.#deps.observe(ctx, durationMs / 1000);
+    if (ctx.trace !== undefined) endRequestTrace(ctx.trace, ctx, end.status, this.#deps.config.actorSuffix, this.#deps.traceAttributes?.(ctx));
     if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
     chain.done(ctx, end.status, end.error);
     this.#inflight--;
@@ -239,23 +256,13 @@ export class RequestLifecycle {
     this.onSettled?.();
   }
 
+  /** The access-log line of a finished request: every field always present, in this order (README "Access log"). */
   #accessFields(ctx: ProxyRequest, status: number, truncated: boolean, durationMs: number): Record<string, unknown> {
-    const line: Record<string, unknown> = {
-      requestId: ctx.requestId,
-      method: ctx.method,
-      authority: ctx.authority,
-      path: ctx.path,
-      status,
-      protocol: ctx.protocol,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-      upstream: ctx.upstreamAddress ?? null,
-      attempts: ctx.attempt + 1,
-      upgrade: ctx.upgrade?.token ?? null,
-    };
     const tunnel = ctx.tunnel;
+    let tunnelFields: Record<string, unknown> | null = null;
     if (tunnel !== undefined) {
       const bytes = tunnel.bytes();
-      line.tunnel = {
+      tunnelFields = {
         kind: tunnel.kind,
         durationMs: Math.round(performance.now() - tunnel.openedAt),
         bytesFromClient: bytes.fromClient,
@@ -263,14 +270,44 @@ export class RequestLifecycle {
         closedBy: tunnel.reason ?? null,
       };
     }
-    if (ctx.route !== undefined) line.routeSource = ctx.route.source;
-    if (ctx.error !== undefined) line.error = ctx.error.code;
-    if (ctx.details !== undefined) line.details = ctx.details;
-    if (truncated) line.aborted = true;
+    const tls = ctx.exchange.encrypted ? ctx.exchange.connectionInfo : undefined;
+    const line: Record<string, unknown> = {
+      msg: 'access',
+      time: new Date().toISOString(),
+      pid: process.pid,
+      requestId: ctx.requestId,
+      traceId: ctx.trace?.traceId ?? null,
+      client: ctx.remoteAddress,
+      method: ctx.method,
+      authority: ctx.authority,
+      path: ctx.path,
+      protocol: ctx.protocol,
+      status,
+      durationMs: round3(durationMs),
+      bytesIn: ctx.body?.receivedBytes ?? 0,
+      bytesOut: ctx.bytesOut,
+      upstream: ctx.upstreamAddress ?? null,
+      upstreamMs: ctx.upstreamMs === undefined ? null : round3(ctx.upstreamMs),
+      attempts: ctx.attempt + 1,
+      routeSource: ctx.route?.source ?? null,
+      cache: null,
+      extprocMs: null,
+      userAgent: ctx.headers.get('user-agent') ?? null,
+      tls: tls === undefined ? null : { version: tls.tlsVersion ?? null, sni: tls.serverName ?? null },
+      upgrade: ctx.upgrade?.token ?? null,
+      tunnel: tunnelFields,
+      error: ctx.error?.code ?? null,
+      details: ctx.details ?? null,
+      aborted: truncated,
+    };
     for (const fields of this.#deps.logFields) {
       const extra = fields(ctx);
       if (extra !== undefined) Object.assign(line, extra);
     }
     return line;
   }
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }

@@ -38,6 +38,8 @@ export interface ConnectionInfo {
   readonly id: number;
   /** The TLS server name the client asked for (SNI), when encrypted and sent. */
   readonly serverName: string | undefined;
+  /** The TLS version negotiated (`TLSv1.3`, `TLSv1.2`), when encrypted. */
+  readonly tlsVersion: string | undefined;
 }
 
 /** Trailer fields as `[name, value]` pairs. */

@@ -84,11 +84,37 @@ export function discardReplyBody(reply: MultiValueLocalReply): void {
 /** How writing a reply went: not at all (a response already started, or the client is gone), or written. */
 export type LocalReplyWrite =
   | { readonly kind: 'not-written' }
-  /** `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
-  | { readonly kind: 'written'; readonly invalid?: string };
+  /** `bytes`: the body's length; `invalid`: the reply's own headers were refused, and a 500 went out instead (the reason, for the log). */
+  | { readonly kind: 'written'; readonly bytes: number; readonly invalid?: string };
 
 const NOT_WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'not-written' });
-const WRITTEN: LocalReplyWrite = Object.freeze({ kind: 'written' });
+const WRITTEN_EMPTY: LocalReplyWrite = Object.freeze({ kind: 'written', bytes: 0 });
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+const isRequestId = (name: string): boolean => name.length === REQUEST_ID_HEADER.length && name.toLowerCase() === REQUEST_ID_HEADER;
+
+/** A copy of `headers` (a response head's list) carrying `requestId` as its one `x-request-id` (any other one removed). */
+export function withRequestId(headers: readonly string[], requestId: string): string[] {
+  const out = headers.slice();
+  setRequestId(out, requestId);
+  return out;
+}
+
+/** Makes `requestId` the one `x-request-id` of `headers`, in place (a worker's own is replaced). */
+export function setRequestId(headers: string[], requestId: string): void {
+  let at = -1;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (!isRequestId(headers[i] as string)) continue;
+    if (at === -1) at = i;
+    else {
+      headers.splice(i, 2);
+      i -= 2;
+    }
+  }
+  if (at === -1) headers.push(REQUEST_ID_HEADER, requestId);
+  else headers[at + 1] = requestId;
+}
 
 /** What the request being answered asks of its reply. */
 export interface LocalReplyOptions {
@@ -98,6 +124,10 @@ export interface LocalReplyOptions {
   readonly headRequest?: boolean;
   /** Hears what went wrong with a streamed body after the head (a broken source), for the request's log line. */
   readonly note?: (details: string) => void;
+  /** The request's id: the reply's one `x-request-id`. */
+  readonly requestId?: string;
+  /** Hears the bytes of a streamed body as they are sent (the access log's `bytesOut`). */
+  readonly sent?: (bytes: number) => void;
 }
 
 /**
@@ -105,7 +135,8 @@ export interface LocalReplyOptions {
  * head (HTTP/2: a HEADERS frame with END_STREAM, gRPC's trailers-only form). A streamed body goes on after this
  * returns — unless the response can carry none (a HEAD request, 204, 304): then the head ends the response and the
  * source is cancelled. A streamed body is written as its source made it, to a gRPC request too (the processor
- * streams a gRPC response of its own, with its own `grpc-status` trailers).
+ * streams a gRPC response of its own, with its own `grpc-status` trailers). `bytes` counts a whole body; a
+ * streamed one's go to `sent` as they are written.
  */
 export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueLocalReply, opts: LocalReplyOptions = {}): LocalReplyWrite {
   const streamed = isStreamedBody(reply.body) ? reply.body : undefined;
@@ -114,24 +145,30 @@ export function writeLocalReply(exchange: DownstreamExchange, reply: MultiValueL
     return NOT_WRITTEN;
   }
   const head = opts.grpc === true && streamed === undefined ? grpcReplyHead(reply) : localReplyHead(reply);
+  if (opts.requestId !== undefined) setRequestId(head.headers, opts.requestId); // the head's list is its own
   const headOnly =
     streamed === undefined ? head.body === undefined || head.body.length === 0 : opts.headRequest === true || head.status === 204 || head.status === 304;
   try {
     if (headOnly) {
       streamed?.cancel();
       exchange.respondHeadOnly(head.status, head.headers);
-      return WRITTEN;
+      return WRITTEN_EMPTY;
     }
     exchange.startResponse(head.status, head.headers);
   } catch (err) {
     streamed?.cancel();
-    exchange.startResponse(500, ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)]);
+    const fallback = ['content-type', TEXT, 'content-length', String(INTERNAL_BODY.length)];
+    if (opts.requestId !== undefined) setRequestId(fallback, opts.requestId);
+    exchange.startResponse(500, fallback);
     exchange.finishResponse(INTERNAL_BODY);
-    return { kind: 'written', invalid: `invalid local reply: ${(err as Error).message}` };
+    return { kind: 'written', bytes: INTERNAL_BODY.length, invalid: `invalid local reply: ${(err as Error).message}` };
   }
-  if (streamed === undefined) exchange.finishResponse(head.body);
-  else writeStreamedBody(exchange, streamed, opts.note ?? ignore);
-  return WRITTEN;
+  if (streamed === undefined) {
+    exchange.finishResponse(head.body);
+    return { kind: 'written', bytes: head.body?.length ?? 0 };
+  }
+  writeStreamedBody(exchange, streamed, opts.note ?? ignore, opts.sent);
+  return WRITTEN_EMPTY;
 }
 
 function ignore(): void {}

@@ -10,7 +10,8 @@
 import type { StreamedBody } from '../api/filter.js';
 import type { DownstreamExchange, TrailerPairs } from './exchange.js';
 
-export function writeStreamedBody(exchange: DownstreamExchange, body: StreamedBody, note: (details: string) => void): void {
+/** `sent` hears each piece's bytes as it is handed to the exchange (the access log's `bytesOut`). */
+export function writeStreamedBody(exchange: DownstreamExchange, body: StreamedBody, note: (details: string) => void, sent?: (bytes: number) => void): void {
   let finished = false;
   /** Set while waiting for the client to take more: the exchange's close must end that wait too. */
   let waiting: (() => void) | undefined;
@@ -46,6 +47,7 @@ export function writeStreamedBody(exchange: DownstreamExchange, body: StreamedBo
         return finish(exchange, piece.trailers, note);
       }
       const data = piece.data;
+      sent?.(data.length);
       if (data.length > 0 && !exchange.sendBody(Buffer.from(data.buffer, data.byteOffset, data.byteLength))) await writable();
     }
   })().catch((err: unknown) => {

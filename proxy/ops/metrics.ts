@@ -124,6 +124,11 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   });
   scrapedCounter(registry, { name: `${P}upstream_connect_failures_total`, help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
   scrapedCounter(registry, { name: `${P}upstream_resets_total`, help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
+  scrapedCounter(registry, {
+    name: `${P}upstream_resets_not_replayable_total`,
+    help: 'Requests answered 502 PROXY_ERR_UPSTREAM_RESET_AFTER_SEND: the worker reset after the whole request was written and the method is not GET, HEAD or OPTIONS, so it was not re-run (the actor may have received it).',
+    read: () => c.upstreamResetsNotReplayable,
+  });
   scrapedCounterBy(registry, {
     name: `${P}upstream_outlier_ejections_total`,
     help: 'Worker addresses marked down by outlier detection (the first connect that failed), by reason: refused, reset, timeout, unreachable.',

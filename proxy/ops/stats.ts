@@ -52,6 +52,11 @@ export class Counters {
   readonly upstreamByStatus = new Float64Array(1000);
   upstreamConnectFailures = 0;
   upstreamResets = 0;
+  /**
+   * Requests answered 502 because their worker reset the connection after the whole request was written and the
+   * method may not be sent twice (not GET, HEAD or OPTIONS): not re-run, since the actor may have received it.
+   */
+  upstreamResetsNotReplayable = 0;
   /** Workers whose certificate failed verification (mTLS). */
   upstreamIdentityFailures = 0;
   /** Upstream TLS credential files re-loaded after a change, and changes that could not be loaded. */
@@ -120,6 +125,7 @@ export interface ProxyStatsBlock {
     readonly byStatus: Record<StatusClass, number>;
     readonly connectFailures: number;
     readonly resets: number;
+    readonly resetsNotReplayable: number;
     readonly identityFailures: number;
     readonly tlsReloads: number;
     readonly tlsReloadErrors: number;
@@ -178,6 +184,7 @@ export class ProxyStats {
         byStatus: byClass(d.upstreamByStatus),
         connectFailures: d.upstreamConnectFailures,
         resets: d.upstreamResets,
+        resetsNotReplayable: d.upstreamResetsNotReplayable,
         identityFailures: d.upstreamIdentityFailures,
         tlsReloads: d.upstreamTlsReloads,
         tlsReloadErrors: d.upstreamTlsReloadErrors,

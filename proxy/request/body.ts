@@ -39,6 +39,11 @@ export class RequestBody {
     return !this.#overLimit && this.#error === undefined;
   }
 
+  /** Bytes of the body received from the client so far. */
+  get receivedBytes(): number {
+    return this.#receivedBytes;
+  }
+
   /** The whole body has been received from the client. */
   get complete(): boolean {
     return this.#ended;

@@ -13,6 +13,7 @@ import { isOriginForm } from '../http/origin-form.js';
 import type { RequestBody } from './body.js';
 import { RequestSlot, type HasSlots } from './slots.js';
 import type { OpenedTunnel, UpgradeIntent } from './upgrade.js';
+import type { RequestTrace } from './trace.js';
 
 /** What the edge knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<
@@ -79,6 +80,14 @@ export class ProxyRequest implements RequestContext, HasSlots {
   upgrade: UpgradeIntent | undefined = undefined;
   /** The tunnel this request became (an upgrade after the worker's 101, or a CONNECT). */
   tunnel: OpenedTunnel | undefined = undefined;
+  /** This request's trace: only while tracing is on (`trace.ts`); undefined otherwise, and nothing else is done. */
+  trace: RequestTrace | undefined = undefined;
+  /** Response body bytes written to the client (a tunnel counts its own). */
+  bytesOut = 0;
+  /** When the last attempt was handed to the upstream pool (`performance.now()`; 0: never). */
+  upstreamStartedAt = 0;
+  /** Milliseconds from that hand-over to the worker's response head (undefined: no head arrived). */
+  upstreamMs: number | undefined = undefined;
 
   constructor(init: ProxyRequestInit) {
     this.exchange = init.exchange;

@@ -2,8 +2,10 @@
  * The one way tests start a proxy: `actor-edge proxy` as its own process (the default), or the same proxy in the
  * test's own process (`mode: 'in-process'`, for a test that hands it stages of its own). Both take the same flags
  * on top of the same defaults — every listener on port 0 on loopback, and otherwise the production defaults:
- * the actor cache is on unless a test says `--actor-cache off` — and both answer with the same handle: the
- * addresses, the JSON log lines so far (the access log included), and `stop()`.
+ * the actor cache is on unless a test says `--actor-cache off`; one exception: a client's `x-request-id` is kept
+ * (`--request-id-trusted on`), since tests find their requests' access-log lines by the ids they sent (the
+ * default, replacing them, has tests of its own) — and both answer with the same handle: the addresses, the JSON
+ * log lines so far (the access log included), and `stop()`.
  */
 import { pino } from 'pino';
 import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
@@ -20,7 +22,7 @@ export interface TestProxyOptions {
   readonly mode?: 'process' | 'in-process';
   /** In-process only: the stages (default: the production assembly). */
   readonly assemble?: AssembleStages;
-  /** Process only: its environment (on top of this one's). */
+  /** Its environment: a process's on top of this one's; in-process, the only environment its config reads (`OTEL_*`). */
   readonly env?: NodeJS.ProcessEnv;
   /** Process only: how long it may take to be ready. */
   readonly readyTimeoutMs?: number;
@@ -54,13 +56,13 @@ export interface InProcessTestProxy extends ProxyHandle {
   readonly running: RunningProxy;
 }
 
-const DEFAULTS = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0'];
+const DEFAULTS = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--request-id-trusted', 'on'];
 
 export function startTestProxy(opts: TestProxyOptions & { readonly mode: 'in-process' }): Promise<InProcessTestProxy>;
 export function startTestProxy(opts?: TestProxyOptions & { readonly mode?: 'process' }): Promise<TestProxy>;
 export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestProxy | InProcessTestProxy> {
   const args = [...DEFAULTS, ...(opts.extproc === undefined ? [] : ['--extproc', opts.extproc]), ...(opts.args ?? [])];
-  if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages);
+  if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages, opts.env ?? {});
   const component = await startComponent('proxy', args, {
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: opts.readyTimeoutMs }),
@@ -79,11 +81,12 @@ export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestP
   };
 }
 
-async function startInProcess(args: string[], assemble: AssembleStages): Promise<InProcessTestProxy> {
-  const config = proxyConfigOf(args, {});
+async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv): Promise<InProcessTestProxy> {
+  const config = proxyConfigOf(args, env);
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log });
+  const collect = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+  const log = pino({ level: 'info' }, collect);
+  const running = await startProxyProcess(config, assemble, { role: 'worker', log, accessLogSink: collect });
   const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls };
   return {
     ingress: `http://${running.ingress}`,

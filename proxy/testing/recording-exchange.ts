@@ -22,6 +22,7 @@ export class RecordingExchange implements DownstreamExchange {
     httpVersion: '1.1',
     id: 1,
     serverName: undefined,
+    tlsVersion: undefined,
   };
   readonly requestBody: AsyncIterable<Buffer> = new PassThrough();
   /** The head written, if any. */

@@ -69,14 +69,15 @@ export interface Extproc {
   readonly admin: string;
 }
 
-export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0'): Promise<Extproc> {
+/** `env`: added to its environment (e.g. the `OTEL_*` variables of a test's trace receiver). */
+export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0', env?: NodeJS.ProcessEnv): Promise<Extproc> {
   const component = await startComponent('extproc', [
     '--listen', listen,
     '--admin', '127.0.0.1:0',
     '--apiserver', stub.grpc,
     '--worker-port', String(stub.workerPort),
     ...args,
-  ]);
+  ], env === undefined ? {} : { env });
   return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
 }
 
@@ -155,7 +156,7 @@ export interface ProxyStats {
     timeouts: number;
     retries: { retried: number; recovered: number; budgetExhausted: number; shed: number; waiting: number };
   };
-  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number };
+  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number; resetsNotReplayable: number };
   cache: {
     enabled: boolean;
     hits: number;

@@ -1,6 +1,7 @@
 /**
  * Test helper: a real WebSocket client (`ws`) through the proxy's ingress to an actor, and its echo answers.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import WebSocket from 'ws';
 import { hostOf } from './stack.js';
 
@@ -22,11 +23,16 @@ export class HandshakeRefused extends Error {
   }
 }
 
-/** Opens a WebSocket to `actor` through `ingress` (`http://host:port`); rejects with HandshakeRefused on a non-101. */
-export function openSocket(ingress: string, actor: string, path = '/ws'): Promise<EchoSocket> {
-  const ws = new WebSocket(`${ingress.replace(/^http/, 'ws')}${path}`, { headers: { host: hostOf(actor) }, perMessageDeflate: false });
+/**
+ * Opens a WebSocket to `actor` through `ingress` (`http://host:port`), with `headers` on the handshake; rejects
+ * with HandshakeRefused on a non-101.
+ */
+export function openSocket(ingress: string, actor: string, path = '/ws', headers: Readonly<Record<string, string>> = {}): Promise<EchoSocket> {
+  const ws = new WebSocket(`${ingress.replace(/^http/, 'ws')}${path}`, { headers: { host: hostOf(actor), ...headers }, perMessageDeflate: false });
+  let handshake: IncomingHttpHeaders = {};
+  ws.once('upgrade', (res) => (handshake = res.headers));
   return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(new EchoSocket(ws)));
+    ws.once('open', () => resolve(new EchoSocket(ws, handshake)));
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -44,7 +50,11 @@ export class EchoSocket {
   /** Resolves with the close code once the socket closed (either side). */
   readonly closed: Promise<number>;
 
-  constructor(readonly ws: WebSocket) {
+  constructor(
+    readonly ws: WebSocket,
+    /** The headers of the 101 the handshake was answered with. */
+    readonly handshake: IncomingHttpHeaders = {},
+  ) {
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       const echo = JSON.parse(data.toString()) as Echo;

@@ -26,6 +26,8 @@
  * connect (`upstream.connectFailures`); the others count as failed fast (`upstream.outliers.failedFast`).
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxyRequest } from '../request/context.js';
@@ -38,6 +40,7 @@ import type { UnsentAttempt, UpstreamPools, WorkerPool } from './pools.js';
 import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
 import { OutlierDetector } from './outliers.js';
 import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
+import { startUpstreamSpan, endUpstreamSpan } from './upstream-span.js';
 
 /** Receives an attempt's outcome. */
 export type OutcomeCallback = (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
@@ -90,7 +93,11 @@ export class UndiciRouter implements Router {
     if (this.outliers?.route(route.address, route.source) === 'fail-fast') return this.#failFast(ctx, route.address, done);
     if (!pool.admit()) throw new ProxyError(ERRORS.UPSTREAM_OVERFLOW, `${route.address}: ${pool.limit} requests running or queued`);
     ctx.upstreamAddress = route.address;
-    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool, this.outliers);
+    ctx.upstreamMs = undefined;
+    ctx.upstreamStartedAt = performance.now();
+    // Tracing on: the attempt's client span, whose context the worker gets as `traceparent`.
+    const span = ctx.trace === undefined ? undefined : startUpstreamSpan(ctx, ctx.trace, route.address);
+    const attempt = new UpstreamAttempt(ctx, route.address, done, this.counters, pool, this.outliers, span);
     ctx.upstream = attempt;
     pool.pool.dispatch(
       {
@@ -112,6 +119,9 @@ export class UndiciRouter implements Router {
   /** The address is down: the request fails at once as a connect failure, never sent (reported from a microtask). */
   #failFast(ctx: ProxyRequest, address: string, done: OutcomeCallback): void {
     ctx.upstreamAddress = address;
+    ctx.upstreamMs = undefined;
+    // Tracing on: the attempt still has its span, ended at once (the worker was never asked).
+    if (ctx.trace !== undefined) endUpstreamSpan(startUpstreamSpan(ctx, ctx.trace, address), 'ejected');
     this.counters.workers.observe(address, EJECTED);
     queueMicrotask(() => done(ctx, EJECTED));
   }
@@ -167,6 +177,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
     private readonly outliers: OutlierDetector | undefined,
+    /** Tracing on: this attempt's span, ended when the attempt is over (its body included). */
+    private span: Span | undefined,
   ) {
     pool?.unsent.add(this);
   }
@@ -179,9 +191,19 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     this.#settle(EJECTED);
   }
 
+  /** Ends the attempt's span once (`outcome`: how it ended, when not with the response handed on). */
+  #endSpan(outcome: string | undefined, status?: number): void {
+    const span = this.span;
+    if (span === undefined) return;
+    this.span = undefined;
+    endUpstreamSpan(span, outcome, status);
+  }
+
   /** undici: the worker answered 101 to an upgrade request and handed over its socket (the slot goes with it). */
   onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
     this.counters.countUpstream(status);
+    this.#headAt();
+    if (this.span !== undefined) this.#endSpan('response', status);
     const pool = this.pool;
     this.pool = undefined;
     this.#state = State.Done;
@@ -224,6 +246,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
       done(this.ctx, outcome);
       return;
     }
+    if (this.span !== undefined) this.#endSpan(outcome.kind);
     const ctx = this.ctx;
     queueMicrotask(() => done(ctx, outcome));
   }
@@ -243,6 +266,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
     this.counters.countUpstream(status);
+    this.#headAt();
+    if (this.span !== undefined) this.span.setAttribute('http.response.status_code', status);
     if (isStaleRejection(status, raw)) {
       this.#state = State.Discarding;
       this.#settle(STALE);
@@ -254,6 +279,12 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     // Still not piped (the chain waits for a promised decision): hold the body, paused until it is.
     this.#paused = this.#state === State.Headed;
     return !this.#paused;
+  }
+
+  /** The worker's response head arrived: the access log's upstream time. */
+  #headAt(): void {
+    const ctx = this.ctx;
+    if (ctx.upstream === this) ctx.upstreamMs = performance.now() - ctx.upstreamStartedAt;
   }
 
   // UpstreamBody
@@ -283,6 +314,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   }
 
   abort(reason: string): void {
+    if (this.span !== undefined) this.#endSpan('aborted');
     if (this.#state === State.Done && this.#abort === undefined) return;
     this.#state = State.Done;
     this.#sink = undefined;
@@ -307,6 +339,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   /** The upstream body is complete, with its trailers (if any). */
   onComplete(trailers: UpstreamTrailers): void {
     this.#release();
+    if (this.span !== undefined) this.#endSpan(undefined);
     if (this.#state === State.Headed) {
       (this.#held ??= { chunks: [], complete: undefined }).complete = { trailers };
       return;
@@ -321,6 +354,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     this.#release();
     const state = this.#state;
     this.#state = State.Done;
+    if (this.span !== undefined && (state === State.Piped || state === State.Discarding)) this.#endSpan('body-error');
     if (state === State.Piped) {
       const sink = this.#sink as BodySink;
       this.#sink = undefined;
@@ -337,6 +371,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     if (state === State.Headed) {
       this.#held = undefined;
       this.#failure = outcome;
+      if (this.span !== undefined) this.#endSpan(outcome.kind);
       return;
     }
     this.#settle(outcome);

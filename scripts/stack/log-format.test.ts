@@ -36,3 +36,10 @@ test('levels: names to pino values, and the level of a pino line', () => {
   assert.equal(levelOf('{"msg":"x","level":20}'), undefined);
   assert.equal(levelOf('plain text'), undefined);
 });
+
+test('access-log lines (no level) are shown as ACCESS, their null fields left out', () => {
+  const line = JSON.stringify({ msg: 'access', time: 't', pid: 1, requestId: 'r1', method: 'GET', status: 200, traceId: null, tls: null });
+  assert.equal(compactJsonLog(line), 'ACCESS access requestId=r1 method=GET status=200');
+  assert.equal(compactJsonLog(JSON.stringify({ msg: 'admin', method: 'DELETE', client: '127.0.0.1:5' })), 'ACCESS admin method=DELETE client=127.0.0.1:5');
+  assert.equal(levelOf(line), undefined, 'no level: LOG_LEVEL never filters it');
+});

@@ -1,6 +1,8 @@
 /**
  * One output line of a stack component, prefixed with the component's name. pino JSON lines are shown compactly
- * (`LEVEL msg key=value ...`) unless raw JSON is asked for; anything else is passed through as it is.
+ * (`LEVEL msg key=value ...`) unless raw JSON is asked for, and so are the proxy's access-log lines (`ACCESS …`:
+ * they have no level, so LOG_LEVEL never hides them, and null fields are left out); anything else is passed
+ * through as it is.
  */
 export interface LineFormat {
   /** Width the name column is padded to. */
@@ -39,7 +41,10 @@ function renderValue(v: unknown): string {
   return JSON.stringify(v) ?? String(v);
 }
 
-/** `LEVEL msg k=v ...` for a pino record, or undefined when the line is not one. */
+/** The proxy's access-log lines (`proxy/ops/access-log.ts`): JSON without a level. */
+const ACCESS_KINDS: ReadonlySet<unknown> = new Set(['access', 'admin']);
+
+/** `LEVEL msg k=v ...` for a pino record (`ACCESS msg k=v ...` for an access-log line), or undefined when the line is neither. */
 export function compactJsonLog(line: string): string | undefined {
   if (!line.startsWith('{')) return undefined;
   let rec: unknown;
@@ -50,11 +55,12 @@ export function compactJsonLog(line: string): string | undefined {
   }
   if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return undefined;
   const r = rec as Record<string, unknown>;
-  if (typeof r.level !== 'number') return undefined;
-  const level = (LEVELS[r.level] ?? String(r.level)).padEnd(5);
+  const access = typeof r.level !== 'number' && ACCESS_KINDS.has(r.msg);
+  if (typeof r.level !== 'number' && !access) return undefined;
+  const level = access ? 'ACCESS' : (LEVELS[r.level as number] ?? String(r.level)).padEnd(5);
   const parts = [level, typeof r.msg === 'string' ? r.msg : ''];
   for (const [k, v] of Object.entries(r)) {
-    if (HIDDEN.has(k) || v === undefined) continue;
+    if (HIDDEN.has(k) || v === undefined || (access && v === null)) continue;
     if (k === 'err' && typeof v === 'object' && v !== null && 'stack' in v) {
       parts.push(`err=${renderValue((v as { stack: unknown }).stack)}`);
       continue;

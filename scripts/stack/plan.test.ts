@@ -40,6 +40,11 @@ test('the banner shows the ingress URL and the curl example for the default ates
   assert.ok(tls.lines.includes('  https    https://127.0.0.1:8443/ (the HTTPS listener)'), tls.lines.join('\n'));
 });
 
+test('with OTEL_TRACES_EXPORTER=otlp the banner says where the spans go', () => {
+  assert.ok(banner(ready, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).lines.includes('  tracing  proxy and extproc spans to http://127.0.0.1:4318/v1/traces (OTLP/HTTP JSON)'));
+  assert.ok(!banner(ready, {}).lines.some((l) => l.includes('tracing')));
+});
+
 test('the banner says whether the internal hops run mTLS', () => {
   assert.ok(banner(ready, { STACK_TLS: 'on' }).lines.some((l) => /mTLS +on every internal hop/.test(l)));
   assert.ok(banner(ready, { STACK_TLS: 'off' }).lines.some((l) => /mTLS +off: every internal hop is plaintext/.test(l)));

@@ -43,6 +43,13 @@ export interface Banner {
   readonly lines: readonly string[];
 }
 
+/** Where the proxy's and extproc's spans go, when `OTEL_TRACES_EXPORTER=otlp` was passed to `npm start`. */
+function tracingLine(env: NodeJS.ProcessEnv): string[] {
+  if ((env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase() !== 'otlp' || (env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return [];
+  const to = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  return [`  tracing  proxy and extproc spans to ${to} (OTLP/HTTP JSON)`];
+}
+
 /** What the launcher prints once every component is ready. */
 export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
   const ingress = `http://${need(ready, 'proxy', 'ingress')}`;
@@ -64,6 +71,7 @@ export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
     env.STACK_TLS === 'off'
       ? `  mTLS     off: every internal hop is plaintext (npm start without --tls off turns it on)`
       : `  mTLS     on every internal hop (plaintext: npm start -- --tls off)`,
+    ...tracingLine(env),
     `  stop     Ctrl-C`,
   ];
   return { ingress, curl, lines };

@@ -19,7 +19,10 @@
  * The filter never answers a request itself and never loops: the chain owns the re-run. Its per-request state
  * lives in its own request slot (`CACHE_SLOT`).
  */
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { parseActorHost, normaliseSuffix } from '../../../lib/actor-ref.js';
+import { ATTR_CACHE } from '../../../lib/tracing/attributes.js';
+import { endSpan } from '../../request/trace.js';
 import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, type Filter, type FilterResult, type RerunReason, type UpstreamOutcome } from '../../api/filter.js';
 import type { ProxyRequest } from '../../request/context.js';
@@ -55,6 +58,13 @@ interface AuthorityActor {
  * bounded hard and cheaply: it is emptied whenever it reaches this many entries.
  */
 const AUTHORITY_MEMO_MAX = 1024;
+
+/** The span of one lookup (tracing on): its outcome for this attempt, `hit`, `miss`, `coalesced` or `gone`. */
+export const LOOKUP_SPAN = 'actor-cache lookup';
+
+function endLookup(span: Span, outcome: 'hit' | 'miss' | 'coalesced' | 'gone', refreshAhead = false): void {
+  endSpan(span, undefined, refreshAhead ? { [ATTR_CACHE]: outcome, 'actor_edge.cache.refresh_ahead': true } : { [ATTR_CACHE]: outcome });
+}
 
 const EVICTION_FOR: Readonly<Record<RerunReason, EvictionReason>> = { stale: 'stale', connect: 'connect', reset: 'reset' };
 
@@ -115,18 +125,21 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<Pr
   }
 
   /** A follower: wait for the leader's flight, then go as a hit, or on to the slow path alone. */
-  async function follow(ctx: ProxyRequest, st: CacheRequestState, flight: Flight, f: MissFlights): Promise<FilterResult> {
+  async function follow(ctx: ProxyRequest, st: CacheRequestState, flight: Flight, f: MissFlights, span: Span | undefined): Promise<FilterResult> {
     const end = await f.follow(flight, ctx.signal);
     if (end === 'gone') {
       f.count('gone'); // the client left: ext-proc opens no stream for it and the chain ends it
+      if (span !== undefined) endLookup(span, 'gone');
       return CONTINUE;
     }
     const binding = end === 'learned' && ctx.route === undefined ? cache.current(st.key) : undefined;
     if (binding === undefined) {
       f.count('alone'); // the leader failed (or took too long): this request runs its own slow path
+      if (span !== undefined) endLookup(span, 'miss');
       return CONTINUE;
     }
     f.count('hit');
+    if (span !== undefined) endLookup(span, 'coalesced');
     if (st.outcome === 'miss') st.outcome = 'coalesced';
     route(ctx, st, binding);
     return CONTINUE;
@@ -146,21 +159,28 @@ export function createActorCacheFilter(opts: ActorCacheFilterOptions): Filter<Pr
       st.evicted = false;
       if (ctx.attempt > 0) st.outcome = 'rerun';
       if (ctx.route !== undefined) return CONTINUE; // an earlier filter already routed this attempt
+      const span = ctx.trace === undefined ? undefined : ctx.trace.child(LOOKUP_SPAN, SpanKind.INTERNAL, { 'actor_edge.cache.key': st.key });
       st.mark = cache.generationMark();
       const found = cache.lookup(st.key);
       if (found.kind === 'hit') {
         if (st.outcome === 'miss') st.outcome = 'hit';
         route(ctx, st, found.binding);
-        if (found.refreshDue && refresh !== undefined) refresh.start(st.key, found.binding, ctx.authority, ctx.scheme);
+        const refreshing = found.refreshDue && refresh !== undefined;
+        if (refreshing) refresh.start(st.key, found.binding, ctx.authority, ctx.scheme);
+        if (span !== undefined) endLookup(span, 'hit', refreshing);
         return CONTINUE;
       }
-      if (flights === undefined) return CONTINUE;
+      if (flights === undefined) {
+        if (span !== undefined) endLookup(span, 'miss');
+        return CONTINUE;
+      }
       const flight = flights.inFlight(st.key);
       if (flight === undefined) {
         st.leading = flights.lead(st.key);
+        if (span !== undefined) endLookup(span, 'miss');
         return CONTINUE;
       }
-      return follow(ctx, st, flight, flights);
+      return follow(ctx, st, flight, flights, span);
     },
     onUpstreamResponse(ctx: ProxyRequest, outcome: UpstreamOutcome): void {
       const st = CACHE_SLOT.get(ctx);

@@ -3,6 +3,7 @@
  * messages on it, close it. `grpc-client.ts` is the real one (gRPC, Envoy's stream and close semantics); tests
  * can hand the filter a fake.
  */
+import type { Span } from '@opentelemetry/api';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
 
 /** What one message exchange ended with. */
@@ -34,10 +35,15 @@ export interface StreamOptions {
    * (the processor may retry within it); absent: not sent.
    */
   readonly budgetMs?: number;
+  /** Tracing on: the stream's client span (its W3C trace context sent as the call's metadata). */
+  readonly span?: Span | undefined;
 }
 
 export interface ExtProcClient {
-  /** Opens a new Process stream (one per HTTP request). */
+  /**
+   * Opens a new Process stream (one per HTTP request). `options.span` (tracing on): the stream's client span, whose
+   * trace context goes to the processor in the call's metadata; the stream ends it when it closes.
+   */
   open(options?: StreamOptions): ExtProcStream;
   /** Closes the channel (at shutdown). */
   close(): void;

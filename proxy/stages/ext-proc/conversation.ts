@@ -5,7 +5,11 @@
  * request's `extProc.elapsedMs`; a value-only header from the processor is logged once per stream.
  */
 import { performance } from 'node:perf_hooks';
+import { SpanKind } from '@opentelemetry/api';
+import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
+import { EXT_PROC_SERVICE } from '../../../lib/wire-contract.js';
 import type { ProxyRequest } from '../../request/context.js';
+import type { Span } from '@opentelemetry/api';
 import type { ExchangeResult, ExtProcStream } from './client.js';
 import { requestAttributes } from './attributes.js';
 import { protocolConfig } from './translate.js';
@@ -15,6 +19,9 @@ import type { MutationResult } from './mutation.js';
 import type { ExtProcRequestState } from './request-state.js';
 import type { BodyMode, ExtProcSettings } from './settings.js';
 
+/** The ext_proc stream's span name: the gRPC method, as the RPC semantic conventions name client spans. */
+export const PROCESS_SPAN = `${EXT_PROC_SERVICE}/Process`;
+
 export class Conversation {
   #stream: ExtProcStream | undefined;
   #first = true;
@@ -23,8 +30,11 @@ export class Conversation {
 
   constructor(
     readonly ctx: ProxyRequest,
-    /** Opens the stream, lazily: on the first message that needs sending (none at all when every phase is skipped). */
-    private readonly open: () => ExtProcStream,
+    /**
+     * Opens the stream, lazily: on the first message that needs sending (none at all when every phase is skipped);
+     * with tracing on, with the stream's span.
+     */
+    private readonly open: (span?: Span) => ExtProcStream,
     readonly settings: ExtProcSettings,
     readonly state: ExtProcRequestState,
     /** The request body mode announced in `protocol_config`. */
@@ -43,7 +53,7 @@ export class Conversation {
         ...(s.requestAttributes.length > 0 ? { attributes: requestAttributes(this.ctx, s.requestAttributes) } : {}),
       };
     }
-    const stream = (this.#stream ??= this.open());
+    const stream = (this.#stream ??= this.#openStream());
     this.state.stream = stream;
     const startedAt = performance.now();
     try {
@@ -51,6 +61,12 @@ export class Conversation {
     } finally {
       this.state.elapsedMs += performance.now() - startedAt;
     }
+  }
+
+  #openStream(): ExtProcStream {
+    const trace = this.ctx.trace;
+    if (trace === undefined) return this.open();
+    return this.open(trace.child(PROCESS_SPAN, SpanKind.CLIENT, { [ATTR_RPC_SYSTEM_NAME]: 'grpc', [ATTR_RPC_METHOD]: PROCESS_SPAN }));
   }
 
   /** Keeps the answer's receiving namespaces. */

@@ -23,6 +23,7 @@ import type { ChainResponse } from '../../chain/chain-response.js';
 import { ERRORS, type ProxyErrorSpec } from '../../http/errors.js';
 import { isLiteralAddress } from '../../http/route-address.js';
 import type { ProxyRequest } from '../../request/context.js';
+import type { Span } from '@opentelemetry/api';
 import type { ExchangeResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
 import type { CommonResponse, ProcessingResponse } from './messages.js';
@@ -80,7 +81,10 @@ async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Pr
   closeStream(ctx); // a stream left from an earlier attempt
   const state = EXT_PROC_SLOT.get(ctx) ?? EXT_PROC_SLOT.set(ctx, { stream: undefined, elapsedMs: 0, responsePhase: undefined });
   const retries = opts.retries;
-  const open = retries === undefined ? () => opts.client.open() : () => opts.client.open({ budgetMs: budgetLeftMs(ctx, retries.policy.budgetMs, settings.messageTimeoutMs) });
+  const open =
+    retries === undefined
+      ? (span?: Span) => opts.client.open(span === undefined ? undefined : { span })
+      : (span?: Span) => opts.client.open({ budgetMs: budgetLeftMs(ctx, retries.policy.budgetMs, settings.messageTimeoutMs), span });
   const conv = new Conversation(ctx, open, settings, state, plan.mode.requestBodyMode);
   const step = await requestPhases(ctx, conv, plan, retries);
   if (step.kind === 'done') {

@@ -16,9 +16,16 @@
  *
  * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
  * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
+ *
+ * Tracing on: a stream opened with its span sends that span's W3C trace context in the call's metadata
+ * (`traceparent`, `tracestate`), so the processor's spans join the request's trace; each exchange is an event on
+ * the span, which ends when the stream does (with the gRPC status the processor ended it with, if it did).
  */
 import * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
+import { injectSpan } from '../../../lib/tracing/propagation.js';
+import { endSpan } from '../../request/trace.js';
 import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { messageKindOf } from '../../ops/extproc-round-trips.js';
@@ -116,24 +123,29 @@ export class GrpcExtProcClient implements ExtProcClient {
     return this.#channels;
   }
 
-  /** Opens a new Process stream (one per HTTP request), with the request's remaining budget as metadata when given. */
+  /**
+   * Opens a new Process stream (one per HTTP request), with the request's remaining budget as metadata when given
+   * and, tracing on, its span's trace context.
+   */
   open(options: StreamOptions = {}): GrpcExtProcStream {
+    const span = options.span;
     // grpc-js records the caller's stack for every call (to decorate errors); skipping the frames keeps a
     // stream's set-up cheap, and errors are reported by status code and details anyway.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     let call: ProcessCall;
     try {
-      if (options.budgetMs === undefined) call = this.#client.Process();
+      if (options.budgetMs === undefined && span === undefined) call = this.#client.Process();
       else {
         const metadata = new grpc.Metadata();
-        metadata.set(RESUME_BUDGET_METADATA, String(Math.max(0, Math.floor(options.budgetMs))));
+        if (options.budgetMs !== undefined) metadata.set(RESUME_BUDGET_METADATA, String(Math.max(0, Math.floor(options.budgetMs))));
+        if (span !== undefined) injectSpan(span, (name, value) => metadata.set(name, value));
         call = this.#client.Process(metadata);
       }
     } finally {
       Error.stackTraceLimit = limit;
     }
-    return new GrpcExtProcStream(call, this.#opts, this.#closing);
+    return new GrpcExtProcStream(call, this.#opts, this.#closing, span);
   }
 
   /** Half-closed streams the processor has not finished yet. */
@@ -179,11 +191,14 @@ export class GrpcExtProcStream implements ExtProcStream {
   #paused = false;
 
   readonly #closing: Map<GrpcExtProcStream, number>;
+  /** Tracing on: the stream's span (ended with the stream). */
+  #span: Span | undefined;
 
-  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<GrpcExtProcStream, number>) {
+  constructor(call: ProcessCall, opts: ExtProcClientOptions, closing: Map<GrpcExtProcStream, number>, span?: Span) {
     this.#call = call;
     this.#opts = opts;
     this.#closing = closing;
+    this.#span = span;
     opts.counters.extprocStreams++;
     opts.counters.extprocActive++;
     call.on('data', (m: ProcessingResponse) => {
@@ -212,7 +227,11 @@ export class GrpcExtProcStream implements ExtProcStream {
     this.#unasked.length = 0; // late answers to earlier messages are not this message's answer
     const kind = messageKindOf(message as unknown as Readonly<Record<string, unknown>>);
     const startedAt = performance.now();
-    const observe = (r: ExchangeResult): void => this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, (performance.now() - startedAt) / 1000);
+    const observe = (r: ExchangeResult): void => {
+      const seconds = (performance.now() - startedAt) / 1000;
+      this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, seconds);
+      if (this.#span !== undefined) this.#span.addEvent(kind, { 'actor_edge.extproc.result': r.kind, 'actor_edge.extproc.round_trip_ms': Math.round(seconds * 1e6) / 1000 });
+    };
     return this.#wait(
       signal,
       () => {
@@ -284,6 +303,7 @@ export class GrpcExtProcStream implements ExtProcStream {
   #onEnd(code: number, details: string): void {
     this.#closing.delete(this);
     if (this.#ended !== undefined) return;
+    this.#endSpan(code);
     if (code === grpc.status.OK) {
       this.#ended = { kind: 'closed' };
     } else {
@@ -306,11 +326,21 @@ export class GrpcExtProcStream implements ExtProcStream {
     this.#closed = true;
     this.#opts.counters.extprocActive--;
     this.#finish({ kind: 'aborted' });
+    this.#endSpan(undefined);
     if (this.#ended !== undefined) return;
     this.#call.end();
     // A stream closed with a message unanswered (a timeout, the client gone) is reset at once, as Envoy does.
     if (this.#unanswered) this.#call.cancel();
     else this.#closing.set(this, performance.now());
+  }
+
+  /** Ends the stream's span once: when the proxy is done with the stream, or the processor ended it first. */
+  #endSpan(code: number | undefined): void {
+    const span = this.#span;
+    if (span === undefined) return;
+    this.#span = undefined;
+    const failed = code !== undefined && code !== grpc.status.OK && !(this.#closed && code === grpc.status.CANCELLED);
+    endSpan(span, failed ? (grpc.status[code] ?? String(code)) : undefined, code === undefined ? undefined : { 'rpc.response.status_code': grpc.status[code] ?? String(code) });
   }
 
   /** Resets the stream now (half-close first if that has not happened). */
