@@ -89,7 +89,10 @@ const EMPTY = Buffer.alloc(0);
 
 export class H2Engine extends ProtocolEngine<H2EngineConfig> {
   readonly server: http2.Http2Server<typeof IncomingMessage, typeof ServerResponse, typeof Http2ServerRequest, typeof H2Exchange>;
-  readonly #sessions = new Set<ServerHttp2Session>();
+  /** Open sessions and the connection each runs on (undefined for one node accepted itself). */
+  readonly #sessions = new Map<ServerHttp2Session, Socket | undefined>();
+  /** The connection `accept` is handing to node (its session is created while it does). */
+  #accepting: Socket | undefined;
 
   constructor(deps: EngineDeps<H2EngineConfig>) {
     super(deps);
@@ -109,7 +112,12 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
 
   /** Serves a connection a listener accepted. */
   accept(socket: Socket): void {
-    this.server.emit('connection', socket);
+    this.#accepting = socket;
+    try {
+      this.server.emit('connection', socket);
+    } finally {
+      this.#accepting = undefined;
+    }
   }
 
   get sessions(): number {
@@ -117,11 +125,15 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
   }
 
   #onSession(session: ServerHttp2Session): void {
-    this.#sessions.add(session);
-    session.once('close', () => {
-      this.#sessions.delete(session);
-      this.onSettled?.();
-    });
+    const socket = this.#accepting;
+    this.#sessions.set(session, socket);
+    const settled = (): void => {
+      if (this.#sessions.delete(session)) this.onSettled?.();
+    };
+    session.once('close', settled);
+    // The connection closing settles it too: a session destroyed with a stream still open (an extended CONNECT
+    // tunnel, on some Node.js versions) may never emit 'close' itself.
+    socket?.once('close', settled);
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
     const clock = new SessionClock(session, this.config.keepAliveTimeoutMs, this.config.headersTimeoutMs);
     (session as ClockedSession)[CLOCK] = clock;
@@ -175,11 +187,14 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
   /** The drain begins: every connection gets GOAWAY (its open streams finish). */
   drain(): void {
     this.draining = true;
-    for (const session of this.#sessions) session.close();
+    for (const session of this.#sessions.keys()) session.close();
   }
 
   /** The end of a drain: every session left is destroyed. */
   closeAll(): void {
-    for (const session of this.#sessions) session.destroy();
+    for (const [session, socket] of this.#sessions) {
+      session.destroy();
+      socket?.destroy(); // node may leave it open when a stream outlives the session's destroy
+    }
   }
 }
