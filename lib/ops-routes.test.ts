@@ -97,6 +97,7 @@ test('GET / lists every endpoint with what it does (JSON, or HTML for a browser)
   assert.match(html.body, /forgets one &#60;thing&#62;/, 'descriptions are escaped');
   const info = (await app.inject({ method: 'GET', url: '/server_info' })).json() as Record<string, unknown>;
   assert.deepEqual([info.component, info.version, info.nodeVersion, info.pid, info.state], ['thing', BUILD_INFO.version, process.versions.node, process.pid, 'LIVE']);
+  assert.deepEqual(info.v8Flags, [], 'this process set no V8 flags of its own');
   assert.equal(typeof info.uptimeSeconds, 'number');
   await app.close();
 });

@@ -9,7 +9,8 @@
  * - `POST /stats/reset`: zeros those counters (Prometheus keeps its lifetime values) and answers the fresh `/stats`;
  * - `GET /metrics`: Prometheus text from the component's own registry;
  * - `GET /` (and `GET /help`): every endpoint with what it does, as JSON (HTML with links for a browser);
- * - `GET /server_info`: component, version, Node.js version, pid, uptime, readiness;
+ * - `GET /server_info`: component, version, Node.js version, the V8 flags it set for itself (`v8-tuning.ts`), pid,
+ *   uptime, readiness;
  * - an unknown route answers 404 `{"error","code":"ROUTE_NOT_FOUND"}`, and fastify's own errors (a malformed body,
  *   ...) `{"error","code"}` too, like every other error of the admin APIs;
  * - every state-changing call (any method but GET, HEAD, OPTIONS) is logged with the caller's address, the
@@ -24,6 +25,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { BUILD_INFO } from './build-info.js';
+import { appliedV8Flags } from './v8-tuning.js';
 import { READY, phaseReport, type Readiness, type ReadinessReport } from './readiness.js';
 
 export type { Readiness, ReadinessReport };
@@ -178,6 +180,7 @@ export function registerOpsRoutes(app: FastifyInstance, ops: OpsHandlers): void 
       component: ops.component,
       version: BUILD_INFO.version,
       nodeVersion: BUILD_INFO.nodeVersion,
+      v8Flags: appliedV8Flags(),
       pid: process.pid,
       uptimeSeconds: Math.round(process.uptime()),
       state: readyDocument(report).state,

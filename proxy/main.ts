@@ -5,6 +5,7 @@
 import cluster from 'node:cluster';
 import { flagSetHelp } from '../lib/flags.js';
 import { createLogger, logConfigWarnings } from '../lib/logger.js';
+import { applyV8Flags, PROXY_V8_FLAGS } from '../lib/v8-tuning.js';
 import { PROXY_FLAG_SET, proxyConfigOf, readProxyConfig } from './config.js';
 import { assembleStages } from './stages/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
@@ -13,6 +14,8 @@ import { runClusterPrimary } from './cluster/primary.js';
 import { runClusterWorker } from './cluster/worker.js';
 
 export async function main(argv: string[]): Promise<void> {
+  // Before anything is served (each cluster worker runs this too): see lib/v8-tuning.ts.
+  applyV8Flags(PROXY_V8_FLAGS);
   const read = readProxyConfig(argv);
   if (read.kind === 'help') {
     process.stdout.write(flagSetHelp(PROXY_FLAG_SET));

@@ -8,6 +8,7 @@
  */
 import { Pool, type buildConnector, type Dispatcher } from 'undici';
 import { isLiteralAddress } from '../http/route-address.js';
+import { UnsentList } from './unsent-list.js';
 
 export interface PoolOptions {
   readonly connectTimeoutMs: number;
@@ -32,18 +33,12 @@ export interface UpstreamDispatcher {
   destroy(): Promise<void>;
 }
 
-/** A request handed to a pool, until it starts writing: it can still be failed unsent. */
-export interface UnsentAttempt {
-  /** Fails the attempt at once as a connect failure (its address went down); it is dropped unsent. */
-  eject(): void;
-}
-
 /** One worker's pool and the requests it holds (running or queued), counted by the router. */
 export class WorkerPool {
   used = true;
   #outstanding = 0;
   /** Requests handed to the pool that have not started writing (queued, or waiting for a connection). */
-  readonly unsent = new Set<UnsentAttempt>();
+  readonly unsent = new UnsentList();
 
   constructor(
     readonly pool: UpstreamDispatcher,
@@ -69,9 +64,7 @@ export class WorkerPool {
 
   /** Fails at once every request not sent yet (the worker's address went down). */
   ejectUnsent(): void {
-    const unsent = [...this.unsent];
-    this.unsent.clear();
-    for (const a of unsent) a.eject();
+    for (const a of this.unsent.takeAll()) a.eject();
   }
 }
 

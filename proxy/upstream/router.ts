@@ -36,7 +36,8 @@ import { ERRORS, ProxyError } from '../http/errors.js';
 import { isGrpcContentType } from '../http/grpc.js';
 import { relayHeaders } from '../http/relayed-headers.js';
 import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/trailers.js';
-import type { UnsentAttempt, UpstreamPools, WorkerPool } from './pools.js';
+import type { UpstreamPools, WorkerPool } from './pools.js';
+import type { UnsentAttempt, UnsentList } from './unsent-list.js';
 import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
 import { OutlierDetector } from './outliers.js';
 import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
@@ -168,6 +169,10 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   /** undici was told to pause (a chunk, or the head, arrived before the body was piped). */
   #paused = false;
   #failure: FailureOutcome | undefined;
+  // UnsentAttempt: the links of the pool's unsent list (`unsent-list.ts`).
+  unsentList: UnsentList | undefined = undefined;
+  unsentPrev: UnsentAttempt | undefined = undefined;
+  unsentNext: UnsentAttempt | undefined = undefined;
 
   constructor(
     private readonly ctx: ProxyRequest,
