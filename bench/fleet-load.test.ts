@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyTally, OwnerWatch, tallyDiff } from './fleet-load.js';
+import { emptyTally, FleetLoad, OwnerWatch, tallyDiff, type Answer, type Request, type Transport } from './fleet-load.js';
 
 /** An OwnerWatch on a clock the test moves. */
 function watch(): { w: OwnerWatch; tick: (ms: number) => void } {
@@ -76,4 +76,57 @@ test('tallyDiff: what happened between two snapshots, by method and status', () 
     misdirected: 4,
     errorSamples: ['POST: other side closed'],
   });
+});
+
+test('FleetLoad sni: a coalesced request is counted with its first answer, so a snapshot never holds one still in flight', async () => {
+  const gate: { release?: () => void } = {};
+  let coalescedSends = 0;
+  const transport: Transport = {
+    // Actor i's own connection is i; a request on another's is held until the test releases it, then answered 421.
+    async send(req: Request, via: number): Promise<Answer> {
+      const own = hosts.indexOf(req.host);
+      if (via !== own) {
+        coalescedSends++;
+        await new Promise<void>((resolve) => (gate.release = resolve));
+        return { status: 421, replica: undefined };
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      return { status: 200, replica: undefined };
+    },
+    close: async () => undefined,
+  };
+  const actors = ['a0', 'a1', 'a2'];
+  const hosts = actors.map((a) => `${a}.demo.example`);
+  const load = new FleetLoad(
+    { url: 'https://127.0.0.1:1', actors, hosts, connections: 1, postShare: 0, seed: 3, idPrefix: 't', replicaHeader: 'x-r', sni: { ca: Buffer.alloc(0), coalesceShare: 1 } },
+    transport,
+  );
+  /** Waits for a held coalesced request and hands back its release. */
+  const held = async (): Promise<() => void> => {
+    for (;;) {
+      const release = gate.release;
+      if (release !== undefined) {
+        delete gate.release;
+        return release;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  load.start();
+  const first = await held();
+  const inFlight = load.snapshot();
+  assert.equal(coalescedSends, 1);
+  assert.equal(inFlight.coalesced, 0, 'a coalesced request without its answer is not counted yet');
+  assert.equal(inFlight.misdirected, 0);
+  first();
+  while (load.snapshot().GET.ok === 0) await new Promise((resolve) => setImmediate(resolve));
+  const answered = load.snapshot();
+  assert.equal(answered.coalesced, 1);
+  assert.equal(answered.misdirected, 1);
+  assert.equal(answered.GET.non2xx, 0);
+  const stopping = load.stop();
+  (await held())();
+  await stopping;
+  const last = load.snapshot();
+  assert.equal(last.coalesced, last.misdirected, 'every coalesced request answered 421');
 });

@@ -32,7 +32,7 @@ export interface FleetTally {
   readonly GET: MethodTally;
   readonly POST: MethodTally;
   readonly statusCounts: Record<string, number>;
-  /** `sni`: requests sent on another actor's connection, and how many of them were answered 421. */
+  /** `sni`: requests sent on another actor's connection whose first answer is in, and how many of those were 421. */
   coalesced: number;
   misdirected: number;
   /** The first few failure messages (for the notes). */
@@ -159,19 +159,19 @@ export interface FleetLoadOptions {
 const TIMEOUT_MS = 30_000;
 const ERROR_SAMPLES = 10;
 
-interface Answer {
+export interface Answer {
   readonly status: number;
   readonly replica: string | undefined;
 }
 
-interface Request {
+export interface Request {
   readonly method: Method;
   readonly host: string;
   readonly id: string;
 }
 
 /** How requests reach HAProxy. */
-interface Transport {
+export interface Transport {
   /** Sends `req` on the connection opened for actor `via` (its own actor's, unless coalescing). */
   send(req: Request, via: number): Promise<Answer>;
   close(): Promise<void>;
@@ -276,8 +276,13 @@ export class FleetLoad {
   /** Actors answered 2xx at least once. */
   readonly #answeredActors = new Set<number>();
 
-  constructor(readonly opts: FleetLoadOptions) {
-    this.#transport = opts.sni === undefined ? new PoolTransport(opts.url, opts.connections, opts.replicaHeader) : new H2Transport(opts.url, opts.hosts, opts.sni.ca);
+  /** `transport`: how requests leave (default: HTTP/1.1 pool, or HTTP/2 per actor in `sni` mode); tests pass their own. */
+  constructor(
+    readonly opts: FleetLoadOptions,
+    transport?: Transport,
+  ) {
+    this.#transport =
+      transport ?? (opts.sni === undefined ? new PoolTransport(opts.url, opts.connections, opts.replicaHeader) : new H2Transport(opts.url, opts.hosts, opts.sni.ca));
   }
 
   /** Starts the clients; they run until `stop()`. */
@@ -330,9 +335,10 @@ export class FleetLoad {
       const sni = this.opts.sni;
       if (sni !== undefined && n > 1 && rng() < sni.coalesceShare) {
         // On a connection opened for another actor: the replica must answer 421, and the client goes again on
-        // the actor's own connection.
-        this.#tally.coalesced++;
+        // the actor's own connection. Counted once its first answer is in, together with whether that was a 421,
+        // so a snapshot taken while one is in flight never holds a coalesced request without its answer.
         const first = await this.#transport.send(req, (actor + 1 + Math.floor(rng() * (n - 1))) % n);
+        this.#tally.coalesced++;
         if (first.status !== 421) {
           this.#answered(t, first.status, started);
           return;

@@ -182,7 +182,7 @@ export interface FleetUsage {
   readonly replicas: number;
   /** Actors per replica at the end of the steady window (HTTP modes: from the answering replica's header). */
   readonly actorsByReplica: Readonly<Record<string, number>>;
-  /** `sni`: requests sent on another actor's connection, and how many of them the replica answered 421. */
+  /** `sni`: requests sent on another actor's connection (counted when answered), and how many the replica answered 421. */
   readonly coalesced: number;
   readonly misdirected: number;
 }
