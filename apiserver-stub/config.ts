@@ -10,7 +10,7 @@ import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
 import { WORKER_TLS_FLAGS } from './worker/config.js';
-import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
+import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
 
 /** The in-process workers take the worker's TLS flags, under their own names. */
@@ -69,14 +69,7 @@ export const STUB_FLAGS = {
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
   'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, section: 'actors', help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'actors', key: 'suffix', help: 'DNS suffix of actor hosts' },
-  'cert-expiry-warning-hours': {
-    type: 'number',
-    env: 'APISERVER_CERT_EXPIRY_WARNING_HOURS',
-    default: CERT_EXPIRY_WARNING_HOURS,
-    min: 0,
-    section: 'admin',
-    help: 'log a warning while a certificate the stub loads (control plane, in-process workers) expires within this many hours (0: never)',
-  },
+  'cert-expiry-warning-hours': certExpiryWarningFlag('APISERVER_CERT_EXPIRY_WARNING_HOURS', 'the stub loads (control plane, in-process workers)', 'admin'),
 } as const satisfies FlagSpecs;
 
 export const STUB_SUMMARY =

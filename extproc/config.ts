@@ -8,7 +8,7 @@ import type { MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
 import { parseSpiffeMatch } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { devIdentities } from '../lib/tls/dev-certs.js';
-import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
+import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { DEFAULT_RESUME_BUDGET_MS } from '../lib/wire-contract.js';
@@ -167,14 +167,7 @@ export const EXTPROC_FLAGS = {
     min: 10,
     help: 'How often the listener\'s two files are checked for changes; new connections use new credentials, open ones keep theirs.',
   },
-  'cert-expiry-warning-hours': {
-    type: 'number',
-    env: 'EXTPROC_CERT_EXPIRY_WARNING_HOURS',
-    section: 'admin',
-    default: CERT_EXPIRY_WARNING_HOURS,
-    min: 0,
-    help: 'Log a warning while a certificate extproc loads expires within this many hours (0: never).',
-  },
+  'cert-expiry-warning-hours': certExpiryWarningFlag('EXTPROC_CERT_EXPIRY_WARNING_HOURS', 'extproc loads', 'admin'),
 } as const satisfies FlagSpecs;
 
 export const EXTPROC_SUMMARY =

@@ -11,7 +11,7 @@ import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix } from '../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
 import { devIdentities } from '../lib/tls/dev-certs.js';
-import { CERT_EXPIRY_WARNING_HOURS } from '../lib/tls/expiry.js';
+import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
@@ -317,14 +317,7 @@ export const PROXY_FLAGS = {
     min: 10,
     help: 'How often the two ext_proc bundle files are checked for changes; a change opens a new channel for new streams, open streams finish on the old one.',
   },
-  'cert-expiry-warning-hours': {
-    type: 'number',
-    env: 'PROXY_CERT_EXPIRY_WARNING_HOURS',
-    section: 'ops',
-    default: CERT_EXPIRY_WARNING_HOURS,
-    min: 0,
-    help: 'Log a warning while a certificate the proxy loads (serving, upstream, ext_proc) expires within this many hours (0: never).',
-  },
+  'cert-expiry-warning-hours': certExpiryWarningFlag('PROXY_CERT_EXPIRY_WARNING_HOURS', 'the proxy loads (serving, upstream, ext_proc)', 'ops'),
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;

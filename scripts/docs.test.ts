@@ -68,3 +68,26 @@ test('for every component, the README flag tables and --help list the same flags
     for (const [flag, entry] of help) assert.deepEqual(table.get(flag), entry, `${set.command} --${flag}`);
   }
 });
+
+test('every component that loads certificates declares --cert-expiry-warning-hours alike (one declaration in lib/tls/expiry.ts)', () => {
+  const expected: Record<string, readonly [string, string | undefined]> = {
+    proxy: ['PROXY_CERT_EXPIRY_WARNING_HOURS', 'ops'],
+    extproc: ['EXTPROC_CERT_EXPIRY_WARNING_HOURS', 'admin'],
+    'apiserver-stub': ['APISERVER_CERT_EXPIRY_WARNING_HOURS', 'admin'],
+    worker: ['WORKER_CERT_EXPIRY_WARNING_HOURS', undefined],
+  };
+  for (const set of FLAG_SETS) {
+    const spec = set.flags['cert-expiry-warning-hours'];
+    const want = expected[set.command];
+    if (want === undefined) {
+      assert.equal(spec, undefined, `${set.command} loads no certificate to watch`);
+      continue;
+    }
+    assert.ok(spec !== undefined && spec.type === 'number', `${set.command}: a number flag`);
+    assert.equal(spec.default, 168, set.command);
+    assert.equal(spec.min, 0, set.command);
+    assert.equal(spec.env, want[0]);
+    assert.equal(spec.section, want[1], set.command);
+    assert.match(spec.help, /^Log a warning while a certificate .+ expires within this many hours \(0: never\)\.$/, set.command);
+  }
+});

@@ -5,7 +5,7 @@ import { configFlag } from '../../lib/config-file.js';
 import { readComponentConfig, type ComponentConfigRead } from '../../lib/component-config.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
-import { CERT_EXPIRY_WARNING_HOURS } from '../../lib/tls/expiry.js';
+import { certExpiryWarningFlag } from '../../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './tls.js';
 
 /** The worker tunnel's mTLS flags (apiserver-stub takes the same ones for its in-process workers). */
@@ -58,13 +58,7 @@ export const WORKER_FLAGS = {
   capacity: { type: 'number', env: 'WORKER_CAPACITY', default: 1, min: 1, max: 1024, section: 'worker', help: 'actors this worker can host' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'worker', help: 'DNS suffix of actor hosts' },
   ...WORKER_TLS_FLAGS,
-  'cert-expiry-warning-hours': {
-    type: 'number',
-    env: 'WORKER_CERT_EXPIRY_WARNING_HOURS',
-    default: CERT_EXPIRY_WARNING_HOURS,
-    min: 0,
-    help: 'log a warning while a certificate the worker loads expires within this many hours (0: never)',
-  },
+  'cert-expiry-warning-hours': certExpiryWarningFlag('WORKER_CERT_EXPIRY_WARNING_HOURS', 'the worker loads'),
 } as const satisfies FlagSpecs;
 
 export const WORKER_SUMMARY =

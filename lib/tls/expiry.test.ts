@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { AggregatorRegistry, Registry } from 'prom-client';
 import { pemBlocks } from './pem.js';
 import { readFileSync } from 'node:fs';
-import { readCertificates, registerCertificateExpiry, watchCertificates } from './expiry.js';
+import { CERT_EXPIRY_WARNING_HOURS, certExpiryWarningFlag, readCertificates, registerCertificateExpiry, watchCertificates } from './expiry.js';
 import { testPki, type TestPki } from './testing/pki.js';
 
 let pki: TestPki;
@@ -112,4 +112,16 @@ test('the gauge: actor_edge_<component>_tls_certificate_expiry_seconds, merged o
   } finally {
     for (const e of [soon, later, none]) e.close();
   }
+});
+
+test('certExpiryWarningFlag: a week by default, 0 the least, the component\'s variable, section and help', () => {
+  assert.equal(CERT_EXPIRY_WARNING_HOURS, 168);
+  assert.deepEqual(certExpiryWarningFlag('X', 'x loads'), {
+    type: 'number',
+    env: 'X',
+    default: 168,
+    min: 0,
+    help: 'Log a warning while a certificate x loads expires within this many hours (0: never).',
+  });
+  assert.equal(certExpiryWarningFlag('X', 'x loads', 'ops').section, 'ops');
 });

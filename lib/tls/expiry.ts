@@ -10,6 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { NumberFlag } from '../flags.js';
 import { metricPrefix, scrapedGauge } from '../prom-metrics.js';
 import { pemBlocks } from './pem.js';
 
@@ -39,6 +40,21 @@ export interface CertificateExpiryOptions {
 
 /** The default of every component's `--cert-expiry-warning-hours`: a week. */
 export const CERT_EXPIRY_WARNING_HOURS = 168;
+
+/**
+ * Every component's `--cert-expiry-warning-hours`, declared once: `env` its variable, `loads` which certificates
+ * the component loads (for the help), `section` where it sits in the component's config file.
+ */
+export function certExpiryWarningFlag(env: string, loads: string, section?: string): NumberFlag {
+  return {
+    type: 'number',
+    env,
+    default: CERT_EXPIRY_WARNING_HOURS,
+    min: 0,
+    ...(section === undefined ? {} : { section }),
+    help: `Log a warning while a certificate ${loads} expires within this many hours (0: never).`,
+  };
+}
 
 const REFRESH_MS = 60_000;
 const WARN_EVERY_MS = 3_600_000;
