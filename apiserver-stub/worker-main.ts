@@ -1,5 +1,6 @@
 /** `actor-edge worker`: one simulated worker process attached to apiserver-stub. */
-import { createLogger, logConfigWarnings, logReady } from '../lib/logger.js';
+import { componentStart } from '../lib/component-start.js';
+import { logReady } from '../lib/logger.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { WorkerAgent } from './worker/agent.js';
 import { readWorkerConfig, workerHelp } from './worker/config.js';
@@ -7,14 +8,9 @@ import { startWorkerTls } from './worker/tls.js';
 import { watchCertificates } from '../lib/tls/expiry.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const read = readWorkerConfig(argv);
-  if (read.kind === 'help') {
-    process.stdout.write(workerHelp());
-    return;
-  }
-  const { config } = read;
-  const log = createLogger('worker');
-  logConfigWarnings(log, read.warnings);
+  const start = componentStart('worker', readWorkerConfig(argv), workerHelp);
+  if (start === undefined) return;
+  const { config, log } = start;
   const tls = config.tls === undefined ? undefined : startWorkerTls(config.tls, log);
   // No admin here: the expiry is logged only (the in-process workers' certificates are on apiserver-stub's /metrics).
   const certificateExpiry = watchCertificates(

@@ -61,6 +61,14 @@ export const BENCH_FLAGS = {
   },
   'trace-ratio': { type: 'number', float: true, default: 1, min: 0, max: 1, env: 'BENCH_TRACE_RATIO', help: 'with --tracing on: the share of requests sampled (parentbased_traceidratio)' },
   profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
+  rounds: { type: 'number', default: 20, min: 1, env: 'BENCH_ROUNDS', help: 'side-by-side: rounds of --duration seconds, every arm loaded at the same time in each (--quick: 3)' },
+  'compare-build': {
+    type: 'string?',
+    env: 'BENCH_COMPARE_BUILD',
+    help: 'side-by-side: another built checkout (the folder holding its dist/); its proxy runs arm C beside this one\'s, as arm "C@<folder name>", with the V8 flags this build sets for itself',
+  },
+  rate: { type: 'number', default: 0, min: 0, env: 'BENCH_RATE', help: 'side-by-side: requests per second sent to each arm (0: a closed loop, each connection as fast as it is answered)' },
+  control: { type: 'boolean', default: false, env: 'BENCH_CONTROL', help: 'side-by-side: a second copy of arm C ("C copy"), whose ratio to C is the method\'s own bias and noise' },
 } as const satisfies FlagSpecs;
 
 export interface BenchConfig {
@@ -100,6 +108,12 @@ export interface BenchConfig {
   readonly profile: boolean;
   /** `--tracing on`: the ratio sampled; undefined: tracing off. */
   readonly traceRatio: number | undefined;
+  /** side-by-side: rounds, another build's checkout to run beside this one, a second copy of arm C. */
+  readonly rounds: number;
+  readonly compareBuild: string | undefined;
+  readonly control: boolean;
+  /** side-by-side: requests per second per arm; 0: closed loop. */
+  readonly rate: number;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -170,6 +184,10 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     hashBalanceFactor: v['hash-balance-factor'],
     profile: v.profile,
     traceRatio: v.tracing === 'on' ? v['trace-ratio'] : undefined,
+    rounds: v.quick && !given(argv, env, 'rounds', 'BENCH_ROUNDS') ? 3 : v.rounds,
+    compareBuild: v['compare-build'] ? path.resolve(v['compare-build']) : undefined,
+    control: v.control,
+    rate: v.rate,
   };
   return { help, config: Object.freeze(config) };
 }

@@ -14,6 +14,8 @@ export interface LoadPlan {
   readonly connections: number;
   /** The requests client `index` loops over; `url` is the one it connects to. */
   requestsFor(index: number, url: string): LoadRequest[];
+  /** Requests per second over all connections (autocannon's overallRate); absent: each connection as fast as it is answered. */
+  readonly overallRate?: number;
 }
 
 export interface LoadResult {
@@ -56,6 +58,7 @@ export async function runLoad(plan: LoadPlan, durationS: number, hooks: LoadHook
     duration: durationS,
     timeout: 30,
     requests: (lists[0] ?? []).slice(0, 1),
+    ...(plan.overallRate === undefined ? {} : { overallRate: plan.overallRate }),
     setupClient: (client: autocannon.Client) => {
       client.setRequests(lists[clientIndex++ % lists.length] as LoadRequest[]);
     },

@@ -22,13 +22,15 @@ import { manyActors } from './scenarios/many-actors.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steady } from './scenarios/steady.js';
 import { steadyPost } from './scenarios/steady-post.js';
+import { runSideBySide, writeSideBySide } from './side-by-side.js';
 import { Admin, readActors } from './admin.js';
 import { prepareTarget, Stack, targetProbes, type ArmRuntime } from './stack.js';
 import { killAll } from './launcher.js';
 import { copyProfiles, PROFILE_TOP, renderProfile, summarizeProfiles } from './profile.js';
 import { ARM_NAMES, type ArmName, type ArmResult, type BenchReport, type MachineInfo, type ScenarioName } from './types.js';
 
-export const SCENARIO_TABLE: Readonly<Record<ScenarioName, Scenario>> = Object.freeze({
+/** The scenarios that run their arms one after the other (side-by-side runs them at once: `side-by-side.ts`). */
+export const SCENARIO_TABLE: Readonly<Record<Exclude<ScenarioName, 'side-by-side'>, Scenario>> = Object.freeze({
   steady,
   'steady-post': steadyPost,
   churn,
@@ -210,6 +212,14 @@ export async function main(argv: string[]): Promise<number> {
   if (help) {
     process.stdout.write(helpText());
     return 0;
+  }
+  if (config.scenario === 'side-by-side') {
+    const r = await runSideBySide(config, machineInfo(), log);
+    const out = await writeSideBySide(config, r);
+    process.stdout.write(out.markdown + '\n');
+    for (const f of out.files) log(`wrote ${path.relative(process.cwd(), f) || f}`);
+    for (const f of r.failures) log(`FAILED ${f}`);
+    return r.failures.length > 0 ? 1 : 0;
   }
   const scenario = SCENARIO_TABLE[config.scenario];
   const { run, skipped } = selectArms(config, scenario);

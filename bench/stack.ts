@@ -15,6 +15,7 @@ import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
+import { launch } from '../lib/launch.js';
 import { launchComponent, launchFloor, type Launched } from './launcher.js';
 import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
 import {
@@ -47,6 +48,14 @@ export interface ArmRuntime {
   /** With --profile: where the proxy processes write their .cpuprofile files (complete once `stop` resolved). */
   readonly profileDir?: string;
   stop(): Promise<void>;
+}
+
+/** A proxy from another built checkout, run in a proxy arm in place of this build's (side-by-side comparisons). */
+export interface OtherBuild {
+  /** Its `dist/cli/main.js`. */
+  readonly cliScript: string;
+  /** Node flags before the script. */
+  readonly nodeArgs: readonly string[];
 }
 
 /** No process listens here: arms without extproc still need the flag to be an address. */
@@ -140,9 +149,13 @@ export class Stack {
     return sink === undefined ? undefined : { exports: sink.exports, spans: sink.spans };
   }
 
-  /** Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes). */
-  async startArm(spec: ArmSpec, placements: readonly ActorPlacement[]): Promise<ArmRuntime> {
-    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, placements);
+  /**
+   * Starts the front processes of one arm (`placements`: where the actors are now, for the floor's routes).
+   * `build`: a proxy arm's proxy from another built checkout (its CLI script and the Node flags to give it); its
+   * extproc stays this build's.
+   */
+  async startArm(spec: ArmSpec, placements: readonly ActorPlacement[], build?: OtherBuild): Promise<ArmRuntime> {
+    if (spec.mtls && this.certs === undefined) return (await this.mtlsStack()).startArm(spec, placements, build);
     const cfg = this.config;
     const tls = this.certs?.files;
     const stubProbe: Probe = { component: 'apiserver-stub', kind: 'stub', admin: this.stubAdmin };
@@ -203,7 +216,11 @@ export class Stack {
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
       const hopArgs = hop === undefined ? [] : proxyExtprocTlsArgs(hop);
-      const proxy = await launchComponent('proxy', [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...hopArgs, ...serving], { ...opts, nodeArgs });
+      const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...hopArgs, ...serving];
+      const proxy =
+        build === undefined
+          ? await launchComponent('proxy', args, { ...opts, nodeArgs })
+          : await launch('proxy', build.cliScript, ['proxy', ...args], { ...opts, keepLines: 40, nodeArgs: [...build.nodeArgs, ...nodeArgs] });
       started.push(proxy);
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
