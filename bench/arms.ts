@@ -5,6 +5,9 @@
  * - floor: bench/floor.ts, a bare node:http + undici dispatch forwarder with a static Host → worker table built from
  *   the stub's placements (what a perfect cache does: the same workers and upstream sockets as C, none of its logic);
  * - floor-1: the same forwarder sending everything to one worker (the least any Node proxy costs on this machine);
+ * - floor-ingress: the floor with the header work every ingress does (`--ingress-headers`: forwarding headers, a
+ *   request id both ways, forged internal and Connection-named headers removed), so C / floor-ingress is what the
+ *   proxy's structure costs beyond the headers it must write anyway;
  * - A: proxy --actor-cache off (one ext_proc stream and one ResumeActor per request: today's path);
  * - B1: proxy --resolver apiserver --actor-cache off (the proxy calls ResumeActor itself, no ext_proc hop);
  * - B2: proxy --resolver apiserver --actor-cache on (cache, misses resolved by the proxy itself);
@@ -39,6 +42,8 @@ export interface ArmSpec {
   readonly extprocMtls?: boolean;
   /** Floor arms: route by a Host table over every worker, or everything to one worker. */
   readonly floor?: 'table' | 'one-worker';
+  /** Floor arms: with the ingress's header work (`bench/floor.ts --ingress-headers`). */
+  readonly ingressHeaders?: boolean;
   /** Present: the load is h2load over this transport (bench/h2-arms.ts); absent: autocannon, HTTP/1.1. */
   readonly transport?: H2Transport;
   /** Fleet arms: how HAProxy spreads the load over the replicas (scripts/fleet/haproxy-config.ts). */
@@ -71,6 +76,17 @@ function h2Arms(): Record<H2ArmName, ArmSpec> {
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
   direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false, mtls: false },
   floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder, static Host → worker table', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'table' },
+  'floor-ingress': {
+    name: 'floor-ingress',
+    kind: 'floor',
+    description: 'the floor plus the header work every ingress does (forwarding headers, request id both ways, forged headers removed)',
+    proxyFlags: [],
+    extproc: false,
+    cache: false,
+    mtls: false,
+    floor: 'table',
+    ingressHeaders: true,
+  },
   'floor-1': { name: 'floor-1', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'one-worker' },
   A,
   'A-mtls': withMtls(A, 'A-mtls'),

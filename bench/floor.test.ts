@@ -4,6 +4,7 @@ import http from 'node:http';
 import { request } from 'undici';
 import { boundAddress } from '../lib/address.js';
 import { freePort } from '../lib/loopback.js';
+import { INTERNAL_HEADERS, TARGET_PORT_HEADER } from '../lib/wire-contract.js';
 import { startFloor, type Floor } from './floor.js';
 
 let upstream: http.Server;
@@ -27,7 +28,7 @@ before(async () => {
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  floor = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(upstream), routes: {} });
+  floor = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(upstream), routes: {}, ingressHeaders: false });
 });
 
 after(async () => {
@@ -58,8 +59,10 @@ test('forwards method, path, Host and body, and streams status, headers and body
 });
 
 test('the admin counts requests and CPU and resets them', async () => {
+  await (await request(`http://${floor.admin}/stats/reset`, { method: 'POST' })).body.dump();
+  for (let i = 0; i < 3; i++) await (await request(`http://${floor.http}/count`)).body.dump();
   const before = (await (await request(`http://${floor.admin}/stats`)).body.json()) as { requests: { total: number }; process: { cpuUserUs: number } };
-  assert.equal(before.requests.total, 4, 'the four requests of the test above');
+  assert.equal(before.requests.total, 3, 'the three requests since the reset');
   assert.ok(before.process.cpuUserUs > 0, 'CPU is read (any positive amount)');
   const reset = await request(`http://${floor.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
@@ -89,7 +92,7 @@ test('the admin is guarded like the components\': a rebinding Host reads nothing
 });
 
 test('an upstream that refuses connections gives 502', async () => {
-  const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}`, routes: {} });
+  const dead = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: `127.0.0.1:${await freePort()}`, routes: {}, ingressHeaders: false });
   try {
     const res = await request(`http://${dead.http}/`);
     assert.equal(res.statusCode, 502);
@@ -102,7 +105,7 @@ test('an upstream that refuses connections gives 502', async () => {
 test('with a Host table each request goes to its Host\'s worker; an unknown Host is answered 404 without a fallback', async () => {
   const other = http.createServer((_req, res) => res.end('other'));
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
-  const routed = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: undefined, routes: { 'a.demo': boundAddress(upstream), 'b.demo': boundAddress(other) } });
+  const routed = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: undefined, routes: { 'a.demo': boundAddress(upstream), 'b.demo': boundAddress(other) }, ingressHeaders: false });
   try {
     const a = await request(`http://${routed.http}/x`, { headers: { host: 'a.demo' } });
     assert.deepEqual(await a.body.json(), { method: 'GET', length: 0 });
@@ -119,4 +122,78 @@ test('with a Host table each request goes to its Host\'s worker; an unknown Host
     other.closeAllConnections();
     await new Promise((r) => other.close(r));
   }
+});
+
+test('--ingress-headers: forwarding headers and a fresh request id go upstream, the id comes back, forged and Connection-named headers do not pass', async () => {
+  const heads: http.IncomingHttpHeaders[] = [];
+  const worker = http.createServer((req, res) => {
+    heads.push(req.headers);
+    res.writeHead(200, { 'x-worker': 'w' });
+    res.end('ok');
+  });
+  await new Promise<void>((r) => worker.listen(0, '127.0.0.1', r));
+  const ingress = await startFloor({ listen: '127.0.0.1:0', admin: '127.0.0.1:0', upstream: boundAddress(worker), routes: {}, ingressHeaders: true });
+  try {
+    const forged = Object.fromEntries(INTERNAL_HEADERS.map((h) => [h, 'forged']));
+    // node's own client, which sends a Connection header as given (undici's replaces it).
+    const first = await new Promise<{ headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const [host, port] = ingress.http.split(':') as [string, string];
+      const req = http.get(
+        {
+          host,
+          port: Number(port),
+          path: '/a',
+          agent: false,
+          headers: {
+            ...forged,
+            host: 'actor-001.demo.example',
+            'x-forwarded-for': '203.0.113.9',
+            'x-forwarded-proto': 'https',
+            'x-forwarded-host': 'evil.example',
+            'x-real-ip': '203.0.113.9',
+            forwarded: 'for=203.0.113.9',
+            'x-request-id': 'client-chosen',
+            'x-named': 'hop',
+            connection: 'close, X-Named',
+            'x-kept': 'yes',
+          },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ headers: res.headers, body }));
+        },
+      );
+      req.on('error', reject);
+    });
+    assert.equal(first.body, 'ok');
+    const second = await request(`http://${ingress.http}/b`);
+    await second.body.dump();
+    const [seen1, seen2] = heads as [http.IncomingHttpHeaders, http.IncomingHttpHeaders];
+    for (const h of INTERNAL_HEADERS) assert.equal(seen1[h], undefined, `${h} is not forwarded`);
+    assert.equal(seen1[TARGET_PORT_HEADER], undefined);
+    assert.equal(seen1['x-forwarded-for'], '203.0.113.9, 127.0.0.1', 'the peer is appended');
+    assert.equal(seen1['x-forwarded-proto'], 'http', 'from the connection, not the client');
+    for (const h of ['x-forwarded-host', 'x-real-ip', 'forwarded', 'x-named']) assert.equal(seen1[h], undefined, `${h} is not forwarded`);
+    assert.equal(seen1['x-kept'], 'yes');
+    assert.equal(seen1.host, 'actor-001.demo.example');
+    assert.equal(seen2['x-forwarded-for'], '127.0.0.1');
+    const id1 = seen1['x-request-id'] as string;
+    assert.ok(id1 !== undefined && id1 !== 'client-chosen', 'a fresh id replaces the client\'s');
+    assert.notEqual(seen2['x-request-id'], id1, 'each request its own id');
+    assert.equal(first.headers['x-request-id'], id1, 'the response carries the request\'s id');
+    assert.equal(second.headers['x-request-id'], seen2['x-request-id']);
+    assert.equal(first.headers['x-worker'], 'w');
+  } finally {
+    await ingress.close();
+    worker.closeAllConnections();
+    await new Promise((r) => worker.close(r));
+  }
+});
+
+test('without --ingress-headers the floor adds nothing: no request id, no forwarding headers', async () => {
+  const res = await request(`http://${floor.http}/plain`, { headers: { 'x-request-id': 'client-chosen' } });
+  await res.body.dump();
+  assert.equal(res.headers['x-request-id'], undefined);
 });

@@ -7,6 +7,13 @@
  * no header hygiene beyond hop-by-hop removal: if the proxy's product arm comes close to this, the proxy's own
  * logic costs little.
  *
+ * `--ingress-headers` (the arm floor-ingress) adds the header work every ingress in front of actors does and the
+ * proxy cannot leave out, done the plainest way: a Connection header's names and the internal routing headers a
+ * client could forge are removed, so are a client's `forwarded`, `x-forwarded-host` and `x-real-ip`; the request
+ * gets a fresh `x-request-id` (a client's is replaced), `x-forwarded-for` with the peer appended and
+ * `x-forwarded-proto`; the response carries the same `x-request-id`. What the proxy costs beyond this arm is its
+ * structure (lifecycle, chain, cache, router, metrics), not the headers.
+ *
  * `node dist/bench/floor.js --listen 127.0.0.1:0 --admin 127.0.0.1:0 (--routes FILE | --upstream IP:PORT)`
  * logs the same "ready" line as the components ({http, admin}); its admin follows the components' conventions
  * (lib/ops-routes.ts: /ready, /stats {requests, upstream, process}, /stats/reset, /metrics), so the benchmark reads
@@ -28,12 +35,14 @@ import { processStats, resetProcessStats } from '../lib/process-stats.js';
 import { metricPrefix, registerBuildInfo, scrapedCounter } from '../lib/prom-metrics.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { SinceReset } from '../lib/since-reset.js';
+import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 
 const FLAGS = {
   listen: { type: 'string', env: 'FLOOR_LISTEN', default: '127.0.0.1:0', help: 'HTTP listen address' },
   admin: { type: 'string', env: 'FLOOR_ADMIN', default: '127.0.0.1:0', help: 'admin listen address (/ready, /stats, /metrics)' },
   upstream: { type: 'string?', env: 'FLOOR_UPSTREAM', help: 'the one worker every request goes to, IP:PORT (or the fallback with --routes)' },
   routes: { type: 'string?', env: 'FLOOR_ROUTES', help: 'a JSON file {"<Host>": "IP:PORT", ...}: each request goes to its Host\'s worker' },
+  'ingress-headers': { type: 'boolean', env: 'FLOOR_INGRESS_HEADERS', default: false, help: 'also do the header work every ingress does (forwarding headers, a request id both ways, forged internal and Connection-named headers removed)' },
 } as const satisfies FlagSpecs;
 
 export interface FloorConfig {
@@ -43,12 +52,14 @@ export interface FloorConfig {
   readonly upstream: string | undefined;
   /** Host → worker address, as a perfect binding cache would know it. */
   readonly routes: Readonly<Record<string, string>>;
+  /** `--ingress-headers`: the forwarding headers and request id every ingress adds (see the header). */
+  readonly ingressHeaders: boolean;
 }
 
 function buildFloorConfig(values: FlagValues<typeof FLAGS>): FloorConfig {
   if (!values.upstream && !values.routes) throw new UsageError('give --upstream IP:PORT or --routes FILE');
   const routes = values.routes ? readRoutes(values.routes) : {};
-  return Object.freeze({ listen: values.listen, admin: values.admin, upstream: values.upstream, routes: Object.freeze(routes) });
+  return Object.freeze({ listen: values.listen, admin: values.admin, upstream: values.upstream, routes: Object.freeze(routes), ingressHeaders: values['ingress-headers'] });
 }
 
 function readRoutes(file: string): Record<string, string> {
@@ -78,6 +89,28 @@ function requestHeaders(headers: IncomingHttpHeaders): Record<string, string | s
   return out;
 }
 
+/** A client's headers an ingress never passes on: the internal routing headers, and the forwarding claims of a peer that is the client. */
+const INGRESS_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...INTERNAL_HEADERS, 'forwarded', 'x-forwarded-host', 'x-real-ip', 'x-forwarded-proto', 'x-request-id']);
+
+let requestIds = 0;
+const REQUEST_ID_PREFIX = `${process.pid.toString(16)}-${Date.now().toString(16)}-`;
+
+/** `requestHeaders` with the ingress's header work: the request's new id is `id`. */
+function ingressRequestHeaders(req: IncomingMessage, id: string): Record<string, string | string[]> {
+  const headers = req.headers;
+  const named = typeof headers.connection === 'string' ? headers.connection.toLowerCase().split(',').map((n) => n.trim()) : [];
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v !== undefined && !INGRESS_DROP.has(k) && !named.includes(k)) out[k] = v;
+  }
+  const xff = headers['x-forwarded-for'];
+  const peer = req.socket.remoteAddress ?? '';
+  out['x-forwarded-for'] = xff === undefined ? peer : `${String(xff)}, ${peer}`;
+  out['x-forwarded-proto'] = 'http';
+  out['x-request-id'] = id;
+  return out;
+}
+
 function responseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers)) {
@@ -90,14 +123,20 @@ function responseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
 class ForwardHandler implements Dispatcher.DispatchHandler {
   private corked = false;
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(
+    private readonly res: ServerResponse,
+    /** `--ingress-headers`: the request's id, given back on the response. */
+    private readonly requestId: string | undefined,
+  ) {}
 
   onRequestStart(): void {}
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.res.cork();
     this.corked = true;
-    this.res.writeHead(statusCode, responseHeaders(headers));
+    const out = responseHeaders(headers);
+    if (this.requestId !== undefined) out['x-request-id'] = this.requestId;
+    this.res.writeHead(statusCode, out);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -167,9 +206,15 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
       return;
     }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const id = opts.ingressHeaders ? `${REQUEST_ID_PREFIX}${(++requestIds).toString(16)}` : undefined;
     pools.get(address).dispatch(
-      { path: req.url ?? '/', method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: requestHeaders(req.headers), body: hasBody ? req : null },
-      new ForwardHandler(res),
+      {
+        path: req.url ?? '/',
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers: id === undefined ? requestHeaders(req.headers) : ingressRequestHeaders(req, id),
+        body: hasBody ? req : null,
+      },
+      new ForwardHandler(res, id),
     );
   });
   const sinceReset = new SinceReset(() => tallies);

@@ -16,6 +16,8 @@ export const RATIO_PAIRS: readonly (readonly [ArmName, ArmName])[] = [
   ['C', 'B2'],
   ['C', 'floor'],
   ['C', 'floor-1'],
+  ['C', 'floor-ingress'],
+  ['floor-ingress', 'floor'],
   ['C', 'direct'],
   ['C-mtls', 'C'],
   ['A-mtls', 'A'],

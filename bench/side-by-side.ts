@@ -24,7 +24,7 @@ import { Stack, type ArmRuntime } from './stack.js';
 import type { ArmName, MachineInfo } from './types.js';
 
 /** The arms a side-by-side run can hold: the floor and plain HTTP/1.1 proxy arms, all loaded the same way. */
-export const SIDE_BY_SIDE_ARMS: readonly ArmName[] = ['floor', 'A', 'B1', 'B2', 'C'];
+export const SIDE_BY_SIDE_ARMS: readonly ArmName[] = ['floor', 'floor-ingress', 'A', 'B1', 'B2', 'C'];
 const DEFAULT_ARMS: readonly ArmName[] = ['floor', 'C'];
 export const CONTROL_ARM = 'C copy';
 
@@ -64,10 +64,11 @@ export function sideBySideArms(config: BenchConfig): { name: string; spec: ArmSp
   return out;
 }
 
-/** The ratios worth reading: every arm to the first, and the other build and the control to C. */
+/** The ratios worth reading: every arm to the first, C to floor-ingress, and the other build and the control to C. */
 export function ratiosOf(rounds: readonly Round[], arms: readonly string[]): RatioSummary[] {
   const base = arms[0] as string;
   const out = arms.slice(1).map((a) => ratio(rounds, a, base));
+  if (base !== 'floor-ingress' && arms.includes('floor-ingress') && arms.includes('C')) out.push(ratio(rounds, 'C', 'floor-ingress'));
   if (base !== 'C' && arms.includes('C')) for (const a of arms) if (a !== 'C' && (a.startsWith('C@') || a === CONTROL_ARM)) out.push(ratio(rounds, a, 'C'));
   return out;
 }

@@ -171,7 +171,8 @@ export class Stack {
       const target = fixedWorkerIp === undefined ? ['--routes', routesFile] : ['--upstream', `${fixedWorkerIp}:${this.workerPort}`];
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
-      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target], { ...opts, nodeArgs }).catch(async (err: unknown) => {
+      const headers = spec.ingressHeaders === true ? ['--ingress-headers'] : [];
+      const floor = await launchFloor(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...target, ...headers], { ...opts, nodeArgs }).catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true });
         throw err;
       });

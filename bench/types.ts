@@ -1,7 +1,7 @@
 /** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
 import { H2_ARM_NAMES } from './h2-arms.js';
 
-export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
+export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
 export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'side-by-side'] as const;

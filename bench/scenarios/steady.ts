@@ -55,7 +55,7 @@ export async function steadyArm(ctx: ScenarioContext, runtime: ArmRuntime, plan?
 export const steady: Scenario = {
   name: 'steady',
   defaultArms: ['direct', 'floor', 'floor-1', 'A', 'B1', 'B2', 'C'],
-  supportedArms: ['direct', 'floor', 'floor-1', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'target'],
+  supportedArms: ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'target'],
   async prepare(ctx) {
     if (ctx.stack) await ctx.stack.wakeAll(ctx.actors);
   },

@@ -1,0 +1,23 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CONTROL_ARM, ratiosOf } from './side-by-side.js';
+
+test('ratiosOf: every arm to the first, C to floor-ingress when both ran, another build and the control to C', () => {
+  const rounds = [
+    { floor: 50, 'floor-ingress': 52, C: 60, 'C@old': 57, [CONTROL_ARM]: 61 },
+    { floor: 100, 'floor-ingress': 104, C: 120, 'C@old': 114, [CONTROL_ARM]: 119 },
+  ];
+  const cases: { arms: string[]; pairs: string[] }[] = [
+    { arms: ['floor', 'C'], pairs: ['C/floor'] },
+    { arms: ['floor', 'floor-ingress', 'C'], pairs: ['floor-ingress/floor', 'C/floor', 'C/floor-ingress'] },
+    { arms: ['floor-ingress', 'C'], pairs: ['C/floor-ingress'] },
+    { arms: ['floor', 'floor-ingress'], pairs: ['floor-ingress/floor'] },
+    { arms: ['floor', 'C', 'C@old', CONTROL_ARM], pairs: ['C/floor', 'C@old/floor', `${CONTROL_ARM}/floor`, 'C@old/C', `${CONTROL_ARM}/C`] },
+  ];
+  for (const c of cases) {
+    const got = ratiosOf(rounds, c.arms);
+    assert.deepEqual(got.map((r) => `${r.arm}/${r.base}`), c.pairs, c.arms.join(','));
+  }
+  const ingress = ratiosOf(rounds, ['floor', 'floor-ingress', 'C']).find((r) => r.arm === 'C' && r.base === 'floor-ingress');
+  assert.ok(ingress !== undefined && Math.abs(ingress.mean - (60 / 52 + 120 / 104) / 2) < 1e-12, 'taken round by round');
+});
