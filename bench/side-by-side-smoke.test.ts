@@ -14,8 +14,8 @@ import { freshOutDir, removeOutDirs, runBench } from './testing/run-bench.js';
 
 after(removeOutDirs);
 
-/** Requests a second sent to each arm. */
-const RATE = 150;
+/** Requests a second sent to each arm: far fewer than a closed loop on two connections answers in a second. */
+const RATE = 50;
 
 /** The checkout this test runs from: the folder holding dist/. */
 const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,8 +42,9 @@ test('side-by-side: floor, C, another build and a control copy answer in every r
       assert.ok(us !== undefined && Number.isFinite(us) && us > 0, `round ${k + 1}: ${arm} CPU per request ${String(us)}`);
       const answered = report.requests[k]?.[arm] ?? 0;
       assert.ok(answered > 0, `round ${k + 1}: ${arm} answered`);
-      // --rate: at most RATE a second were sent (a closed loop on two connections sends far more in a second).
-      assert.ok(answered <= RATE * 1.5, `round ${k + 1}: ${arm} answered ${answered} in 1 s at --rate ${RATE}`);
+      // --rate: autocannon sends up to RATE in each second it has begun, so a 1 s round that overruns on a busy
+      // machine may hold two seconds' worth; a closed loop on two connections sends many times that in a second.
+      assert.ok(answered <= RATE * 2.5, `round ${k + 1}: ${arm} answered ${answered} in 1 s at --rate ${RATE}`);
     }
   }
   const byName = new Map(report.ratios.map((r) => [`${r.arm} ÷ ${r.base}`, r]));
