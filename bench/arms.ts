@@ -55,6 +55,7 @@ function fleetArm(name: ArmName, fleet: FleetMode, description: string): ArmSpec
   return { name, kind: 'fleet', description, proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true, mtls: false, fleet };
 }
 
+const FLOOR: ArmSpec = { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder, static Host → worker table', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'table' };
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
 const C: ArmSpec = { name: 'C', kind: 'proxy', description: 'proxy, cache on, misses through ext_proc (the product)', proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true, mtls: false };
 
@@ -75,16 +76,11 @@ function h2Arms(): Record<H2ArmName, ArmSpec> {
 
 export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Object.freeze({
   direct: { name: 'direct', kind: 'direct', description: 'straight to the workers, no proxy', proxyFlags: [], extproc: false, cache: false, mtls: false },
-  floor: { name: 'floor', kind: 'floor', description: 'bare node:http + undici dispatch forwarder, static Host → worker table', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'table' },
+  floor: FLOOR,
   'floor-ingress': {
+    ...FLOOR,
     name: 'floor-ingress',
-    kind: 'floor',
     description: 'the floor plus the header work every ingress does (forwarding headers, request id both ways, forged headers removed)',
-    proxyFlags: [],
-    extproc: false,
-    cache: false,
-    mtls: false,
-    floor: 'table',
     ingressHeaders: true,
   },
   'floor-1': { name: 'floor-1', kind: 'floor', description: 'bare node:http + undici dispatch forwarder to one worker', proxyFlags: [], extproc: false, cache: false, mtls: false, floor: 'one-worker' },

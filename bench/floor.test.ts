@@ -5,7 +5,8 @@ import { request } from 'undici';
 import { boundAddress } from '../lib/address.js';
 import { freePort } from '../lib/loopback.js';
 import { INTERNAL_HEADERS, TARGET_PORT_HEADER } from '../lib/wire-contract.js';
-import { startFloor, type Floor } from './floor.js';
+import { UsageError } from '../lib/flags.js';
+import { readFloorConfig, startFloor, type Floor } from './floor.js';
 
 let upstream: http.Server;
 let floor: Floor;
@@ -196,4 +197,12 @@ test('without --ingress-headers the floor adds nothing: no request id, no forwar
   const res = await request(`http://${floor.http}/plain`, { headers: { 'x-request-id': 'client-chosen' } });
   await res.body.dump();
   assert.equal(res.headers['x-request-id'], undefined);
+});
+
+test('--ingress-headers is off unless asked for, by flag or FLOOR_INGRESS_HEADERS; a value that is no boolean is refused with the variable named', () => {
+  const base = ['--upstream', '127.0.0.1:9'];
+  assert.equal(readFloorConfig(base, {}).config?.ingressHeaders, false);
+  assert.equal(readFloorConfig([...base, '--ingress-headers'], {}).config?.ingressHeaders, true);
+  assert.equal(readFloorConfig(base, { FLOOR_INGRESS_HEADERS: 'on' }).config?.ingressHeaders, true);
+  assert.throws(() => readFloorConfig(base, { FLOOR_INGRESS_HEADERS: 'sometimes' }), (err: unknown) => err instanceof UsageError && /FLOOR_INGRESS_HEADERS/.test(err.message) && /"sometimes"/.test(err.message));
 });
