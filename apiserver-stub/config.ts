@@ -72,13 +72,11 @@ export const STUB_FLAGS = {
   'cert-expiry-warning-hours': certExpiryWarningFlag('APISERVER_CERT_EXPIRY_WARNING_HOURS', 'the stub loads (control plane, in-process workers)', 'admin'),
 } as const satisfies FlagSpecs;
 
-export const STUB_SUMMARY =
-  'A simulated ateapi control plane (gRPC ateapi.Control) with simulated workers that behave like the worker tunnel: ' +
-  'each serves only the actors placed on it and answers 421 + X-Ate-Assignment-Stale: true otherwise.';
-
 export const STUB_FLAG_SET = defineFlagSet({
   command: 'apiserver-stub',
-  summary: STUB_SUMMARY,
+  summary:
+    'A simulated ateapi control plane (gRPC ateapi.Control) with simulated workers that behave like the worker tunnel: ' +
+    'each serves only the actors placed on it and answers 421 + X-Ate-Assignment-Stale: true otherwise.',
   sections: {
     controlPlane: 'The ateapi.Control gRPC server, the workers\' attach listener and TLS on the control API.',
     admin: 'The admin HTTP API (actors, workers, churn, outages).',

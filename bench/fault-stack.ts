@@ -10,7 +10,7 @@ import { Admin, readActors, type ActorPlacement } from './admin.js';
 import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { resumeAll } from './control.js';
-import { launchComponent, type Launched } from './launcher.js';
+import { launchComponent, LaunchGroup, type Launched } from './launcher.js';
 import { proxyArgs, stubArgs, type ArmRuntime, type Probe } from './stack.js';
 
 /**
@@ -57,31 +57,17 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 
 export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors: readonly string[]): Promise<FaultRuntime> {
   if (spec.kind !== 'proxy') throw new Error(`faults: arm ${spec.name} is not a proxy arm`);
-  const started: Launched[] = [];
   const opts = { echo: config.echo };
-  const stopAll = async (): Promise<void> => {
-    for (const p of [...started].reverse()) await p.stop();
-  };
-  try {
+  return LaunchGroup.build(async (group) => {
     const net = await workerNet();
-    const stub = await launchComponent(
-      'apiserver-stub',
-      [...stubArgs(config, net.port), '--workers', '0', '--actors', String(config.actors + COLD_ACTORS)],
-      { ...opts, readyTimeoutMs: 60_000 },
-    );
-    started.push(stub);
+    const stub = await group.add(launchComponent('apiserver-stub', [...stubArgs(config, net.port), '--workers', '0', '--actors', String(config.actors + COLD_ACTORS)], { ...opts, readyTimeoutMs: 60_000 }));
     const grpc = stub.addresses['grpc'] as string;
     const stubAdmin = new Admin(stub.addresses['admin'] as string);
     const workers: WorkerProcess[] = await Promise.all(
       Array.from({ length: config.workers }, async (_, i) => {
         const ip = ipv4Add(net.ipBase, i);
-        const process = await launchComponent(
-          'worker',
-          ['--apiserver', grpc, '--advertise-ip', ip, '--worker-port', String(net.port), '--capacity', String(config.workerCapacity), '--actor-suffix', config.actorSuffix],
-          opts,
-        );
-        started.push(process);
-        return { ip, process };
+        const args = ['--apiserver', grpc, '--advertise-ip', ip, '--worker-port', String(net.port), '--capacity', String(config.workerCapacity), '--actor-suffix', config.actorSuffix];
+        return { ip, process: await group.add(launchComponent('worker', args, opts)) };
       }),
     );
     await waitUntil(
@@ -98,12 +84,8 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
     const extprocArgs = ['--listen', `127.0.0.1:${extprocPort}`, '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix];
     let extproc: Launched | undefined;
     const probes: Probe[] = [];
-    if (spec.extproc) {
-      extproc = await launchComponent('extproc', extprocArgs, opts);
-      started.push(extproc);
-    }
-    const proxy = await launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { PROXY_WORKER_PORT: String(net.port) } });
-    started.push(proxy);
+    if (spec.extproc) extproc = await group.add(launchComponent('extproc', extprocArgs, opts));
+    const proxy = await group.add(launchComponent('proxy', proxyArgs(config, spec, `127.0.0.1:${extprocPort}`, grpc), { ...opts, env: { PROXY_WORKER_PORT: String(net.port) } }));
     probes.push({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
     // extproc's own /stats would be lost at its restart: its streams are read from the proxy instead.
     probes.push({ component: 'apiserver-stub', kind: 'stub', admin: stubAdmin });
@@ -122,15 +104,10 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
       },
       async restartExtproc() {
         if (!extproc) return;
-        await extproc.stop();
-        started.splice(started.indexOf(extproc), 1);
-        extproc = await launchComponent('extproc', extprocArgs, opts);
-        started.push(extproc);
+        await group.remove(extproc);
+        extproc = await group.add(launchComponent('extproc', extprocArgs, opts));
       },
-      stop: stopAll,
+      stop: () => group.stopAll(),
     };
-  } catch (err) {
-    await stopAll();
-    throw err;
-  }
+  });
 }

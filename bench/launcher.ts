@@ -23,3 +23,40 @@ export function launchComponent(component: string, args: readonly string[], opts
 export function launchFloor(args: readonly string[], opts: LaunchOptions = {}): Promise<Launched> {
   return launch('floor', FLOOR_SCRIPT, args, { keepLines: TAIL, ...opts });
 }
+
+/**
+ * Processes started together and stopped together, the last started first. `LaunchGroup.build` hands a fresh group
+ * to a start-up function; if that function fails part-way, every process it had started is stopped before the error
+ * is rethrown, so a failed arm leaves nothing running.
+ */
+export class LaunchGroup {
+  readonly #started: Launched[] = [];
+
+  static async build<T>(start: (group: LaunchGroup) => Promise<T>): Promise<T> {
+    const group = new LaunchGroup();
+    try {
+      return await start(group);
+    } catch (err) {
+      await group.stopAll();
+      throw err;
+    }
+  }
+
+  /** Keeps a process once it has started (the caller starts it: a component, the floor, another build's proxy). */
+  async add(starting: Promise<Launched>): Promise<Launched> {
+    const p = await starting;
+    this.#started.push(p);
+    return p;
+  }
+
+  /** Stops one process and forgets it (a restart adds its successor). */
+  async remove(p: Launched): Promise<void> {
+    const i = this.#started.indexOf(p);
+    if (i >= 0) this.#started.splice(i, 1);
+    await p.stop();
+  }
+
+  async stopAll(): Promise<void> {
+    for (let p = this.#started.pop(); p !== undefined; p = this.#started.pop()) await p.stop();
+  }
+}

@@ -142,6 +142,22 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
   };
 }
 
+/** Each arm's CPU per request over the rounds, and the requests it carried in a median round. */
+function perArmTable(r: SideBySideReport): string {
+  const rows = r.arms.map((a) => {
+    const p = r.perArm[a];
+    const reqs = r.requests.map((q) => q[a] ?? 0).sort((x, y) => x - y);
+    return [a, String(p?.n ?? 0), fmt(p?.median, 1), fmt(p?.mean, 1), fmt(p?.sd, 1), fmtInt(reqs[Math.floor(reqs.length / 2)] ?? 0)];
+  });
+  return table(['arm', 'rounds', 'median µs/req', 'mean µs/req', 'sd', 'requests per round (median)'], ['l', 'r', 'r', 'r', 'r', 'r'], rows);
+}
+
+/** Each in-round ratio with its spread: the mean ± two standard errors is the interval the method reads. */
+function ratiosTable(r: SideBySideReport): string {
+  const rows = r.ratios.map((q) => [`${q.arm} ÷ ${q.base}`, String(q.n), fmt(q.median, 3), fmt(q.mean, 3), fmt(q.se, 3), `${fmt(q.mean - 2 * q.se, 3)} – ${fmt(q.mean + 2 * q.se, 3)}`]);
+  return table(['ratio', 'rounds', 'median', 'mean', 'standard error', 'mean ± 2 SE'], ['l', 'r', 'r', 'r', 'r', 'l'], rows);
+}
+
 export function renderSideBySide(r: SideBySideReport): string {
   const m = r.machine;
   const s = r.settings;
@@ -153,23 +169,11 @@ export function renderSideBySide(r: SideBySideReport): string {
     '',
     'Every arm carried the same hit load at the same time in each round; CPU per request of each front process (proxy or floor) over the round.',
     '',
-    table(
-      ['arm', 'rounds', 'median µs/req', 'mean µs/req', 'sd', 'requests per round (median)'],
-      ['l', 'r', 'r', 'r', 'r', 'r'],
-      r.arms.map((a) => {
-        const p = r.perArm[a];
-        const reqs = r.requests.map((q) => q[a] ?? 0).sort((x, y) => x - y);
-        return [a, String(p?.n ?? 0), fmt(p?.median, 1), fmt(p?.mean, 1), fmt(p?.sd, 1), fmtInt(reqs[Math.floor(reqs.length / 2)] ?? 0)];
-      }),
-    ),
+    perArmTable(r),
     '',
     'Ratios taken inside each round (the two arms under the same load at the same moment):',
     '',
-    table(
-      ['ratio', 'rounds', 'median', 'mean', 'standard error', 'mean ± 2 SE'],
-      ['l', 'r', 'r', 'r', 'r', 'l'],
-      r.ratios.map((q) => [`${q.arm} ÷ ${q.base}`, String(q.n), fmt(q.median, 3), fmt(q.mean, 3), fmt(q.se, 3), `${fmt(q.mean - 2 * q.se, 3)} – ${fmt(q.mean + 2 * q.se, 3)}`]),
-    ),
+    ratiosTable(r),
   ];
   if (r.arms.includes(CONTROL_ARM)) lines.push('', `"${CONTROL_ARM}" is a second process of this build's arm C: its ratio to C is what the method reads for two identical proxies.`);
   if (r.failures.length > 0) lines.push('', 'Failures:', '', ...r.failures.map((f) => `- ${f}`));

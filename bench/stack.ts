@@ -16,7 +16,7 @@ import type { ArmSpec } from './arms.js';
 import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
 import { launch } from '../lib/launch.js';
-import { launchComponent, launchFloor, type Launched } from './launcher.js';
+import { launchComponent, launchFloor, LaunchGroup, type Launched } from './launcher.js';
 import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
 import {
   controlCredentials,
@@ -191,12 +191,11 @@ export class Stack {
     if (spec.kind !== 'proxy') throw new Error(`arm ${spec.name} cannot be started here`);
     // mTLS on the ext_proc hop alone: this (plaintext) stack, with certificates for that hop.
     const hop = tls === undefined && spec.extprocMtls === true ? (await (this.#hopCerts ??= writeBenchCertificates())).files : undefined;
-    const started: Launched[] = [];
-    try {
+    return LaunchGroup.build(async (group) => {
       let extprocGrpc = UNUSED_EXTPROC;
       const probes: Probe[] = [];
       if (spec.extproc) {
-        const extproc = await launchComponent(
+        const extproc = await group.add(launchComponent(
           'extproc',
           [
             '--listen', '127.0.0.1:0',
@@ -208,8 +207,7 @@ export class Stack {
             ...(hop === undefined ? [] : extprocListenTlsArgs(hop)),
           ],
           opts,
-        );
-        started.push(extproc);
+        ));
         extprocGrpc = extproc.addresses['grpc'] as string;
         probes.push({ component: 'extproc', kind: 'extproc', admin: new Admin(extproc.addresses['admin'] as string) });
       }
@@ -218,11 +216,11 @@ export class Stack {
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
       const hopArgs = hop === undefined ? [] : proxyExtprocTlsArgs(hop);
       const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...hopArgs, ...serving];
-      const proxy =
+      const proxy = await group.add(
         build === undefined
-          ? await launchComponent('proxy', args, { ...opts, nodeArgs })
-          : await launch('proxy', build.cliScript, ['proxy', ...args], { ...opts, keepLines: 40, nodeArgs: [...build.nodeArgs, ...nodeArgs] });
-      started.push(proxy);
+          ? launchComponent('proxy', args, { ...opts, nodeArgs })
+          : launch('proxy', build.cliScript, ['proxy', ...args], { ...opts, keepLines: 40, nodeArgs: [...build.nodeArgs, ...nodeArgs] }),
+      );
       probes.unshift({ component: 'proxy', kind: 'proxy', admin: new Admin(proxy.addresses['admin'] as string) });
       probes.push(stubProbe);
       return {
@@ -230,14 +228,9 @@ export class Stack {
         url: spec.transport?.tls ? `https://${proxy.addresses['tls']}` : `http://${proxy.addresses['ingress']}`,
         probes,
         ...(profileDir === undefined ? {} : { profileDir }),
-        stop: async () => {
-          for (const p of started.reverse()) await p.stop();
-        },
+        stop: () => group.stopAll(),
       };
-    } catch (err) {
-      for (const p of started.reverse()) await p.stop();
-      throw err;
-    }
+    });
   }
 
   async stop(): Promise<void> {

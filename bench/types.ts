@@ -43,6 +43,8 @@ export interface FaultPhase {
   readonly description: string;
   readonly durationS: number;
   readonly requests: number;
+  /** Client-seen answers over the phase by status code. */
+  readonly statusCounts: Readonly<Record<string, number>>;
   readonly non2xx: number;
   /**
    * Of `non2xx`, the 502s that were resets of non-replayable requests already written: the proxy's own count of
@@ -51,11 +53,14 @@ export interface FaultPhase {
    * sent twice (the POSTs in flight on a killed worker): the actor may have received it.
    */
   readonly non2xxNotReplayable: number;
+  /** Requests the load generator saw fail without an answer (socket errors, its own timeouts). */
   readonly errors: number;
-  readonly statusCounts: Readonly<Record<string, number>>;
+  /** The proxy's actor-cache hits and misses over the phase. */
   readonly hits: number;
   readonly misses: number;
+  /** Bindings evicted over the phase, by reason (`stale`, `connect`, ...). */
   readonly evictions: Readonly<Record<string, number>>;
+  /** Upstream connections the proxy failed to open over the phase. */
   readonly connectFailures: number;
   /** Requests failed at once, never sent, because their worker's address was down (outlier detection). */
   readonly failedFast: number;
@@ -89,17 +94,16 @@ export interface FaultsUsage {
 
 /** One round of the grpc scenario: K server-streaming calls to one actor, all started at once. */
 export interface GrpcRound {
-  /** Each call's duration as its client saw it (its start to its status, any wait included), ms, in start order. */
+  /** Each call's duration as its client saw it (its start to its status, any wait included), ms, in start order; their sum. */
   readonly callMs: readonly number[];
-  /** Each call's streaming time: from its first reply to its status (0 without a reply), ms, same order. */
-  readonly streamMs: readonly number[];
-  /** Calls that did not end OK with every reply. */
-  readonly errors: number;
+  readonly callMsSum: number;
   /** From the first call's start to the last call's status, ms. */
   readonly wallMs: number;
-  /** The sums of `callMs` and of `streamMs`. */
-  readonly callMsSum: number;
+  /** Each call's streaming time: from its first reply to its status (0 without a reply), ms, same order; their sum. */
+  readonly streamMs: readonly number[];
   readonly streamMsSum: number;
+  /** Calls that did not end OK with every reply. */
+  readonly errors: number;
 }
 
 /** A unary call issued while a long streaming call to the same worker was open. */

@@ -170,13 +170,11 @@ export const EXTPROC_FLAGS = {
   'cert-expiry-warning-hours': certExpiryWarningFlag('EXTPROC_CERT_EXPIRY_WARNING_HOURS', 'extproc loads', 'admin'),
 } as const satisfies FlagSpecs;
 
-export const EXTPROC_SUMMARY =
-  'The Envoy ext_proc v3 server (envoy.service.ext_proc.v3.ExternalProcessor/Process): resolves the actor named by the ' +
-  'request authority through ateapi.Control/ResumeActor and publishes the worker address as dynamic metadata.';
-
 export const EXTPROC_FLAG_SET = defineFlagSet({
   command: 'extproc',
-  summary: EXTPROC_SUMMARY,
+  summary:
+    'The Envoy ext_proc v3 server (envoy.service.ext_proc.v3.ExternalProcessor/Process): resolves the actor named by the ' +
+    'request authority through ateapi.Control/ResumeActor and publishes the worker address as dynamic metadata.',
   sections: {
     grpc: 'The ext_proc gRPC server the data plane (actor-edge proxy or Envoy) streams to, and mTLS on it.',
     admin: 'The admin HTTP API, and certificate expiry warnings.',

@@ -61,13 +61,11 @@ export const WORKER_FLAGS = {
   'cert-expiry-warning-hours': certExpiryWarningFlag('WORKER_CERT_EXPIRY_WARNING_HOURS', 'the worker loads'),
 } as const satisfies FlagSpecs;
 
-export const WORKER_SUMMARY =
-  'One simulated worker (the worker tunnel) as its own process: attaches to apiserver-stub over atestub.Workers/Attach, ' +
-  'serves the actors the control plane activates on it, and answers 421 + X-Ate-Assignment-Stale: true for any other.';
-
 export const WORKER_FLAG_SET = defineFlagSet({
   command: 'worker',
-  summary: WORKER_SUMMARY,
+  summary:
+    'One simulated worker (the worker tunnel) as its own process: attaches to apiserver-stub over atestub.Workers/Attach, ' +
+    'serves the actors the control plane activates on it, and answers 421 + X-Ate-Assignment-Stale: true for any other.',
   sections: {
     worker: 'The control plane to attach to, the worker\'s address and its capacity.',
     tls: 'mTLS on the worker\'s listener (the worker tunnel\'s: exactly one client identity).',

@@ -28,7 +28,7 @@ import type { ArmSpec } from '../arms.js';
 import type { BenchConfig } from '../config.js';
 import { resumeAll } from '../control.js';
 import { FleetLoad, tallyDiff, type FleetTally } from '../fleet-load.js';
-import { launchComponent, type Launched } from '../launcher.js';
+import { launchComponent, LaunchGroup } from '../launcher.js';
 import type { LoadResult } from '../load.js';
 import { readAll, resetAll } from '../measure.js';
 import { stubArgs, type ArmRuntime, type Probe } from '../stack.js';
@@ -61,32 +61,21 @@ function isFleetRuntime(r: ArmRuntime): r is FleetRuntime {
 
 /** The arm's processes: a stub with its workers, every actor awake, extproc, then the fleet. */
 async function startFleetArm(config: BenchConfig, spec: ArmSpec, actors: readonly string[]): Promise<FleetRuntime> {
-  if (spec.kind !== 'fleet' || spec.fleet === undefined) throw new Error(`fleet: arm ${spec.name} is not a fleet arm`);
-  const started: Launched[] = [];
+  const mode = spec.kind === 'fleet' ? spec.fleet : undefined;
+  if (mode === undefined) throw new Error(`fleet: arm ${spec.name} is not a fleet arm`);
   const opts = { echo: config.echo };
-  const stopStarted = async (): Promise<void> => {
-    for (const p of [...started].reverse()) await p.stop();
-  };
-  try {
+  return LaunchGroup.build(async (group) => {
     const net = await workerNet();
-    const stub = await launchComponent(
-      'apiserver-stub',
-      [...stubArgs(config, net.port), '--workers', String(config.workers), '--worker-ip-base', net.ipBase, '--worker-capacity', String(config.workerCapacity)],
-      { ...opts, readyTimeoutMs: 60_000 },
-    );
-    started.push(stub);
+    const stubExtra = ['--workers', String(config.workers), '--worker-ip-base', net.ipBase, '--worker-capacity', String(config.workerCapacity)];
+    const stub = await group.add(launchComponent('apiserver-stub', [...stubArgs(config, net.port), ...stubExtra], { ...opts, readyTimeoutMs: 60_000 }));
     const grpc = stub.addresses['grpc'] as string;
     await resumeAll(grpc, config.atespace, actors);
-    const extproc = await launchComponent(
-      'extproc',
-      ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix],
-      opts,
-    );
-    started.push(extproc);
+    const extprocArgs = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix];
+    const extproc = await group.add(launchComponent('extproc', extprocArgs, opts));
     const fleet = await Fleet.start({
-      mode: spec.fleet,
+      mode,
       replicas: config.replicas,
-      slots: config.replicas + (spec.fleet === 'affinity' ? 1 : 0),
+      slots: config.replicas + (mode === 'affinity' ? 1 : 0),
       backends: { apiserverGrpc: grpc, extprocGrpc: extproc.addresses['grpc'] as string, workerPort: net.port },
       proxyFlags: ['--access-log', 'off', '--cache-ttl-ms', String(config.cacheTtlMs), '--cache-max-entries', String(config.cacheMaxEntries), ...spec.proxyFlags],
       drainDelayMs: DRAIN_DELAY_MS,
@@ -101,7 +90,7 @@ async function startFleetArm(config: BenchConfig, spec: ArmSpec, actors: readonl
     return {
       kind: 'fleet',
       spec,
-      mode: spec.fleet,
+      mode,
       url: fleet.url,
       fleet,
       stubAdmin,
@@ -110,13 +99,10 @@ async function startFleetArm(config: BenchConfig, spec: ArmSpec, actors: readonl
       probes: [...replicaProbes, extprocProbe, { component: 'apiserver-stub', kind: 'stub', admin: stubAdmin }],
       stop: async () => {
         await fleet.stop();
-        await stopStarted();
+        await group.stopAll();
       },
     };
-  } catch (err) {
-    await stopStarted();
-    throw err;
-  }
+  });
 }
 
 /** ResumeActor calls per actor per cache TTL: `calls` over `durationS` seconds spread over `actors`. */

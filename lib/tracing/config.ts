@@ -29,8 +29,11 @@ export interface TracingOn {
   readonly enabled: true;
   /** Where OTLP spans are posted (`…/v1/traces`). */
   readonly endpoint: string;
+  /** Sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`), e.g. an authorization header. */
   readonly headers: Readonly<Record<string, string>>;
+  /** How long one export may take before it is abandoned. */
   readonly exportTimeoutMs: number;
+  /** The `service.name` resource attribute. */
   readonly serviceName: string;
   /** More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`). */
   readonly resource: Readonly<Record<string, string>>;

@@ -78,7 +78,7 @@ test('a stale answer re-runs the whole chain once: onRerun on every filter, rout
   ]);
   assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1']);
   assert.deepEqual(router.calls[1]?.headers, [['host', 'a.demo.example'], ['x-ate-target-port', '81']]);
-  assert.equal(counters.rerunsStale, 1);
+  assert.equal(counters.reruns.stale, 1);
   assert.equal(ctx.exchange.sentStatus, 200);
 });
 
@@ -102,7 +102,7 @@ test('back-to-back stale answers: the second re-run waits its backoff, each re-r
   assert.equal(ctx.exchange.sentStatus, 200);
   assert.equal(ctx.attempt, 2);
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 4)], [1, 1, 0]);
-  assert.equal(counters.rerunsStale, 2);
+  assert.equal(counters.reruns.stale, 2);
   assert.equal(counters.rerunBackoffs, 1, 'only the second re-run waited');
 });
 

@@ -373,9 +373,7 @@ export class Chain {
   }
 
   #rerun(ctx: ProxyRequest, reason: RerunReason): void {
-    if (reason === 'stale') this.counters.rerunsStale++;
-    else if (reason === 'connect') this.counters.rerunsConnect++;
-    else this.counters.rerunsReset++;
+    this.counters.reruns[reason]++;
     this.counters.rerunsByAttempt[ctx.attempt + 1]!++;
     notifyEach(ctx, this.filterSetOf(ctx).filters, 'onRerun', reason, 'filter failed preparing a re-run');
     ctx.log.debug({ reason, attempt: ctx.attempt + 1, upstream: ctx.upstreamAddress }, 're-running the request');

@@ -93,10 +93,10 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     labelNames: ['code'],
     read: () => byIndex('code', c.requestsByStatus),
   });
-  scrapedCounter(registry, { name: `${P}extproc_streams_total`, help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: () => c.extprocStreams });
-  scrapedGauge(registry, { name: `${P}extproc_streams_active`, help: 'ext_proc streams open now.', read: () => c.extprocActive });
-  scrapedCounter(registry, { name: `${P}extproc_errors_total`, help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extprocErrors });
-  scrapedCounter(registry, { name: `${P}extproc_timeouts_total`, help: 'ext_proc messages not answered within the message timeout.', read: () => c.extprocTimeouts });
+  scrapedCounter(registry, { name: `${P}extproc_streams_total`, help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: () => c.extproc.streams });
+  scrapedGauge(registry, { name: `${P}extproc_streams_active`, help: 'ext_proc streams open now.', read: () => c.extproc.active });
+  scrapedCounter(registry, { name: `${P}extproc_errors_total`, help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extproc.errors });
+  scrapedCounter(registry, { name: `${P}extproc_timeouts_total`, help: 'ext_proc messages not answered within the message timeout.', read: () => c.extproc.timeouts });
   scrapedCounter(registry, {
     name: `${P}extproc_retries_total`,
     help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened (UNAVAILABLE before any answer), within --rerun-budget-ms.',
@@ -175,7 +175,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     name: `${P}reruns_total`,
     help: 'Requests re-run through the chain, by reason.',
     labelNames: ['reason'],
-    read: () => samplesBy('reason', { stale: c.rerunsStale, connect: c.rerunsConnect, reset: c.rerunsReset }),
+    read: () => samplesBy('reason', c.reruns),
   });
   scrapedCounterBy(registry, {
     name: `${P}reruns_by_attempt_total`,

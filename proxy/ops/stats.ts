@@ -31,6 +31,12 @@ export interface ExtProcRetryTallies {
   shed: number;
 }
 
+/** The ext_proc client's streams (`stages/ext-proc/grpc-client.ts`); `active` is a level, the others only go up. */
+export type ExtProcStreamTallies = Record<'streams' | 'active' | 'errors' | 'timeouts', number>;
+
+/** Re-runs by reason (the keys are the filter API's `RerunReason`s). */
+export type RerunTallies = Record<'stale' | 'connect' | 'reset', number>;
+
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 const CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx'];
@@ -44,12 +50,12 @@ export class Counters {
   requestsInFlight = 0;
   /** Client responses by exact status (index = status code). */
   readonly requestsByStatus = new Float64Array(1000);
-  extprocStreams = 0;
-  extprocActive = 0;
-  extprocErrors = 0;
-  extprocTimeouts = 0;
+  /** ext_proc streams opened; of those, open now; streams that ended in a gRPC error; messages not answered in time. */
+  readonly extproc: ExtProcStreamTallies = { streams: 0, active: 0, errors: 0, timeouts: 0 };
+  /** Upstream attempts sent, and their answers by exact status (index = status code). */
   upstreamRequests = 0;
   readonly upstreamByStatus = new Float64Array(1000);
+  /** Upstream attempts whose connection could not be opened, and attempts reset before response headers. */
   upstreamConnectFailures = 0;
   upstreamResets = 0;
   /**
@@ -62,9 +68,8 @@ export class Counters {
   /** Upstream TLS credential files re-loaded after a change, and changes that could not be loaded. */
   upstreamTlsReloads = 0;
   upstreamTlsReloadErrors = 0;
-  rerunsStale = 0;
-  rerunsConnect = 0;
-  rerunsReset = 0;
+  /** Re-runs by reason: a stale 421 from the worker, a connect failure, a reset before the first byte. */
+  readonly reruns: RerunTallies = { stale: 0, connect: 0, reset: 0 };
   /** Re-runs by their number within one request (index 1 = first re-run; up to --max-reruns, at most 10). */
   readonly rerunsByAttempt = new Float64Array(MAX_RERUN_ATTEMPTS + 1);
   /** Re-runs that waited a backoff first; of those, requests whose client left during the wait. */
@@ -131,7 +136,7 @@ export interface ProxyStatsBlock {
     readonly tlsReloadErrors: number;
     readonly outliers: OutlierTallies & { readonly down: number };
   };
-  readonly reruns: { readonly stale: number; readonly connect: number; readonly reset: number };
+  readonly reruns: Readonly<RerunTallies>;
   readonly rerunAttempts: RerunAttemptsBlock;
 }
 
@@ -173,10 +178,8 @@ export class ProxyStats {
     return {
       requests: { total: d.requests, byStatus: byClass(d.requestsByStatus), inFlight: this.live.requestsInFlight },
       extproc: {
-        streams: d.extprocStreams,
-        active: this.live.extprocActive,
-        errors: d.extprocErrors,
-        timeouts: d.extprocTimeouts,
+        ...d.extproc,
+        active: this.live.extproc.active,
         retries: { ...d.extprocRetries, waiting: this.live.extprocRetriesWaiting },
       },
       upstream: {
@@ -190,7 +193,7 @@ export class ProxyStats {
         tlsReloadErrors: d.upstreamTlsReloadErrors,
         outliers: { down: this.live.outliersDown(), ...d.outliers },
       },
-      reruns: { stale: d.rerunsStale, connect: d.rerunsConnect, reset: d.rerunsReset },
+      reruns: { ...d.reruns },
       rerunAttempts: {
         byAttempt: byAttempt(d.rerunsByAttempt, this.live.maxReruns),
         backoffs: d.rerunBackoffs,

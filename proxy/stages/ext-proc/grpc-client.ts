@@ -199,8 +199,8 @@ export class GrpcExtProcStream implements ExtProcStream {
     this.#opts = opts;
     this.#closing = closing;
     this.#span = span;
-    opts.counters.extprocStreams++;
-    opts.counters.extprocActive++;
+    opts.counters.extproc.streams++;
+    opts.counters.extproc.active++;
     call.on('data', (m: ProcessingResponse) => {
       if (m.override_message_timeout != null) return this.#overrideTimeout(durationMs(m.override_message_timeout));
       this.#unanswered = false;
@@ -276,7 +276,7 @@ export class GrpcExtProcStream implements ExtProcStream {
 
   #timer(ms: number): NodeJS.Timeout {
     return setTimeout(() => {
-      this.#opts.counters.extprocTimeouts++;
+      this.#opts.counters.extproc.timeouts++;
       this.#finish({ kind: 'timeout' });
     }, ms);
   }
@@ -310,7 +310,7 @@ export class GrpcExtProcStream implements ExtProcStream {
       if (this.#closed && code === grpc.status.CANCELLED) {
         this.#ended = { kind: 'aborted' }; // our own cancel
       } else {
-        this.#opts.counters.extprocErrors++;
+        this.#opts.counters.extproc.errors++;
         this.#ended = { kind: 'error', code: grpc.status[code] ?? String(code), details };
       }
     }
@@ -324,7 +324,7 @@ export class GrpcExtProcStream implements ExtProcStream {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#opts.counters.extprocActive--;
+    this.#opts.counters.extproc.active--;
     this.#finish({ kind: 'aborted' });
     this.#endSpan(undefined);
     if (this.#ended !== undefined) return;
