@@ -77,36 +77,28 @@ export class ControlPlane {
       if (!actor) throw errors.actorNotFound(key);
       if (actor.status === 'RUNNING') return { actor, resumed: false };
     }
-    const lease = this.store.lease(actor, 'resume');
-    try {
+    const leased = actor;
+    return this.store.underLease(leased, 'resume', async () => {
       // Re-read under the lease (another operation may have finished in between).
-      if (isRunning(actor)) return { actor, resumed: false };
-      const worker = this.store.claimRandomWorker(actor);
+      if (isRunning(leased)) return { actor: leased, resumed: false };
+      const worker = this.store.claimRandomWorker(leased);
       this.store.placements++;
-      await this.restoreOn(actor, worker);
-      return { actor, resumed: true };
-    } finally {
-      lease.release();
-    }
+      await this.restoreOn(leased, worker);
+      return { actor: leased, resumed: true };
+    });
   }
 
   async suspend(ref: ActorRef): Promise<ActorRecord> {
     const actor = this.store.requireActor(ref);
-    const lease = this.store.lease(actor, 'suspend');
-    try {
-      await this.suspendLeased(actor);
-      return actor;
-    } finally {
-      lease.release();
-    }
+    await this.store.underLease(actor, 'suspend', () => this.suspendLeased(actor));
+    return actor;
   }
 
   /** Suspends the actor and resumes it on another free worker, as one operation under one lease. */
   async move(ref: ActorRef): Promise<ActorRecord> {
     const actor = this.store.requireActor(ref);
     if (actor.status !== 'RUNNING') throw errors.notRunning(actor.key, actor.status);
-    const lease = this.store.lease(actor, 'move');
-    try {
+    return this.store.underLease(actor, 'move', async () => {
       if (!isRunning(actor)) throw errors.notRunning(actor.key, actor.status);
       const from = actor.workerIp;
       const worker = this.store.claimRandomWorker(actor, from ?? undefined);
@@ -117,20 +109,15 @@ export class ControlPlane {
       this.moves++;
       await this.restoreOn(actor, worker);
       return actor;
-    } finally {
-      lease.release();
-    }
+    });
   }
 
   async delete(ref: ActorRef): Promise<void> {
     const actor = this.store.requireActor(ref);
-    const lease = this.store.lease(actor, 'delete');
-    try {
+    await this.store.underLease(actor, 'delete', async () => {
       await this.suspendLeased(actor);
       this.store.deleteActor(actor);
-    } finally {
-      lease.release();
-    }
+    });
   }
 
   /** RESUMING on `worker` (whose slot is already claimed), restore delay, activation acked, RUNNING. */
@@ -254,12 +241,7 @@ export class ControlPlane {
           this.store.releaseSlot(worker.ip, key);
           continue;
         }
-        const lease = this.store.lease(actor, 'suspend');
-        try {
-          await this.suspendLeased(actor);
-        } finally {
-          lease.release();
-        }
+        await this.store.underLease(actor, 'suspend', () => this.suspendLeased(actor));
       }
     }
   }

@@ -155,6 +155,16 @@ export class Store {
     return lease;
   }
 
+  /** Runs `operation` holding the actor's lease (throws ABORTED when another holds it); the lease is released however it ends. */
+  async underLease<T>(actor: ActorRecord, op: string, operation: () => Promise<T>): Promise<T> {
+    const lease = this.lease(actor, op);
+    try {
+      return await operation();
+    } finally {
+      lease.release();
+    }
+  }
+
   // ---- workers ----
 
   /** Registers (or re-registers after death) a worker. Throws ALREADY_EXISTS if a live link holds the IP. */

@@ -170,10 +170,10 @@ export const MIN_OUTAGE_MISSES = 20;
 
 /** The faults scenario's targets, per arm: judged from counts, reported, never asserted. */
 export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
-  const out: TargetResult[] = [];
-  for (const arm of arms) {
+  return arms.flatMap((arm) => {
     const f = arm.faults;
-    if (!f) continue;
+    if (!f) return [];
+    const out: TargetResult[] = [];
     const phase = (prefix: string) => f.phases.find((p) => p.name.startsWith(prefix));
     const killed = phase('(a)');
     out.push({
@@ -199,8 +199,8 @@ export function faultTargets(arms: readonly ArmResult[]): TargetResult[] {
       });
     }
     out.push(duplicatesTarget(arm));
-  }
-  return out;
+    return out;
+  });
 }
 
 function phaseCounts(p: FaultPhase): string {
@@ -241,23 +241,23 @@ export const GRPC_OVERLAP_TARGET = 2;
 
 /** The grpc scenario's targets, per arm: judged from the run's own figures, reported, never asserted. */
 export function grpcTargets(arms: readonly ArmResult[]): TargetResult[] {
-  const out: TargetResult[] = [];
-  for (const arm of arms) {
+  return arms.flatMap((arm): TargetResult[] => {
     const g = arm.grpc;
-    if (!g) continue;
-    out.push({
-      name: `${arm.name}: ${g.concurrency} concurrent streaming calls to one worker overlap (wall time <= ${GRPC_OVERLAP_TARGET}x one call)`,
-      status: g.aloneP50Ms > 0 && g.wallP50Ms <= GRPC_OVERLAP_TARGET * g.aloneP50Ms ? 'met' : 'not-met',
-      detail: `round wall time p50 ${fmt(g.wallP50Ms, 1)} ms = ${fmt(g.wallPerCall, 2)}x one call alone (${fmt(g.aloneP50Ms, 1)} ms); overlap ratio ${fmt(g.overlap, 2)} (calls streaming at once: ${g.concurrency} when they run together, 1 when one at a time); client durations ÷ wall time ${fmt(g.durationOverlap, 2)} (${fmt((g.concurrency + 1) / 2, 1)} when one at a time)`,
-    });
+    if (!g) return [];
     const open = g.unaryWhileStreaming.filter((s) => s.ok && s.streamOpen).length;
-    out.push({
-      name: `${arm.name}: a unary call to the same worker is answered while a stream is open`,
-      status: g.unaryWhileStreaming.length > 0 && open === g.unaryWhileStreaming.length ? 'met' : 'not-met',
-      detail: `${open}/${g.unaryWhileStreaming.length} answered OK before the ${g.longStreamReplies}-reply stream ended; latency p50 ${fmt(g.unaryWhileStreamingP50Ms, 1)} ms, max ${fmt(g.unaryWhileStreamingMaxMs, 1)} ms beside the stream vs ${fmt(g.unaryAloneP50Ms, 1)} ms alone`,
-    });
-  }
-  return out;
+    return [
+      {
+        name: `${arm.name}: ${g.concurrency} concurrent streaming calls to one worker overlap (wall time <= ${GRPC_OVERLAP_TARGET}x one call)`,
+        status: g.aloneP50Ms > 0 && g.wallP50Ms <= GRPC_OVERLAP_TARGET * g.aloneP50Ms ? 'met' : 'not-met',
+        detail: `round wall time p50 ${fmt(g.wallP50Ms, 1)} ms = ${fmt(g.wallPerCall, 2)}x one call alone (${fmt(g.aloneP50Ms, 1)} ms); overlap ratio ${fmt(g.overlap, 2)} (calls streaming at once: ${g.concurrency} when they run together, 1 when one at a time); client durations ÷ wall time ${fmt(g.durationOverlap, 2)} (${fmt((g.concurrency + 1) / 2, 1)} when one at a time)`,
+      },
+      {
+        name: `${arm.name}: a unary call to the same worker is answered while a stream is open`,
+        status: g.unaryWhileStreaming.length > 0 && open === g.unaryWhileStreaming.length ? 'met' : 'not-met',
+        detail: `${open}/${g.unaryWhileStreaming.length} answered OK before the ${g.longStreamReplies}-reply stream ended; latency p50 ${fmt(g.unaryWhileStreamingP50Ms, 1)} ms, max ${fmt(g.unaryWhileStreamingMaxMs, 1)} ms beside the stream vs ${fmt(g.unaryAloneP50Ms, 1)} ms alone`,
+      },
+    ];
+  });
 }
 
 /** True when a target that must hold for correctness (not speed) failed: duplicate deliveries, or one marked so. */
