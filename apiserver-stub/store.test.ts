@@ -18,3 +18,23 @@ test('an actor remembers at most MAX_REQUEST_IDS_PER_ACTOR delivered request ids
   assert.equal(store.duplicates, 1);
   assert.equal(store.deliveries, total + 1);
 });
+
+test('underLease holds the actor lease while its operation runs, refuses a second one, and releases it however the operation ends', async () => {
+  const store = new Store();
+  const actor = store.createActor({ atespace: 'demo', name: 'b' });
+  let finish!: () => void;
+  const running = store.underLease(actor, 'suspend', () => new Promise<void>((resolve) => (finish = resolve)));
+  assert.equal(actor.lease?.op, 'suspend');
+  await assert.rejects(store.underLease(actor, 'move', async () => 'never'), (err: Error & { code?: number }) => err.code === 10 && /another operation/.test(err.message));
+  finish();
+  await running;
+  assert.equal(actor.lease, null);
+  await assert.rejects(
+    store.underLease(actor, 'delete', async () => {
+      throw new Error('restore failed');
+    }),
+    /restore failed/,
+  );
+  assert.equal(actor.lease, null, 'a failed operation releases the lease too');
+  assert.equal(await store.underLease(actor, 'resume', async () => 'resumed'), 'resumed');
+});
