@@ -46,6 +46,8 @@ before(async () => {
   ]);
   extproc = await startComponent('extproc', [
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port),
+    // Well above the 1 s cold resume, and well below the 15 s default the control-plane-gone test would wait out.
+    '--resume-budget-ms', '5000',
   ]);
   client = new EnvoyLikeClient(extproc.addresses.grpc!);
 });
