@@ -55,8 +55,8 @@ export async function measureRefreshCost(refreshes: number, actors: number): Pro
       const run = async (n: number): Promise<void> => {
         for (let i = 0; i < n; i++) {
           const authority = `${actorName(i % actors)}.${ATESPACE}.${DEFAULT_ACTOR_SUFFIX}`;
-          const result = await revalidator.revalidate({ authority, scheme: 'http' }, signal);
-          if (result.kind !== 'routed') throw new Error(`refresh of ${authority} failed: ${result.reason}`);
+          const answer = await revalidator.revalidate({ authority, scheme: 'http' }, signal);
+          if (answer.kind !== 'routed') throw new Error(`refresh of ${authority} failed: ${answer.reason}`);
         }
       };
       await run(WARM_UP);

@@ -3,6 +3,7 @@
  * reports them minus the baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the
  * lifetime values when scraped, so Prometheus counters never go backwards.
  */
+import type { RerunReason } from '../api/filter.js';
 import { SinceReset } from '../../lib/since-reset.js';
 import { WorkerMetrics } from './worker-metrics.js';
 import { ExtProcRoundTrips } from './extproc-round-trips.js';
@@ -34,8 +35,8 @@ export interface ExtProcRetryTallies {
 /** The ext_proc client's streams (`stages/ext-proc/grpc-client.ts`); `active` is a level, the others only go up. */
 export type ExtProcStreamTallies = Record<'streams' | 'active' | 'errors' | 'timeouts', number>;
 
-/** Re-runs by reason (the keys are the filter API's `RerunReason`s). */
-export type RerunTallies = Record<'stale' | 'connect' | 'reset', number>;
+/** Re-runs by reason. */
+export type RerunTallies = Record<RerunReason, number>;
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
