@@ -30,7 +30,7 @@ import { TlsFileError } from '../lib/tls/files.js';
 import { MtlsGrpcListener, type MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
 import { startCertificateExpiry, type CertificateSource } from '../lib/tls/expiry.js';
 import { UsageError } from '../lib/flags.js';
-import { startTracing } from '../lib/tracing/provider.js';
+import { loadTracing } from '../lib/tracing/load.js';
 import { tracedResume } from './spans.js';
 
 /** TLS 1.3 to the control plane with extproc's client certificate (files read on every handshake), or plaintext. */
@@ -101,7 +101,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const listener = config.listenTls === undefined ? undefined : mtlsListener(server, config.listenTls, log);
   const control: ControlClient = createControlClient(config.apiserver, {}, controlCredentials(config.apiserverTls, log));
   const backstop = attemptBackstopMs(config.resumeBudgetMs);
-  const tracing = config.tracing.enabled ? startTracing(config.tracing, 'extproc', log) : undefined;
+  const tracing = config.tracing.enabled ? await loadTracing(config.tracing, 'extproc', log) : undefined;
   const tracer = tracing?.tracer;
   let metrics: ExtprocMetrics | undefined;
   const flights = new ResumeFlights({

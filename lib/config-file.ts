@@ -13,11 +13,12 @@
  * `cache-ttl-ms: 2000`) is still read, each such key with a deprecation warning naming its nested key. A secret
  * may be given as `{ file: PATH }` (relative to the config file), read only when no flag or variable overrides it.
  * YAML is read with the `yaml` package (YAML 1.2: `on`/`off` are strings, as the flags spell them).
+ * Both packages are loaded on the first file read: a component started without `--config` never loads them.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { parse as parseYaml } from 'yaml';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { fileKey, UsageError, type FileLayer, type FlagSet, type FlagSpec } from './flags.js';
 import { configSchema } from './flag-schema.js';
 
@@ -43,9 +44,13 @@ export function configFlag(env: string, command: string) {
 
 const validators = new WeakMap<FlagSet, ValidateFunction>();
 
+/** `require`, for the two packages loaded only when a file is read (both are CommonJS; reading a file is synchronous). */
+const load = createRequire(import.meta.url);
+
 function validatorOf(set: FlagSet): ValidateFunction {
   let validate = validators.get(set);
   if (validate === undefined) {
+    const { Ajv } = load('ajv') as typeof import('ajv');
     validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(configSchema(set));
     validators.set(set, validate);
   }
@@ -95,7 +100,7 @@ function parseDocument(file: string, where: string): Record<string, unknown> {
   if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') throw new UsageError(`${where}: must end in .json, .yaml or .yml`);
   let doc: unknown;
   try {
-    doc = ext === '.json' ? JSON.parse(text) : parseYaml(text);
+    doc = ext === '.json' ? JSON.parse(text) : (load('yaml') as typeof import('yaml')).parse(text);
   } catch (err) {
     throw new UsageError(`${where}: not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
   }

@@ -14,7 +14,8 @@ import { ProxyStats } from './ops/stats.js';
 import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { AccessLog, type AccessLogSink } from './ops/access-log.js';
-import { startTracing, type Tracing } from '../lib/tracing/provider.js';
+import { loadTracing } from '../lib/tracing/load.js';
+import type { Tracing } from '../lib/tracing/provider.js';
 import { ATTR_CACHE } from '../lib/tracing/attributes.js';
 import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
@@ -140,7 +141,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       tunnels: { hub, idleTimeoutMs: config.tunnels.idleTimeoutMs },
     },
   );
-  const tracing: Tracing | undefined = config.tracing.enabled ? startTracing(config.tracing, 'proxy', log) : undefined;
+  const tracing: Tracing | undefined = config.tracing.enabled ? await loadTracing(config.tracing, 'proxy', log) : undefined;
   const accessLog = new AccessLog(ops.accessLog, opts.accessLogSink);
   const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
   const reload = (): Promise<ReloadReport> => reloader.reload();

@@ -3,7 +3,10 @@
 //   imports it back, directly or through others; test code left out);
 // - lib/ imports nothing outside lib/ (shared pieces depend on no component, nor on the CLI);
 // - code that is not test code imports no test helper (testing/ or e2e/ folders, *.test.ts);
-// - `node --test` runs only *.test files: no other file matches its default test-file patterns.
+// - `node --test` runs only *.test files: no other file matches its default test-file patterns;
+// - tracing's SDK is loaded only when tracing is on: only lib/tracing/provider.ts imports an SDK package (any
+//   `@opentelemetry/` package but the API and the semantic conventions), and production code imports provider.ts
+//   only with `import()` (lib/tracing/load.ts) or for its types.
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +47,22 @@ for (const [file, targets] of graph) {
   for (const t of targets) {
     if (file.startsWith('lib/') && !t.startsWith('lib/')) problems.push(`${file}: lib/ must not import ${t}`);
     if (!isTestCode(file) && isTestCode(t)) problems.push(`${file}: production code must not import the test helper ${t}`);
+  }
+}
+
+const PROVIDER = 'lib/tracing/provider.ts';
+const SDK = /^@opentelemetry\/(?!api$|semantic-conventions$)/;
+const STATIC = /\b(import|export)\s+(type\s+)?(?:[^;'"]*?\bfrom\s*)?['"]([^'"]+)['"]/g;
+for (const file of sources) {
+  if (isTestCode(file)) continue;
+  const text = withoutComments(readFileSync(path.join(ROOT, file), 'utf8'));
+  for (const m of text.matchAll(STATIC)) {
+    if (m[2] !== undefined) continue; // `import type`: erased
+    const spec = m[3];
+    if (SDK.test(spec) && file !== PROVIDER) problems.push(`${file}: imports the tracing SDK (${spec}); only ${PROVIDER} may, loaded when tracing is on`);
+    if (spec.startsWith('.') && path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.js$/, '.ts') === PROVIDER) {
+      problems.push(`${file}: imports ${PROVIDER} statically; load it with import() (lib/tracing/load.ts) so tracing off never loads the SDK`);
+    }
   }
 }
 

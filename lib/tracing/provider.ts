@@ -4,6 +4,9 @@
  * `actor_edge.component`). Nothing is registered globally (no global tracer provider, propagator or context
  * manager): callers hand every span its parent explicitly, so a request's spans never depend on async context.
  * Export failures are logged (at most one line per 10 s) on the component's logger.
+ *
+ * Components import this module only when tracing is on (`load.ts`): the SDK and the exporter take a good part of
+ * a second to load, which a component with tracing off never pays.
  */
 import { diag, DiagLogLevel, type Tracer } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -18,10 +21,12 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import { BUILD_INFO } from '../build-info.js';
 import type { SamplerKind, TracingOn } from './config.js';
+import { installPropagator } from './propagation.js';
 
 export interface Tracing {
   readonly tracer: Tracer;
@@ -71,6 +76,7 @@ function routeDiagnostics(log: Logger): void {
 /** `component`: `proxy` or `extproc` (the `actor_edge.component` resource attribute). */
 export function startTracing(config: TracingOn, component: string, log: Logger, opts: TracingOptions = {}): Tracing {
   routeDiagnostics(log);
+  installPropagator(new W3CTraceContextPropagator());
   const exporter = opts.exporter ?? new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers }, timeoutMillis: config.exportTimeoutMs });
   const processor = new BatchSpanProcessor(exporter, {
     scheduledDelayMillis: config.batch.scheduledDelayMs,
