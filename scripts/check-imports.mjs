@@ -26,15 +26,21 @@ function withoutComments(text) {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 }
 
-/** file → the source files it imports (relative imports only, `.js` resolved to the `.ts` source). */
+/** The source file a relative import in `file` names (`.js` resolved to the `.ts` source). */
+const resolveRelative = (file, spec) => path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.js$/, '.ts');
+
+/** file → its text without comments (read once; every rule below reads it from here). */
+const texts = new Map(sources.map((file) => [file, withoutComments(readFileSync(path.join(ROOT, file), 'utf8'))]));
+
+/** file → the source files it imports (relative imports only). */
 const graph = new Map();
 const problems = [];
 for (const file of sources) {
-  const text = withoutComments(readFileSync(path.join(ROOT, file), 'utf8'));
+  const text = texts.get(file);
   const targets = new Set();
   for (const re of IMPORT) {
     for (const m of text.matchAll(re)) {
-      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1])).replace(/\.js$/, '.ts');
+      const target = resolveRelative(file, m[1]);
       if (!existsSync(path.join(ROOT, target))) problems.push(`${file}: imports ${m[1]}, which has no source file`);
       else targets.add(target);
     }
@@ -55,12 +61,11 @@ const SDK = /^@opentelemetry\/(?!api$|semantic-conventions$)/;
 const STATIC = /\b(import|export)\s+(type\s+)?(?:[^;'"]*?\bfrom\s*)?['"]([^'"]+)['"]/g;
 for (const file of sources) {
   if (isTestCode(file)) continue;
-  const text = withoutComments(readFileSync(path.join(ROOT, file), 'utf8'));
-  for (const m of text.matchAll(STATIC)) {
+  for (const m of texts.get(file).matchAll(STATIC)) {
     if (m[2] !== undefined) continue; // `import type`: erased
     const spec = m[3];
     if (SDK.test(spec) && file !== PROVIDER) problems.push(`${file}: imports the tracing SDK (${spec}); only ${PROVIDER} may, loaded when tracing is on`);
-    if (spec.startsWith('.') && path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.js$/, '.ts') === PROVIDER) {
+    if (spec.startsWith('.') && resolveRelative(file, spec) === PROVIDER) {
       problems.push(`${file}: imports ${PROVIDER} statically; load it with import() (lib/tracing/load.ts) so tracing off never loads the SDK`);
     }
   }

@@ -6,9 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { TracingOn } from './config.js';
-import type { Tracing, TracingOptions } from './provider.js';
+import type { Tracing } from './provider.js';
 
-export async function loadTracing(config: TracingOn, component: string, log: Logger, opts: TracingOptions = {}): Promise<Tracing> {
+export async function loadTracing(config: TracingOn, component: string, log: Logger): Promise<Tracing> {
   const { startTracing } = await import('./provider.js');
-  return startTracing(config, component, log, opts);
+  return startTracing(config, component, log);
 }
