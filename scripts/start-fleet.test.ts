@@ -49,9 +49,10 @@ test('npm run fleet: ready banner, misses served through HAProxy by the replicas
   child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // The banner is written a line at a time: wait for its last line, so every line before it has arrived too.
   await waitFor(() => {
     assert.ok(child.exitCode === null, `the fleet exited before it was ready:\n${output}`);
-    return /ingress\s+http:\/\/127\.0\.0\.1:(\d+)/.test(output);
+    return /^fleet +\| +stop +Ctrl-C$/m.test(output);
   }, 60_000, 'the fleet banner');
   assert.match(output, /actor-edge fleet is ready: 2 replicas behind HAProxy \(affinity\)/);
   const port = Number(/ingress\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);

@@ -101,15 +101,16 @@ async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOp
   if (!waitReady) {
     return { launcher, output, get pids() { return pidsOf(); }, ingress: '', exited };
   }
-  let ingress: string | undefined;
+  // The banner is written a line at a time: wait for its last line, so every line before it is in `output` too.
   await waitFor(() => {
     if (launcher.exitCode !== null) throw new Error(`launcher exited ${launcher.exitCode}:\n${output.join('\n')}`);
-    ingress = output.map((l) => /^stack +\| +ingress +(http:\/\/\S+)$/.exec(l)?.[1]).find((u) => u !== undefined);
-    return ingress !== undefined;
+    return output.some((l) => /^stack +\| +stop +Ctrl-C$/.test(l));
   }, 30000, 'the launcher banner');
+  const ingress = output.map((l) => /^stack +\| +ingress +(http:\/\/\S+)$/.exec(l)?.[1]).find((u) => u !== undefined);
+  assert.ok(ingress !== undefined, `the banner names the ingress:\n${output.join('\n')}`);
   const pids = pidsOf();
   assert.deepEqual(Object.keys(pids), ['apiserver-stub', 'extproc', 'proxy']);
-  return { launcher, output, pids, ingress: ingress!, exited };
+  return { launcher, output, pids, ingress, exited };
 }
 
 test('npm start serves the curl example through the proxy and stops cleanly on SIGTERM', async () => {
