@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTROL_ARM, ratiosOf } from './side-by-side.js';
+import { CONTROL_ARM, MAX_WARMUP_WINDOWS, ratiosOf, warmUp } from './side-by-side.js';
 
 test('ratiosOf: every arm to the first, C to floor-ingress when both ran, another build and the control to C', () => {
   const rounds = [
@@ -20,4 +20,29 @@ test('ratiosOf: every arm to the first, C to floor-ingress when both ran, anothe
   }
   const ingress = ratiosOf(rounds, ['floor', 'floor-ingress', 'C']).find((r) => r.arm === 'C' && r.base === 'floor-ingress');
   assert.ok(ingress !== undefined && Math.abs(ingress.mean - (60 / 52 + 120 / 104) / 2) < 1e-12, 'taken round by round');
+});
+
+test('warmUp: windows repeat until every arm answered in the same one', async () => {
+  const answers: Record<string, number[]> = { floor: [40, 50, 50], C: [0, 0, 30] };
+  const calls: Record<string, number> = { floor: 0, C: 0 };
+  const logged: string[] = [];
+  const windows = await warmUp(
+    [{ name: 'floor' }, { name: 'C' }],
+    async (e) => ({ requests: answers[e.name]![calls[e.name]!++]! }),
+    (m) => logged.push(m),
+  );
+  assert.equal(windows, 3);
+  assert.deepEqual(calls, { floor: 3, C: 3 }, 'every arm is loaded in every window, not only the silent one');
+  assert.deepEqual(logged, ['warm-up window 1: C answered nothing yet; warming up again', 'warm-up window 2: C answered nothing yet; warming up again']);
+});
+
+test('warmUp: one window when every arm answers; an arm that never answers stops it after the last window', async () => {
+  assert.equal(await warmUp([{ name: 'floor' }, { name: 'C' }], async () => ({ requests: 1 }), () => undefined), 1);
+  let loads = 0;
+  const windows = await warmUp([{ name: 'floor' }, { name: 'C' }], async (e) => {
+    loads++;
+    return { requests: e.name === 'C' ? 0 : 10 };
+  }, () => undefined);
+  assert.equal(windows, MAX_WARMUP_WINDOWS);
+  assert.equal(loads, 2 * MAX_WARMUP_WINDOWS);
 });

@@ -64,6 +64,23 @@ export function sideBySideArms(config: BenchConfig): { name: string; spec: ArmSp
   return out;
 }
 
+/** The most warm-up windows a run waits for every arm to answer in one before its rounds start anyway. */
+export const MAX_WARMUP_WINDOWS = 5;
+
+/**
+ * Warm-up: windows of load on every arm at once, repeated (at most `MAX_WARMUP_WINDOWS`) until every arm answered
+ * in the same window, so no round measures a process that is not serving yet (a freshly started proxy on a
+ * saturated machine can take more than one window to answer at all). Returns the windows it took.
+ */
+export async function warmUp<E extends { readonly name: string }>(entries: readonly E[], load: (entry: E) => Promise<{ readonly requests: number }>, log: (m: string) => void): Promise<number> {
+  for (let window = 1; ; window++) {
+    const loads = await Promise.all(entries.map(load));
+    const silent = entries.filter((_, i) => (loads[i]?.requests ?? 0) === 0).map((e) => e.name);
+    if (silent.length === 0 || window === MAX_WARMUP_WINDOWS) return window;
+    log(`warm-up window ${window}: ${silent.join(', ')} answered nothing yet; warming up again`);
+  }
+}
+
 /** The ratios worth reading: every arm to the first, C to floor-ingress, and the other build and the control to C. */
 export function ratiosOf(rounds: readonly Round[], arms: readonly string[]): RatioSummary[] {
   const base = arms[0] as string;
@@ -93,7 +110,7 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
       const plan = uniformPlan(config, runtime.url, hosts);
       entries.push({ name: w.name, runtime, plan: config.rate > 0 ? { ...plan, overallRate: config.rate } : plan, admin: (runtime.probes[0] as { admin: Admin }).admin });
     }
-    if (config.warmupS > 0) await Promise.all(entries.map((e) => runLoad(e.plan, config.warmupS)));
+    if (config.warmupS > 0) await warmUp(entries, (e) => runLoad(e.plan, config.warmupS), log);
     for (let k = 0; k < config.rounds; k++) {
       const order = startOrder(entries, k);
       await Promise.all(order.map((e) => e.admin.reset()));
