@@ -29,6 +29,8 @@ export interface ProxyCounters {
   readonly cacheEnabled: boolean;
   readonly hits: number;
   readonly misses: number;
+  /** Misses routed from the binding another request's miss of the same actor learned (no stream of their own). */
+  readonly coalesced: number;
   readonly entries: number;
   readonly evictions: Readonly<Record<string, number>>;
   readonly reruns: Readonly<Record<string, number>>;
@@ -105,6 +107,7 @@ export function readProxy(stats: unknown): ProxyCounters {
     cacheEnabled: cache['enabled'] === true,
     hits: num(cache['hits']),
     misses: num(cache['misses']),
+    coalesced: num(obj(cache['coalesced'])['hit']),
     entries: num(cache['entries']),
     evictions: numbers(cache['evictions']),
     reruns: numbers(s['reruns']),

@@ -27,7 +27,7 @@ test('a proxy arm: per-component CPU, calls per 1k, cache, evictions, re-runs, d
       proxy: {
         requests: { total: 10_000 },
         extproc: { streams: 40 },
-        cache: { enabled: true, hits: 9960, misses: 40, entries: 50, evictions: { stale: 2, ttl: 30, lru: 0 } },
+        cache: { enabled: true, hits: 9960, misses: 40, entries: 50, evictions: { stale: 2, ttl: 30, lru: 0 }, coalesced: { waits: 5, hit: 3, alone: 1, gone: 1 } },
         reruns: { stale: 2, connect: 1 },
         process: proc(1000),
       },
@@ -49,7 +49,7 @@ test('a proxy arm: per-component CPU, calls per 1k, cache, evictions, re-runs, d
   assert.ok(Math.abs((r.cpuMsPerRequest as number) - 0.152) < 1e-12);
   assert.equal(r.loadgen.cpuMsPerRequest, 0.08);
   assert.equal(r.components[0]!.peakRssBytes, 90e6);
-  assert.deepEqual(r.cache, { hits: 9960, misses: 40, hitRatio: 0.996, entries: 50, evictions: { stale: 2, ttl: 30, lru: 0 } });
+  assert.deepEqual(r.cache, { hits: 9960, misses: 40, coalesced: 3, hitRatio: 0.996, entries: 50, evictions: { stale: 2, ttl: 30, lru: 0 } });
   assert.equal(r.evictions, 32);
   assert.equal(r.reruns, 3);
   assert.equal(r.duplicates, 0);

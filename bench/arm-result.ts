@@ -51,7 +51,7 @@ export function buildArmResult(name: ArmName, description: string, load: LoadRes
   let cache: CacheUsage | undefined;
   if (proxy && proxy.cacheEnabled) {
     const looked = proxy.hits + proxy.misses;
-    cache = { hits: proxy.hits, misses: proxy.misses, hitRatio: looked > 0 ? proxy.hits / looked : 0, entries: proxy.entries, evictions: proxy.evictions };
+    cache = { hits: proxy.hits, misses: proxy.misses, coalesced: proxy.coalesced, hitRatio: looked > 0 ? proxy.hits / looked : 0, entries: proxy.entries, evictions: proxy.evictions };
   }
   const sum = (r: Readonly<Record<string, number>>): number => Object.values(r).reduce((a, b) => a + b, 0);
   const loadgenCpuMs = load.loadgenCpuMs;

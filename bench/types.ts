@@ -20,6 +20,11 @@ export interface ComponentUsage {
 export interface CacheUsage {
   readonly hits: number;
   readonly misses: number;
+  /**
+   * Misses that waited for another request's miss of the same actor and were then routed from the binding it
+   * learned: they open no ext_proc stream of their own (miss coalescing).
+   */
+  readonly coalesced: number;
   readonly hitRatio: number;
   readonly entries: number;
   readonly evictions: Readonly<Record<string, number>>;
