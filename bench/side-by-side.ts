@@ -39,6 +39,8 @@ export interface SideBySideReport {
   readonly rounds: readonly Round[];
   /** Each round's requests answered by arm. */
   readonly requests: readonly Readonly<Record<string, number>>[];
+  /** Each round's load duration by arm in seconds, as the load generator measured it (a busy machine overruns). */
+  readonly seconds: readonly Readonly<Record<string, number>>[];
   readonly perArm: Readonly<Record<string, Spread>>;
   readonly ratios: readonly RatioSummary[];
   readonly failures: readonly string[];
@@ -99,6 +101,7 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
   const failures: string[] = [];
   const rounds: Round[] = [];
   const requests: Record<string, number>[] = [];
+  const seconds: Record<string, number>[] = [];
   try {
     const actors = (await stack.placements()).map((p) => p.name);
     await stack.wakeAll(actors);
@@ -118,16 +121,19 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
       const stats = await Promise.all(order.map((e) => e.admin.stats()));
       const round: Record<string, number> = {};
       const answered: Record<string, number> = {};
+      const took: Record<string, number> = {};
       order.forEach((e, i) => {
         const load = loads[i];
         const cpu = readProcess(stats[i])?.cpuUs;
         if (load === undefined || cpu === undefined) return;
         answered[e.name] = load.requests;
+        took[e.name] = load.durationS;
         round[e.name] = load.requests > 0 ? cpu / load.requests : NaN;
         if (load.requests === 0 || load.non2xx + load.errors > 0) failures.push(`round ${k + 1}, arm ${e.name}: ${load.requests} answers, ${load.non2xx} non-2xx, ${load.errors} errors`);
       });
       rounds.push(round);
       requests.push(answered);
+      seconds.push(took);
       log(`round ${k + 1}/${config.rounds} (${order.map((e) => e.name).join(' · ')} started in that order): ${entries.map((e) => `${e.name} ${fmt(round[e.name], 1)} µs`).join(', ')}`);
     }
   } finally {
@@ -153,6 +159,7 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
     arms,
     rounds,
     requests,
+    seconds,
     perArm: perArm(rounds, arms),
     ratios: ratiosOf(rounds, arms),
     failures,

@@ -53,8 +53,10 @@ test('npm run bench -- --quick with arms floor and C answers, counts and writes 
   assert.ok(hits + misses >= c.requests && hits + misses <= c.requests + slack, `${hits} hits + ${misses} misses for ${c.requests} requests`);
   // A miss opens its own ext_proc stream unless it waited for another connection's miss of the same actor and was
   // routed from the binding that one learned (coalesced): those open none, so streams follow the misses less them.
+  // A follower is counted as a miss when it looks up and as coalesced when its leader settles, so one whose
+  // leader settled after the window opened may have missed before it: the same slack.
   const { coalesced } = c.cache;
-  assert.ok(coalesced >= 0 && coalesced <= misses, `${coalesced} coalesced of ${misses} misses`);
+  assert.ok(coalesced >= 0 && coalesced <= misses + slack, `${coalesced} coalesced of ${misses} misses`);
   const ownStreams = misses - coalesced;
   assert.ok(Math.abs(c.extprocStreams - ownStreams) <= slack, `C opened ${c.extprocStreams} ext_proc streams for ${misses} misses, ${coalesced} of them coalesced`);
   assert.ok(c.resumeCalls <= ownStreams + slack, `C made ${c.resumeCalls} ResumeActor calls for ${ownStreams} misses with a stream of their own`);
