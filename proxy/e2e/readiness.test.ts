@@ -10,6 +10,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { freePort } from '../../lib/loopback.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
@@ -51,9 +52,10 @@ function signal(pid: number, sig: NodeJS.Signals): number {
 test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 200 within 5 s of it coming back; /live stays 200', async (t) => {
   const stub: Stub = await startStub({ workers: 2, actors: 4 });
   running.push(stub);
-  let extproc: Extproc = await startExtproc(stub);
+  // A port it is started on again below: from freePort(), outside the range outgoing connections take theirs from.
+  const port = await freePort();
+  let extproc: Extproc = await startExtproc(stub, [], `127.0.0.1:${port}`);
   running.push(extproc);
-  const port = extproc.grpc.slice(extproc.grpc.lastIndexOf(':') + 1);
   const proxy: TestProxy = await startTestProxy({ extproc: extproc.grpc, args: STACK_TIMEOUTS });
   running.push(proxy);
 
