@@ -32,6 +32,7 @@ import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
 import { createAdmin } from './admin/server.js';
+import { createProxyContainment } from './ops/containment.js';
 import type { ResolverHealthTarget } from './admin/resolver-health.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
@@ -93,6 +94,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const { listeners, ingress: ingressConfig, upstream, ops } = config;
   const stats = new ProxyStats(config.chain.rerun.maxReruns);
   const counters = stats.live;
+  const guard = createProxyContainment(log, counters.internalErrors);
   const metrics = createProxyMetrics(counters);
   const certificateExpiry = startProxyCertificateExpiry(
     {
@@ -110,6 +112,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     log,
     registry: metrics.registry,
     counters,
+    guard,
   });
   const poolOptions: PoolOptions = {
     connectTimeoutMs: upstream.connectTimeoutMs,
@@ -143,7 +146,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   );
   const tracing: Tracing | undefined = config.tracing.enabled ? await loadTracing(config.tracing, 'proxy', log) : undefined;
   const accessLog = new AccessLog(ops.accessLog, opts.accessLogSink);
-  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log);
+  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log, (err) => guard.caught('filter-reload', undefined, err));
   const reload = (): Promise<ReloadReport> => reloader.reload();
   const lifecycle = new RequestLifecycle({
     config: ingressConfig,
@@ -156,6 +159,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     traceAttributes: (ctx) => ({ [ATTR_CACHE]: cacheLabelOf(cacheOutcome(ctx)) }),
     logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
     log,
+    guard,
   });
   const ingress = new Ingress(ingressConfig, lifecycle, hub, log);
   const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log };
@@ -174,6 +178,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     reload,
     log,
     accessLog,
+    guard,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());

@@ -18,11 +18,14 @@ import { readinessReport } from '../../lib/readiness.js';
 import type { ProxyStats } from '../ops/stats.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
+import type { ProxyContainment } from '../ops/containment.js';
 import { registerReadinessMetrics, resolverHealthProbe, type ResolverHealthTarget } from './resolver-health.js';
 import { auditToAccessLog, type AccessLog } from '../ops/access-log.js';
 import { dashboardPlugin } from './dashboard/routes.js';
 
 export interface AdminDeps {
+  /** The containment boundary: an admin call that fails inside the proxy (a 5xx) is counted as `admin`. */
+  readonly guard?: ProxyContainment;
   /** `--admin-token`: required on state-changing calls when set. */
   readonly adminToken: string | undefined;
   readonly stats: ProxyStats;
@@ -52,7 +55,7 @@ export function reloadAnswer(report: ReloadReport): { readonly status: number; r
     : { status: 500, body: { error: 'FILTER_LOAD_FAILED', code: 'FILTER_LOAD_FAILED', reason: report.reason } };
 }
 
-/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, process). */
+/** The `/stats` JSON of this process (contract order: requests, extproc, upstream, cache, reruns, rerunAttempts, resolver, then other blocks such as tunnels, internalErrors, process). */
 export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record<string, unknown> {
   const mine = deps.stats.snapshot();
   // The stages fill in their blocks: `cache` (actor-cache, or the cache-off stage) and `resolver` (ext-proc or apiserver).
@@ -67,6 +70,7 @@ export function statsDocument(deps: Pick<AdminDeps, 'stats' | 'stages'>): Record
     rerunAttempts: mine.rerunAttempts,
     resolver: blocks.resolver,
     ...Object.fromEntries(Object.entries(blocks).filter(([k]) => k !== 'cache' && k !== 'resolver')),
+    internalErrors: mine.internalErrors,
     process: processStats(),
   };
 }
@@ -80,6 +84,13 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   guardAdmin(app, { token: deps.adminToken });
+  const guard = deps.guard;
+  if (guard !== undefined) {
+    // Fastify answers a route that throws with 500 itself (that request alone); the boundary logs and counts it.
+    app.addHook('onError', async (_req, _reply, err: Error & { statusCode?: number }) => {
+      if (err.statusCode === undefined || err.statusCode >= 500) guard.caught('admin', undefined, err);
+    });
+  }
   const log = deps.log ?? createLogger('proxy');
   const probe = resolverHealthProbe(deps.resolverHealth, log).start();
   app.addHook('onClose', async () => probe.stop());

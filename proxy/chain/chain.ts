@@ -129,6 +129,12 @@ export class Chain {
 
   /** Something the proxy did not expect threw: fail this request with a 500, never the process (no response phase). */
   #internalError(ctx: ProxyRequest, err: unknown): void {
+    if (ctx.contained) {
+      // The containment boundary answers (500 or a reset), logs and counts it; the chain's part is over.
+      ctx.internalError(ctx.site, err);
+      this.#done(ctx);
+      return;
+    }
     ctx.log.error({ err }, 'request failed inside the proxy');
     ctx.error = ERRORS.INTERNAL;
     if (ctx.exchange.headSent) ctx.exchange.abortResponse();

@@ -20,7 +20,7 @@ export type ReloadReport =
       /** Config fields that changed but take effect only after a restart. */
       readonly restartNeeded: readonly string[];
     }
-  | { readonly kind: 'failed'; readonly stage: 'config' | 'filters'; readonly reason: string };
+  | { readonly kind: 'failed'; readonly stage: 'config' | 'filters' | 'internal'; readonly reason: string };
 
 /** What a reload reads again: the user filters and their timeout (and the rest of the config, to tell what else changed). */
 export interface ReloadableConfig {
@@ -43,13 +43,20 @@ export class FilterReloader<C extends ReloadableConfig> {
     /** Reads the config again (throws a UsageError naming the bad field). */
     private readonly reread: () => C,
     private readonly log: Logger,
+    /** An error the reload did not expect (the containment boundary's `filter-reload`): the filters in use stay. */
+    private readonly internalError: (err: unknown) => void = () => undefined,
   ) {
     this.#config = config;
   }
 
   /** Reloads once the reload before it (if any) is over. Never rejects. */
   reload(): Promise<ReloadReport> {
-    const next = this.#queue.then(() => this.#reload());
+    const next = this.#queue.then(
+      () => this.#reload(),
+    ).catch((err: unknown) => {
+      this.internalError(err);
+      return this.#failed('internal', err instanceof Error ? err.message : String(err));
+    });
     this.#queue = next;
     return next;
   }
@@ -80,7 +87,7 @@ export class FilterReloader<C extends ReloadableConfig> {
     return report;
   }
 
-  #failed(stage: 'config' | 'filters', reason: string): ReloadReport {
+  #failed(stage: 'config' | 'filters' | 'internal', reason: string): ReloadReport {
     this.log.error({ stage, reason }, 'filter reload failed: keeping the current filters');
     return { kind: 'failed', stage, reason };
   }

@@ -27,7 +27,8 @@ import type { TunnelHub } from '../tunnels/hub.js';
 import { ConnectTunnel } from '../tunnels/connect-tunnel.js';
 import { Http1Exchange, SocketExchange } from './http1-exchange.js';
 import type { Http1Engine } from './http1-engine.js';
-import { timeoutCheckInterval } from './http1-engine.js';
+import { socketOwner, timeoutCheckInterval } from './http1-engine.js';
+import type { ContainedOwner } from '../../lib/containment.js';
 import type { RequestLifecycle } from './lifecycle.js';
 import { TcpListener, TlsListener, type Listener } from './listeners.js';
 import type { TlsFiles } from './tls-certificate.js';
@@ -78,13 +79,13 @@ export class ConnectListener {
         noDelay: true,
         ServerResponse: Http1Exchange,
       },
-      (req, res) => this.#onOtherMethod(req, res as Http1Exchange),
+      (req, res) => deps.lifecycle.guard.run('connect', deps.lifecycle.ownerOf(res as Http1Exchange), () => this.#onOtherMethod(req, res as Http1Exchange)),
     );
-    this.engine.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#onConnect(req, socket as Socket, head));
+    this.engine.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#contained(req, socket as Socket, head));
     // node starts its head timeout checks when an HTTP server starts listening.
     this.engine.emit('listening');
     const sink = (socket: Socket): void => {
-      this.engine.emit('connection', socket);
+      deps.lifecycle.guard.run('connection', socketOwner(socket), () => this.engine.emit('connection', socket));
     };
     this.listener =
       deps.tls === undefined
@@ -99,16 +100,26 @@ export class ConnectListener {
   /** Any method but CONNECT: 405, and the connection closes after it. */
   #onOtherMethod(req: IncomingMessage, exchange: Http1Exchange): void {
     const { lifecycle } = this.deps;
-    const ctx = lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, connectTarget: req.url ?? '' });
+    const ctx = lifecycle.begin(exchange, { site: 'connect', url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, connectTarget: req.url ?? '' });
     exchange.closeAfterResponse();
     lifecycle.answer(ctx, ERRORS.CONNECT_ONLY, `${req.method ?? ''} on the CONNECT listener`, { allow: 'CONNECT' });
   }
 
-  #onConnect(req: IncomingMessage, socket: Socket, head: Buffer): void {
+  /** A CONNECT, inside the containment boundary (before its exchange exists, its owner is the socket). */
+  #contained(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const { lifecycle } = this.deps;
+    let exchange: SocketExchange | undefined;
+    const owner = (): ContainedOwner => (exchange === undefined ? socketOwner(socket) : lifecycle.ownerOf(exchange)());
+    lifecycle.guard.run('connect', owner, () => {
+      exchange = new SocketExchange(req, socket, 'connect');
+      this.#onConnect(req, socket, head, exchange);
+    });
+  }
+
+  #onConnect(req: IncomingMessage, socket: Socket, head: Buffer, exchange: SocketExchange): void {
     const { hub, lifecycle, config } = this.deps;
     const target = req.url ?? '';
-    const exchange = new SocketExchange(req, socket, 'connect');
-    const ctx = lifecycle.begin(exchange, { url: target, method: 'CONNECT', rawHeaders: req.rawHeaders, hasBody: false, connectTarget: target });
+    const ctx = lifecycle.begin(exchange, { site: 'connect', url: target, method: 'CONNECT', rawHeaders: req.rawHeaders, hasBody: false, connectTarget: target });
     const refusal = hub.draining ? { spec: ERRORS.DRAINING, details: 'CONNECT while draining' } : refuseConnectTarget(target, config.actorSuffix);
     if (refusal !== undefined) {
       hub.refused('connect');

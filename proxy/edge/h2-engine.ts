@@ -28,6 +28,7 @@ import { h2RequestHead } from './h2-request.js';
 import { addHandshakeHeaders, decideExtendedConnect } from './h2-websocket.js';
 import type { EngineDeps } from './lifecycle.js';
 import { ProtocolEngine } from './protocol-engine.js';
+import type { ContainedOwner } from '../../lib/containment.js';
 
 /** Header fields one HTTP/2 request may carry (node's default, 128, is far below what an HTTP/1.1 head may hold). */
 const H2_MAX_HEADER_PAIRS = 2000;
@@ -82,6 +83,11 @@ class SessionClock {
   }
 }
 
+/** A session whose own handling threw is closed at once (its streams with it). */
+function sessionOwner(session: ServerHttp2Session): ContainedOwner {
+  return { fail: () => session.destroy() };
+}
+
 const CLOCK = Symbol('actor-edge.h2-clock');
 type ClockedSession = ServerHttp2Session & { [CLOCK]?: SessionClock };
 
@@ -103,11 +109,12 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
         maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
         Http2ServerResponse: H2Exchange,
       },
-      (req, res) => this.#onStream(req, res as H2Exchange),
+      (req, res) => this.#contained(req, res as H2Exchange),
     );
-    this.server.on('session', (session: ServerHttp2Session) => this.#onSession(session));
+    const guard = this.lifecycle.guard;
+    this.server.on('session', (session: ServerHttp2Session) => guard.run('connection', sessionOwner(session), () => this.#onSession(session)));
     // node's compatibility API hands CONNECT streams (RFC 8441's extended CONNECT among them) to 'connect' only.
-    this.server.on('connect', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#onStream(req, res as H2Exchange));
+    this.server.on('connect', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#contained(req, res as H2Exchange));
   }
 
   /** Serves a connection a listener accepted. */
@@ -141,6 +148,11 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     if (this.draining) session.close();
   }
 
+  /** Every stream, whatever its method and pseudo-headers, runs inside the containment boundary. */
+  #contained(req: Http2ServerRequest, exchange: H2Exchange): void {
+    this.lifecycle.guard.run('h2-stream', this.lifecycle.ownerOf(exchange), () => this.#onStream(req, exchange));
+  }
+
   /** An HTTP/2 stream: a request of its own, started at once. */
   #onStream(req: Http2ServerRequest, exchange: H2Exchange): void {
     const clock = (req.stream.session as ClockedSession | undefined)?.[CLOCK];
@@ -155,7 +167,10 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     if (handshake) exchange.kind = 'extended-connect';
     if (connect?.kind === 'forward') addHandshakeHeaders(h2.raw, connect.token);
     const ctx = this.lifecycle.begin(exchange, {
-      url: req.url,
+      site: 'h2-stream',
+      // A classic CONNECT (no :protocol) has no :path: its target is its :authority (authority-form, refused as
+      // on HTTP/1.1); any other stream without a :path has no target at all.
+      url: req.url ?? (req.method === 'CONNECT' && !handshake ? (req.headers[':authority'] ?? '') : ''),
       // The stream of an extended CONNECT carries the tunnel, not a body; towards the worker it is a GET.
       method: handshake ? 'GET' : req.method,
       rawHeaders: h2.raw,
@@ -176,7 +191,7 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     const timeoutMs = this.config.requestTimeoutMs;
     if (timeoutMs > 0 && ctx.body !== null && !req.complete) {
       // The whole request must arrive in time, as node's own --request-timeout-ms does for HTTP/1.1.
-      const timer = setTimeout(() => this.lifecycle.requestTimedOut(ctx, timeoutMs), timeoutMs);
+      const timer = setTimeout(this.lifecycle.guard.wrap('h2-stream', this.lifecycle.ownerOf(exchange), () => this.lifecycle.requestTimedOut(ctx, timeoutMs)), timeoutMs);
       const clear = (): void => clearTimeout(timer);
       req.once('end', clear);
       req.stream.once('close', clear);

@@ -26,6 +26,7 @@ import { Http1Exchange, SocketExchange } from './http1-exchange.js';
 import type { EngineDeps } from './lifecycle.js';
 import { ProtocolEngine } from './protocol-engine.js';
 import { decideUpgrade } from './upgrade-request.js';
+import type { ContainedOwner } from '../../lib/containment.js';
 
 export interface Http1EngineConfig {
   readonly headersTimeoutMs: number;
@@ -37,6 +38,11 @@ export interface Http1EngineConfig {
   readonly upgradeTokens: ReadonlySet<string>;
 }
 
+/** A connection whose own handling threw is closed (the requests on it end as their client left). */
+export function socketOwner(socket: Socket): ContainedOwner {
+  return { fail: () => socket.destroy() };
+}
+
 /** How often node checks the head and request timeouts: often enough for the head timeout to be kept. */
 export function timeoutCheckInterval(headersTimeoutMs: number): number {
   return Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4)));
@@ -45,7 +51,7 @@ export function timeoutCheckInterval(headersTimeoutMs: number): number {
 export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   readonly server: http.Server<typeof IncomingMessage, typeof Http1Exchange>;
   readonly #connections = new Set<ClientConnection>();
-  readonly #startNext = (ctx: ProxyRequest): void => this.lifecycle.start(ctx);
+  readonly #startNext = (ctx: ProxyRequest): void => this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(ctx.exchange), () => this.lifecycle.start(ctx));
 
   constructor(deps: EngineDeps<Http1EngineConfig>) {
     super(deps);
@@ -62,9 +68,9 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
         noDelay: true,
         ServerResponse: Http1Exchange,
       },
-      (req, res) => this.#onRequest(req, res as Http1Exchange),
+      (req, res) => this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(res as Http1Exchange), () => this.#onRequest(req, res as Http1Exchange)),
     );
-    this.server.on('connection', (socket: Socket) => this.#onConnection(socket));
+    this.server.on('connection', (socket: Socket) => this.lifecycle.guard.run('connection', socketOwner(socket), () => this.#onConnection(socket)));
     const onHandover = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.#onHandover(req, socket as Socket, head);
     this.server.on('upgrade', onHandover);
     this.server.on('connect', onHandover);
@@ -86,14 +92,14 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   #onConnection(socket: Socket): void {
     const conn = new ClientConnection(socket);
     this.#connections.add(conn);
-    socket.once('close', () => this.#connectionClosed(conn));
+    socket.once('close', this.lifecycle.guard.wrap('connection', undefined, () => this.#connectionClosed(conn)));
     if (this.draining) this.#idleWhileDraining(conn);
   }
 
   #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
     const conn = ClientConnection.of(req.socket) as ClientConnection;
-    const ctx = this.lifecycle.begin(exchange, { url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
-    exchange.onClose(() => this.#responseClosed(conn, ctx));
+    const ctx = this.lifecycle.begin(exchange, { site: 'http1-request', url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
+    exchange.onClose(this.lifecycle.guard.wrap('http1-request', this.lifecycle.ownerOf(exchange), () => this.#responseClosed(conn, ctx)));
     if (this.draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
       conn.current = ctx;
@@ -103,13 +109,23 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
     }
   }
 
-  /** An upgrade or CONNECT request node's parser handed over with its socket. */
+  /** An upgrade or CONNECT request node's parser handed over with its socket (inside the containment boundary). */
   #onHandover(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
+    let exchange: SocketExchange | undefined;
+    const owner = (): ContainedOwner | undefined =>
+      exchange === undefined ? { fail: () => socket.destroy() } : this.lifecycle.ownerOf(exchange)();
+    this.lifecycle.guard.run('upgrade', owner, () => {
+      exchange = new SocketExchange(req, socket, kind);
+      this.#handover(req, socket, head, exchange);
+    });
+  }
+
+  #handover(req: IncomingMessage, socket: Socket, head: Buffer, exchange: SocketExchange): void {
     const conn = ClientConnection.of(socket);
     if (conn !== undefined) conn.tunnel = true; // drains with the tunnels, not as an idle keep-alive connection
-    const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
-    const exchange = new SocketExchange(req, socket, kind);
     const ctx = this.lifecycle.begin(exchange, {
+      site: 'upgrade',
       url: req.url ?? '',
       method: req.method ?? 'GET',
       rawHeaders: req.rawHeaders,
@@ -147,7 +163,7 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   /** The client connection closed: every request still on it ends now. */
   #connectionClosed(conn: ClientConnection): void {
     if (!this.#connections.delete(conn)) return;
-    for (const ctx of conn.takeAll()) this.lifecycle.clientClosed(ctx);
+    for (const ctx of conn.takeAll()) this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(ctx.exchange), () => this.lifecycle.clientClosed(ctx));
     this.onSettled?.();
   }
 

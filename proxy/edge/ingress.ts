@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { WireProtocol } from '../../lib/preface-sniff.js';
 import type { TunnelHub } from '../tunnels/hub.js';
-import { Http1Engine, type Http1EngineConfig } from './http1-engine.js';
+import { Http1Engine, socketOwner, type Http1EngineConfig } from './http1-engine.js';
 import { H2Engine, type H2EngineConfig } from './h2-engine.js';
 import type { RequestLifecycle } from './lifecycle.js';
 import { PlainListener, TlsListener, type Listener } from './listeners.js';
@@ -48,8 +48,10 @@ export class Ingress {
 
   /** A listener accepted a connection: the engine for its protocol takes it. */
   readonly #accept = (socket: Socket, protocol: WireProtocol): void => {
-    if (protocol === 'h2') this.h2.accept(socket);
-    else this.http1.accept(socket);
+    this.lifecycle.guard.run('connection', socketOwner(socket), () => {
+      if (protocol === 'h2') this.h2.accept(socket);
+      else this.http1.accept(socket);
+    });
   };
 
   get inflight(): number {

@@ -11,6 +11,11 @@
  * When the client goes away first, whatever still works for the request stops: its filters are aborted and its
  * upstream request is cancelled (never a failure that evicts a binding or re-runs). A request that never had its
  * turn (pipelined behind one whose connection closed) ends as 499 `PROXY_ERR_DOWNSTREAM_CLOSED`.
+ *
+ * The engines run each request inside the containment boundary (`lib/containment.ts`) with `ownerOf(exchange)` as
+ * its owner: an error the proxy did not expect ends that request alone (`internalError`: 500
+ * `PROXY_ERR_INTERNAL` with its request id when nothing was sent yet, else a reset), and it still finishes here
+ * (counted, logged, in-flight count back down).
  */
 import { performance } from 'node:perf_hooks';
 import type { Attributes, Tracer } from '@opentelemetry/api';
@@ -19,7 +24,7 @@ import type { Chain } from '../chain/chain.js';
 import type { TunnelHub } from '../tunnels/hub.js';
 import type { Counters } from '../ops/stats.js';
 import type { AccessLog } from '../ops/access-log.js';
-import { ProxyRequest } from '../request/context.js';
+import { ProxyRequest, type RequestContainment } from '../request/context.js';
 import { RequestBody } from '../request/body.js';
 import { ForwardHeaders } from '../http/header-list.js';
 import type { DownstreamExchange } from '../http/exchange.js';
@@ -31,9 +36,14 @@ import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { resolveRequestTarget, type RequestTarget } from './request-target.js';
 import { finalStatus } from './final-status.js';
 import { endRequestTrace, startRequestTrace } from './request-spans.js';
+import { nextRequestId } from '../request/request-id.js';
+import type { ContainedOwner } from '../../lib/containment.js';
+import type { ContainmentSite, ProxyContainment } from '../ops/containment.js';
 
 /** The request head as an engine read it. */
 export interface RequestHead {
+  /** Where the request came in (the containment boundary's `where` for the callbacks its lifecycle registers). */
+  readonly site: ContainmentSite;
   /** The request target as sent (origin-form, absolute-form, or a CONNECT's authority-form). */
   readonly url: string;
   readonly method: string;
@@ -85,6 +95,8 @@ export interface LifecycleDeps {
   readonly tracer?: Tracer | undefined;
   /** What the built-in stages add to a request's server span (the cache outcome): read here, so the edge imports no stage. */
   readonly traceAttributes?: ((ctx: ProxyRequest) => Attributes | undefined) | undefined;
+  /** The containment boundary every engine runs its requests in. */
+  readonly guard: ProxyContainment;
 }
 
 /** What a protocol engine is built with: its config, the lifecycle its requests run through, and the tunnels. */
@@ -100,7 +112,10 @@ export class RequestLifecycle {
   readonly #strip: ReadonlySet<string>;
   readonly #onChainDone: (ctx: ProxyRequest) => void;
   readonly #tracer: Tracer | undefined;
+  readonly #contain: RequestContainment = (ctx, where, err) => this.#deps.guard.caught(where, this.ownerOf(ctx.exchange), err);
   #inflight = 0;
+  /** The request each exchange carries, for the containment boundary. */
+  readonly #contexts = new WeakMap<DownstreamExchange, ProxyRequest>();
   /** Draining: responses not yet started close their connection after them. */
   draining = false;
   /** Called whenever the in-flight count drops (the drain waits on it). */
@@ -117,14 +132,17 @@ export class RequestLifecycle {
     return this.#inflight;
   }
 
+  /** The containment boundary (`ops/containment.ts`) the engines start every request's work in. */
+  get guard(): ProxyContainment {
+    return this.#deps.guard;
+  }
+
   /**
    * A request arrived on `exchange`: its context, with the ingress's refusal recorded (answered before any
    * filter, when the request has its turn).
    */
   begin(exchange: DownstreamExchange, head: RequestHead): ProxyRequest {
     const startedAt = performance.now();
-    this.#inflight++;
-    this.#deps.counters.requestsInFlight++;
     const { config, log } = this.#deps;
     const remote = exchange.remoteAddress;
     const scheme = exchange.encrypted ? 'https' : 'http';
@@ -146,15 +164,74 @@ export class RequestLifecycle {
       body,
       startedAt,
       log,
+      contain: this.#contain,
+      site: head.site,
     });
+    // From here the request is accounted: whatever happens to it, `#finish` takes it out again.
+    this.#inflight++;
+    this.#deps.counters.requestsInFlight++;
+    this.#contexts.set(exchange, ctx);
+    exchange.onClose(this.#deps.guard.wrap(head.site, this.ownerOf(exchange), () => this.clientClosed(ctx)));
     if (this.#tracer !== undefined) ctx.trace = startRequestTrace(this.#tracer, ctx);
-    exchange.onClose(() => this.clientClosed(ctx));
     if (target.kind === 'refuse') this.refuse(ctx, target.error, target.details);
     else if (config.misdirected421 && exchange.encrypted && head.connectTarget === undefined && head.insideConnect !== true) {
       const sni = checkSni(target.authority, exchange.connectionInfo.serverName);
       if (sni.kind === 'misdirected') this.refuse(ctx, ERRORS.MISDIRECTED, `authority ${sni.host} is not the connection's SNI ${sni.sni}`);
     }
     return ctx;
+  }
+
+  /**
+   * Who ends when work on `exchange` throws: its request once `begin` made one (`internalError`), else the bare
+   * exchange (answered 500 with a new request id, or reset).
+   */
+  ownerOf(exchange: DownstreamExchange): () => ContainedOwner {
+    return () => this.#ownerNow(exchange);
+  }
+
+  #ownerNow(exchange: DownstreamExchange): ContainedOwner {
+    const ctx = this.#contexts.get(exchange);
+    if (ctx !== undefined) return { requestId: ctx.requestId, fail: (err) => this.internalError(ctx, err) };
+    const requestId = nextRequestId();
+    return { requestId, fail: (err) => this.#failBare(exchange, requestId, err) };
+  }
+
+  /**
+   * Something the proxy did not expect threw while working on this request: it ends here, alone — answered 500
+   * `PROXY_ERR_INTERNAL` when nothing was sent yet (and its connection closed after it), reset otherwise; its
+   * filters, upstream request and tunnel stop. It still finishes as every request does.
+   */
+  internalError(ctx: ProxyRequest, err: unknown): void {
+    if (ctx.clientState === 'finished') return;
+    const details = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+    ctx.error = ERRORS.INTERNAL;
+    ctx.details = details;
+    const exchange = ctx.exchange;
+    if (!exchange.headSent && !exchange.gone) {
+      exchange.closeAfterResponse();
+      const written = writeLocalReply(exchange, errorReply(ERRORS.INTERNAL), { grpc: isGrpcRequest(ctx.headers), requestId: ctx.requestId });
+      if (written.kind === 'written') ctx.bytesOut += written.bytes;
+      else exchange.abortResponse();
+    } else if (!exchange.complete) {
+      exchange.abortResponse();
+    }
+    ctx.abortFilters(details);
+    ctx.upstream?.cancel();
+    const tunnel = ctx.tunnel;
+    if (tunnel !== undefined && !tunnel.closed) tunnel.close('internal');
+    ctx.phase = 'answered';
+    this.#maybeFinish(ctx);
+  }
+
+  /** An exchange whose request context was never made: 500 with a new request id, or a reset. */
+  #failBare(exchange: DownstreamExchange, requestId: string, _err: unknown): void {
+    this.#deps.counters.countResponse(500);
+    if (!exchange.headSent && !exchange.gone) {
+      exchange.closeAfterResponse();
+      const written = writeLocalReply(exchange, errorReply(ERRORS.INTERNAL), { grpc: false, requestId });
+      if (written.kind === 'written') return;
+    }
+    exchange.abortResponse();
   }
 
   /** Records why the edge answers this request itself (the first reason recorded wins). */
@@ -230,7 +307,7 @@ export class RequestLifecycle {
     if (ctx.phase !== 'answered' || ctx.clientState !== 'closed') return;
     const tunnel = ctx.tunnel;
     if (tunnel !== undefined && !tunnel.closed) {
-      tunnel.onClose(() => this.#maybeFinish(ctx));
+      tunnel.onClose(this.#deps.guard.wrap('tunnel', this.ownerOf(ctx.exchange), () => this.#maybeFinish(ctx)));
       return;
     }
     this.#finish(ctx);
@@ -240,6 +317,16 @@ export class RequestLifecycle {
   #finish(ctx: ProxyRequest): void {
     if (ctx.clientState === 'finished') return;
     ctx.clientState = 'finished';
+    try {
+      this.#account(ctx);
+    } finally {
+      this.#inflight--;
+      this.#deps.counters.requestsInFlight--;
+      this.onSettled?.();
+    }
+  }
+
+  #account(ctx: ProxyRequest): void {
     const { counters, chain, accessLog } = this.#deps;
     const end = finalStatus(ctx);
     // A request body the upstream did not read completely: the connection cannot carry another request.
@@ -251,9 +338,6 @@ export class RequestLifecycle {
     if (ctx.trace !== undefined) endRequestTrace(ctx.trace, ctx, end.status, this.#deps.config.actorSuffix, this.#deps.traceAttributes?.(ctx));
     if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
     chain.done(ctx, end.status, end.error);
-    this.#inflight--;
-    counters.requestsInFlight--;
-    this.onSettled?.();
   }
 
   /** The access-log line of a finished request: every field always present, in this order (README "Access log"). */

@@ -198,6 +198,12 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     help: 'Requests that could have re-run but had spent --rerun-budget-ms.',
     read: () => c.rerunBudgetExhausted,
   });
+  scrapedCounterBy(registry, {
+    name: `${P}internal_errors_total`,
+    help: 'Errors inside the proxy that the containment boundary caught, by where the work began; each ended one request, stream or tunnel alone (500 PROXY_ERR_INTERNAL, or a reset).',
+    labelNames: ['where'],
+    read: () => samplesBy('where', c.internalErrors),
+  });
   const duration = indexedHistogram<'cache' | 'protocol'>(registry, {
     name: `${P}request_duration_seconds`,
     help: 'Time from request head received to response finished, by cache outcome (hit, miss, rerun, none) and client protocol.',

@@ -7,6 +7,7 @@ import type { RerunReason } from '../api/filter.js';
 import { SinceReset } from '../../lib/since-reset.js';
 import { WorkerMetrics } from './worker-metrics.js';
 import { ExtProcRoundTrips } from './extproc-round-trips.js';
+import { internalErrorTallies, type InternalErrorTallies } from './containment.js';
 
 /**
  * Outlier detection's tallies (`upstream/outliers.ts`): addresses marked down by the reason of the connect that
@@ -93,6 +94,8 @@ export class Counters {
   readonly workers = new WorkerMetrics();
   /** ext_proc message round trips; the ext_proc client reports each one here. */
   readonly extprocRoundTrips = new ExtProcRoundTrips();
+  /** Errors the containment boundary caught, by where (`ops/containment.ts`): each ended one request, stream or tunnel. */
+  readonly internalErrors: InternalErrorTallies = internalErrorTallies();
 
   /** `maxReruns`: the re-run numbers a request can reach (`--max-reruns`), always reported even at 0. */
   constructor(readonly maxReruns = 0) {}
@@ -139,6 +142,8 @@ export interface ProxyStatsBlock {
   };
   readonly reruns: Readonly<RerunTallies>;
   readonly rerunAttempts: RerunAttemptsBlock;
+  /** Errors the containment boundary caught, by where; each ended one request, stream or tunnel alone. */
+  readonly internalErrors: Readonly<InternalErrorTallies>;
 }
 
 /** Re-runs by number (`"1"`: first re-runs, `"2"`: second, ...), backoffs waited, and the budget's refusals. */
@@ -201,6 +206,7 @@ export class ProxyStats {
         cancelledInBackoff: d.rerunBackoffsCancelled,
         budgetExhausted: d.rerunBudgetExhausted,
       },
+      internalErrors: { ...d.internalErrors },
     };
   }
 }

@@ -13,8 +13,8 @@ export const TUNNEL_KINDS: readonly TunnelKind[] = ['upgrade', 'connect'];
  * Why a tunnel closed: `client` / `upstream` (that side closed or failed first), `idle` (`--tunnel-idle-timeout-ms`),
  * `drain` (still open when the drain timeout ran out).
  */
-export type TunnelCloseReason = 'client' | 'upstream' | 'idle' | 'drain';
-export const CLOSE_REASONS: readonly TunnelCloseReason[] = ['client', 'upstream', 'idle', 'drain'];
+export type TunnelCloseReason = 'client' | 'upstream' | 'idle' | 'drain' | 'internal';
+export const CLOSE_REASONS: readonly TunnelCloseReason[] = ['client', 'upstream', 'idle', 'drain', 'internal'];
 
 /** Bytes through a tunnel: `fromClient` (client → proxy), `toClient` (proxy → client). */
 export interface TunnelBytes {
@@ -29,7 +29,7 @@ export class TunnelTally {
   refused = 0;
   /** Bytes of closed tunnels. */
   readonly bytes: TunnelBytes = { fromClient: 0, toClient: 0 };
-  readonly closed: Record<TunnelCloseReason, number> = { client: 0, upstream: 0, idle: 0, drain: 0 };
+  readonly closed: Record<TunnelCloseReason, number> = { client: 0, upstream: 0, idle: 0, drain: 0, internal: 0 };
 }
 
 export interface TunnelKindBlock {

@@ -14,6 +14,7 @@ import type { RequestBody } from './body.js';
 import { RequestSlot, type HasSlots } from './slots.js';
 import type { OpenedTunnel, UpgradeIntent } from './upgrade.js';
 import type { RequestTrace } from './trace.js';
+import type { ContainmentSite } from '../ops/containment.js';
 
 /** What the edge knows about a request when it creates its context (`log`: the process logger). */
 export type ProxyRequestInit = Pick<
@@ -21,7 +22,14 @@ export type ProxyRequestInit = Pick<
   'exchange' | 'requestId' | 'method' | 'path' | 'authority' | 'scheme' | 'remoteAddress' | 'headers' | 'body' | 'startedAt'
 > & {
   readonly log: Logger;
+  /** The containment boundary for this request (the lifecycle's); without it, `internalError` rethrows. */
+  readonly contain?: RequestContainment;
+  /** Where the request came in (default `http1-request`). */
+  readonly site?: ContainmentSite;
 };
+
+/** Ends `ctx` alone after an error the proxy did not expect, counted at `where` (`ops/containment.ts`). */
+export type RequestContainment = (ctx: ProxyRequest, where: ContainmentSite, err: unknown) => void;
 
 /**
  * Where a request is: `waiting` (its turn on the connection has not come), `in-chain` (filters, router, re-runs),
@@ -56,6 +64,9 @@ export class ProxyRequest implements RequestContext, HasSlots {
   readonly #baseLog: Logger;
   /** The state the chain and the built-in stages keep for this request (`slots.ts`). */
   readonly slots: unknown[];
+  readonly #contain: RequestContainment | undefined;
+  /** Where the request came in: the containment boundary's `where` for the work its chain does. */
+  readonly site: ContainmentSite;
 
   route: Route | undefined = undefined;
   #attempt = 0;
@@ -104,6 +115,22 @@ export class ProxyRequest implements RequestContext, HasSlots {
     this.startedAt = init.startedAt;
     this.#baseLog = init.log;
     this.slots = new Array(RequestSlot.count);
+    this.#contain = init.contain;
+    this.site = init.site ?? 'http1-request';
+  }
+
+  /** Whether a containment boundary ends this request when its work throws (a request made by the lifecycle). */
+  get contained(): boolean {
+    return this.#contain !== undefined;
+  }
+
+  /**
+   * Work for this request threw where the proxy did not expect it (a callback of its upstream answer, its ext_proc
+   * stream, its tunnel): the request ends alone (500 or a reset), logged and counted at `where`.
+   */
+  internalError(where: ContainmentSite, err: unknown): void {
+    if (this.#contain === undefined) throw err;
+    this.#contain(this, where, err);
   }
 
   /** The protocol the client spoke. */

@@ -24,4 +24,6 @@ export interface OpenedTunnel {
   readonly closed: boolean;
   /** Calls `listener` once both sides are closed (at once when they are). */
   onClose(listener: () => void): void;
+  /** Closes both sides now, for `reason`. */
+  close(reason: TunnelCloseReason): void;
 }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ChainFilter } from '../chain/filter-set.js';
 import type { FilterSpec } from '../chain/load-filters.js';
 import type { ProxyRequest } from '../request/context.js';
+import type { ProxyContainment } from '../ops/containment.js';
 import type { Counters } from '../ops/stats.js';
 import type { HealthClient } from '../../lib/grpc-health.js';
 import type { Revalidator } from './revalidator.js';
@@ -44,6 +45,8 @@ export interface StageDeps {
   readonly registry: Registry;
   /** The proxy's request-path counters (ext_proc streams, upstream, re-runs). */
   readonly counters: Counters;
+  /** The containment boundary (`ops/containment.ts`), for the work a stage starts on a peer's input. */
+  readonly guard?: ProxyContainment | undefined;
 }
 
 export interface ProxyStage {

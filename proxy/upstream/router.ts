@@ -188,6 +188,64 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     pool?.unsent.add(this);
   }
 
+  // undici's callbacks: the worker's answer, inside the containment boundary. A throw in handling it (the chain's
+  // response phase, the response writer, the body pump all run from here) ends this request alone.
+
+  onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
+    try {
+      this.#onUpgrade(status, raw, socket);
+    } catch (err) {
+      this.#internalError(err);
+    }
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+    try {
+      return this.#onHeaders(status, raw, resume);
+    } catch (err) {
+      this.#internalError(err);
+      return false;
+    }
+  }
+
+  onData(chunk: Buffer): boolean {
+    try {
+      return this.#onData(chunk);
+    } catch (err) {
+      this.#internalError(err);
+      return false;
+    }
+  }
+
+  onComplete(trailers: UpstreamTrailers): void {
+    try {
+      this.#onComplete(trailers);
+    } catch (err) {
+      this.#internalError(err);
+    }
+  }
+
+  onError(err: Error): void {
+    try {
+      this.#onError(err);
+    } catch (err) {
+      this.#internalError(err);
+    }
+  }
+
+  /** Handling the worker's answer threw: the request ends (500 or a reset) and undici drops the upstream request. */
+  #internalError(err: unknown): void {
+    const abort = this.#abort;
+    this.#state = State.Done;
+    this.#sink = undefined;
+    this.#held = undefined;
+    this.done = undefined;
+    this.#release();
+    if (this.span !== undefined) this.#endSpan('internal-error');
+    this.ctx.internalError('upstream-response', err);
+    abort?.(err instanceof Error ? err : new Error(String(err)));
+  }
+
   /** The worker's address went down before this attempt started writing: it fails at once, unsent. */
   eject(): void {
     if (this.#state !== State.Waiting || this.#started) return;
@@ -205,7 +263,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   }
 
   /** undici: the worker answered 101 to an upgrade request and handed over its socket (the slot goes with it). */
-  onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
+  #onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
     this.counters.countUpstream(status);
     this.#headAt();
     if (this.span !== undefined) this.#endSpan('response', status);
@@ -268,7 +326,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     this.#written = true;
   }
 
-  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+  #onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
     this.counters.countUpstream(status);
     this.#headAt();
@@ -331,7 +389,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     return this.#failure;
   }
 
-  onData(chunk: Buffer): boolean {
+  #onData(chunk: Buffer): boolean {
     if (this.#state === State.Piped) return (this.#sink as BodySink).data(chunk);
     if (this.#state === State.Headed) {
       (this.#held ??= { chunks: [], complete: undefined }).chunks.push(chunk);
@@ -342,7 +400,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
   }
 
   /** The upstream body is complete, with its trailers (if any). */
-  onComplete(trailers: UpstreamTrailers): void {
+  #onComplete(trailers: UpstreamTrailers): void {
     this.#release();
     if (this.span !== undefined) this.#endSpan(undefined);
     if (this.#state === State.Headed) {
@@ -355,7 +413,7 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, Unsen
     sink?.end(trailerList(trailers));
   }
 
-  onError(err: Error): void {
+  #onError(err: Error): void {
     this.#release();
     const state = this.#state;
     this.#state = State.Done;

@@ -34,6 +34,7 @@ import type { ExchangeResult, ExtProcClient, ExtProcStream, StreamOptions } from
 import { RESUME_BUDGET_METADATA } from '../../../lib/wire-contract.js';
 import { ExtProcChannelTls } from './channel-tls.js';
 import type { ExtProcTlsConfig } from './config.js';
+import type { ProxyContainment } from '../../ops/containment.js';
 import type { Logger } from '../../../lib/logger.js';
 import { createHealthClient, type HealthClient } from '../../../lib/grpc-health.js';
 
@@ -47,6 +48,8 @@ export interface ExtProcClientOptions {
   /** mTLS to the processor; absent: plaintext (logged as a warning). */
   readonly tls?: ExtProcTlsConfig | undefined;
   readonly log: Logger;
+  /** The containment boundary: a message whose handling throws ends its stream alone (`extproc-message`). */
+  readonly guard?: ProxyContainment | undefined;
 }
 
 type ProcessCall = grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -202,6 +205,29 @@ export class GrpcExtProcStream implements ExtProcStream {
     opts.counters.extproc.streams++;
     opts.counters.extproc.active++;
     call.on('data', (m: ProcessingResponse) => {
+      try {
+        this.#onMessage(m);
+      } catch (err) {
+        this.#internalError(err);
+      }
+    });
+    call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
+    call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
+  }
+
+  /** Handling a message threw: the stream ends as an INTERNAL error (its request fails as on any stream error). */
+  #internalError(err: unknown): void {
+    const guard = this.#opts.guard;
+    if (guard !== undefined) guard.caught('extproc-message', undefined, err);
+    else this.#opts.log.error({ err }, 'ext_proc: handling a message failed');
+    this.#onEnd(grpc.status.INTERNAL, `the proxy could not handle the processor's message: ${err instanceof Error ? err.message : String(err)}`);
+    this.#closed = true;
+    this.#call.cancel();
+  }
+
+  #onMessage(m: ProcessingResponse): void {
+    const call = this.#call;
+    {
       if (m.override_message_timeout != null) return this.#overrideTimeout(durationMs(m.override_message_timeout));
       this.#unanswered = false;
       if (this.#pending !== undefined) return this.#finish({ kind: 'response', response: m });
@@ -210,9 +236,7 @@ export class GrpcExtProcStream implements ExtProcStream {
         this.#paused = true;
         call.pause();
       }
-    });
-    call.on('status', (s: grpc.StatusObject) => this.#onEnd(s.code, s.details));
-    call.on('error', (e: grpc.ServiceError) => this.#onEnd(e.code ?? grpc.status.UNKNOWN, e.details ?? e.message));
+    }
   }
 
   get closed(): boolean {

@@ -20,6 +20,7 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     counters: deps.counters,
     tls: deps.config.extProc.tls,
     log: deps.log,
+    guard: deps.guard,
   });
   return {
     filter: createExtProcFilter({
