@@ -127,7 +127,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const pools = new UpstreamPools(poolOptions);
   // gRPC: HTTP/2 sessions, h2c or (with upstream mTLS) TLS with ALPN `h2`.
   const h2Sessions = createH2Sessions(upstreamTls === undefined ? poolOptions : { ...poolOptions, connector: upstreamTls.h2Connector });
-  const hub = new TunnelHub(log);
+  const hub = new TunnelHub(log, guard);
   registerTunnelMetrics(metrics.registry, hub.stats);
   // Outlier detection probes a down worker the way the pools connect to it (TCP, or TCP plus the mTLS handshake).
   const probe = createConnectProbe({ connectTimeoutMs: upstream.connectTimeoutMs, ...(upstreamTls === undefined ? {} : { connector: upstreamTls.connector }) });

@@ -1,11 +1,13 @@
 /**
  * The primary's worker table: forks the proxy workers, learns their addresses, replaces a worker that dies
- * (after start-up; during start-up a death fails the start), and drains them all at shutdown.
+ * (after start-up; during start-up a death fails the start; a crash loop is slowed down: `replacement-delay.ts`),
+ * and drains them all at shutdown.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../lib/logger.js';
 import { LISTENING, type ListeningMessage } from './messages.js';
 import { drainWorkers } from './drain.js';
+import { DEATH_WINDOW_MS, replacementDelayMs } from './replacement-delay.js';
 
 export interface WorkerInfo {
   readonly worker: Worker;
@@ -26,6 +28,8 @@ export class WorkerSupervisor {
   #reportReady: (() => void) | undefined;
   #failStart: ((err: Error) => void) | undefined;
   #allExited: (() => void) | undefined;
+  /** When workers died after start-up (the last window's), for the crash-loop backoff. */
+  #deaths: number[] = [];
 
   constructor(count: number, log: Logger) {
     this.#count = count;
@@ -94,7 +98,11 @@ export class WorkerSupervisor {
       this.#failStart?.(new Error(`proxy worker exited during start-up (code ${code}, signal ${signal})`));
       return;
     }
-    this.#log.error({ worker: worker.id, code, signal }, 'proxy worker died: starting a replacement');
-    this.#fork();
+    const now = Date.now();
+    this.#deaths = [...this.#deaths.filter((t) => now - t < DEATH_WINDOW_MS), now];
+    const delayMs = replacementDelayMs(this.#deaths, now);
+    this.#log.error({ worker: worker.id, code, signal, delayMs }, 'proxy worker died: starting a replacement');
+    if (delayMs === 0) this.#fork();
+    else setTimeout(() => this.#draining || this.#fork(), delayMs);
   }
 }

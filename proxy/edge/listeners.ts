@@ -79,11 +79,17 @@ export class PlainListener implements Listener {
 const H2 = 'h2';
 const HTTP1 = 'http/1.1';
 
-/** Picks `h2`, else `http/1.1`, else (no protocol the proxy knows) the client's first offer, served as HTTP/1.1. */
-function selectProtocol({ protocols }: { protocols: string[] }): string | undefined {
+/**
+ * Picks `h2`, else `http/1.1`, else (no protocol the proxy knows) the client's first offer, served as HTTP/1.1.
+ * Called by node inside the TLS handshake, outside any request: it must not throw (undefined declines ALPN, which
+ * ends that handshake alone).
+ */
+export function selectProtocol({ protocols }: { protocols?: unknown }): string | undefined {
+  if (!Array.isArray(protocols)) return undefined;
   if (protocols.includes(H2)) return H2;
   if (protocols.includes(HTTP1)) return HTTP1;
-  return protocols[0];
+  const first: unknown = protocols[0];
+  return typeof first === 'string' ? first : undefined;
 }
 
 export interface TlsListenerOptions {

@@ -29,12 +29,12 @@ export class ConnectTunnel implements OpenTunnel, OpenedTunnel {
     this.#writtenBase = socket.bytesWritten;
     hub.opened(this);
     socket.once('end', () => (this.#reason ??= 'client'));
-    socket.once('close', () => {
+    socket.once('close', hub.contained(this, () => {
       this.#final = this.bytes();
       this.#reason ??= 'upstream';
       hub.closed(this, this.#reason, this.#final);
       for (const l of this.#listeners.splice(0)) l();
-    });
+    }));
   }
 
   get reason(): TunnelCloseReason | undefined {

@@ -5,6 +5,7 @@
  * closed (reason `drain`).
  */
 import type { Logger } from 'pino';
+import type { ProxyContainment } from '../ops/containment.js';
 import { TunnelStats, type TunnelBytes, type TunnelCloseReason, type TunnelKind } from '../ops/tunnel-stats.js';
 
 /** One open tunnel as the hub sees it. */
@@ -23,8 +24,19 @@ export class TunnelHub {
   #draining = false;
   #onEmpty: (() => void) | undefined;
 
-  constructor(readonly log: Logger) {
+  constructor(
+    readonly log: Logger,
+    /** The containment boundary: a tunnel whose own event handling throws is closed alone (`internal`). */
+    private readonly guard?: ProxyContainment,
+  ) {
     this.stats = new TunnelStats({ active: (kind) => this.#active[kind], openBytes: (kind) => this.#openBytes(kind) });
+  }
+
+  /** `fn` as an event handler of `tunnel`, inside the containment boundary (`tunnel`): a throw closes that tunnel alone. */
+  contained<A extends unknown[]>(tunnel: OpenTunnel, fn: (...args: A) => void): (...args: A) => void {
+    const guard = this.guard;
+    if (guard === undefined) return fn;
+    return guard.wrap('tunnel', { fail: () => tunnel.close('internal') }, fn);
   }
 
   /** True once the drain started: new upgrades and CONNECTs are refused. */

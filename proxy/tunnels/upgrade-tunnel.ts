@@ -55,7 +55,7 @@ export class UpgradeTunnel implements OpenTunnel, OpenedTunnel {
     this.#wire(client, upstream, 'client');
     this.#wire(upstream, client, 'upstream');
     if (deps.idleTimeoutMs > 0) {
-      this.#idle = setTimeout(() => this.close('idle'), deps.idleTimeoutMs);
+      this.#idle = setTimeout(deps.hub.contained(this, () => this.close('idle')), deps.idleTimeoutMs);
       const touch = (): void => void this.#idle?.refresh();
       client.on('data', touch);
       upstream.on('data', touch);
@@ -64,19 +64,20 @@ export class UpgradeTunnel implements OpenTunnel, OpenedTunnel {
   }
 
   #wire(from: Duplex, to: Duplex, side: 'client' | 'upstream'): void {
+    const hub = this.deps.hub;
     from.pipe(to);
     from.once('end', () => (this.#reason ??= side));
-    from.on('error', () => {
+    from.on('error', hub.contained(this, () => {
       this.#reason ??= side;
       to.destroy();
-    });
-    from.once('close', () => {
+    }));
+    from.once('close', hub.contained(this, () => {
       this.#reason ??= side;
       // Nothing more can go to or come from this side: finish the other once its pending bytes are out.
       if (side === 'client') to.destroy();
       else if (!to.destroyed) to.end(() => to.destroy());
       if (--this.#open === 0) this.#closed();
-    });
+    }));
   }
 
   bytes(): TunnelBytes {
