@@ -35,7 +35,6 @@ import {
   DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
   type OverloadConfig,
 } from './ops/overload/config.js';
-import { QUEUE_PER_STREAM } from './stages/ext-proc/stream-queue.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
 const DEFAULT_EXTPROC_MAX_STREAMS = 256;
@@ -155,7 +154,16 @@ export const PROXY_FLAGS = {
     default: DEFAULT_EXTPROC_MAX_STREAMS,
     min: 0,
     max: 65536,
-    help: `Misses (requests that need an ext_proc stream) in their request phase at once, at most; more wait in a FIFO queue of ${QUEUE_PER_STREAM} per stream (a miss beyond it: 503 PROXY_ERR_EXTPROC_QUEUE_FULL at once). 0: no bound.`,
+    help: 'Misses (requests that need an ext_proc stream) in their request phase at once, at most; more wait their turn in a FIFO queue. 0: no bound.',
+  },
+  'extproc-queue-max-waiting': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_QUEUE_MAX_WAITING',
+    section: 'extProc',
+    key: 'queueMaxWaiting',
+    default: 1024,
+    min: 0,
+    help: 'Misses waiting in that queue at once, at most; one more is answered 503 PROXY_ERR_EXTPROC_QUEUE_FULL with Retry-After at once (0: no queue).',
   },
   'extproc-queue-timeout-ms': {
     type: 'number',
@@ -592,6 +600,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       tls: extProcTlsConfig(flags),
       retryMaxWaiting: flags['extproc-retry-max-waiting'],
       maxStreams: flags['extproc-max-streams'],
+      queueMaxWaiting: flags['extproc-queue-max-waiting'],
       queueTimeoutMs: flags['extproc-queue-timeout-ms'],
     }),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),

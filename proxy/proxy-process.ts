@@ -25,7 +25,6 @@ import { registerOverloadMetrics } from './ops/overload/metrics.js';
 import type { Sampler } from './ops/overload/sampler.js';
 import { ReplayBudget } from './request/replay-budget.js';
 import { ConnectionGate } from './edge/connection-gate.js';
-import { QUEUE_PER_STREAM } from './stages/ext-proc/stream-queue.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2Sessions } from './upstream/h2-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
@@ -132,7 +131,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     manager: overload,
     budget: replayBudget,
     maxConnections: config.overload.maxConnections,
-    extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: QUEUE_PER_STREAM * config.extProc.maxStreams, timeoutMs: config.extProc.queueTimeoutMs },
+    extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
   };
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);

@@ -122,6 +122,7 @@ export class ConnectListener {
     const { hub, lifecycle, config } = this.deps;
     const target = req.url ?? '';
     const ctx = lifecycle.begin(exchange, { site: 'connect', url: target, method: 'CONNECT', rawHeaders: req.rawHeaders, hasBody: false, connectTarget: target });
+    if (ctx.error !== undefined) return lifecycle.start(ctx); // refused as it began (overloaded: shed-all)
     const refusal = hub.draining ? { spec: ERRORS.DRAINING, details: 'CONNECT while draining' } : refuseConnectTarget(target, config.actorSuffix);
     if (refusal !== undefined) {
       hub.refused('connect');

@@ -1,7 +1,7 @@
 /** The process-wide replay budget, and how a request body takes from it and gives back. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { RequestBody } from './body.js';
 import { ReplayBudget } from './replay-budget.js';
 
@@ -152,4 +152,26 @@ test('memory stays within the budget whatever the concurrency: 50 bodies of 10 b
   assert.equal(budget.streamedWithoutReplay, 40);
   for (const { body } of bodies) body.release();
   assert.deepEqual([budget.inUseBytes, budget.bodies], [0, 0]);
+});
+
+test('backpressure holds with or without room in the budget: the client is read only as fast as the attempt takes chunks', async () => {
+  for (const capacity of [1 << 20, 1]) {
+    let produced = 0;
+    // A client that always has more: each read of it produces one 16 KiB chunk (as many as asked for).
+    const client = new Readable({
+      highWaterMark: 1,
+      read() {
+        produced++;
+        this.push(Buffer.alloc(16 * 1024, 120));
+      },
+    });
+    const body = new RequestBody(client, 1 << 20, new ReplayBudget(capacity));
+    const it = (body.forAttempt() as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    for (let taken = 1; taken <= 20; taken++) {
+      await it.next();
+      // node's stream reads ahead up to its high-water mark (one chunk here); the body itself never reads ahead.
+      assert.ok(produced <= taken + 2, `budget ${capacity}: ${produced} chunks read from the client after ${taken} taken`);
+    }
+    client.destroy();
+  }
 });

@@ -22,6 +22,8 @@ export interface ExtProcStageConfig {
   readonly retryMaxWaiting: number;
   /** `--extproc-max-streams`: misses in their request phase at once, at most (0: no bound). */
   readonly maxStreams: number;
+  /** `--extproc-queue-max-waiting`: misses waiting for one of those streams at once, at most. */
+  readonly queueMaxWaiting: number;
   /** `--extproc-queue-timeout-ms`: the longest a miss waits for one of those streams. */
   readonly queueTimeoutMs: number;
 }

@@ -10,7 +10,7 @@ import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../stage.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
 import { EXT_PROC_SLOT } from './request-state.js';
-import { QUEUE_PER_STREAM, StreamQueue } from './stream-queue.js';
+import { StreamQueue } from './stream-queue.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { address, settings } = deps.config.extProc;
@@ -23,9 +23,9 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     log: deps.log,
     guard: deps.guard,
   });
-  const { maxStreams, queueTimeoutMs } = deps.config.extProc;
+  const { maxStreams, queueMaxWaiting, queueTimeoutMs } = deps.config.extProc;
   const overload = deps.overload;
-  const queue = overload === undefined || maxStreams === 0 ? undefined : new StreamQueue({ maxStreams, maxWaiting: QUEUE_PER_STREAM * maxStreams }, overload.tallies);
+  const queue = overload === undefined || maxStreams === 0 ? undefined : new StreamQueue({ maxStreams, maxWaiting: queueMaxWaiting }, overload.tallies);
   return {
     filter: createExtProcFilter({
       client,

@@ -3,7 +3,7 @@
  * of that many slots for its request phase (from its stream's first message to the route, the retries of a stream
  * that could not be opened included) and gives it back when that phase ends. When every slot is taken it waits in
  * a FIFO queue: for `--extproc-queue-timeout-ms` or what is left of its re-run budget, whichever is first (then 503
- * `PROXY_ERR_EXTPROC_QUEUE_TIMEOUT`), and the queue holds at most `QUEUE_PER_STREAM` × the slots (one more is
+ * `PROXY_ERR_EXTPROC_QUEUE_TIMEOUT`), and the queue holds at most `--extproc-queue-max-waiting` (one more is
  * answered 503 `PROXY_ERR_EXTPROC_QUEUE_FULL` at once). A slot given back goes to the first waiter directly, so
  * nobody overtakes the queue; a waiter whose client leaves stops waiting at once. A storm of cold actors thus
  * opens at most that many streams at once (concurrent misses of one actor already share one: `miss-flights.ts`),
@@ -12,13 +12,10 @@
  */
 import { performance } from 'node:perf_hooks';
 
-/** The queue holds at most this many waiters per slot. */
-export const QUEUE_PER_STREAM = 4;
-
 export interface StreamQueueLimits {
   /** `--extproc-max-streams` (0: no bound). */
   readonly maxStreams: number;
-  /** Waiters at most (`QUEUE_PER_STREAM` × `maxStreams` from the flags). */
+  /** `--extproc-queue-max-waiting`: waiters at most (0: none, a request finding every slot taken is refused at once). */
   readonly maxWaiting: number;
 }
 
