@@ -1,15 +1,18 @@
 /**
  * The process-wide budgets, end to end in one process: the replay budget (`--replay-buffer-budget-bytes`) and the
- * connection limit over every client listener (`--max-connections`).
+ * connection limit over every client listener (`--max-connections`: plain, HTTPS and CONNECT alike).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
+import https from 'node:https';
+import { readFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
+import { createTestCa } from '../testing/throwaway-ca.js';
 import { getJson, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 const KiB = 1024;
@@ -105,33 +108,52 @@ function connect(address: string): Promise<{ socket: net.Socket; closed: Promise
   });
 }
 
-test('--max-connections 3 over the ingress and the CONNECT listener together: a 4th connection is closed at once and counted; admin still answers', async () => {
+/** An HTTPS GET through the proxy's TLS listener on a connection of its own. */
+function httpsGet(address: string, ca: string): Promise<{ status: number; text: string }> {
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port, servername: 'localhost', ca, path: '/', headers: { host: actorHost('tls') }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('--max-connections 3 over the plain, HTTPS and CONNECT listeners together: a 4th connection is closed at once and counted; admin still answers', async () => {
+  const ca = await createTestCa();
+  const { certFile, keyFile } = await ca.issue('ingress');
+  const caPem = await readFile(ca.caFile, 'utf8');
   const proxy = await startTestProxy({
     mode: 'in-process',
     extproc: ep.address,
-    args: ['--access-log', 'off', '--max-connections', '3', '--connect-listen', '127.0.0.1:0'],
+    args: ['--access-log', 'off', '--max-connections', '3', '--connect-listen', '127.0.0.1:0', '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile],
   });
   try {
+    const tlsAddress = proxy.addresses.tls as string;
     const connectAddress = proxy.addresses.connect as string;
-    const open = [await connect(proxy.address), await connect(proxy.address), await connect(connectAddress)];
+    const open = [await connect(proxy.address), await connect(tlsAddress), await connect(connectAddress)];
     await waitFor(async () => (await overloadStats(proxy)).connections.open === 3, 5000, 'three client connections counted');
 
-    const fourth = await connect(proxy.address);
-    assert.equal((await fourth.closed).length, 0, 'closed without a byte');
-    const viaConnect = await connect(connectAddress);
-    assert.equal((await viaConnect.closed).length, 0, 'the CONNECT listener shares the limit');
+    for (const address of [proxy.address, tlsAddress, connectAddress]) {
+      const refused = await connect(address);
+      assert.equal((await refused.closed).length, 0, `${address}: closed without a byte (no TLS handshake either)`);
+    }
+    await assert.rejects(httpsGet(tlsAddress, caPem), 'an HTTPS client is refused too');
     const s = await overloadStats(proxy); // the admin listener is not limited
-    assert.deepEqual(s.connections, { open: 3, max: 3, refused: { limit: 2, overload: 0 } });
+    assert.deepEqual(s.connections, { open: 3, max: 3, refused: { limit: 4, overload: 0 } });
 
-    // One closes: a new connection is served.
-    open[0]?.socket.destroy();
+    // One closes: a new connection is served, over TLS as well.
+    open[1]?.socket.destroy();
     await waitFor(async () => (await overloadStats(proxy)).connections.open === 2, 5000, 'the closed connection uncounted');
-    const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a'), connection: 'close' } });
-    assert.equal(res.statusCode, 200);
-    await res.body.text();
+    assert.deepEqual(await httpsGet(tlsAddress, caPem), { status: 200, text: JSON.stringify({ bytes: 0, sha: sha(Buffer.alloc(0)) }) });
     for (const c of open) c.socket.destroy();
     await waitFor(async () => (await overloadStats(proxy)).connections.open === 0, 5000, 'every connection uncounted');
   } finally {
     await proxy.stop();
+    await ca.remove();
   }
 });

@@ -131,10 +131,18 @@ export class TlsListener implements Listener {
     const alpn = opts.alpn === 'h2-or-http1' ? { ALPNCallback: selectProtocol } : { ALPNProtocols: [HTTP1] };
     this.server = tls.createServer(
       { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, allowHalfOpen: true, handshakeTimeout: opts.handshakeTimeoutMs },
-      (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
+      (socket: TLSSocket) => {
+        socket.allowHalfOpen = true; // from the handshake on, a client's FIN is the engine's (and a tunnel's) to handle
+        sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1');
+      },
     );
     // A failed or timed-out handshake concerns one client only: its connection is closed, nothing else.
     this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
+    // Not half-open during the handshake: a client that ends its side before it (a TCP health check) fails the
+    // handshake at once rather than holding its socket, and its place under --max-connections, until the timeout.
+    this.server.prependListener('connection', (raw: Socket) => {
+      raw.allowHalfOpen = false;
+    });
     guard(this.server, opts.admission);
     this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
   }
