@@ -32,7 +32,7 @@ export interface ConnectionAdmission {
 }
 
 /** Closes each connection `admission` refuses as the server accepts it, before any other listener sees it. */
-function guard(server: net.Server, admission: ConnectionAdmission | undefined): void {
+function admitOnAccept(server: net.Server, admission: ConnectionAdmission | undefined): void {
   if (admission === undefined) return;
   server.prependListener('connection', (socket: Socket) => {
     if (!admission.admit(socket)) socket.destroy();
@@ -78,7 +78,7 @@ export class PlainListener implements Listener {
         sink(socket, protocol);
       });
     });
-    guard(this.server, admission);
+    admitOnAccept(this.server, admission);
   }
 
   /** Closes the connections that have not sent a byte yet (the end of a drain). */
@@ -143,7 +143,7 @@ export class TlsListener implements Listener {
     this.server.prependListener('connection', (raw: Socket) => {
       raw.allowHalfOpen = false;
     });
-    guard(this.server, opts.admission);
+    admitOnAccept(this.server, opts.admission);
     this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
   }
 
@@ -166,7 +166,7 @@ export class TcpListener implements Listener {
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
       if (!socket.destroyed) sink(socket, 'http/1.1');
     });
-    guard(this.server, admission);
+    admitOnAccept(this.server, admission);
   }
 
   listen(host: string, port: number): Promise<void> {
