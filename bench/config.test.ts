@@ -77,3 +77,20 @@ test('--tracing on with --trace-ratio: the ratio the proxy and extproc sample; o
     assert.throws(() => buildConfig(['--tracing', 'on', ...other], {}), /--tracing on: not with/, `refused with ${other.join(' ')}`);
   }
 });
+
+test('overload: the floods\' sizes, full and --quick, one flag each; the stub seeds the cold actors too', () => {
+  const full = buildConfig(['--scenario', 'overload'], {}).config;
+  assert.deepEqual(full.overload, { idle: 10_000, slowloris: 2_000, uploads: 1_000, cold: 5_000 });
+  assert.equal(full.actors, 4 + 16 + 5_000);
+  assert.ok(full.workers * full.workerCapacity >= full.actors);
+  assert.equal(full.durationS, 10, 'each flood held 10 s');
+  const quick = buildConfig(['--scenario', 'overload', '--quick'], {}).config;
+  assert.deepEqual(quick.overload, { idle: 1_000, slowloris: 200, uploads: 100, cold: 500 });
+  assert.equal(quick.actors, 520);
+  assert.equal(quick.durationS, 3);
+  const sized = buildConfig(['--scenario', 'overload', '--quick', '--overload-cold', '50', '--duration', '2', '--actors', '7'], { BENCH_OVERLOAD_IDLE: '300' }).config;
+  assert.deepEqual(sized.overload, { idle: 300, slowloris: 200, uploads: 100, cold: 50 });
+  assert.equal(sized.actors, 70, '--actors does not apply');
+  assert.equal(sized.durationS, 2);
+  assert.throws(() => buildConfig(['--scenario', 'overload', '--proxy-workers', '2'], {}), UsageError);
+});

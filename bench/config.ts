@@ -15,12 +15,39 @@ import { ARM_NAMES, SCENARIOS, type ArmName, type ScenarioName } from './types.j
  */
 const FAULTS_WORKER_CAPACITY = 100;
 
+/**
+ * overload: actors that are not the cold storm's (the hit load's warm actors and the slow uploads' actors, woken
+ * before the first phase; `scenarios/overload.ts`), and the floods' sizes, full and --quick.
+ */
+export const OVERLOAD_HOT_ACTORS = 4;
+export const OVERLOAD_UPLOAD_ACTORS = 16;
+export const OVERLOAD_SIZES = Object.freeze({
+  full: Object.freeze({ idle: 10_000, slowloris: 2_000, uploads: 1_000, cold: 5_000 }),
+  quick: Object.freeze({ idle: 1_000, slowloris: 200, uploads: 100, cold: 500 }),
+});
+/** overload: room on the workers for every actor, the cold storm's included (64 workers hold 6,400). */
+const OVERLOAD_WORKER_CAPACITY = 100;
+/** overload: seconds each flood is held while the hit load is measured (--quick: 3), unless --duration is given. */
+const OVERLOAD_WINDOW_S = 10;
+const OVERLOAD_QUICK_WINDOW_S = 3;
+
+export interface OverloadSizes {
+  /** Idle client connections opened and held. */
+  readonly idle: number;
+  /** Connections sending their request head a byte at a time. */
+  readonly slowloris: number;
+  /** Concurrent 1 MiB uploads to actors that answer 3 s after the body. */
+  readonly uploads: number;
+  /** Distinct cold actors asked for at once (the stub seeds them suspended). */
+  readonly cold: number;
+}
+
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
-  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2)' },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2; overload: not used, its actors follow --overload-cold)' },
   connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
-  duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm' },
+  duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm (overload: seconds each flood is held, default 10, --quick 3)' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
   quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (fleet: 6 s with a 2 s cache TTL); an explicit --duration/--warmup/--cache-ttl-ms wins' },
   target: { type: 'string?', env: 'BENCH_TARGET', help: 'URL of an already running proxy (e.g. docker compose); runs only the arm "target"' },
@@ -37,7 +64,7 @@ export const BENCH_FLAGS = {
   'grpc-rounds': { type: 'number', default: 5, min: 1, env: 'BENCH_GRPC_ROUNDS', help: 'grpc: rounds of K concurrent calls, and of a unary call beside a long stream (--quick: 2)' },
   'zipf-s': { type: 'number', float: true, default: 1, env: 'BENCH_ZIPF_S', help: 'many-actors: Zipf exponent of the key popularity' },
   workers: { type: 'number', default: 0, env: 'BENCH_WORKERS', help: 'stub workers; 0 = enough for the actors (64; many-actors 64; faults 4 separate worker processes; grpc 1)' },
-  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 100; grpc: every actor on one worker)' },
+  'worker-capacity': { type: 'number', default: 0, env: 'BENCH_WORKER_CAPACITY', help: 'actors per worker; 0 = default (1; many-actors 160; faults 100; grpc: every actor on one worker; overload 100)' },
   atespace: { type: 'string', default: 'demo', env: 'BENCH_ATESPACE', help: 'atespace of the actors' },
   'actor-suffix': { type: 'string', default: 'actors.resources.substrate.ate.dev', env: 'ACTOR_SUFFIX', help: 'actor host suffix' },
   seed: { type: 'number', default: 1, env: 'BENCH_SEED', help: 'seed of the request sequences' },
@@ -69,6 +96,10 @@ export const BENCH_FLAGS = {
   },
   rate: { type: 'number', default: 0, min: 0, env: 'BENCH_RATE', help: 'side-by-side: requests per second sent to each arm (0: a closed loop, each connection as fast as it is answered)' },
   control: { type: 'boolean', default: false, env: 'BENCH_CONTROL', help: 'side-by-side: a second copy of arm C ("C copy"), whose ratio to C is the method\'s own bias and noise' },
+  'overload-idle': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_IDLE', help: 'overload: idle client connections of phase (a); 0 = 10000 (--quick: 1000)' },
+  'overload-slowloris': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_SLOWLORIS', help: 'overload: connections sending their head a byte at a time in phase (b); 0 = 2000 (--quick: 200)' },
+  'overload-uploads': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_UPLOADS', help: 'overload: concurrent 1 MiB uploads to slow actors in phase (c); 0 = 1000 (--quick: 100)' },
+  'overload-cold': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_COLD', help: 'overload: distinct cold actors asked for at once in phase (d); 0 = 5000 (--quick: 500)' },
 } as const satisfies FlagSpecs;
 
 export interface BenchConfig {
@@ -114,6 +145,8 @@ export interface BenchConfig {
   readonly control: boolean;
   /** side-by-side: requests per second per arm; 0: closed loop. */
   readonly rate: number;
+  /** overload: the floods' sizes (the scenario may size them down to the file-descriptor limits, with a note). */
+  readonly overload: OverloadSizes;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -134,8 +167,19 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   const faults = v.scenario === 'faults';
   const fleet = v.scenario === 'fleet';
   const grpc = v.scenario === 'grpc';
-  const actors = v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : 50;
-  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? FAULTS_WORKER_CAPACITY : grpc ? actors : 1;
+  const overload = v.scenario === 'overload';
+  const sizes = v.quick ? OVERLOAD_SIZES.quick : OVERLOAD_SIZES.full;
+  const overloadSizes: OverloadSizes = Object.freeze({
+    idle: v['overload-idle'] || sizes.idle,
+    slowloris: v['overload-slowloris'] || sizes.slowloris,
+    uploads: v['overload-uploads'] || sizes.uploads,
+    cold: v['overload-cold'] || sizes.cold,
+  });
+  // overload: the stub seeds the warm actors, the uploads' actors and the cold storm's (--actors does not apply).
+  const actors = overload
+    ? OVERLOAD_HOT_ACTORS + OVERLOAD_UPLOAD_ACTORS + overloadSizes.cold
+    : v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : 50;
+  const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? FAULTS_WORKER_CAPACITY : grpc ? actors : overload ? OVERLOAD_WORKER_CAPACITY : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
   // processes, with room left for the actors of the one it kills; grpc puts every actor on one worker (its calls
   // share that worker's HTTP/2 session).
@@ -146,6 +190,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   if (v.tracing === 'on' && ((v.target ?? '') !== '' || faults || fleet)) {
     throw new UsageError(`--tracing on: not with ${faults || fleet ? `--scenario ${v.scenario}` : '--target'} (set OTEL_* on the processes it measures)`);
   }
+  if (overload && v['proxy-workers'] > 1) throw new UsageError('--scenario overload: one proxy process (--proxy-workers 1): its memory is the one measured');
   const quickDuration = v.quick && !given(argv, env, 'duration', 'BENCH_DURATION');
   const quickWarmup = v.quick && !given(argv, env, 'warmup', 'BENCH_WARMUP');
   // The fleet's ResumeActor figures need several TTLs in the window: a quick run shortens the TTL instead.
@@ -155,7 +200,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     arms,
     actors,
     connections: v.connections,
-    durationS: quickDuration ? (fleet ? 6 : 2) : v.duration,
+    durationS: overload && !given(argv, env, 'duration', 'BENCH_DURATION') ? (v.quick ? OVERLOAD_QUICK_WINDOW_S : OVERLOAD_WINDOW_S) : quickDuration ? (fleet ? 6 : 2) : v.duration,
     warmupS: quickWarmup ? 1 : v.warmup,
     quick: v.quick,
     target: v.target,
@@ -188,6 +233,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     compareBuild: v['compare-build'] ? path.resolve(v['compare-build']) : undefined,
     control: v.control,
     rate: v.rate,
+    overload: overloadSizes,
   };
   return { help, config: Object.freeze(config) };
 }

@@ -19,6 +19,7 @@ import { fleet } from './scenarios/fleet.js';
 import { grpcScenario } from './scenarios/grpc.js';
 import { cold } from './scenarios/cold.js';
 import { manyActors } from './scenarios/many-actors.js';
+import { overload } from './scenarios/overload.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steady } from './scenarios/steady.js';
 import { steadyPost } from './scenarios/steady-post.js';
@@ -39,6 +40,7 @@ export const SCENARIO_TABLE: Readonly<Record<Exclude<ScenarioName, 'side-by-side
   faults,
   fleet,
   grpc: grpcScenario,
+  overload,
 });
 
 function log(message: string): void {
@@ -98,6 +100,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
     ...(config.scenario === 'fleet' ? { replicas: config.replicas, hashBalanceFactor: config.hashBalanceFactor } : {}),
     ...(config.scenario === 'grpc' ? { grpcCalls: config.grpcCalls, grpcReplies: config.grpcReplies, grpcRounds: config.grpcRounds } : {}),
+    ...(config.scenario === 'overload' ? { overloadIdle: config.overload.idle, overloadSlowloris: config.overload.slowloris, overloadUploads: config.overload.uploads, overloadCold: config.overload.cold } : {}),
     ...(config.target ? { target: config.target } : { proxyWorkers: config.proxyWorkers }),
     ...(config.profile ? { profile: true } : {}),
     seed: config.seed,

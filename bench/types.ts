@@ -4,7 +4,7 @@ import { H2_ARM_NAMES } from './h2-arms.js';
 export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'side-by-side'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'overload', 'side-by-side'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -196,6 +196,112 @@ export interface FleetUsage {
   readonly misdirected: number;
 }
 
+/** The kinds of flood the overload scenario sends beside its hit load. */
+export type FloodKind = 'idle' | 'slowloris' | 'uploads' | 'cold';
+
+/** What one flood of the overload scenario did, as its own clients saw it. */
+export interface FloodOutcome {
+  readonly kind: FloodKind;
+  /** Connections (idle, slowloris, cold: one request on each) or concurrent uploaders the flood was sized to. */
+  readonly planned: number;
+  /** Connections the flood tried to open, and of them established. */
+  readonly attempted: number;
+  readonly connected: number;
+  /** Connections that could not be opened, by error code (`ECONNREFUSED`, `ECONNRESET`, `ETIMEDOUT`, ...). */
+  readonly connectErrors: Readonly<Record<string, number>>;
+  /** Requests begun (uploads: every POST; cold: one per connection; idle and slowloris: 0, their heads never end). */
+  readonly requests: number;
+  /** Answers by HTTP status. */
+  readonly statusCounts: Readonly<Record<string, number>>;
+  /** Answers carrying a Retry-After header (how an overloaded proxy sheds). */
+  readonly retryAfter: number;
+  /** Requests that ended without an answer, by why (`reset`, `closed`, `timeout`, an error code), and write errors. */
+  readonly errors: Readonly<Record<string, number>>;
+  /** Connections the proxy closed (FIN or reset) while the flood held them, answered first or not. */
+  readonly closedByProxy: number;
+  /** Connections still open, and requests still unanswered, when the bench stopped the flood. */
+  readonly openAtEnd: number;
+  readonly inFlightAtEnd: number;
+  /** Bytes the flood wrote (request heads and bodies). */
+  readonly bytesSent: number;
+  /** From the first connection attempt until the flood was in place (every connection tried; cold: requests written). */
+  readonly setupMs: number;
+  /** From the start to the bench stopping the flood (cold: to the last answer or failure). */
+  readonly durationMs: number;
+  /** cold: time from the requests' write to each answer's status line. */
+  readonly answerMs?: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** The proxy's resident memory over one phase of the overload scenario, from /proc/<pid>/status. */
+export interface RssUsage {
+  /** The most seen: the largest VmRSS sample, or VmHWM when the bench could reset it at the phase's start. */
+  readonly peakBytes: number | null;
+  readonly startBytes: number | null;
+  /** When the flood was stopped, and after the phase's settling pause. */
+  readonly endBytes: number | null;
+  readonly afterBytes: number | null;
+  readonly samples: number;
+  /** VmHWM was reset at the phase's start (`/proc/<pid>/clear_refs`), so a peak between samples is seen too. */
+  readonly hwmReset: boolean;
+}
+
+/** One phase of the overload scenario: the hit load beside one flood (none in the first). */
+export interface OverloadPhase {
+  readonly name: string;
+  readonly description: string;
+  /** The flood (null in the no-flood phase). */
+  readonly flood: FloodOutcome | null;
+  /** Seconds the hits were counted over: while the flood was held in full (cold: its requests to its last answer). */
+  readonly windowS: number;
+  readonly hits: {
+    /** 2xx answers to the hit load in the window, and per second. */
+    readonly ok: number;
+    readonly rps: number;
+    readonly non2xx: number;
+    readonly errors: number;
+    /** rps ÷ the no-flood phase's rps (null in that phase, or when it answered nothing). */
+    readonly ratio: number | null;
+  };
+  readonly rss: RssUsage;
+  /**
+   * The proxy's shed and refused counts over the phase, from its /stats (else /metrics) counters named so; null
+   * when it has no such counter (`overload-report.ts`, `shedAndRefused`).
+   */
+  readonly shed: number | null;
+  readonly refused: number | null;
+  /** Every proxy counter about shedding, refusing, budgets or queues, by name, with its increase over the phase. */
+  readonly proxyCounters: Readonly<Record<string, number>>;
+  /** The proxy process: its pid before and after (from /server_info), alive at the end, and restarted (pid changed). */
+  readonly process: { readonly pid: number | null; readonly pidAfter: number | null; readonly alive: boolean; readonly restarted: boolean };
+  /** The proxy's raw /stats at the phase's end (its process began with the phase's warm-up); absent if unreachable. */
+  readonly proxyStats?: unknown;
+  /** Present when the phase did not run (its processes did not start, or the bench failed). */
+  readonly skipped?: string;
+}
+
+/** The overload scenario's view of its arm. */
+export interface OverloadUsage {
+  readonly phases: readonly OverloadPhase[];
+  /** Flood sizes asked for, and as run (smaller when the file-descriptor limits did not allow them; see notes). */
+  readonly requested: Readonly<Record<FloodKind, number>>;
+  readonly sizes: Readonly<Record<FloodKind, number>>;
+  readonly hotActors: number;
+  readonly uploadActors: number;
+  readonly uploadBytes: number;
+  readonly uploadDelayMs: number;
+  readonly slowlorisIntervalMs: number;
+  /** Open-file limits (soft, hard) of the bench and the proxy when the phases began. */
+  readonly fdLimits: { readonly bench: FdLimit | null; readonly proxy: FdLimit | null };
+  /** The targets' thresholds. */
+  readonly rssTargetBytes: number;
+  readonly hitRatioTarget: number;
+}
+
+export interface FdLimit {
+  readonly soft: number;
+  readonly hard: number;
+}
+
 export interface ArmResult {
   readonly name: ArmName;
   readonly description: string;
@@ -242,6 +348,7 @@ export interface ArmResult {
   /** The fleet-affinity arm: its kill, rollout and scale phases. */
   readonly phases?: readonly FleetPhase[];
   readonly fleet?: FleetUsage;
+  readonly overload?: OverloadUsage;
   readonly notes: readonly string[];
   /** The raw /stats bodies read at the end of the measured window, by process. */
   readonly stats?: Readonly<Record<string, unknown>>;
