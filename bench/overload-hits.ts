@@ -68,12 +68,17 @@ export class HitLoad {
     return new HitLoad(params);
   }
 
-  /** Ends the load and answers what it saw; the thread exits. */
-  async stop(): Promise<HitLoadRun> {
+  /** Ends the load and answers what it saw (or fails after `timeoutMs`); the thread exits either way. */
+  async stop(timeoutMs = 60_000): Promise<HitLoadRun> {
     this.#worker.postMessage('stop');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`hit load: no result ${timeoutMs / 1000} s after it was stopped`)), timeoutMs);
+    });
     try {
-      return await this.#done;
+      return await Promise.race([this.#done, late]);
     } finally {
+      clearTimeout(timer);
       await this.#worker.terminate();
     }
   }

@@ -274,12 +274,12 @@ function nullableInt(n: number | null): string {
 
 export function overloadTable(arms: readonly ArmResult[]): string {
   return table(
-    ['arm', 'phase', 'flood', 'window s', 'hits/s', 'of no flood', 'proxy peak RSS MB', 'RSS after MB', 'shed', 'refused', 'flood answers', 'Retry-After', 'flood errors', 'connect errors', 'closed by proxy', 'open / in flight at end', 'proxy process'],
-    ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l', 'l', 'r', 'r', 'l'],
+    ['arm', 'phase', 'flood', 'window s', 'hits/s', 'of no flood', 'hits/s just before', 'proxy peak RSS MB', 'RSS after MB', 'shed', 'refused', 'flood answers', 'Retry-After', 'flood errors', 'connect errors', 'closed by proxy', 'open / in flight at end', 'proxy process'],
+    ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l', 'l', 'r', 'r', 'l'],
     arms.flatMap((a) =>
       (a.overload?.phases ?? []).map((p) =>
         p.skipped !== undefined
-          ? [a.name, p.name, `did not run: ${p.skipped}`, '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–']
+          ? [a.name, p.name, `did not run: ${p.skipped}`, '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–']
           : [
               a.name,
               p.name,
@@ -287,6 +287,7 @@ export function overloadTable(arms: readonly ArmResult[]): string {
               fmt(p.windowS, 1),
               fmtInt(p.hits.rps),
               p.hits.ratio === null ? '–' : pct(p.hits.ratio),
+              fmtInt(p.hits.beforeRps),
               p.rss.peakBytes === null ? '–' : mb(p.rss.peakBytes),
               p.rss.afterBytes === null ? '–' : mb(p.rss.afterBytes),
               nullableInt(p.shed),

@@ -27,8 +27,12 @@ import type { Scenario, ScenarioContext } from './scenario.js';
 
 export const UPLOAD_BYTES = 1024 * 1024;
 export const UPLOAD_DELAY_MS = 3000;
-/** Hits before each flood starts, not counted (the hit load's connections open and warm). */
-const LEAD_MS = 500;
+/**
+ * Hits before each flood starts: the load's connections open and warm, then this phase's own rate just before
+ * its flood (`hits.beforeRps`: the same process a moment earlier, to tell the machine's noise from the flood).
+ */
+const SETTLE_LOAD_MS = 250;
+const LEAD_MS = 1000;
 /** After each phase, before the next: the proxy closes what the flood left. */
 const SETTLE_MS = 1000;
 const QUICK_SETTLE_MS = 500;
@@ -102,6 +106,8 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
   let stopped = false;
   try {
     if ((await withTimeout(hits.started, HITS_START_TIMEOUT_MS)) === 'timeout') env.log(`${plan.name}: the hit load had no answer ${HITS_START_TIMEOUT_MS / 1000} s after it started`);
+    await sleep(SETTLE_LOAD_MS);
+    const leadMs = Date.now();
     await sleep(LEAD_MS);
     let fromMs: number;
     if (plan.start === undefined) {
@@ -129,6 +135,7 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
     const change = counterChange(before, (await readOverloadCounters(proxy.admin)) ?? {});
     const proxyStats = await proxy.admin.stats().catch(() => undefined);
     const window = hitsInWindow(run.buckets, fromMs, toMs);
+    const lead = hitsInWindow(run.buckets, leadMs, fromMs);
     const { shed, refused } = shedAndRefused(change);
     return {
       hits: run,
@@ -137,7 +144,7 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
         description: plan.description,
         flood: outcome,
         windowS: window.seconds,
-        hits: { ok: window.ok, rps: window.rps, non2xx: window.non2xx, errors: window.errors, ratio: null },
+        hits: { ok: window.ok, rps: window.rps, non2xx: window.non2xx, errors: window.errors, ratio: null, beforeRps: lead.rps },
         rss: { ...rss, afterBytes: after?.rss ?? null },
         shed,
         refused,
@@ -161,7 +168,7 @@ function skippedPhase(plan: PhasePlan, pid: number | null, why: string): Overloa
     description: plan.description,
     flood: null,
     windowS: 0,
-    hits: { ok: 0, rps: 0, non2xx: 0, errors: 0, ratio: null },
+    hits: { ok: 0, rps: 0, non2xx: 0, errors: 0, ratio: null, beforeRps: null },
     rss: { peakBytes: null, startBytes: null, endBytes: null, afterBytes: null, samples: 0, hwmReset: false },
     shed: null,
     refused: null,
