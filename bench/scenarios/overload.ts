@@ -335,6 +335,6 @@ export const overload: Scenario = {
     ctx.log(`overload: waking ${hot.length + upload.length} actors; ${cold.length} stay suspended for the cold storm`);
     await stack.wakeAll([...hot, ...upload]);
   },
-  window: (config) => `each flood held ${config.durationS} s beside the hit load, after a ${config.warmupS} s warm-up`,
+  window: (config) => `five phases, each on a fresh proxy warmed for ${config.warmupS} s, each flood held ${config.durationS} s beside the hit load`,
   runArm: overloadArm,
 };
