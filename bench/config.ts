@@ -29,6 +29,8 @@ export const OVERLOAD_SIZES = Object.freeze({
 const OVERLOAD_WORKER_CAPACITY = 100;
 /** overload: seconds each flood is held while the hit load is measured (--quick: 3), unless --duration is given. */
 const OVERLOAD_WINDOW_S = 10;
+/** overload: the hit load's connections, unless --connections is given. */
+const OVERLOAD_CONNECTIONS = 32;
 const OVERLOAD_QUICK_WINDOW_S = 3;
 
 export interface OverloadSizes {
@@ -46,7 +48,7 @@ export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
   actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2; overload: not used, its actors follow --overload-cold)' },
-  connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections' },
+  connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections (overload: the hit load\'s, default 32)' },
   duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm (overload: seconds each flood is held, default 10, --quick 3)' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
   quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (fleet: 6 s with a 2 s cache TTL); an explicit --duration/--warmup/--cache-ttl-ms wins' },
@@ -99,6 +101,13 @@ export const BENCH_FLAGS = {
   'overload-idle': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_IDLE', help: 'overload: idle client connections of phase (a); 0 = 10000 (--quick: 1000)' },
   'overload-slowloris': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_SLOWLORIS', help: 'overload: connections sending their head a byte at a time in phase (b); 0 = 2000 (--quick: 200)' },
   'overload-uploads': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_UPLOADS', help: 'overload: concurrent 1 MiB uploads to slow actors in phase (c); 0 = 1000 (--quick: 100)' },
+  'overload-hit-rate': {
+    type: 'number',
+    default: 1000,
+    min: 0,
+    env: 'BENCH_OVERLOAD_HIT_RATE',
+    help: 'overload: requests per second of the hit load beside the floods, over --connections connections (0: a closed loop, each connection as fast as it is answered)',
+  },
   'overload-cold': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_COLD', help: 'overload: distinct cold actors asked for at once in phase (d); 0 = 5000 (--quick: 500)' },
 } as const satisfies FlagSpecs;
 
@@ -147,6 +156,8 @@ export interface BenchConfig {
   readonly rate: number;
   /** overload: the floods' sizes (the scenario may size them down to the file-descriptor limits, with a note). */
   readonly overload: OverloadSizes;
+  /** overload: the hit load's requests per second (0: closed loop). */
+  readonly overloadHitRate: number;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -199,7 +210,8 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     scenario: v.scenario,
     arms,
     actors,
-    connections: v.connections,
+    // overload: the paced hit load keeps its rate while answers take up to connections ÷ rate (32 ms at 1,000/s).
+    connections: overload && !given(argv, env, 'connections', 'BENCH_CONNECTIONS') ? OVERLOAD_CONNECTIONS : v.connections,
     durationS: overload && !given(argv, env, 'duration', 'BENCH_DURATION') ? (v.quick ? OVERLOAD_QUICK_WINDOW_S : OVERLOAD_WINDOW_S) : quickDuration ? (fleet ? 6 : 2) : v.duration,
     warmupS: quickWarmup ? 1 : v.warmup,
     quick: v.quick,
@@ -234,6 +246,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     control: v.control,
     rate: v.rate,
     overload: overloadSizes,
+    overloadHitRate: v['overload-hit-rate'],
   };
   return { help, config: Object.freeze(config) };
 }

@@ -1,12 +1,17 @@
 /**
- * The overload scenario's steady hit load: autocannon (`load.ts`) in a worker thread, closed loop, GETs spread
- * uniformly over a few warm actors, every answer counted in 50 ms buckets by the time it arrived. In a thread of its
- * own, the load's event loop does not wait behind the floods' (10,000 sockets opened, a byte written to 2,000
+ * The overload scenario's steady hit load, in a worker thread: GETs spread uniformly over a few warm actors, every
+ * answer counted in 50 ms buckets by the time it arrived. At a fixed rate (`pacedLoad`: one request every 1/rate s,
+ * evenly spaced, over a pool of --connections keep-alive connections; autocannon's own rate limit sends each
+ * second's share in a burst at the second's start, which makes a few seconds' rate jump by a third), or, with rate
+ * 0, autocannon's closed loop (`load.ts`). In a thread of its own, the load's event loop does not wait behind the floods' (10,000 sockets opened, a byte written to 2,000
  * others every few milliseconds), so a drop in hits is the proxy's, not the load generator's; the two still share
  * the machine's CPUs with every other process.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { getRequests, runLoad, type LoadPlan, type LoadResult } from './load.js';
+import { Pool } from 'undici';
+import { LatencyRecorder } from './latency.js';
+import { getRequests, runLoad, type LoadHooks, type LoadPlan, type LoadResult } from './load.js';
 import type { HitBuckets } from './overload-report.js';
 import { createRng, uniformSampler } from './sampling.js';
 
@@ -19,6 +24,8 @@ export interface HitLoadParams {
   readonly hosts: readonly string[];
   readonly connections: number;
   readonly seed: number;
+  /** Requests per second over all connections; 0: a closed loop. */
+  readonly rate: number;
   /** Upper bound of the load's length; `stop()` ends it. */
   readonly maxS: number;
 }
@@ -98,6 +105,80 @@ export function hitPlan(url: string, hosts: readonly string[], connections: numb
   };
 }
 
+/** The most paced requests waiting for an answer at once; past it a request due is not sent (`notSent`). */
+export const PACED_MAX_IN_FLIGHT = 1024;
+
+/**
+ * `rate` GETs a second, evenly spaced whatever the answers do (an open loop up to PACED_MAX_IN_FLIGHT waiting),
+ * over a pool of `connections` keep-alive connections (requests beyond them wait in the pool), until `until`
+ * resolves or `maxS` passes. A request due while PACED_MAX_IN_FLIGHT wait is not sent and counts as an error.
+ */
+export async function pacedLoad(params: HitLoadParams, hooks: LoadHooks & { until: Promise<unknown> }): Promise<LoadResult> {
+  const pool = new Pool(params.url, { connections: params.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const pick = uniformSampler(params.hosts.length, createRng(params.seed >>> 0));
+  const recorder = new LatencyRecorder();
+  const statusCounts: Record<string, number> = {};
+  let stopped = false;
+  void hooks.until.then(() => (stopped = true));
+  let inFlight = 0;
+  let answered = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const end = t0 + params.maxS * 1000;
+  const interval = 1000 / params.rate;
+  const send = (): void => {
+    const k = sent++;
+    inFlight++;
+    const start = performance.now();
+    pool
+      .request({ path: '/', method: 'GET', headers: { host: params.hosts[pick()] as string, 'x-request-id': `h-${k}` } })
+      .then(async (res) => {
+        await res.body.dump();
+        recorder.record(performance.now() - start);
+        answered++;
+        statusCounts[String(res.statusCode)] = (statusCounts[String(res.statusCode)] ?? 0) + 1;
+        if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
+        hooks.onResponse?.(res.statusCode);
+      })
+      .catch(() => {
+        if (stopped) return; // cut short by the stop: neither an answer nor an error
+        errors++;
+        hooks.onError?.();
+      })
+      .finally(() => inFlight--);
+  };
+  let next = t0;
+  while (!stopped && performance.now() < end) {
+    const now = performance.now();
+    for (; next <= now && !stopped; next += interval) {
+      if (inFlight < PACED_MAX_IN_FLIGHT) send();
+      else {
+        errors++;
+        hooks.onError?.();
+      }
+    }
+    await sleep(Math.max(1, next - performance.now()));
+  }
+  const durationS = (performance.now() - t0) / 1000;
+  await pool.destroy().catch(() => undefined);
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    requests: answered,
+    durationS,
+    rps: durationS > 0 ? answered / durationS : 0,
+    non2xx,
+    errors,
+    timeouts: 0,
+    statusCounts,
+    latency: recorder.summary(),
+    loadgenCpuMs: (cpu.user + cpu.system) / 1000,
+    loadgenPeakRssBytes: process.resourceUsage().maxRSS * 1024,
+  };
+}
+
 /** Adds one to bucket `i`, growing the array with zeros. */
 function bump(counts: number[], i: number): void {
   while (counts.length <= i) counts.push(0);
@@ -119,8 +200,8 @@ async function runInWorker(params: HitLoadParams): Promise<void> {
   });
   let first = true;
   try {
-    const result = await runLoad(hitPlan(params.url, params.hosts, params.connections, params.seed), params.maxS, {
-      onResponse: (status) => {
+    const hooks = {
+      onResponse: (status: number) => {
         bump(status >= 200 && status < 300 ? ok : non2xx, bucket());
         if (first) {
           first = false;
@@ -129,7 +210,9 @@ async function runInWorker(params: HitLoadParams): Promise<void> {
       },
       onError: () => bump(errors, bucket()),
       until,
-    });
+    };
+    const result =
+      params.rate > 0 ? await pacedLoad(params, hooks) : await runLoad(hitPlan(params.url, params.hosts, params.connections, params.seed), params.maxS, hooks);
     const n = Math.max(ok.length, non2xx.length, errors.length);
     for (const counts of [ok, non2xx, errors]) while (counts.length < n) counts.push(0);
     port.postMessage({ type: 'done', result, buckets: { startMs, bucketMs: HIT_BUCKET_MS, ok, non2xx, errors } } satisfies FromWorker);

@@ -155,6 +155,7 @@ function recorded(): OverloadUsage {
     requested: { idle: 100, slowloris: 100, uploads: 100, cold: 100 },
     sizes: { idle: 100, slowloris: 100, uploads: 100, cold: 100 },
     hotActors: 4,
+    hitRate: 1000,
     uploadActors: 16,
     uploadBytes: MB,
     uploadDelayMs: 3000,
@@ -197,6 +198,8 @@ test('overload targets on recorded numbers: peak RSS, hits against the no-flood 
   const byName = new Map(targets.map((t) => [t.name, t]));
   const status = (name: string) => byName.get(`C: ${name}`)?.status;
   assert.equal(status('no flood: proxy peak RSS < 256 MB'), 'met');
+  assert.equal(status("no flood: the hit load's offered rate"), 'reported');
+  assert.match(byName.get("C: no flood: the hit load's offered rate")!.detail, /^5,000 of 1,000 hits\/s offered \(500%\)$/);
   assert.equal([...byName.keys()].filter((n) => n.startsWith('C: no flood: hits')).length, 0, 'the reference has no hit target');
   assert.equal(status('(a) idle connections: hits >= 80% of the no-flood rate'), 'met');
   assert.equal(status('(b) slowloris: hits >= 80% of the no-flood rate'), 'met', '82% of the no-flood rate');
@@ -210,8 +213,8 @@ test('overload targets on recorded numbers: peak RSS, hits against the no-flood 
   assert.equal(restart.correctness, true);
   assert.equal(restart.detail, 'restarted (pid 42 → 43)');
   assert.ok(correctnessFailed(targets), 'a restart fails the run');
-  // 4 + 3 × 3 + 3 targets; the speed and memory ones never fail the run by themselves.
-  assert.equal(targets.length, 2 + 3 * 4);
+  // no flood: 3, (a)–(c): 3 each, (d): 3; the speed and memory ones never fail the run by themselves.
+  assert.equal(targets.length, 3 + 3 * 4);
   const calm = recorded();
   const survived = { ...calm, phases: calm.phases.map((p) => ({ ...p, process: { pid: 42, pidAfter: 42, alive: true, restarted: false } })) };
   assert.equal(correctnessFailed(overloadTargets([overloadArm(survived)])), false);
@@ -253,4 +256,7 @@ test('the overload table and the report: one row per phase, absent counters as n
   const md = renderMarkdown(report);
   assert.ok(md.includes(t), 'the markdown carries the overload table');
   assert.match(md, /- \[NOT MET\] C: \(c\) slow uploads: proxy peak RSS < 256 MB: peak 1250 MB/);
+  const busy = recorded();
+  const slow = { ...busy, phases: [{ ...(busy.phases[0] as OverloadPhase), hits: { ...busy.phases[0]!.hits, rps: 577 } }] };
+  assert.match(overloadTargets([overloadArm(slow)])[0]!.detail, /^577 of 1,000 hits\/s offered \(58%\): below 90%, the machine was too busy/);
 });

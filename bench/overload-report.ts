@@ -14,6 +14,8 @@ export const HIT_RATIO_TARGET = 0.8;
 
 /** The name of the first phase, the reference for the hit ratios. */
 export const NO_FLOOD = 'no flood';
+/** Below this share of its offered rate, the no-flood phase says the machine was too busy for the ratios to mean much. */
+export const OFFERED_RATE_SHARE = 0.9;
 
 // ---- sizes --------------------------------------------------------------------------------------------------
 
@@ -214,6 +216,14 @@ export function overloadTargets(arms: readonly ArmResult[]): TargetResult[] {
         return [{ name: `${prefix}: ran`, status: 'not-met', detail: p.skipped, correctness: true }];
       }
       const out: TargetResult[] = [];
+      if (p.flood === null && o.hitRate > 0) {
+        const share = p.hits.rps / o.hitRate;
+        out.push({
+          name: `${prefix}: the hit load's offered rate`,
+          status: 'reported',
+          detail: `${fmtInt(p.hits.rps)} of ${fmtInt(o.hitRate)} hits/s offered (${pct(share)})${share < OFFERED_RATE_SHARE ? `: below ${pct(OFFERED_RATE_SHARE)}, the machine was too busy without any flood for the ratios below to say much about the proxy` : ''}`,
+        });
+      }
       const peak = p.rss.peakBytes;
       out.push(
         peak === null

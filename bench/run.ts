@@ -100,7 +100,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     ...(config.scenario === 'many-actors' ? { zipfS: config.zipfS } : {}),
     ...(config.scenario === 'fleet' ? { replicas: config.replicas, hashBalanceFactor: config.hashBalanceFactor } : {}),
     ...(config.scenario === 'grpc' ? { grpcCalls: config.grpcCalls, grpcReplies: config.grpcReplies, grpcRounds: config.grpcRounds } : {}),
-    ...(config.scenario === 'overload' ? { overloadIdle: config.overload.idle, overloadSlowloris: config.overload.slowloris, overloadUploads: config.overload.uploads, overloadCold: config.overload.cold } : {}),
+    ...(config.scenario === 'overload' ? { overloadIdle: config.overload.idle, overloadSlowloris: config.overload.slowloris, overloadUploads: config.overload.uploads, overloadCold: config.overload.cold, overloadHitRate: config.overloadHitRate } : {}),
     ...(config.target ? { target: config.target } : { proxyWorkers: config.proxyWorkers }),
     ...(config.profile ? { profile: true } : {}),
     seed: config.seed,

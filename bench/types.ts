@@ -291,6 +291,8 @@ export interface OverloadUsage {
   readonly requested: Readonly<Record<FloodKind, number>>;
   readonly sizes: Readonly<Record<FloodKind, number>>;
   readonly hotActors: number;
+  /** The hit load's requests per second over all its connections (0: a closed loop). */
+  readonly hitRate: number;
   readonly uploadActors: number;
   readonly uploadBytes: number;
   readonly uploadDelayMs: number;

@@ -101,7 +101,7 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
   const before = (await readOverloadCounters(proxy.admin)) ?? {};
   const sampler = new RssSampler(pid);
   await sampler.start();
-  const hits = HitLoad.start({ url: p.url, hosts: env.hotHosts, connections: config.connections, seed: config.seed, maxS: HITS_MAX_S });
+  const hits = HitLoad.start({ url: p.url, hosts: env.hotHosts, connections: config.connections, seed: config.seed, rate: config.overloadHitRate, maxS: HITS_MAX_S });
   let flood: Flood | undefined;
   let stopped = false;
   try {
@@ -279,6 +279,7 @@ async function overloadArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<A
       p = i === 0 ? first : await phaseProxy(ctx, runtime, i);
       if (i !== 0) await raisePhaseLimits(p, ctx.log);
       ctx.log(`overload: ${plan.name}${plan.kind === null ? '' : `: ${plan.description}`} (proxy pid ${p.pid})`);
+      // The warm-up is a closed loop whatever the rate: connections, JIT and the hot bindings, as fast as they come.
       if (config.warmupS > 0) await runLoad(hitPlan(p.url, hotHosts, config.connections, config.seed), config.warmupS);
       if (i === 0) await resetAll(p.runtime.probes);
       const { phase, hits } = await runPhase(env, plan, p);
@@ -304,6 +305,7 @@ async function overloadArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<A
     sizes,
     hotActors: roles.hot.length,
     uploadActors: roles.upload.length,
+    hitRate: config.overloadHitRate,
     uploadBytes: UPLOAD_BYTES,
     uploadDelayMs: UPLOAD_DELAY_MS,
     slowlorisIntervalMs: SLOWLORIS_INTERVAL_MS,
@@ -315,7 +317,7 @@ async function overloadArm(ctx: ScenarioContext, runtime: ArmRuntime): Promise<A
   const result = buildArmResult(runtime.spec.name, runtime.spec.description, baseline.hits.result, baseline.stats, {
     noExtproc: !runtime.spec.extproc,
     notes: [
-      `the tables above are the no-flood phase's hit load (${roles.hot.length} warm actors, ${config.connections} connections, closed loop, in a thread of its own); the phases are in the overload table`,
+      `the tables above are the no-flood phase's hit load (${roles.hot.length} warm actors, ${config.connections} connections, ${config.overloadHitRate > 0 ? `${config.overloadHitRate} requests a second` : 'closed loop'}, in a thread of its own); the phases are in the overload table`,
       `each phase on a fresh proxy and extproc with their defaults (no overload flag), warmed for ${config.warmupS} s; floods to 127.0.0.1 only; each held ${windowS} s (uploads ${uploadWindowS} s; the cold storm at least as long, and until answered)`,
       `open-file limits (soft/hard): bench ${benchLimit?.soft ?? '?'}/${benchLimit?.hard ?? '?'}, proxy ${proxyLimit?.soft ?? '?'}/${proxyLimit?.hard ?? '?'}, stub ${stubLimit?.soft ?? '?'}/${stubLimit?.hard ?? '?'}`,
       ...sized.notes,
