@@ -1,5 +1,6 @@
 /**
- * overload: arm C with the proxy's defaults (no overload flag), a steady hit load on a few warm actors, and one
+ * overload: arm C with the proxy's defaults (no overload flag), a steady hit load on a few warm actors (1,000 GETs a
+ * second, evenly spaced: `overload-hits.ts`), and one
  * flood after another beside it, each held for --duration seconds (10, --quick 3), each phase on a fresh proxy and
  * extproc (so a phase's memory is its own flood's, not what an earlier one left):
  *   no flood → (a) idle connections → (b) slowloris → (c) 1 MiB uploads to actors answering 3 s after the body →
