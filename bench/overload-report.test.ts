@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  changed,
   counterChange,
   FD_RESERVE,
   flattenNumbers,
@@ -55,36 +56,63 @@ test('flattenNumbers and parseMetrics read /stats and a Prometheus scrape', () =
   });
 });
 
-/** The counters today's proxy has (all predating the overload manager), as in its /stats and /metrics. */
-const MAIN_STATS = {
+/** A proxy without an overload manager: only older counters whose names match (the ext_proc retry cap, tunnels). */
+const NO_MANAGER_STATS = {
   requests: { total: 100 },
   extproc: { retries: { retried: 0, recovered: 0, budgetExhausted: 0, shed: 0, waiting: 0 } },
   upstream: { outliers: { ejections: { refused: 0, reset: 0 } } },
-  rerunAttempts: { budgetExhausted: 0 },
   tunnels: { upgrade: { refused: 0 }, connect: { refused: 0 } },
 };
-const MAIN_METRICS = 'actor_edge_proxy_extproc_retry_outcomes_total{outcome="shed"} 0\nactor_edge_proxy_tunnels_refused_total{kind="upgrade"} 0\nactor_edge_proxy_requests_total{code="200"} 100\n';
+const NO_MANAGER_METRICS = 'actor_edge_proxy_extproc_retry_outcomes_total{outcome="shed"} 0\nactor_edge_proxy_tunnels_refused_total{kind="upgrade"} 0\nactor_edge_proxy_requests_total{code="200"} 100\n';
 
-test("today's proxy: shed and refused are null; the older counters are listed only when they changed", () => {
-  const before = overloadCounters(MAIN_STATS, MAIN_METRICS);
+test('a proxy without an overload manager: shed and refused are null; its other counters are listed when they change', () => {
+  const before = overloadCounters(NO_MANAGER_STATS, NO_MANAGER_METRICS);
   assert.equal(before['stats:requests.total'], undefined, 'only names about overload are kept');
   assert.equal(before['stats:extproc.retries.shed'], 0);
-  const later = { ...MAIN_STATS, tunnels: { upgrade: { refused: 3 }, connect: { refused: 0 } } };
-  const change = counterChange(before, overloadCounters(later, MAIN_METRICS));
-  assert.deepEqual(change, { 'stats:tunnels.upgrade.refused': 3 });
-  assert.deepEqual(shedAndRefused(change), { shed: null, refused: null });
+  const later = { ...NO_MANAGER_STATS, extproc: { retries: { ...NO_MANAGER_STATS.extproc.retries, shed: 2 } }, tunnels: { upgrade: { refused: 3 }, connect: { refused: 0 } } };
+  const change = counterChange(before, overloadCounters(later, NO_MANAGER_METRICS));
+  assert.deepEqual(shedAndRefused(change), { shed: null, refused: null }, 'the ext_proc retry cap and tunnel refusals are not the manager\'s');
+  assert.deepEqual(changed(change), { 'stats:extproc.retries.shed': 2, 'stats:tunnels.upgrade.refused': 3 });
   assert.deepEqual(shedAndRefused({}), { shed: null, refused: null });
 });
 
-test('a proxy with an overload manager: its shed and refused counters are summed over the phase, /stats first', () => {
-  const stats = (shed: number, refused: number) => ({ ...MAIN_STATS, overload: { state: 1, shed: { misses: shed, connections: 1 }, connections: { refused } } });
-  const change = counterChange(overloadCounters(stats(2, 5), null), overloadCounters(stats(10, 12), 'actor_edge_proxy_overload_shed_total 99\n'));
-  assert.deepEqual(shedAndRefused(change), { shed: 8, refused: 7 });
-  assert.equal(change['stats:overload.state'], 0, "the manager's own counters are listed even unchanged");
+/** The overload manager's /stats block, as the proxy reports it. */
+function managerStats(shed: { full: number; timeout: number }, refused: { limit: number; overload: number }, transitions = 0) {
+  return {
+    ...NO_MANAGER_STATS,
+    overload: {
+      state: 'normal',
+      level: 0,
+      transitions: { normal: transitions, 'shed-misses': transitions, 'shed-all': 0 },
+      monitors: { loopDelayMs: { reading: 0.2, shedMisses: 500, shedAll: 2000 }, heapUsedBytes: { reading: 1e8, shedMisses: 268435456, shedAll: 335544320 } },
+      shed: { overloadMiss: 0, overloadAll: 0, extprocQueueTimeout: shed.timeout, extprocQueueFull: shed.full, replayBudget: 0 },
+      connections: { open: 3, max: 20000, refused: refused },
+      replay: { budgetBytes: 67108864, inUseBytes: 0, bodies: 0, streamedWithoutReplay: 0 },
+      extprocQueue: { maxStreams: 256, maxWaiting: 1024, timeoutMs: 1000, inFlight: 0, waiting: 0, queued: 0 },
+    },
+  };
+}
+
+test('a proxy with an overload manager: what it shed and refused over the phase, /stats first, /metrics else', () => {
+  const before = overloadCounters(managerStats({ full: 1, timeout: 1 }, { limit: 0, overload: 2 }), null);
+  const after = overloadCounters(managerStats({ full: 3514, timeout: 779 }, { limit: 5, overload: 4 }, 2), 'actor_edge_proxy_shed_total{reason="x"} 99\n');
+  const change = counterChange(before, after);
+  assert.deepEqual(shedAndRefused(change), { shed: 4291, refused: 7 }, 'state transitions and thresholds named shed-… are not sheds');
+  assert.equal(changed(change)['stats:overload.shed.extprocQueueFull'], 3513);
+  assert.equal(changed(change)['stats:overload.monitors.loopDelayMs.shedMisses'], undefined, 'unchanged: left out');
+  const unchanged = counterChange(before, before);
+  assert.deepEqual(shedAndRefused(unchanged), { shed: 0, refused: 0 }, 'a manager that shed nothing: 0, not null');
+  assert.deepEqual(changed(unchanged), {});
   // Only /metrics has them: the same from there.
-  const m = (shed: number) => `actor_edge_proxy_overload_shed_total{what="miss"} ${shed}\nactor_edge_proxy_overload_shed_total{what="connection"} 1\nactor_edge_proxy_client_connections_rejected_total 3\n`;
-  const fromMetrics = counterChange(overloadCounters(MAIN_STATS, m(1)), overloadCounters(MAIN_STATS, m(6)));
-  assert.deepEqual(shedAndRefused(fromMetrics), { shed: 5, refused: 0 });
+  const m = (full: number, refusedLimit: number) =>
+    [
+      `actor_edge_proxy_shed_total{reason="extproc_queue_full"} ${full}`,
+      'actor_edge_proxy_shed_total{reason="replay_budget"} 1',
+      `actor_edge_proxy_connections_refused_total{reason="limit"} ${refusedLimit}`,
+      'actor_edge_proxy_overload_transitions_total{state="shed-misses"} 3',
+    ].join('\n');
+  const fromMetrics = counterChange(overloadCounters(NO_MANAGER_STATS, m(1, 0)), overloadCounters(NO_MANAGER_STATS, m(6, 2)));
+  assert.deepEqual(shedAndRefused(fromMetrics), { shed: 5, refused: 2 });
 });
 
 test('sizeFloods: the limits allow the sizes, or cut them with a note', () => {

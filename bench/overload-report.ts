@@ -102,17 +102,13 @@ export function hitRatio(rps: number | null | undefined, baselineRps: number | n
 export const OVERLOAD_WORDS = /shed|refus|reject|overload|budget|queue/i;
 
 /**
- * Counters that predate the overload manager and measure something else: the ext_proc retry cap
- * (`extproc.retries.shed`), WebSocket and CONNECT refusals, the re-run budget, workers that refused a connection.
- * Never summed into `shed` or `refused`; listed in `proxyCounters` only when they changed.
+ * Where the overload manager counts what it shed and the connections it refused: its /stats block, and the same
+ * counts in /metrics (by reason). A proxy without the manager has neither.
  */
-export const PREDATING_STATS = ['extproc.retries.', 'tunnels.', 'rerunAttempts.', 'upstream.outliers.'] as const;
-export const PREDATING_METRICS = [
-  'actor_edge_proxy_extproc_retry_outcomes_total',
-  'actor_edge_proxy_tunnels_refused_total',
-  'actor_edge_proxy_rerun_budget_exhausted_total',
-  'actor_edge_proxy_upstream_outlier_ejections_total',
-] as const;
+export const SHED_STATS = 'overload.shed.';
+export const SHED_METRIC = 'actor_edge_proxy_shed_total';
+export const REFUSED_STATS = 'overload.connections.refused.';
+export const REFUSED_METRIC = 'actor_edge_proxy_connections_refused_total';
 
 /** Every numeric leaf of a JSON document by its dotted path (`{"a":{"b":1}}` → `{"a.b": 1}`); arrays are skipped. */
 export function flattenNumbers(doc: unknown, prefix = ''): Record<string, number> {
@@ -132,8 +128,8 @@ export function parseMetrics(text: string): Record<string, number> {
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
-    // The value follows the series (whose labels may hold spaces inside quotes): the last space-separated field,
-    // or the one before it when a timestamp follows.
+    // The value follows the series (whose labels may hold spaces inside quotes): the first field after it (a
+    // timestamp may follow).
     const close = line.lastIndexOf('}');
     const rest = close === -1 ? line : line.slice(close + 1);
     const fields = rest.trim().split(/\s+/);
@@ -159,39 +155,32 @@ export function overloadCounters(stats: unknown, metricsText: string | null): Re
   return out;
 }
 
-/**
- * Each counter's change from `before` to `after` (a counter new in `after` counts from 0); the counters that
- * predate the overload manager only when they changed.
- */
+/** Each counter's change from `before` to `after` (a counter new in `after` counts from 0). */
 export function counterChange(before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) {
-    const change = v - (before[k] ?? 0);
-    if (change !== 0 || !predating(k)) out[k] = change;
-  }
+  for (const [k, v] of Object.entries(after)) out[k] = v - (before[k] ?? 0);
   return out;
 }
 
-export function predating(key: string): boolean {
-  if (key.startsWith('stats:')) return PREDATING_STATS.some((p) => key.slice(6).startsWith(p));
-  const series = key.slice(8);
-  return PREDATING_METRICS.some((m) => series === m || series.startsWith(`${m}{`));
+/** The changes that are not 0 (a phase's `proxyCounters`; a gauge among them shows its change too). */
+export function changed(change: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.entries(change).filter(([, v]) => v !== 0));
 }
 
 /**
- * The phase's shed and refused counts from the counters' change: the sum of the /stats counters whose name
- * contains `shed` (refused: `refus` or `reject`), those that predate the overload manager left out; when /stats
- * has none, the same from /metrics; null when neither has one (a proxy without an overload manager).
+ * The phase's shed and refused counts from the counters' change: the sum over `overload.shed.*` (refused:
+ * `overload.connections.refused.*`) in /stats, else over the series of `actor_edge_proxy_shed_total`
+ * (`actor_edge_proxy_connections_refused_total`) in /metrics; null when the proxy has neither (no overload manager).
  */
 export function shedAndRefused(change: Readonly<Record<string, number>>): { shed: number | null; refused: number | null } {
-  const pick = (word: RegExp): number | null => {
-    for (const source of ['stats:', 'metrics:']) {
-      const keys = Object.keys(change).filter((k) => k.startsWith(source) && !predating(k) && word.test(k.slice(source.length)));
-      if (keys.length > 0) return keys.reduce((n, k) => n + (change[k] ?? 0), 0);
-    }
-    return null;
+  const pick = (statsPrefix: string, metric: string): number | null => {
+    const sum = (keys: string[]): number => keys.reduce((n, k) => n + (change[k] ?? 0), 0);
+    const inStats = Object.keys(change).filter((k) => k.startsWith(`stats:${statsPrefix}`));
+    if (inStats.length > 0) return sum(inStats);
+    const inMetrics = Object.keys(change).filter((k) => k === `metrics:${metric}` || k.startsWith(`metrics:${metric}{`));
+    return inMetrics.length > 0 ? sum(inMetrics) : null;
   };
-  return { shed: pick(/shed/i), refused: pick(/refus|reject/i) };
+  return { shed: pick(SHED_STATS, SHED_METRIC), refused: pick(REFUSED_STATS, REFUSED_METRIC) };
 }
 
 // ---- targets ------------------------------------------------------------------------------------------------

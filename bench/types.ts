@@ -269,12 +269,13 @@ export interface OverloadPhase {
   };
   readonly rss: RssUsage;
   /**
-   * The proxy's shed and refused counts over the phase, from its /stats (else /metrics) counters named so; null
-   * when it has no such counter (`overload-report.ts`, `shedAndRefused`).
+   * The proxy's shed and refused counts over the phase, from its /stats `overload.shed.*` and
+   * `overload.connections.refused.*` (else the same in /metrics); null when it has no such counter, as a proxy
+   * without an overload manager (`overload-report.ts`, `shedAndRefused`).
    */
   readonly shed: number | null;
   readonly refused: number | null;
-  /** Every proxy counter about shedding, refusing, budgets or queues, by name, with its increase over the phase. */
+  /** Every proxy counter about shedding, refusing, budgets or queues that changed over the phase, with its change. */
   readonly proxyCounters: Readonly<Record<string, number>>;
   /** The proxy process: its pid before and after (from /server_info), alive at the end, and restarted (pid changed). */
   readonly process: { readonly pid: number | null; readonly pidAfter: number | null; readonly alive: boolean; readonly restarted: boolean };

@@ -20,7 +20,7 @@ import { readAll, resetAll } from '../measure.js';
 import { coldStorm, floodTarget, idleFlood, SLOWLORIS_INTERVAL_MS, slowlorisFlood, uploadFlood, type Flood, type FloodTarget } from '../overload-floods.js';
 import { HitLoad, hitPlan, type HitLoadRun } from '../overload-hits.js';
 import { processAlive, raiseFdLimit, readFdLimit, readOverloadCounters, readRss, RssSampler, serverPid } from '../overload-probe.js';
-import { counterChange, hitRatio, hitsInWindow, HIT_RATIO_TARGET, NO_FLOOD, RSS_TARGET_BYTES, shedAndRefused, sizeFloods } from '../overload-report.js';
+import { changed, counterChange, hitRatio, hitsInWindow, HIT_RATIO_TARGET, NO_FLOOD, RSS_TARGET_BYTES, shedAndRefused, sizeFloods } from '../overload-report.js';
 import type { ArmRuntime, Probe, Stack } from '../stack.js';
 import type { ArmResult, FdLimit, FloodKind, OverloadPhase, OverloadUsage } from '../types.js';
 import { hostsOf } from './plans.js';
@@ -153,7 +153,7 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
         rss: { ...rss, afterBytes: after?.rss ?? null },
         shed,
         refused,
-        proxyCounters: change,
+        proxyCounters: changed(change),
         process: { pid, pidAfter, alive, restarted: pidAfter !== null && pidAfter !== pid },
         ...(proxyStats === undefined ? {} : { proxyStats }),
       },
