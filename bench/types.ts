@@ -262,8 +262,8 @@ export interface OverloadPhase {
     /** rps ÷ the no-flood phase's rps (null in that phase, or when it answered nothing). */
     readonly ratio: number | null;
     /**
-     * 2xx per second in the second before the flood began, on the same proxy (the no-flood phase: before its
-     * window): not a target, a gauge of what the shared machine allowed just then.
+     * 2xx per second in the second (--quick: half second) before the flood began, on the same proxy (the no-flood
+     * phase: before its window): not a target, a gauge of what the shared machine allowed just then.
      */
     readonly beforeRps: number | null;
   };

@@ -34,6 +34,7 @@ export const UPLOAD_DELAY_MS = 3000;
  */
 const SETTLE_LOAD_MS = 250;
 const LEAD_MS = 1000;
+const QUICK_LEAD_MS = 500;
 /** After each phase, before the next: the proxy closes what the flood left. */
 const SETTLE_MS = 1000;
 const QUICK_SETTLE_MS = 500;
@@ -109,7 +110,7 @@ async function runPhase(env: Env, plan: PhasePlan, p: PhaseProxy): Promise<{ pha
     if ((await withTimeout(hits.started, HITS_START_TIMEOUT_MS)) === 'timeout') env.log(`${plan.name}: the hit load had no answer ${HITS_START_TIMEOUT_MS / 1000} s after it started`);
     await sleep(SETTLE_LOAD_MS);
     const leadMs = Date.now();
-    await sleep(LEAD_MS);
+    await sleep(config.quick ? QUICK_LEAD_MS : LEAD_MS);
     let fromMs: number;
     if (plan.start === undefined) {
       fromMs = Date.now();
