@@ -3,6 +3,7 @@
  * the control plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run
  * budget, then 500 on the stream error; recovery without a restart),
  * and `--workers 2` sharing one listener, with exact sums, admin fan-out and worker replacement.
+ * Needs processes: extproc's clean exit on SIGTERM (code 0) and `--workers 2`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,15 +13,16 @@ import { freePort } from '../../lib/loopback.js';
 import { metricSum, metricValue } from '../../lib/testing/scrape.js';
 import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import type { RunningComponent } from '../../lib/testing/component.js';
 
 let stub: Stub;
-let extproc: Extproc;
+let extproc: Extproc<RunningComponent>;
 let extprocAddress: string;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 4, actors: 10 });
   extprocAddress = `127.0.0.1:${await freePort()}`;
-  extproc = await startExtproc(stub, [], extprocAddress);
+  extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
 });
 
 after(async () => {
@@ -58,7 +60,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.ok(s.extproc.retries.retried >= 1, 'retried on fresh streams while it waited');
     assert.equal(s.extproc.errors, 1 + s.extproc.retries.retried, 'every stream it opened ended in the stream error');
     assert.equal(s.extproc.retries.budgetExhausted, 1, 'until the re-run budget was spent');
-    extproc = await startExtproc(stub, [], extprocAddress);
+    extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
     stopped = false;
     const failures: number[] = [];
     await waitFor(async () => {
@@ -74,7 +76,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.equal(s.extproc.active, 0);
     assert.equal(s.extproc.retries.waiting, 0);
   } finally {
-    if (stopped) extproc = await startExtproc(stub, [], extprocAddress);
+    if (stopped) extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
     await proxy.component.stop();
   }
 });

@@ -6,12 +6,14 @@
  *   ready (hits need no control plane);
  * - `/live` answers 200 throughout.
  * The proxies run with the default health-check interval and timeout (1 s each): the 5 s bounds are the product's.
+ * Needs processes: extproc and the stub are killed, stopped and continued with signals.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { freePort } from '../../lib/loopback.js';
 import { waitFor } from '../../lib/testing/wait.js';
+import type { RunningComponent } from '../../lib/testing/component.js';
 import { client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
@@ -50,11 +52,11 @@ function signal(pid: number, sig: NodeJS.Signals): number {
 }
 
 test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 200 within 5 s of it coming back; /live stays 200', async (t) => {
-  const stub: Stub = await startStub({ workers: 2, actors: 4 });
+  const stub: Stub<RunningComponent> = await startStub({ mode: 'process', workers: 2, actors: 4 });
   running.push(stub);
   // A port it is started on again below: from freePort(), outside the range outgoing connections take theirs from.
   const port = await freePort();
-  let extproc: Extproc = await startExtproc(stub, [], `127.0.0.1:${port}`);
+  let extproc: Extproc<RunningComponent> = await startExtproc(stub, [], `127.0.0.1:${port}`, undefined, 'process');
   running.push(extproc);
   const proxy: TestProxy = await startTestProxy({ extproc: extproc.grpc, args: STACK_TIMEOUTS });
   running.push(proxy);
@@ -76,7 +78,7 @@ test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 
   assert.equal((await request(`${proxy.admin}/live`, { dispatcher: client })).statusCode, 200, 'alive while not ready');
 
   // Back on the same port: ready again by itself.
-  extproc = await startExtproc(stub, [], `127.0.0.1:${port}`);
+  extproc = await startExtproc(stub, [], `127.0.0.1:${port}`, undefined, 'process');
   running.push(extproc);
   const restartedAt = Date.now();
   const up = await readyBecomes(proxy.admin, 200, restartedAt, 'the proxy to be ready again');
