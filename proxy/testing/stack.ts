@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { startComponent, type InProcessComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
 import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
+import { wiringFlags } from '../../scripts/stack/wiring.js';
 import type { ProxyHandle } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
@@ -86,7 +87,7 @@ export interface Extproc<C extends InProcessComponent | RunningComponent = InPro
 export function startExtproc(stub: Stub, args: string[] | undefined, listen: string | undefined, env: NodeJS.ProcessEnv | undefined, mode: 'process'): Promise<Extproc<RunningComponent>>;
 export function startExtproc(stub: Stub, args?: string[], listen?: string, env?: NodeJS.ProcessEnv, mode?: 'in-process'): Promise<Extproc<InProcessComponent>>;
 export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0', env?: NodeJS.ProcessEnv, mode: ComponentMode = 'in-process'): Promise<Extproc> {
-  const flags = ['--listen', listen, '--admin', '127.0.0.1:0', '--apiserver', stub.grpc, '--worker-port', String(stub.workerPort), ...args];
+  const flags = ['--listen', listen, '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: stub.grpc, workerPort: stub.workerPort }), ...args];
   const component = mode === 'process' ? await startComponent('extproc', flags, env === undefined ? {} : { env }) : await startExtprocInProcess(flags, env);
   return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
 }
