@@ -22,13 +22,16 @@ export function protocolOf(head: Buffer): WireProtocol | undefined {
 
 /**
  * Reads the first bytes of `socket`, puts them back, and calls `dispatch` with the protocol they announce. A
- * socket that sends nothing for `timeoutMs` (or closes first) is destroyed without a dispatch.
+ * socket that sends nothing for `timeoutMs`, or ends its side first (a TCP health check: connect, then FIN), is
+ * destroyed without a dispatch (it would otherwise stay half-open until the timeout, holding its place under
+ * `--max-connections`); one that closes first is forgotten.
  */
 export function sniffProtocol(socket: Socket, timeoutMs: number, dispatch: (protocol: WireProtocol) => void): void {
   let head: Buffer = Buffer.alloc(0);
   const done = (): void => {
     socket.off('data', onData);
     socket.off('close', onClose);
+    socket.off('end', onEnd);
     socket.off('error', ignore);
     clearTimeout(timer);
   };
@@ -42,6 +45,10 @@ export function sniffProtocol(socket: Socket, timeoutMs: number, dispatch: (prot
     dispatch(protocol);
   };
   const onClose = (): void => done();
+  const onEnd = (): void => {
+    done();
+    socket.destroy();
+  };
   const timer = setTimeout(() => {
     done();
     socket.destroy();
@@ -49,6 +56,7 @@ export function sniffProtocol(socket: Socket, timeoutMs: number, dispatch: (prot
   timer.unref();
   socket.on('data', onData);
   socket.once('close', onClose);
+  socket.once('end', onEnd);
   socket.on('error', ignore); // until a server owns the socket
 }
 

@@ -174,3 +174,32 @@ test('the benchmark-only resolver flags sit in their own section, after every pr
   assert.ok(heading > help.indexOf('  --drain-timeout-ms '), 'the benchmark section comes last');
   for (const flag of ['--resolver', '--apiserver', '--worker-port']) assert.ok(help.indexOf(`\n  ${flag} `) > heading, `${flag} is listed under it`);
 });
+
+test('budgets and overload: the defaults, the overload section and the ext_proc queue, each in its own slice; a shed-all threshold must be above its shed-misses one', () => {
+  const MiB = 2 ** 20;
+  const { config: d } = configOf([], {});
+  assert.deepEqual(d.overload, {
+    replayBufferBudgetBytes: 64 * MiB,
+    maxConnections: 20000,
+    triggers: { loopDelayMs: { shedMisses: 500, shedAll: 2000 }, heapUsedBytes: { shedMisses: 256 * MiB, shedAll: 320 * MiB } },
+  });
+  assert.ok(Object.isFrozen(d.overload.triggers.heapUsedBytes));
+  assert.deepEqual([d.extProc.maxStreams, d.extProc.queueMaxWaiting, d.extProc.queueTimeoutMs], [256, 1024, 1000]);
+  withDir((write) => {
+    const file = write('o.yaml', 'overload:\n  maxConnections: 3\n  heapBytes: 0\n  heapCriticalBytes: 0\nextProc:\n  maxStreams: 2\n  queueTimeoutMs: 50\n');
+    const { config } = configOf(['--config', file, '--overload-loop-delay-ms', '0'], { PROXY_REPLAY_BUFFER_BUDGET_BYTES: '1024', PROXY_EXTPROC_QUEUE_MAX_WAITING: '8' });
+    assert.deepEqual(config.overload, {
+      replayBufferBudgetBytes: 1024,
+      maxConnections: 3,
+      triggers: { loopDelayMs: { shedMisses: 0, shedAll: 2000 }, heapUsedBytes: { shedMisses: 0, shedAll: 0 } },
+    });
+    assert.deepEqual([config.extProc.maxStreams, config.extProc.queueMaxWaiting, config.extProc.queueTimeoutMs], [2, 8, 50]);
+  });
+  for (const argv of [
+    ['--overload-heap-bytes', '100', '--overload-heap-critical-bytes', '100'],
+    ['--overload-loop-delay-ms', '300', '--overload-loop-delay-critical-ms', '200'],
+  ]) {
+    assert.throws(() => readProxyConfig(argv, {}), (e: unknown) => e instanceof UsageError && /critical-.* must be above --overload-/.test(e.message), argv.join(' '));
+  }
+  assert.throws(() => readProxyConfig(['--max-connections', '-1'], {}), UsageError);
+});

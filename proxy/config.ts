@@ -26,6 +26,18 @@ import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead } from '../lib/component-config.js';
 import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
+import {
+  DEFAULT_HEAP_BYTES,
+  DEFAULT_HEAP_CRITICAL_BYTES,
+  DEFAULT_LOOP_DELAY_CRITICAL_MS,
+  DEFAULT_LOOP_DELAY_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
+  type OverloadConfig,
+} from './ops/overload/config.js';
+
+/** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
+const DEFAULT_EXTPROC_MAX_STREAMS = 256;
 import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 export const PROXY_FLAGS = {
@@ -134,12 +146,88 @@ export const PROXY_FLAGS = {
     min: 0,
     help: 'A miss whose ext_proc stream cannot be opened (UNAVAILABLE: the processor restarting) is retried on a fresh stream within --rerun-budget-ms; at most this many requests wait to retry at once, more fail at once (0: never retry).',
   },
+  'extproc-max-streams': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_MAX_STREAMS',
+    section: 'extProc',
+    key: 'maxStreams',
+    default: DEFAULT_EXTPROC_MAX_STREAMS,
+    min: 0,
+    max: 65536,
+    help: 'Misses (requests that need an ext_proc stream) in their request phase at once, at most; more wait their turn in a FIFO queue. 0: no bound.',
+  },
+  'extproc-queue-max-waiting': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_QUEUE_MAX_WAITING',
+    section: 'extProc',
+    key: 'queueMaxWaiting',
+    default: 1024,
+    min: 0,
+    help: 'Misses waiting in that queue at once, at most; one more is answered 503 PROXY_ERR_EXTPROC_QUEUE_FULL with Retry-After at once (0: no queue).',
+  },
+  'extproc-queue-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_EXTPROC_QUEUE_TIMEOUT_MS',
+    section: 'extProc',
+    key: 'queueTimeoutMs',
+    default: 1000,
+    min: 1,
+    help: 'The longest a miss waits in that queue, and never beyond its --rerun-budget-ms; then 503 PROXY_ERR_EXTPROC_QUEUE_TIMEOUT with Retry-After.',
+  },
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
     section: 'chain',
     default: 1048576,
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
+  },
+  'replay-buffer-budget-bytes': {
+    type: 'number',
+    env: 'PROXY_REPLAY_BUFFER_BUDGET_BYTES',
+    section: 'overload',
+    default: DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
+    min: 0,
+    help: 'Request-body bytes retained for replay by every request together, at most; a body that finds no room streams through without replay (it cannot be re-run), counted. 0: no process-wide budget.',
+  },
+  'max-connections': {
+    type: 'number',
+    env: 'PROXY_MAX_CONNECTIONS',
+    section: 'overload',
+    default: DEFAULT_MAX_CONNECTIONS,
+    min: 0,
+    help: 'Client connections open at once over every client listener together (HTTP, HTTPS, both CONNECT listeners; not admin); one more is closed as it is accepted, counted. 0: no limit.',
+  },
+  'overload-loop-delay-ms': {
+    type: 'number',
+    env: 'PROXY_OVERLOAD_LOOP_DELAY_MS',
+    section: 'overload',
+    default: DEFAULT_LOOP_DELAY_MS,
+    min: 0,
+    help: 'Mean event-loop delay (sampled every 250 ms) at which the proxy goes to shed-misses: a miss gets 503 with Retry-After and a new connection is closed (hits flow on open connections), /ready answers 503. 0: off.',
+  },
+  'overload-loop-delay-critical-ms': {
+    type: 'number',
+    env: 'PROXY_OVERLOAD_LOOP_DELAY_CRITICAL_MS',
+    section: 'overload',
+    default: DEFAULT_LOOP_DELAY_CRITICAL_MS,
+    min: 0,
+    help: 'Mean event-loop delay at which the proxy goes to shed-all: every new request gets 503 with Retry-After. 0: off.',
+  },
+  'overload-heap-bytes': {
+    type: 'number',
+    env: 'PROXY_OVERLOAD_HEAP_BYTES',
+    section: 'overload',
+    default: DEFAULT_HEAP_BYTES,
+    min: 0,
+    help: 'V8 heap in use at which the proxy goes to shed-misses (keep it below --max-old-space-size). 0: off.',
+  },
+  'overload-heap-critical-bytes': {
+    type: 'number',
+    env: 'PROXY_OVERLOAD_HEAP_CRITICAL_BYTES',
+    section: 'overload',
+    default: DEFAULT_HEAP_CRITICAL_BYTES,
+    min: 0,
+    help: 'V8 heap in use at which the proxy goes to shed-all. 0: off.',
   },
   filter: {
     type: 'list',
@@ -393,6 +481,8 @@ export interface ProxyConfig {
   readonly healthCheck: HealthCheckConfig;
   readonly upstream: UpstreamConfig;
   readonly tunnels: { readonly idleTimeoutMs: number };
+  /** The replay budget, the connection limit and the overload manager's thresholds. */
+  readonly overload: OverloadConfig;
   readonly ops: OpsConfig;
   /** OpenTelemetry tracing, from the standard `OTEL_*` environment variables (`lib/tracing/config.ts`). */
   readonly tracing: TracingConfig;
@@ -459,6 +549,9 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     // A connect that times out re-runs: it must time out while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
   }
+  for (const [shed, all] of [['overload-loop-delay-ms', 'overload-loop-delay-critical-ms'], ['overload-heap-bytes', 'overload-heap-critical-bytes']] as const) {
+    if (flags[shed] > 0 && flags[all] > 0 && flags[all] <= flags[shed]) throw new UsageError(`--${all} must be above --${shed} (or either 0: off)`);
+  }
   const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;
   return freeze({
@@ -506,6 +599,9 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       settings: buildExtProcSettings(flags),
       tls: extProcTlsConfig(flags),
       retryMaxWaiting: flags['extproc-retry-max-waiting'],
+      maxStreams: flags['extproc-max-streams'],
+      queueMaxWaiting: flags['extproc-queue-max-waiting'],
+      queueTimeoutMs: flags['extproc-queue-timeout-ms'],
     }),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
@@ -517,6 +613,14 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       tls: upstreamTlsConfig(flags),
     }),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
+    overload: freeze({
+      replayBufferBudgetBytes: flags['replay-buffer-budget-bytes'],
+      maxConnections: flags['max-connections'],
+      triggers: freeze({
+        loopDelayMs: freeze({ shedMisses: flags['overload-loop-delay-ms'], shedAll: flags['overload-loop-delay-critical-ms'] }),
+        heapUsedBytes: freeze({ shedMisses: flags['overload-heap-bytes'], shedAll: flags['overload-heap-critical-bytes'] }),
+      }),
+    }),
     ops: freeze({
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],
@@ -586,6 +690,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
     extProc: 'The ext_proc server and the ext-proc stage, with the field names of Envoy\'s ExternalProcessor.',
     upstream: 'Connections to the workers: timeouts, pools and mTLS.',
     tunnels: 'WebSocket upgrades and CONNECT tunnels.',
+    overload: 'Budgets and overload: the retained request bodies and the client connections, bounded over the whole process, and shedding load when the event loop or the heap is saturated.',
     admin: 'The admin API (/live, /ready, /stats, /metrics, reloads) and /ready\'s health check of the resolver.',
     ops: 'Processes, logs and draining.',
     benchmark: 'Not for production: the benchmark\'s comparison arm, in which the proxy calls ResumeActor itself instead of ext_proc (proxy/stages/apiserver/).',

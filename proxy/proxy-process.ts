@@ -18,6 +18,13 @@ import { loadTracing } from '../lib/tracing/load.js';
 import type { Tracing } from '../lib/tracing/provider.js';
 import { ATTR_CACHE } from '../lib/tracing/attributes.js';
 import { registerTunnelMetrics } from './ops/tunnel-metrics.js';
+import { OverloadManager } from './ops/overload/manager.js';
+import { OverloadTallies } from './ops/overload/tallies.js';
+import { OverloadStats, type OverloadSources } from './ops/overload/stats.js';
+import { registerOverloadMetrics } from './ops/overload/metrics.js';
+import type { Sampler } from './ops/overload/sampler.js';
+import { ReplayBudget } from './request/replay-budget.js';
+import { ConnectionGate } from './edge/connection-gate.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2Sessions } from './upstream/h2-sessions.js';
 import { startUpstreamTls } from './upstream/tls.js';
@@ -64,6 +71,8 @@ export interface ProcessOptions {
   readonly rereadConfig?: () => ProxyConfig;
   /** Where access-log lines go instead of `--access-log`'s destination (tests collect them). */
   readonly accessLogSink?: AccessLogSink;
+  /** The overload monitors' readings and how often they are taken (tests drive the overload state with these). */
+  readonly overload?: { readonly sampler?: Sampler; readonly intervalMs?: number };
 }
 
 /** The stages' slices of the config. */
@@ -107,12 +116,32 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     metrics.registry,
   );
   const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
+  // Budgets and overload (ops/overload/): the monitors and the state every action reads, the replay budget every
+  // request body takes from, and one connection count over every client listener.
+  const overload = new OverloadManager({
+    triggers: config.overload.triggers,
+    tallies: new OverloadTallies(),
+    log,
+    ...(opts.overload?.sampler === undefined ? {} : { sampler: opts.overload.sampler }),
+    ...(opts.overload?.intervalMs === undefined ? {} : { intervalMs: opts.overload.intervalMs }),
+  }).start();
+  const replayBudget = new ReplayBudget(config.overload.replayBufferBudgetBytes);
+  const connectionGate = new ConnectionGate(config.overload.maxConnections, overload.tallies, overload);
+  const overloadSources: OverloadSources = {
+    manager: overload,
+    budget: replayBudget,
+    maxConnections: config.overload.maxConnections,
+    extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
+  };
+  registerOverloadMetrics(metrics.registry, overloadSources);
+  const overloadStats = new OverloadStats(overloadSources);
   const stages = await assemble({
     config: stagesConfig(config),
     log,
     registry: metrics.registry,
     counters,
     guard,
+    overload,
   });
   const poolOptions: PoolOptions = {
     connectTimeoutMs: upstream.connectTimeoutMs,
@@ -160,21 +189,25 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     logFields: stages.flatMap((s) => (s.logFields === undefined ? [] : [s.logFields.bind(s)])),
     log,
     guard,
+    replayBudget,
+    shedRequest: () => overload.shedRequest(),
   });
-  const ingress = new Ingress(ingressConfig, lifecycle, hub, log);
-  const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log };
+  const ingress = new Ingress(ingressConfig, lifecycle, hub, log, connectionGate);
+  const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log, admission: connectionGate };
   const connect = listeners.connect === undefined ? undefined : new ConnectListener(connectDeps);
   const connectTls = listeners.connectTls === undefined ? undefined : new ConnectListener({ ...connectDeps, tls: listeners.connectTls });
   const tunnelStage: ProxyStage = { stats: () => ({ tunnels: hub.stats.snapshot() }), resetStats: () => hub.stats.reset() };
+  const overloadStage: ProxyStage = { stats: () => ({ overload: overloadStats.snapshot() }), resetStats: () => overloadStats.reset() };
   /** Set at SIGTERM: /ready answers 503 for `--drain-delay-ms` before the drain starts. */
   let readinessFailed = false;
   const admin: FastifyInstance = await createAdmin({
     adminToken: ops.adminToken,
     stats,
     registry: metrics.registry,
-    stages: [...stages, tunnelStage],
+    stages: [...stages, tunnelStage, overloadStage],
     draining: () => readinessFailed || ingress.draining,
     resolverHealth: resolverHealthTarget(config, stages),
+    readinessChecks: [overload],
     reload,
     log,
     accessLog,
@@ -222,6 +255,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       const clean = (await ingress.drain(ops.drainTimeoutMs)) && (await tunnels);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       router.close();
+      overload.stop();
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();

@@ -29,6 +29,10 @@ import { RpcCounters } from '../../apiserver-stub/rpc-counters.js';
 import { WorkerTlsCounters } from '../../apiserver-stub/worker/tls.js';
 import { startProxyCertificateExpiry } from '../../proxy/ops/certificates.js';
 import { startCertificateExpiry } from '../../lib/tls/expiry.js';
+import { OverloadManager } from '../../proxy/ops/overload/manager.js';
+import { OverloadTallies } from '../../proxy/ops/overload/tallies.js';
+import { registerOverloadMetrics } from '../../proxy/ops/overload/metrics.js';
+import { ReplayBudget } from '../../proxy/request/replay-budget.js';
 
 /** The source folder (this file runs from dist/deploy/observability/). */
 const DIR = fileURLToPath(new URL('../../../deploy/observability/', import.meta.url));
@@ -68,6 +72,13 @@ async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
     const metrics = createProxyMetrics(counters);
     const stages = await assembleStages({ config: stagesConfig(config), log: silent, registry: metrics.registry, counters });
     registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
+    const manager = new OverloadManager({ triggers: config.overload.triggers, tallies: new OverloadTallies(), log: silent });
+    registerOverloadMetrics(metrics.registry, {
+      manager,
+      budget: new ReplayBudget(config.overload.replayBufferBudgetBytes),
+      maxConnections: config.overload.maxConnections,
+      extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
+    });
     const probe = resolverHealthProbe(resolverHealthTarget(config));
     registerReadinessMetrics(metrics.registry, probe, () => false);
     // As a process that loads a certificate registers it (the file is only read, when it is there).

@@ -13,7 +13,7 @@
 import { formatHostPort, type HostPort } from '../../lib/address.js';
 import { CONTROL_CHANNEL_OPTIONS } from '../../lib/resume/control-client.js';
 import { createHealthClient, WHOLE_SERVER, type HealthClient } from '../../lib/grpc-health.js';
-import { HealthProbe } from '../../lib/health-probe.js';
+import { HealthProbe, type ReadinessCheck } from '../../lib/health-probe.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
 import { samplesBy, scrapedCounterBy, scrapedGauge } from '../../lib/prom-metrics.js';
@@ -62,12 +62,13 @@ export function resolverHealthProbe(target: ResolverHealthTarget, log?: Logger):
  * `actor_edge_proxy_ready` (1 while `/ready` answers 200; merged over cluster workers as the lowest) and
  * `actor_edge_proxy_resolver_health_checks_total{result}`.
  */
-export function registerReadinessMetrics(registry: Registry, probe: HealthProbe, draining: () => boolean): void {
+export function registerReadinessMetrics(registry: Registry, probe: HealthProbe, draining: () => boolean, more: readonly ReadinessCheck[] = []): void {
+  const checks = [probe, ...more];
   scrapedGauge(registry, {
     name: `${P}ready`,
-    help: '1 while /ready answers 200 (not draining, the resolver answering its health checks), else 0.',
+    help: '1 while /ready answers 200 (not draining, the resolver answering its health checks, not overloaded), else 0.',
     aggregator: 'min',
-    read: () => (!draining() && probe.state().kind === 'ok' ? 1 : 0),
+    read: () => (!draining() && checks.every((c) => c.state().kind === 'ok') ? 1 : 0),
   });
   scrapedCounterBy(registry, {
     name: `${P}resolver_health_checks_total`,

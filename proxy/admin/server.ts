@@ -1,7 +1,7 @@
 /**
  * The admin server (fastify, its own listener): the common ops routes (lib/ops-routes.ts): `GET /`, `/live`,
- * `/ready` (503 `NOT_READY` while the resolver does not answer its health check, `DRAINING` while draining, with
- * the reason), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`), `GET /metrics`
+ * `/ready` (503 `NOT_READY` while the resolver does not answer its health check or the proxy is overloaded,
+ * `DRAINING` while draining, with the reason), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`), `GET /metrics`
  * (Prometheus text); `GET /upstreams` (attempts and failures per worker); `POST /filters/reload`
  * (`chain/reload.ts`: 200 with the new filters, or the reason the old ones stay: 422 `CONFIG_INVALID`, 500
  * `FILTER_LOAD_FAILED`); `GET /dashboard` (`dashboard/`); plus whatever the built-in stages add (the cache's
@@ -15,6 +15,7 @@ import { registerOpsRoutes } from '../../lib/ops-routes.js';
 import { guardAdmin } from '../../lib/admin-guard.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { readinessReport } from '../../lib/readiness.js';
+import type { ReadinessCheck } from '../../lib/health-probe.js';
 import type { ProxyStats } from '../ops/stats.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { ReloadReport } from '../chain/reload.js';
@@ -34,6 +35,8 @@ export interface AdminDeps {
   readonly draining: () => boolean;
   /** `/ready`'s health check: the resolver in use and its address (`resolver-health.ts`). */
   readonly resolverHealth: ResolverHealthTarget;
+  /** More checks `/ready` consults (the overload manager: 503 while it sheds). */
+  readonly readinessChecks?: readonly ReadinessCheck[];
   /** `POST /filters/reload`. */
   readonly reload: () => Promise<ReloadReport>;
   /**
@@ -94,13 +97,14 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
   const log = deps.log ?? createLogger('proxy');
   const probe = resolverHealthProbe(deps.resolverHealth, log).start();
   app.addHook('onClose', async () => probe.stop());
-  registerReadinessMetrics(deps.registry, probe, deps.draining);
+  const checks: readonly ReadinessCheck[] = [probe, ...(deps.readinessChecks ?? [])];
+  registerReadinessMetrics(deps.registry, probe, deps.draining, deps.readinessChecks);
   // A cluster worker's admin is called only by its primary, which logs the caller: no second audit line.
   const audit = cluster.isWorker ? undefined : log;
   const auditTo = cluster.isWorker ? undefined : auditToAccessLog(deps.accessLog);
   registerOpsRoutes(app, {
     component: 'proxy',
-    readiness: () => readinessReport(deps.draining() ? 'draining' : 'serving', [probe]),
+    readiness: () => readinessReport(deps.draining() ? 'draining' : 'serving', checks),
     stats: () => statsDocument(deps),
     resetStats: () => resetStats(deps),
     registry: deps.registry,

@@ -60,6 +60,8 @@ export class ResponseWriter {
       this.local(ctx, errorReply(ERRORS.UPSTREAM_RESPONSE_INVALID, `response head not relayed: ${(err as Error).message}`));
       return;
     }
+    // The head is the client's now: no re-run can follow, so the request body's replay copy goes back to the budget.
+    ctx.body?.stopRetaining();
     response.body.pipe(new BodyPump(ctx, response.body));
   }
 

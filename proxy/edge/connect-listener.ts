@@ -30,7 +30,7 @@ import type { Http1Engine } from './http1-engine.js';
 import { socketOwner, timeoutCheckInterval } from './http1-engine.js';
 import type { ContainedOwner } from '../../lib/containment.js';
 import type { RequestLifecycle } from './lifecycle.js';
-import { TcpListener, TlsListener, type Listener } from './listeners.js';
+import { TcpListener, TlsListener, type ConnectionAdmission, type Listener } from './listeners.js';
 import type { TlsFiles } from './tls-certificate.js';
 
 export interface ConnectConfig {
@@ -47,6 +47,8 @@ export interface ConnectDeps {
   readonly log: Logger;
   /** With these files, the listener speaks TLS (`--connect-tls-listen`). */
   readonly tls?: TlsFiles;
+  /** `--max-connections` and overload, shared with the ingress listeners (`connection-gate.ts`). */
+  readonly admission?: ConnectionAdmission;
 }
 
 const PORT = /:([0-9]{1,5})$/;
@@ -89,8 +91,8 @@ export class ConnectListener {
     };
     this.listener =
       deps.tls === undefined
-        ? new TcpListener(sink)
-        : new TlsListener(deps.tls, sink, deps.log, { handshakeTimeoutMs: config.headersTimeoutMs, alpn: 'http1' });
+        ? new TcpListener(sink, deps.admission)
+        : new TlsListener(deps.tls, sink, deps.log, { handshakeTimeoutMs: config.headersTimeoutMs, alpn: 'http1', admission: deps.admission });
   }
 
   get server(): Listener['server'] {
@@ -120,6 +122,7 @@ export class ConnectListener {
     const { hub, lifecycle, config } = this.deps;
     const target = req.url ?? '';
     const ctx = lifecycle.begin(exchange, { site: 'connect', url: target, method: 'CONNECT', rawHeaders: req.rawHeaders, hasBody: false, connectTarget: target });
+    if (ctx.error !== undefined) return lifecycle.start(ctx); // refused as it began (overloaded: shed-all)
     const refusal = hub.draining ? { spec: ERRORS.DRAINING, details: 'CONNECT while draining' } : refuseConnectTarget(target, config.actorSuffix);
     if (refusal !== undefined) {
       hub.refused('connect');

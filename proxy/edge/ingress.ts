@@ -15,7 +15,7 @@ import type { TunnelHub } from '../tunnels/hub.js';
 import { Http1Engine, socketOwner, type Http1EngineConfig } from './http1-engine.js';
 import { H2Engine, type H2EngineConfig } from './h2-engine.js';
 import type { RequestLifecycle } from './lifecycle.js';
-import { PlainListener, TlsListener, type Listener } from './listeners.js';
+import { PlainListener, TlsListener, type ConnectionAdmission, type Listener } from './listeners.js';
 import type { TlsFiles } from './tls-certificate.js';
 
 export type IngressConfig = Http1EngineConfig & H2EngineConfig;
@@ -34,10 +34,12 @@ export class Ingress {
     readonly lifecycle: RequestLifecycle,
     hub: TunnelHub | undefined,
     private readonly log: Logger,
+    /** `--max-connections` and overload, over every client listener (`connection-gate.ts`). */
+    private readonly admission?: ConnectionAdmission,
   ) {
     this.http1 = new Http1Engine({ config, lifecycle, hub });
     this.h2 = new H2Engine({ config, lifecycle, hub });
-    this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs);
+    this.#plain = new PlainListener(this.#accept, config.headersTimeoutMs, admission);
     const settled = (): void => {
       if (this.#draining && this.#isDrained()) this.#onDrained?.();
     };
@@ -78,7 +80,7 @@ export class Ingress {
 
   /** Opens the HTTPS listener; throws `TlsCertificateError` when the certificate files are missing or unusable. */
   listenTls(host: string, port: number, files: TlsFiles): Promise<void> {
-    this.#tls = new TlsListener(files, this.#accept, this.log, { handshakeTimeoutMs: this.config.headersTimeoutMs, alpn: 'h2-or-http1' });
+    this.#tls = new TlsListener(files, this.#accept, this.log, { handshakeTimeoutMs: this.config.headersTimeoutMs, alpn: 'h2-or-http1', admission: this.admission });
     return this.#tls.listen(host, port);
   }
 

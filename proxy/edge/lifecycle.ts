@@ -26,6 +26,7 @@ import type { Counters } from '../ops/stats.js';
 import type { AccessLog } from '../ops/access-log.js';
 import { ProxyRequest, type RequestContainment } from '../request/context.js';
 import { RequestBody } from '../request/body.js';
+import type { ReplayBudget } from '../request/replay-budget.js';
 import { ForwardHeaders } from '../http/header-list.js';
 import type { DownstreamExchange } from '../http/exchange.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
@@ -97,6 +98,10 @@ export interface LifecycleDeps {
   readonly traceAttributes?: ((ctx: ProxyRequest) => Attributes | undefined) | undefined;
   /** The containment boundary every engine runs its requests in. */
   readonly guard: ProxyContainment;
+  /** `--replay-buffer-budget-bytes`: where every request body takes the bytes it keeps for a replay (absent: no budget). */
+  readonly replayBudget?: ReplayBudget | undefined;
+  /** Overload (`shed-all`): why a new request is answered 503 `PROXY_ERR_OVERLOADED` at once, or undefined to serve it. */
+  readonly shedRequest?: (() => string | undefined) | undefined;
 }
 
 /** What a protocol engine is built with: its config, the lifecycle its requests run through, and the tunnels. */
@@ -151,7 +156,7 @@ export class RequestLifecycle {
       head.connectTarget === undefined
         ? resolveRequestTarget(head.url, sanitised)
         : { kind: 'forward', path: head.connectTarget, authority: head.connectTarget, headers: sanitised.headers };
-    const body = (head.hasBody ?? sanitised.hasBody) ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes) : null;
+    const body = (head.hasBody ?? sanitised.hasBody) ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes, this.#deps.replayBudget) : null;
     const ctx = new ProxyRequest({
       exchange,
       requestId: sanitised.requestId,
@@ -177,6 +182,11 @@ export class RequestLifecycle {
     else if (config.misdirected421 && exchange.encrypted && head.connectTarget === undefined && head.insideConnect !== true) {
       const sni = checkSni(target.authority, exchange.connectionInfo.serverName);
       if (sni.kind === 'misdirected') this.refuse(ctx, ERRORS.MISDIRECTED, `authority ${sni.host} is not the connection's SNI ${sni.sni}`);
+    }
+    const shed = ctx.error === undefined ? this.#deps.shedRequest?.() : undefined;
+    if (shed !== undefined) {
+      this.refuse(ctx, ERRORS.OVERLOADED, shed);
+      exchange.closeAfterResponse();
     }
     return ctx;
   }
@@ -331,6 +341,7 @@ export class RequestLifecycle {
     const end = finalStatus(ctx);
     // A request body the upstream did not read completely: the connection cannot carry another request.
     if (ctx.body !== null && ctx.body.started && !ctx.body.complete) ctx.exchange.discardUnreadBody();
+    ctx.body?.release();
     ctx.status = end.status;
     counters.countResponse(end.status);
     const durationMs = performance.now() - ctx.startedAt;

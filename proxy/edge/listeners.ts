@@ -11,6 +11,10 @@
  *   handshake not complete within the head timeout closes the connection.
  * - the CONNECT listeners use the same code: plain TCP (`TcpListener`), or the same TLS listener offering only
  *   HTTP/1.1.
+ *
+ * Each takes the same `ConnectionAdmission` (`connection-gate.ts`: `--max-connections` over every client listener
+ * together, and overload), asked as a connection is accepted: a refused one is closed at once, before a byte of it
+ * is read or a TLS handshake begins.
  */
 import net, { type Socket } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
@@ -21,6 +25,19 @@ import { loadCertificate, TLS_MIN_VERSION, type TlsFiles } from './tls-certifica
 
 /** Receives a connection and the protocol it speaks. */
 export type ConnectionSink = (socket: Socket, protocol: WireProtocol) => void;
+
+/** Admits or refuses each accepted client connection (undefined: every one admitted). */
+export interface ConnectionAdmission {
+  admit(socket: Socket): boolean;
+}
+
+/** Closes each connection `admission` refuses as the server accepts it, before any other listener sees it. */
+function admitOnAccept(server: net.Server, admission: ConnectionAdmission | undefined): void {
+  if (admission === undefined) return;
+  server.prependListener('connection', (socket: Socket) => {
+    if (!admission.admit(socket)) socket.destroy();
+  });
+}
 
 export interface Listener {
   readonly server: net.Server;
@@ -50,9 +67,10 @@ export class PlainListener implements Listener {
   /** Connections whose first bytes have not arrived yet. */
   readonly #undecided = new Set<Socket>();
 
-  constructor(sink: ConnectionSink, sniffTimeoutMs: number) {
+  constructor(sink: ConnectionSink, sniffTimeoutMs: number, admission?: ConnectionAdmission) {
     // Half-open as node's own HTTP server: a client's FIN is the HTTP engine's to handle (and a tunnel's to pass on).
     this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
+      if (socket.destroyed) return; // refused
       this.#undecided.add(socket);
       socket.once('close', () => this.#undecided.delete(socket));
       sniffProtocol(socket, sniffTimeoutMs, (protocol) => {
@@ -60,6 +78,7 @@ export class PlainListener implements Listener {
         sink(socket, protocol);
       });
     });
+    admitOnAccept(this.server, admission);
   }
 
   /** Closes the connections that have not sent a byte yet (the end of a drain). */
@@ -97,6 +116,7 @@ export interface TlsListenerOptions {
   readonly handshakeTimeoutMs: number;
   /** `h2-or-http1`: ALPN offers both (the HTTPS ingress); `http1`: HTTP/1.1 only (the TLS CONNECT listener). */
   readonly alpn: 'h2-or-http1' | 'http1';
+  readonly admission?: ConnectionAdmission | undefined;
 }
 
 /** TLS with ALPN; the serving certificate is reloaded from its files when they change. */
@@ -111,10 +131,19 @@ export class TlsListener implements Listener {
     const alpn = opts.alpn === 'h2-or-http1' ? { ALPNCallback: selectProtocol } : { ALPNProtocols: [HTTP1] };
     this.server = tls.createServer(
       { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, allowHalfOpen: true, handshakeTimeout: opts.handshakeTimeoutMs },
-      (socket: TLSSocket) => sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1'),
+      (socket: TLSSocket) => {
+        socket.allowHalfOpen = true; // from the handshake on, a client's FIN is the engine's (and a tunnel's) to handle
+        sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1');
+      },
     );
     // A failed or timed-out handshake concerns one client only: its connection is closed, nothing else.
     this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
+    // Not half-open during the handshake: a client that ends its side before it (a TCP health check) fails the
+    // handshake at once rather than holding its socket, and its place under --max-connections, until the timeout.
+    this.server.prependListener('connection', (raw: Socket) => {
+      raw.allowHalfOpen = false;
+    });
+    admitOnAccept(this.server, opts.admission);
     this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
   }
 
@@ -133,8 +162,11 @@ export class TcpListener implements Listener {
   readonly server: net.Server;
   #closed: Promise<void> | undefined;
 
-  constructor(sink: ConnectionSink) {
-    this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => sink(socket, 'http/1.1'));
+  constructor(sink: ConnectionSink, admission?: ConnectionAdmission) {
+    this.server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
+      if (!socket.destroyed) sink(socket, 'http/1.1');
+    });
+    admitOnAccept(this.server, admission);
   }
 
   listen(host: string, port: number): Promise<void> {

@@ -10,11 +10,16 @@ export interface ProxyErrorSpec {
   readonly text: string;
   /** Who failed: the client, an upstream worker, ext_proc, a filter, or the proxy itself. */
   readonly source: 'downstream' | 'upstream' | 'extproc' | 'filter' | 'internal';
+  /** Headers every answer with this error carries (`retry-after` on the answers that shed load). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-function spec(code: string, status: number, source: ProxyErrorSpec['source'], text: string): ProxyErrorSpec {
-  return Object.freeze({ code, status, source, text });
+function spec(code: string, status: number, source: ProxyErrorSpec['source'], text: string, headers?: Readonly<Record<string, string>>): ProxyErrorSpec {
+  return Object.freeze(headers === undefined ? { code, status, source, text } : { code, status, source, text, headers: Object.freeze({ ...headers }) });
 }
+
+/** What an answer that sheds load tells the client: try again in a second (the overload state is sampled every 250 ms). */
+export const RETRY_AFTER = Object.freeze({ 'retry-after': '1' });
 
 export const ERRORS = Object.freeze({
   NO_HOST: spec('PROXY_ERR_NO_HOST', 400, 'downstream', 'missing Host header'),
@@ -66,6 +71,9 @@ export const ERRORS = Object.freeze({
   CONNECT_NOT_ACTOR: spec('PROXY_ERR_CONNECT_NOT_ACTOR', 404, 'downstream', 'CONNECT target is not an actor host'),
   CONNECT_ONLY: spec('PROXY_ERR_CONNECT_ONLY', 405, 'downstream', 'this listener accepts CONNECT only'),
   DRAINING: spec('PROXY_ERR_DRAINING', 503, 'internal', 'the proxy is shutting down: no new upgrades or tunnels'),
+  OVERLOADED: spec('PROXY_ERR_OVERLOADED', 503, 'internal', 'the proxy is overloaded: retry later', RETRY_AFTER),
+  EXTPROC_QUEUE_TIMEOUT: spec('PROXY_ERR_EXTPROC_QUEUE_TIMEOUT', 503, 'internal', 'too many requests waiting for external processing: retry later', RETRY_AFTER),
+  EXTPROC_QUEUE_FULL: spec('PROXY_ERR_EXTPROC_QUEUE_FULL', 503, 'internal', 'too many requests waiting for external processing: retry later', RETRY_AFTER),
   DOWNSTREAM_CLOSED: spec('PROXY_ERR_DOWNSTREAM_CLOSED', 499, 'downstream', 'client closed the request'),
   INTERNAL: spec('PROXY_ERR_INTERNAL', 500, 'internal', 'internal proxy error'),
 });
@@ -88,7 +96,8 @@ export class ProxyError extends Error {
   }
 }
 
-/** A catalog error as a local reply: its status and plain-text body; `details` go to the access log only. */
-export function errorReply(spec: ProxyErrorSpec, details?: string): { status: number; body: string; details: string } {
-  return { status: spec.status, body: `${spec.text}\n`, details: details ?? spec.code };
+/** A catalog error as a local reply: its status, plain-text body and headers; `details` go to the access log only. */
+export function errorReply(spec: ProxyErrorSpec, details?: string): { status: number; body: string; details: string; headers?: Readonly<Record<string, string>> } {
+  const reply = { status: spec.status, body: `${spec.text}\n`, details: details ?? spec.code };
+  return spec.headers === undefined ? reply : { ...reply, headers: spec.headers };
 }

@@ -158,6 +158,7 @@ export class ProxyRequest implements RequestContext, HasSlots {
     if (body === null) return Buffer.alloc(0);
     const limit = Math.min(options.limit, body.limit);
     const read = await body.buffered(limit);
+    if (read === undefined && body.overBudget) throw new ProxyError(ERRORS.OVERLOADED, 'the replay budget (--replay-buffer-budget-bytes) has no room for the body');
     if (read === undefined) throw new ProxyError(ERRORS.BODY_TOO_LARGE, `request body over ${limit} bytes`);
     return read;
   }

@@ -11,6 +11,7 @@ import type { FilterSpec } from '../chain/load-filters.js';
 import type { ProxyRequest } from '../request/context.js';
 import type { ProxyContainment } from '../ops/containment.js';
 import type { Counters } from '../ops/stats.js';
+import type { OverloadManager } from '../ops/overload/manager.js';
 import type { HealthClient } from '../../lib/grpc-health.js';
 import type { Revalidator } from './revalidator.js';
 import type { CacheConfig } from './actor-cache/config.js';
@@ -47,6 +48,11 @@ export interface StageDeps {
   readonly counters: Counters;
   /** The containment boundary (`ops/containment.ts`), for the work a stage starts on a peer's input. */
   readonly guard?: ProxyContainment | undefined;
+  /**
+   * The overload manager (`ops/overload/`): a resolver stage sheds its misses through it (`shedMiss`) and counts its
+   * queue in its tallies. Absent: nothing is shed, misses are not bounded.
+   */
+  readonly overload?: OverloadManager;
 }
 
 export interface ProxyStage {

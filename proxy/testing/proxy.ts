@@ -11,7 +11,7 @@ import { wiringFlags } from '../../scripts/stack/wiring.js';
 import { pino } from 'pino';
 import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { proxyConfigOf } from '../config.js';
-import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
+import { startProxyProcess, type AssembleStages, type ProcessOptions, type RunningProxy } from '../proxy-process.js';
 import { assembleStages } from '../stages/assemble.js';
 
 export interface TestProxyOptions {
@@ -23,6 +23,8 @@ export interface TestProxyOptions {
   readonly mode?: 'process' | 'in-process';
   /** In-process only: the stages (default: the production assembly). */
   readonly assemble?: AssembleStages;
+  /** In-process only: the overload monitors' readings and sampling interval (a test drives the overload state). */
+  readonly overload?: ProcessOptions['overload'];
   /** Its environment: a process's on top of this one's; in-process, the only environment its config reads (`OTEL_*`). */
   readonly env?: NodeJS.ProcessEnv;
   /** Process only: how long it may take to be ready. */
@@ -63,7 +65,7 @@ export function startTestProxy(opts: TestProxyOptions & { readonly mode: 'in-pro
 export function startTestProxy(opts?: TestProxyOptions & { readonly mode?: 'process' }): Promise<TestProxy>;
 export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestProxy | InProcessTestProxy> {
   const args = [...DEFAULTS, ...(opts.extproc === undefined ? [] : wiringFlags('proxy', { extproc: opts.extproc })), ...(opts.args ?? [])];
-  if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages, opts.env ?? {});
+  if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages, opts.env ?? {}, opts.overload);
   const component = await startComponent('proxy', args, {
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: opts.readyTimeoutMs }),
@@ -82,12 +84,12 @@ export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestP
   };
 }
 
-async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv): Promise<InProcessTestProxy> {
+async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv, overload: ProcessOptions['overload']): Promise<InProcessTestProxy> {
   const config = proxyConfigOf(args, env);
   const lines: Record<string, unknown>[] = [];
   const collect = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
   const log = pino({ level: 'info' }, collect);
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log, accessLogSink: collect });
+  const running = await startProxyProcess(config, assemble, { role: 'worker', log, accessLogSink: collect, ...(overload === undefined ? {} : { overload }) });
   const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls };
   return {
     ingress: `http://${running.ingress}`,

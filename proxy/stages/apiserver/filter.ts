@@ -13,6 +13,7 @@ import { httpErrorFor, invalidHostError, type HttpError } from '../../../lib/res
 import type { ResumeOutcome } from '../../../lib/resume/outcome.js';
 import { TARGET_PORT_HEADER } from '../../../lib/wire-contract.js';
 import { CONTINUE, reply, type Filter, type FilterResult, type RequestContext } from '../../api/filter.js';
+import { ERRORS, ProxyError } from '../../http/errors.js';
 
 /** A request as the resolver reads it: with its arrival time (`performance.now()`) when it has one. */
 export type ResolverContext = RequestContext & { readonly startedAt?: number };
@@ -31,6 +32,8 @@ export interface ApiserverResolverFilterOptions {
   readonly workerPort: number;
   /** The request's re-run budget: what is left of it bounds the resume's retries for this request (absent: the flight's). */
   readonly rerunBudgetMs?: number;
+  /** The overload manager: why a miss is shed now (503 `PROXY_ERR_OVERLOADED`, as the ext-proc stage answers it), or undefined. */
+  readonly shedMiss?: () => string | undefined;
 }
 
 function errorReply(error: HttpError): FilterResult {
@@ -50,6 +53,8 @@ export function createApiserverResolverFilter(opts: ApiserverResolverFilterOptio
       if (ctx.route !== undefined) return CONTINUE; // the cache routed it
       const parsed = parseActorHost(ctx.authority, suffix);
       if (parsed.kind === 'invalid') return errorReply(invalidHostError(ctx.authority));
+      const shed = opts.shedMiss?.();
+      if (shed !== undefined) throw new ProxyError(ERRORS.OVERLOADED, shed);
       const { ref, key, port } = parsed.actor;
       const budget = opts.rerunBudgetMs;
       const left = budget === undefined || ctx.startedAt === undefined ? undefined : Math.max(0, budget - (performance.now() - ctx.startedAt));

@@ -21,6 +21,8 @@ export interface ApiserverResolverOptions {
   /** The request's re-run budget: a resume is retried for a request only while a retry can start within it. */
   readonly rerunBudgetMs?: number;
   readonly registry?: Registry;
+  /** The overload manager: why a miss is shed now (503 `PROXY_ERR_OVERLOADED`), or undefined. */
+  readonly shedMiss?: () => string | undefined;
 }
 
 export interface ApiserverResolver {
@@ -63,6 +65,7 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
       actorSuffix: opts.actorSuffix,
       workerPort: opts.workerPort,
       ...(opts.rerunBudgetMs === undefined ? {} : { rerunBudgetMs: opts.rerunBudgetMs }),
+      ...(opts.shedMiss === undefined ? {} : { shedMiss: opts.shedMiss }),
     }),
     stats: () => ({ kind: 'apiserver', resumeCalls: { ...resumeCalls }, flightJoins }),
     resetStats() {

@@ -14,6 +14,7 @@ export function createApiserverResolverStage(deps: StageDeps): ProxyStage {
     workerPort: config.workerPort,
     rerunBudgetMs: deps.config.rerunBudgetMs,
     registry: deps.registry,
+    ...(deps.overload === undefined ? {} : { shedMiss: () => deps.overload?.shedMiss() }),
   });
   deps.log.info({ apiserver: config.apiserver }, 'resolving cache misses with ResumeActor from the proxy (--resolver apiserver)');
   return {

@@ -20,4 +20,10 @@ export interface ExtProcStageConfig {
   readonly tls: ExtProcTlsConfig | undefined;
   /** `--extproc-retry-max-waiting`: requests waiting to retry their stream at once, at most (0: never retried). */
   readonly retryMaxWaiting: number;
+  /** `--extproc-max-streams`: misses in their request phase at once, at most (0: no bound). */
+  readonly maxStreams: number;
+  /** `--extproc-queue-max-waiting`: misses waiting for one of those streams at once, at most. */
+  readonly queueMaxWaiting: number;
+  /** `--extproc-queue-timeout-ms`: the longest a miss waits for one of those streams. */
+  readonly queueTimeoutMs: number;
 }

@@ -16,11 +16,17 @@
  * always; with `failure_mode_allow` the request continues unprocessed — except once the processor has been sent
  * the request body (it may have been deciding on it), where a failure fails closed. The processor ending the
  * stream with OK → continue without it. Every stream is closed by the time the request is done.
+ *
+ * Before a stream is opened: while the proxy is overloaded (`shed-misses` and above) the request is answered 503
+ * `PROXY_ERR_OVERLOADED`; otherwise it takes one of the `--extproc-max-streams` slots for its request phase,
+ * waiting its turn in the queue when all are taken (`stream-queue.ts`: 503 `PROXY_ERR_EXTPROC_QUEUE_TIMEOUT` or
+ * `PROXY_ERR_EXTPROC_QUEUE_FULL` when it cannot have one). A stream kept afterwards for the response headers, or
+ * for a streamed immediate response's body, holds no slot.
  */
 import { CONTINUE, reply, type FilterResult, type LocalReply, type ResponseResult } from '../../api/filter.js';
 import type { ChainFilter } from '../../chain/filter-set.js';
 import type { ChainResponse } from '../../chain/chain-response.js';
-import { ERRORS, type ProxyErrorSpec } from '../../http/errors.js';
+import { ERRORS, ProxyError, type ProxyErrorSpec } from '../../http/errors.js';
 import { isLiteralAddress } from '../../http/route-address.js';
 import type { ProxyRequest } from '../../request/context.js';
 import type { Span } from '@opentelemetry/api';
@@ -38,6 +44,7 @@ import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHead
 import { isGrpcRequest } from '../../http/grpc.js';
 import { streamedReply } from './streamed-reply.js';
 import { exchangeWithRetries, type StreamRetries } from './retrying-exchange.js';
+import type { Admission, StreamQueue } from './stream-queue.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
 export { ORIGINAL_DST_NAMESPACE };
@@ -47,6 +54,20 @@ export interface ExtProcFilterOptions {
   readonly settings: ExtProcSettings;
   /** Retrying a stream that could not be opened, within the request's re-run budget (absent: never retried, no budget sent). */
   readonly retries?: StreamRetries;
+  /** Overload and the bound on misses in flight (absent: neither). */
+  readonly admission?: SlowPathAdmission;
+}
+
+/** What a request must pass before its stream is opened. */
+export interface SlowPathAdmission {
+  /** The overload manager: why a miss is shed now (503 `PROXY_ERR_OVERLOADED`), or undefined. */
+  readonly shedMiss?: () => string | undefined;
+  /** `--extproc-max-streams` slots and their queue. */
+  readonly queue?: StreamQueue;
+  /** `--extproc-queue-timeout-ms`. */
+  readonly queueTimeoutMs: number;
+  /** `--rerun-budget-ms`: a request waits in the queue no longer than what is left of it. */
+  readonly budgetMs: number;
 }
 
 export function createExtProcFilter(opts: ExtProcFilterOptions): ChainFilter {
@@ -79,6 +100,38 @@ async function processRequest(ctx: ProxyRequest, opts: ExtProcFilterOptions): Pr
   const plan = planFor(ctx.authority, settings);
   if (plan === undefined) return CONTINUE; // ExtProcPerRoute.disabled: no stream
   closeStream(ctx); // a stream left from an earlier attempt
+  const admission = opts.admission;
+  if (admission === undefined) return runRequestPhases(ctx, opts, plan);
+  const shed = admission.shedMiss?.();
+  if (shed !== undefined) throw new ProxyError(ERRORS.OVERLOADED, shed);
+  const queue = admission.queue;
+  if (queue === undefined) return runRequestPhases(ctx, opts, plan);
+  const waitMs = Math.min(admission.queueTimeoutMs, admission.budgetMs - (performance.now() - ctx.startedAt));
+  const slot = await queue.acquire(waitMs, ctx.signal);
+  if (slot.kind !== 'admitted') return refused(slot, queue);
+  try {
+    return await runRequestPhases(ctx, opts, plan);
+  } finally {
+    slot.release();
+  }
+}
+
+/** A request the queue gave no slot: its client left (the chain notices), or 503 with the reason. */
+function refused(slot: Exclude<Admission, { kind: 'admitted' }>, queue: StreamQueue): FilterResult {
+  const { maxStreams, maxWaiting } = queue.limits;
+  switch (slot.kind) {
+    case 'aborted':
+      return CONTINUE;
+    case 'full':
+      throw new ProxyError(ERRORS.EXTPROC_QUEUE_FULL, `${maxWaiting} requests already wait for one of ${maxStreams} ext_proc streams (--extproc-max-streams)`);
+    case 'timeout':
+      throw new ProxyError(ERRORS.EXTPROC_QUEUE_TIMEOUT, `waited ${Math.round(slot.waitedMs)} ms for one of ${maxStreams} ext_proc streams (--extproc-max-streams; the wait is bounded by --extproc-queue-timeout-ms and the re-run budget)`);
+  }
+}
+
+/** The request phases on a new stream, and their answers applied. */
+async function runRequestPhases(ctx: ProxyRequest, opts: ExtProcFilterOptions, plan: RequestPlan): Promise<FilterResult> {
+  const { settings } = opts;
   const state = EXT_PROC_SLOT.get(ctx) ?? EXT_PROC_SLOT.set(ctx, { stream: undefined, elapsedMs: 0, responsePhase: undefined });
   const retries = opts.retries;
   const open =
@@ -122,6 +175,7 @@ async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: Reques
     } catch {
       return done(CONTINUE); // the client's body broke: the chain notices the client is gone
     }
+    if (buffered === undefined && body.overBudget) return done(errorReply(ERRORS.OVERLOADED, 'the replay budget (--replay-buffer-budget-bytes) has no room for the body'));
     if (buffered === undefined) return done(errorReply(ERRORS.EXTPROC_BODY_TOO_LARGE, 'request body over --max-replay-body-bytes'));
     const result = await conv.exchange(requestBodyMessage(buffered));
     // The processor has seen the body: a failure from here on fails closed.
@@ -196,7 +250,8 @@ function spuriousResult(details: string, failureModeAllow: boolean): FilterResul
 }
 
 function errorLocalReply(spec: ProxyErrorSpec, details: string): LocalReply {
-  return { status: spec.status, body: `${spec.text}\n`, details: `${spec.code}: ${details}` };
+  const reply = { status: spec.status, body: `${spec.text}\n`, details: `${spec.code}: ${details}` };
+  return spec.headers === undefined ? reply : { ...reply, headers: spec.headers };
 }
 
 function errorReply(spec: ProxyErrorSpec, details: string): FilterResult {

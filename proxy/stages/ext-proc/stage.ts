@@ -10,6 +10,7 @@ import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../stage.js';
 import type { ResolverStatsBlock } from '../resolver-stats.js';
 import { EXT_PROC_SLOT } from './request-state.js';
+import { StreamQueue } from './stream-queue.js';
 
 export function createExtProcStage(deps: StageDeps): ProxyStage {
   const { address, settings } = deps.config.extProc;
@@ -22,11 +23,17 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
     log: deps.log,
     guard: deps.guard,
   });
+  const { maxStreams, queueMaxWaiting, queueTimeoutMs } = deps.config.extProc;
+  const overload = deps.overload;
+  const queue = overload === undefined || maxStreams === 0 ? undefined : new StreamQueue({ maxStreams, maxWaiting: queueMaxWaiting }, overload.tallies);
   return {
     filter: createExtProcFilter({
       client,
       settings,
       retries: { policy: { budgetMs: deps.config.rerunBudgetMs, maxWaiting: deps.config.extProc.retryMaxWaiting }, counters: deps.counters },
+      ...(overload === undefined
+        ? {}
+        : { admission: { shedMiss: () => overload.shedMiss(), ...(queue === undefined ? {} : { queue }), queueTimeoutMs, budgetMs: deps.config.rerunBudgetMs } }),
     }),
     revalidator: createExtProcRevalidator(client, settings.forwardRules),
     stats: () => ({ resolver: extprocResolverBlock() }),
