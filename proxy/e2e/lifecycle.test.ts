@@ -32,7 +32,8 @@ after(async () => {
 });
 
 test('control plane down: ext_proc answers 503 and the client gets it as sent', async () => {
-  const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '1000']);
+  // A short budget: the control plane never comes back, so it is waited out.
+  const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '300']);
   const proxy = await startTestProxy({ extproc: dead.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
   try {
     const a = await send(proxy, actorName(0));
@@ -46,7 +47,9 @@ test('control plane down: ext_proc answers 503 and the client gets it as sent', 
 });
 
 test('ext_proc down → the miss waits on fresh streams within the re-run budget, then 500 on the stream error (never the message timeout); the proxy recovers without a restart', async () => {
-  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  // A short re-run budget (retries wait 25, 50, 100, 200 ms...): the outage outlasts it, so it is waited out. (The
+  // connect timeout must be below it.)
+  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-budget-ms', '600', '--connect-timeout-ms', '300'] });
   let stopped = false;
   try {
     assert.equal((await send(proxy, actorName(1))).status, 200);
