@@ -4,6 +4,7 @@
  * one can be killed with SIGKILL), an extproc on a fixed port (so it can be restarted where the proxy expects
  * it), and the proxy under test.
  */
+import { wiringFlags } from '../scripts/stack/wiring.js';
 import { freePort, workerNet } from '../lib/loopback.js';
 import { ipv4Add } from '../apiserver-stub/ip.js';
 import { Admin, readActors, type ActorPlacement } from './admin.js';
@@ -66,7 +67,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
     const workers: WorkerProcess[] = await Promise.all(
       Array.from({ length: config.workers }, async (_, i) => {
         const ip = ipv4Add(net.ipBase, i);
-        const args = ['--apiserver', grpc, '--advertise-ip', ip, '--worker-port', String(net.port), '--capacity', String(config.workerCapacity), '--actor-suffix', config.actorSuffix];
+        const args = [...wiringFlags('worker', { apiserver: grpc }), '--advertise-ip', ip, '--worker-port', String(net.port), '--capacity', String(config.workerCapacity), '--actor-suffix', config.actorSuffix];
         return { ip, process: await group.add(launchComponent('worker', args, opts)) };
       }),
     );
@@ -81,7 +82,7 @@ export async function startFaultStack(config: BenchConfig, spec: ArmSpec, actors
     await resumeAll(grpc, config.atespace, actors);
 
     const extprocPort = await freePort();
-    const extprocArgs = ['--listen', `127.0.0.1:${extprocPort}`, '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix];
+    const extprocArgs = ['--listen', `127.0.0.1:${extprocPort}`, '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: grpc, workerPort: net.port }), '--actor-suffix', config.actorSuffix];
     let extproc: Launched | undefined;
     const probes: Probe[] = [];
     if (spec.extproc) extproc = await group.add(launchComponent('extproc', extprocArgs, opts));

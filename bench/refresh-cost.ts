@@ -10,6 +10,7 @@
  *
  * `node dist/bench/refresh-cost.js [--refreshes 2000] [--actors 50]`
  */
+import { wiringFlags } from '../scripts/stack/wiring.js';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -45,7 +46,7 @@ export async function measureRefreshCost(refreshes: number, actors: number): Pro
     );
     const grpc = stub.addresses['grpc'] as string;
     await resumeAll(grpc, ATESPACE, Array.from({ length: actors }, (_, i) => actorName(i)));
-    const extproc = await group.add(launchComponent('extproc', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', grpc]));
+    const extproc = await group.add(launchComponent('extproc', ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: grpc })]));
     // The proxy's own client, as its ext-proc stage makes it (its plaintext warning is not this tool's news).
     const client = new GrpcExtProcClient({ address: extproc.addresses['grpc'] as string, messageTimeoutMs: 5000, counters: new Counters(), log: createLogger('refresh-cost', 'error') });
     let result: RefreshCost;

@@ -135,6 +135,8 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
     for (const name of arms) {
       const spec: ArmSpec = name === 'target' ? TARGET_ARM : ARMS[name];
       let runtime: ArmRuntime | undefined;
+      let result: ArmResult | undefined;
+      const spansBefore = stack?.traced?.spans ?? 0;
       try {
         if (stack) ctx.placements = await stack.placements();
         if (name === 'target') {
@@ -147,7 +149,7 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         }
         log(`arm ${name}: ${spec.description} (${scenario.window?.(config) ?? `${config.warmupS} s warm-up, ${config.durationS} s measured`})`);
         const r = await scenario.runArm(ctx, runtime);
-        results.push(r);
+        result = r;
         log(`arm ${name}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, non-2xx ${r.non2xx}, errors ${r.errors}, ResumeActor ${fmtInt(r.resumeCalls)}`);
         if (successes(r.statusCounts) === 0) failures.push(`arm ${name}: no successful answer`);
       } catch (err) {
@@ -158,6 +160,7 @@ async function runArms(config: BenchConfig, scenario: Scenario, arms: readonly A
         // Counted once the arm's proxy stopped (it exports the spans it still held as it stops).
         const traced = stack?.traced;
         if (traced !== undefined) log(`tracing (ratio ${config.traceRatio}): ${fmtInt(traced.spans)} spans in ${fmtInt(traced.exports)} exports so far (arm ${name} stopped)`);
+        if (result !== undefined) results.push(traced === undefined ? result : { ...result, tracedSpans: traced.spans - spansBefore });
         if (runtime?.profileDir !== undefined) await writeProfile(config, name, runtime.profileDir);
       }
     }

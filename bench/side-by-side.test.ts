@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTROL_ARM, MAX_WARMUP_WINDOWS, ratiosOf, warmUp } from './side-by-side.js';
+import { buildConfig } from './config.js';
+import { CONTROL_ARM, MAX_WARMUP_WINDOWS, ratiosOf, sideBySideArms, warmUp } from './side-by-side.js';
 
 test('ratiosOf: every arm to the first, C to floor-ingress when both ran, another build and the control to C', () => {
   const rounds = [
@@ -45,4 +46,14 @@ test('warmUp: one window when every arm answers; an arm that never answers stops
   }, () => undefined);
   assert.equal(windows, MAX_WARMUP_WINDOWS);
   assert.equal(loads, 2 * MAX_WARMUP_WINDOWS);
+});
+
+test('side-by-side: arms it cannot load the same way, or fewer than two, are refused before anything starts', () => {
+  const arms = (argv: string[]) => sideBySideArms(buildConfig(['--scenario', 'side-by-side', ...argv]).config).map((a) => a.name);
+  assert.deepEqual(arms([]), ['floor', 'C']);
+  assert.deepEqual(arms(['--arms', 'C', '--control']), ['C', 'C copy']);
+  assert.deepEqual(arms(['--arms', 'floor', '--compare-build', '/srv/old-build']), ['floor', 'C@old-build']);
+  assert.throws(() => arms(['--arms', 'C']), /at least two arms/);
+  assert.throws(() => arms(['--arms', 'floor,C-h2c']), /C-h2c cannot run side by side/);
+  assert.throws(() => arms(['--arms', 'floor,fleet-rr']), /fleet-rr cannot run side by side/);
 });

@@ -18,16 +18,8 @@ import { forEachLimited, resumeAll } from './control.js';
 import { launch } from '../lib/launch.js';
 import { launchComponent, launchFloor, LaunchGroup, type Launched } from './launcher.js';
 import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
-import {
-  controlCredentials,
-  extprocListenTlsArgs,
-  extprocTlsArgs,
-  proxyExtprocTlsArgs,
-  proxyTlsArgs,
-  stubTlsArgs,
-  writeBenchCertificates,
-  type BenchCertificates,
-} from './tls.js';
+import { controlCredentials, writeBenchCertificates, type BenchCertificates } from './tls.js';
+import { extprocListenTlsFlags, proxyExtprocTlsFlags, tlsFlags, wiringFlags } from '../scripts/stack/wiring.js';
 
 export type ProbeKind = 'stub' | 'extproc' | 'proxy' | 'floor';
 
@@ -90,7 +82,7 @@ export class Stack {
         '--workers', String(config.workers),
         '--worker-ip-base', net.ipBase,
         '--worker-capacity', String(config.workerCapacity),
-        ...(certs === undefined ? [] : stubTlsArgs(certs.files)),
+        ...(certs === undefined ? [] : tlsFlags('apiserver-stub', certs.files)),
       ],
       { echo: config.echo, readyTimeoutMs: 120_000 },
     );
@@ -200,11 +192,10 @@ export class Stack {
           [
             '--listen', '127.0.0.1:0',
             '--admin', '127.0.0.1:0',
-            '--apiserver', this.grpc,
-            '--worker-port', String(this.workerPort),
+            ...wiringFlags('extproc', { apiserver: this.grpc, workerPort: this.workerPort }),
             '--actor-suffix', cfg.actorSuffix,
-            ...(tls === undefined ? [] : extprocTlsArgs(tls)),
-            ...(hop === undefined ? [] : extprocListenTlsArgs(hop)),
+            ...(tls === undefined ? [] : tlsFlags('extproc', tls)),
+            ...(hop === undefined ? [] : extprocListenTlsFlags(hop)),
           ],
           opts,
         ));
@@ -214,8 +205,8 @@ export class Stack {
       const profileDir = cfg.profile ? await mkdtemp(path.join(os.tmpdir(), `actor-edge-profile-${spec.name}-`)) : undefined;
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
-      const hopArgs = hop === undefined ? [] : proxyExtprocTlsArgs(hop);
-      const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : proxyTlsArgs(tls)), ...hopArgs, ...serving];
+      const hopArgs = hop === undefined ? [] : proxyExtprocTlsFlags(hop);
+      const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : tlsFlags('proxy', tls)), ...hopArgs, ...serving];
       const proxy = await group.add(
         build === undefined
           ? launchComponent('proxy', args, { ...opts, nodeArgs })
@@ -270,7 +261,7 @@ export function proxyArgs(cfg: BenchConfig, spec: ArmSpec, extprocGrpc: string, 
   return [
     '--listen', '127.0.0.1:0',
     '--admin', '127.0.0.1:0',
-    '--extproc', extprocGrpc,
+    ...wiringFlags('proxy', { extproc: extprocGrpc }),
     '--apiserver', apiserverGrpc,
     '--access-log', 'off',
     '--cache-ttl-ms', String(cfg.cacheTtlMs),

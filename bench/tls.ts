@@ -1,14 +1,11 @@
 /**
- * The mTLS arms' certificates and flags (A-mtls, C-mtls; A-extproc-mtls for the ext_proc hop alone): development
- * certificates written into a private temporary directory, and the flags that put every hop of an arm's stack on
- * mTLS — the stub's control API and its in-process workers, extproc → control plane, proxy → extproc, proxy →
- * workers. The same identities `npm start` uses.
+ * The mTLS arms' certificates (A-mtls, C-mtls; A-extproc-mtls for the ext_proc hop alone): development
+ * certificates written into a private temporary directory. The flags that put every hop of an arm's stack on mTLS
+ * are the stack plan's (`scripts/stack/wiring.ts`), the same `npm start` and the tests use.
  */
 import { ReloadingTlsCredentials } from '../lib/tls/grpc-client-credentials.js';
-import { devIdentities, writeTemporaryDevCertificates, type DevCertFiles, type TemporaryDevCertificates } from '../lib/tls/dev-certs.js';
-
-/** The name the control plane's development certificate carries (the stub listens on 127.0.0.1). */
-const CONTROL_PLANE_NAME = 'localhost';
+import { writeTemporaryDevCertificates, type TemporaryDevCertificates } from '../lib/tls/dev-certs.js';
+import { CONTROL_PLANE_NAME } from '../scripts/stack/wiring.js';
 
 export type BenchCertificates = TemporaryDevCertificates;
 
@@ -17,35 +14,7 @@ export function writeBenchCertificates(): Promise<BenchCertificates> {
   return writeTemporaryDevCertificates('actor-edge-bench-certs-', { workers: 0, days: 14 });
 }
 
-export function stubTlsArgs(files: DevCertFiles): string[] {
-  return [
-    '--tls-credential-bundle', files.controlPlane,
-    '--tls-client-ca', files.ca,
-    '--worker-tls-credential-bundle', files.worker,
-    '--worker-tls-client-ca', files.ca,
-    '--worker-tls-client-identity', devIdentities().proxy,
-  ];
-}
-
-/** extproc's side of the ext_proc hop: its listener serves mTLS and accepts only the proxy's identity. */
-export function extprocListenTlsArgs(files: DevCertFiles): string[] {
-  return ['--tls-credential-bundle', files.extproc, '--tls-client-ca', files.ca];
-}
-
-/** The proxy's side of the ext_proc hop: its client certificate, and extproc checked by its SPIFFE ID. */
-export function proxyExtprocTlsArgs(files: DevCertFiles): string[] {
-  return ['--extproc-credential-bundle', files.proxy, '--extproc-trust-bundle', files.ca];
-}
-
-export function extprocTlsArgs(files: DevCertFiles): string[] {
-  return ['--apiserver-ca', files.ca, '--apiserver-credential-bundle', files.extproc, '--apiserver-server-name', CONTROL_PLANE_NAME, ...extprocListenTlsArgs(files)];
-}
-
-export function proxyTlsArgs(files: DevCertFiles): string[] {
-  return ['--upstream-credential-bundle', files.proxy, '--upstream-trust-bundle', files.ca, ...proxyExtprocTlsArgs(files)];
-}
-
 /** The bench's own control-plane client credentials (it wakes the actors before an arm; extproc's identity). */
-export function controlCredentials(files: DevCertFiles): ReloadingTlsCredentials {
+export function controlCredentials(files: TemporaryDevCertificates['files']): ReloadingTlsCredentials {
   return new ReloadingTlsCredentials({ caFile: files.ca, credentialBundle: files.extproc, serverName: CONTROL_PLANE_NAME });
 }

@@ -357,6 +357,11 @@ export interface ArmResult {
   readonly phases?: readonly FleetPhase[];
   readonly fleet?: FleetUsage;
   readonly overload?: OverloadUsage;
+  /**
+   * `--tracing on`: spans the bench's receiver counted from the arm's start to its stop (its proxy's and extproc's,
+   * warm-up included; a proxy exports the spans it still holds as it stops).
+   */
+  readonly tracedSpans?: number;
   readonly notes: readonly string[];
   /** The raw /stats bodies read at the end of the measured window, by process. */
   readonly stats?: Readonly<Record<string, unknown>>;

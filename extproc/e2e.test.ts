@@ -46,7 +46,8 @@ before(async () => {
   ]);
   extproc = await startComponent('extproc', [
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port),
-    // Well above the 1 s cold resume, and well below the 15 s default the control-plane-gone test would wait out.
+    // Well above the 1 s cold resume. (The control-plane-gone test sends a short budget of its own, as the proxy
+    // does with every stream, so it waits out neither this nor the 15 s default.)
     '--resume-budget-ms', '5000',
   ]);
   client = new EnvoyLikeClient(extproc.addresses.grpc!);
@@ -101,7 +102,8 @@ test('an unknown actor is 404 from the control plane', async () => {
 
 test('control plane gone: 503 unavailable, and no error logged for normal stream ends', async () => {
   await stub.stop();
-  const { verdict } = await client.process({ authority: host('actor-003') });
+  // Retried within the data plane's budget (the backoff starts at 100 ms), then answered with the last error.
+  const { verdict } = await client.process({ authority: host('actor-003'), metadata: { 'actor-edge-resume-budget-ms': '300' } });
   assert.equal(verdict.kind === 'immediate' && `${verdict.status} ${verdict.body}`, '503 actor demo/actor-003 unavailable');
   const errors = extproc.logs().filter((l) => (l.level as number) >= 50 || l.msg === 'ext_proc stream error');
   assert.deepEqual(errors, []);

@@ -5,10 +5,12 @@
  *
  * State: `pending` until the first answer, which decides at once; from `ok` it takes `unhealthyThreshold`
  * consecutive failures to become `failing` (one slow answer on a busy machine is not an outage); one good answer
- * makes it `ok` again. So a dependency that is killed fails readiness within about `unhealthyThreshold` intervals,
- * one that hangs within about `unhealthyThreshold` × max(interval, timeout), and either recovers by itself within
- * one interval of answering again.
+ * makes it `ok` again. So a dependency that is killed fails readiness within `unhealthyThreshold` intervals, one
+ * that hangs within about `unhealthyThreshold` × max(interval, timeout) (with the default threshold at most
+ * interval + max(interval, timeout) + timeout), and either recovers by itself within one interval of answering
+ * again. Time is read from `clock` (`lib/clock.ts`), so a test can drive it by hand (`health-probe.test.ts`).
  */
+import { REAL_CLOCK, type Clock } from './clock.js';
 import { checkHealth, judgeAnswer, type HealthAnswer, type HealthClient } from './grpc-health.js';
 
 export type CheckState =
@@ -43,6 +45,8 @@ export interface HealthProbeOptions {
   readonly onChange?: (state: CheckState) => void;
   /** Closes the client (not one from a function) when the probe stops (default true: the probe owns it). */
   readonly ownsClient?: boolean;
+  /** When the checks start and failures are dated (default: the real clock). */
+  readonly clock?: Clock;
 }
 
 export const DEFAULT_UNHEALTHY_THRESHOLD = 2;
@@ -50,10 +54,12 @@ export const DEFAULT_UNHEALTHY_THRESHOLD = 2;
 export class HealthProbe implements ReadinessCheck {
   readonly name: string;
   readonly #opts: HealthProbeOptions;
+  readonly #clock: Clock;
   #state: CheckState = { kind: 'pending' };
   #failures = 0;
   #firstFailure = 0;
-  #timer: NodeJS.Timeout | undefined;
+  /** Cancels the timer of the next check. */
+  #cancelTimer: (() => void) | undefined;
   #cancel: (() => void) | undefined;
   #stopped = false;
   readonly #waiters = new Set<() => void>();
@@ -63,6 +69,7 @@ export class HealthProbe implements ReadinessCheck {
   constructor(opts: HealthProbeOptions) {
     this.name = opts.name;
     this.#opts = opts;
+    this.#clock = opts.clock ?? REAL_CLOCK;
   }
 
   /** Starts checking (the first check at once). */
@@ -79,19 +86,18 @@ export class HealthProbe implements ReadinessCheck {
     if (this.#state.kind !== 'pending' || this.#stopped) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        cancel();
         this.#waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, maxWaitMs);
-      timer.unref();
+      const cancel = this.#clock.setTimeout(done, maxWaitMs);
       this.#waiters.add(done);
     });
   }
 
   #run(): void {
     if (this.#stopped) return;
-    const startedAt = Date.now();
+    const startedAt = this.#clock.now();
     const client = this.#opts.client;
     const check = checkHealth(typeof client === 'function' ? client() : client, this.#opts.service, this.#opts.timeoutMs);
     this.#cancel = check.cancel;
@@ -99,9 +105,8 @@ export class HealthProbe implements ReadinessCheck {
       this.#cancel = undefined;
       if (this.#stopped) return;
       this.#record(answer);
-      const wait = Math.max(0, this.#opts.intervalMs - (Date.now() - startedAt));
-      this.#timer = setTimeout(() => this.#run(), wait);
-      this.#timer.unref();
+      const wait = Math.max(0, this.#opts.intervalMs - (this.#clock.now() - startedAt));
+      this.#cancelTimer = this.#clock.setTimeout(() => this.#run(), wait);
     });
   }
 
@@ -114,7 +119,7 @@ export class HealthProbe implements ReadinessCheck {
       this.#state = { kind: 'ok' };
     } else {
       this.counts.failed++;
-      if (this.#failures++ === 0) this.#firstFailure = Date.now();
+      if (this.#failures++ === 0) this.#firstFailure = this.#clock.now();
       const threshold = this.#opts.unhealthyThreshold ?? DEFAULT_UNHEALTHY_THRESHOLD;
       if (before !== 'ok' || this.#failures >= threshold) {
         this.#state = { kind: 'failing', reason: `${this.name}: ${verdict.why}`, since: this.#firstFailure };
@@ -127,7 +132,7 @@ export class HealthProbe implements ReadinessCheck {
   /** Stops checking (and closes the client it owns). */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     this.#cancel?.();
     for (const w of [...this.#waiters]) w();
     const client = this.#opts.client;

@@ -5,7 +5,7 @@
 // Three files run at a time: many of the end-to-end files spend most of their time waiting on the timeouts they
 // test (a slow client's 408, a worker that never answers), so on two cores a third file uses the time two leave
 // idle. That does not change what a test checks.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -21,5 +21,13 @@ if (files.length === 0) {
   console.error('run-tests: no test files under dist/ (run tsc first)');
   process.exit(1);
 }
-const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...process.argv.slice(2), ...files], { stdio: 'inherit' });
+// The usual report on stdout (spec on a terminal, TAP otherwise, as node picks by default), and each file's wall
+// time in reports/test-times.md (`test-times.mjs`).
+const reports = fileURLToPath(new URL('../reports', import.meta.url));
+mkdirSync(reports, { recursive: true });
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
+  `--test-reporter=${fileURLToPath(new URL('./test-times.mjs', import.meta.url))}`, `--test-reporter-destination=${path.join(reports, 'test-times.md')}`,
+];
+const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...process.argv.slice(2), ...files], { stdio: 'inherit' });
 process.exit(run.status ?? 1);

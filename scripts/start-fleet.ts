@@ -8,6 +8,7 @@
  * certificates `npm start` makes (the proxy → extproc hop included); `--tls off` (STACK_TLS=off): plaintext, warned
  * about before anything starts. A TLS variable the user set wins over the generated one.
  */
+import { wiringFlags } from './stack/wiring.js';
 import { formatHelp, readFlags, UsageError, type FlagSpecs } from '../lib/flags.js';
 import { DEFAULT_ACTOR_SUFFIX } from '../lib/actor-ref.js';
 import { describeExit, type Launched } from '../lib/launch.js';
@@ -122,7 +123,7 @@ try {
   started.push(stub);
   const extproc = await launchComponent(
     'extproc',
-    ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses['grpc'] as string, '--worker-port', String(net.port), '--actor-suffix', SUFFIX],
+    ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: stub.addresses['grpc'] as string, workerPort: net.port }), '--actor-suffix', SUFFIX],
     { ...opts, onLine: (l) => show('extproc', l) },
   );
   started.push(extproc);

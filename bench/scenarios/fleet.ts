@@ -16,6 +16,7 @@
  * compare errors and ResumeActor calls, not throughput: HAProxy, N replicas, extproc, the stub and the client
  * share two cores.
  */
+import { wiringFlags } from '../../scripts/stack/wiring.js';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sumDocuments } from '../../proxy/cluster/sum-documents.js';
@@ -70,7 +71,7 @@ async function startFleetArm(config: BenchConfig, spec: ArmSpec, actors: readonl
     const stub = await group.add(launchComponent('apiserver-stub', [...stubArgs(config, net.port), ...stubExtra], { ...opts, readyTimeoutMs: 60_000 }));
     const grpc = stub.addresses['grpc'] as string;
     await resumeAll(grpc, config.atespace, actors);
-    const extprocArgs = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', grpc, '--worker-port', String(net.port), '--actor-suffix', config.actorSuffix];
+    const extprocArgs = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: grpc, workerPort: net.port }), '--actor-suffix', config.actorSuffix];
     const extproc = await group.add(launchComponent('extproc', extprocArgs, opts));
     const fleet = await Fleet.start({
       mode,

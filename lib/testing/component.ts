@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino, type Logger } from 'pino';
 import { launch, type Launched } from '../launch.js';
 
 /** The CLI entry (`actor-edge <component>`), compiled: every component runs through it, as in production. */
@@ -41,4 +42,27 @@ export async function startComponent(component: string, args: string[], opts: St
     readyTimeoutMs: opts.readyTimeoutMs ?? 15000,
   });
   return Object.assign(launched, { logs: () => jsonLines(launched.lines) });
+}
+
+/** A component started in the test's own process: the same addresses, logs and stop as a process. */
+export interface InProcessComponent {
+  /** The addresses its ready line would carry (`grpc`, `admin`, ...). */
+  readonly addresses: Readonly<Record<string, string>>;
+  /** Its JSON log lines so far. */
+  logs(): Record<string, unknown>[];
+  /** Stops it (as SIGTERM would: a drain, then everything closed). */
+  stop(): Promise<void>;
+}
+
+/** A component handle whichever way it runs. */
+export type ComponentHandle = RunningComponent | InProcessComponent;
+
+/** A pino logger (at `LOG_LEVEL`, default info) whose JSON lines are kept in `lines`. */
+export function collectingLogger(component: string): { readonly log: Logger; readonly lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino(
+    { level: process.env.LOG_LEVEL ?? 'info', base: { component, pid: process.pid } },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  return { log, lines };
 }

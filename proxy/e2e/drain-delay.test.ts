@@ -12,8 +12,11 @@ import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, typ
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 
 const HOST = actorHost('drain-delay');
-/** Long enough that the checks below run inside it on a loaded machine; the test waits for the exit anyway. */
-const DELAY_MS = 4000;
+/**
+ * Long enough that the checks below (five requests, each on a new connection) run inside it on a loaded machine;
+ * the test waits for the exit anyway, so this is what the test costs.
+ */
+const DELAY_MS = 2000;
 let up: Upstream;
 let ep: ScriptedExtProc;
 let proxy: TestProxy;

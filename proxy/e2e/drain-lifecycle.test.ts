@@ -95,7 +95,7 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
 });
 
 test('the drain timeout expires: the held connection is closed and the process still exits 0', async () => {
-  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '1000', '--route-timeout-ms', '120000']);
+  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '300', '--route-timeout-ms', '120000']);
   try {
     const conn = await RawConnection.open(stack.ingress);
     const answer = conn.nextResponse().then(
@@ -105,7 +105,7 @@ test('the drain timeout expires: the held connection is closed and the process s
     conn.write(rawRequest('GET', '/hold/never', HOST));
     await waitFor(() => stack.upstream.arrivals.includes('/hold/never'), 10_000, 'the request to reach the worker');
     stack.proxy.component.child.kill('SIGTERM');
-    // Well beyond the 1 s drain timeout, far below what a timeout taken as seconds would allow.
+    // Well beyond the 300 ms drain timeout, far below what a timeout taken as seconds would allow.
     assert.equal(await exitWithin(stack.proxy.component, 30_000), 0);
     assert.equal(await answer, 'closed without an answer');
     assert.equal((await logLine(stack.proxy.component, 'draining')).inflight, 1);

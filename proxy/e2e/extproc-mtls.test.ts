@@ -32,8 +32,14 @@ function hopArgs(bundle: string, ...more: string[]): string[] {
   return ['--extproc-credential-bundle', bundle, '--extproc-trust-bundle', pki.files.ca, ...more];
 }
 
+/**
+ * A miss whose ext_proc stream is refused (UNAVAILABLE) is retried on fresh streams within the re-run budget before
+ * its 500: a short budget, so the refusal tests do not wait out the 3 s default (the connect timeout must be below it).
+ */
+const SHORT_BUDGET = ['--rerun-budget-ms', '500', '--connect-timeout-ms', '250'];
+
 async function proxyWith(args: string[]): Promise<TestProxy> {
-  const p = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...args] });
+  const p = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...SHORT_BUDGET, ...args] });
   proxies.push(p);
   return p;
 }

@@ -3,6 +3,7 @@
  * the control plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run
  * budget, then 500 on the stream error; recovery without a restart),
  * and `--workers 2` sharing one listener, with exact sums, admin fan-out and worker replacement.
+ * Needs processes: extproc's clean exit on SIGTERM (code 0) and `--workers 2`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,15 +13,16 @@ import { freePort } from '../../lib/loopback.js';
 import { metricSum, metricValue } from '../../lib/testing/scrape.js';
 import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import type { RunningComponent } from '../../lib/testing/component.js';
 
 let stub: Stub;
-let extproc: Extproc;
+let extproc: Extproc<RunningComponent>;
 let extprocAddress: string;
 
 before(async () => {
   stub = await startStub({ workers: 4, capacity: 4, actors: 10 });
   extprocAddress = `127.0.0.1:${await freePort()}`;
-  extproc = await startExtproc(stub, [], extprocAddress);
+  extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
 });
 
 after(async () => {
@@ -30,7 +32,8 @@ after(async () => {
 });
 
 test('control plane down: ext_proc answers 503 and the client gets it as sent', async () => {
-  const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '1000']);
+  // A short budget: the control plane never comes back, so it is waited out.
+  const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '300']);
   const proxy = await startTestProxy({ extproc: dead.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
   try {
     const a = await send(proxy, actorName(0));
@@ -44,7 +47,9 @@ test('control plane down: ext_proc answers 503 and the client gets it as sent', 
 });
 
 test('ext_proc down → the miss waits on fresh streams within the re-run budget, then 500 on the stream error (never the message timeout); the proxy recovers without a restart', async () => {
-  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  // A short re-run budget (retries wait 25, 50, 100, 200 ms...): the outage outlasts it, so it is waited out. (The
+  // connect timeout must be below it.)
+  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-budget-ms', '600', '--connect-timeout-ms', '300'] });
   let stopped = false;
   try {
     assert.equal((await send(proxy, actorName(1))).status, 200);
@@ -58,7 +63,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.ok(s.extproc.retries.retried >= 1, 'retried on fresh streams while it waited');
     assert.equal(s.extproc.errors, 1 + s.extproc.retries.retried, 'every stream it opened ended in the stream error');
     assert.equal(s.extproc.retries.budgetExhausted, 1, 'until the re-run budget was spent');
-    extproc = await startExtproc(stub, [], extprocAddress);
+    extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
     stopped = false;
     const failures: number[] = [];
     await waitFor(async () => {
@@ -74,7 +79,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.equal(s.extproc.active, 0);
     assert.equal(s.extproc.retries.waiting, 0);
   } finally {
-    if (stopped) extproc = await startExtproc(stub, [], extprocAddress);
+    if (stopped) extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
     await proxy.component.stop();
   }
 });

@@ -18,8 +18,8 @@ import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import type { ProxyStatsBlock } from '../ops/stats.js';
 import { ERRORS } from '../http/errors.js';
 
-/** The budget of the proxy whose outages outlast it. */
-const SHORT_BUDGET_MS = 1000;
+/** The budget of the proxy whose outages outlast it: short, since those tests wait it out. */
+const SHORT_BUDGET_MS = 600;
 /** A retry backoff is at most this long: an answer "at the budget" comes within one of it. */
 const LAST_BACKOFF_MS = 300;
 
@@ -28,7 +28,7 @@ let extproc: Extproc | undefined;
 let extprocListen = '';
 /** Waits out an outage (a generous budget). */
 let patient: TestProxy;
-/** Outages outlast its 1 s budget; at most 2 requests wait to retry their stream. */
+/** Outages outlast its short budget; at most 2 requests wait to retry their stream. */
 let hasty: TestProxy;
 
 const EXTPROC_ARGS = ['--parked-max', '2'];
@@ -41,7 +41,7 @@ before(async () => {
     startTestProxy({ extproc: extprocListen, args: [...STACK_TIMEOUTS, '--rerun-budget-ms', '30000', '--extproc-message-timeout-ms', '30000'] }),
     startTestProxy({
       extproc: extprocListen,
-      args: [...STACK_TIMEOUTS, '--rerun-budget-ms', String(SHORT_BUDGET_MS), '--connect-timeout-ms', '500', '--extproc-retry-max-waiting', '2'],
+      args: [...STACK_TIMEOUTS, '--rerun-budget-ms', String(SHORT_BUDGET_MS), '--connect-timeout-ms', '300', '--extproc-retry-max-waiting', '2'],
     }),
   ]);
 });

@@ -71,7 +71,8 @@ before(async () => {
   extproc = await startExtproc({ ...stub, grpc: relay.address });
   const apiserverArgs = ['--resolver', 'apiserver', '--apiserver', stub.grpc, '--worker-port', String(stub.workerPort)];
   [proxy, viaApiserver, viaApiserverOff] = await Promise.all([
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--connect-timeout-ms', '500', '--rerun-budget-ms', '1000'] }),
+    // A short re-run budget, waited out by the misses of the outage tests (the connect timeout must be below it).
+    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--connect-timeout-ms', '250', '--rerun-budget-ms', '500'] }),
     startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', ...apiserverArgs] }),
     startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', ...apiserverArgs] }),
   ]);

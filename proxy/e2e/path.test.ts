@@ -10,7 +10,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
 import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy, type TestProxy } from '../testing/proxy.js';
 import { fixture } from '../testing/helpers.js';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +18,8 @@ let stub: Stub;
 let extproc: Extproc;
 let proxy: TestProxy;
 let filtered: TestProxy;
+/** Short timeouts, for the tests that wait them out. */
+let impatient: InProcessTestProxy;
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}.js`, import.meta.url));
 
@@ -25,19 +27,21 @@ before(async () => {
   stub = await startStub({ workers: 6, capacity: 4, actors: 20 });
   extproc = await startExtproc(stub);
   process.env.BEARER_TOKENS = 'e2e-token'; // read by the bearer-token example filter in the spawned proxy
-  [proxy, filtered] = await Promise.all([
-    // Budgets generous enough for a loaded machine; the timeout tests make the other side far slower still.
+  [proxy, filtered, impatient] = await Promise.all([
+    // Budgets generous enough for a loaded machine.
     startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--headers-timeout-ms', '2000', '--extproc-message-timeout-ms', '3000'] }),
     startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off',
       '--filter', fixture('rewrite-header'),
       '--filter', fixture('local-answer'),
       '--filter', fixture('thrower'),
       '--filter', example('bearer-token'),] }),
+    // The timeout tests make the other side far slower than these.
+    startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--headers-timeout-ms', '300', '--extproc-message-timeout-ms', '300'] }),
   ]);
 });
 
 after(async () => {
-  await Promise.all([proxy, filtered].map((p) => p?.component.stop()));
+  await Promise.all([proxy, filtered, impatient].map((p) => p?.stop()));
   await extproc?.component.stop();
   await stub?.component.stop();
   await client.close();
@@ -134,7 +138,7 @@ test('request heads over 60 KiB → 431, no Host → 400, headers not received i
   const addr = proxy.address;
   assert.match((await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\nX-Big: ${'x'.repeat(61 * 1024)}\r\n\r\n`)).raw, /^HTTP\/1.1 431/);
   assert.match((await rawExchange(addr, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n')).raw, /^HTTP\/1.1 400/);
-  assert.match((await rawExchange(addr, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\n`, 30_000)).raw, /^HTTP\/1.1 408/);
+  assert.match((await rawExchange(impatient.address, `GET / HTTP/1.1\r\nHost: ${hostOf(actorName(1))}\r\n`, 30_000)).raw, /^HTTP\/1.1 408/);
 });
 
 test('a 10 MB POST and a 10 MB response pass intact through the proxy', async () => {
@@ -195,12 +199,13 @@ test('user filters: one rewrites a header the actor sees, one answers locally, o
 });
 
 test('an ext_proc message timeout → 504 (the control plane answers too slowly)', async () => {
-  await adminJson(stub.admin, '/config', 'PUT', { resolveLatencyMs: 8000, coldResumeMs: 8000 });
+  // Far slower than the proxy's 300 ms message timeout; and the stub waits for this call at the end of the file.
+  await adminJson(stub.admin, '/config', 'PUT', { resolveLatencyMs: 1000, coldResumeMs: 1000 });
   try {
-    const before = await proxyStats(proxy);
-    const slow = await send(proxy, actorName(0));
+    const before = await proxyStats(impatient);
+    const slow = await send(impatient, actorName(0));
     assert.equal(slow.status, 504);
-    const after = await proxyStats(proxy);
+    const after = await proxyStats(impatient);
     assert.equal(after.extproc.timeouts - before.extproc.timeouts, 1);
     assert.equal(after.extproc.active, 0);
   } finally {

@@ -19,8 +19,9 @@ import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('slow');
-const HEADERS_TIMEOUT_MS = 1000;
-const REQUEST_TIMEOUT_MS = 2000;
+/** Short, so each stall is waited out quickly; a normal head, handshake or request is still done far within them. */
+const HEADERS_TIMEOUT_MS = 500;
+const REQUEST_TIMEOUT_MS = 1000;
 /** Generous: every stall must end well within this, however loaded the machine. */
 const WITHIN_MS = 15_000;
 
@@ -114,7 +115,7 @@ test('plain listener, HTTP/1.1: half a request head is answered 408', async () =
 test('plain listener, HTTP/1.1: a body that trickles in is answered 408 within the request timeout', async () => {
   const s = await plain(portOf(proxy.address));
   s.write(`POST / HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 100\r\n\r\n`);
-  const drip = setInterval(() => s.writable && s.write('x'), 500);
+  const drip = setInterval(() => s.writable && s.write('x'), 250);
   const r = await untilClosed(s);
   clearInterval(drip);
   assert.ok(r.closed);
@@ -130,28 +131,30 @@ test('plain listener, an upgrade: half a WebSocket handshake head is answered 40
   assert.match(r.text, /^HTTP\/1.1 408/);
 });
 
-test('HTTP/2: a POST body that trickles in one byte every 500 ms gets 408 within the request timeout', async () => {
+test('HTTP/2: a POST body that trickles in one byte every 250 ms gets 408 within the request timeout', async () => {
   const session = http2.connect(proxy.ingress);
   session.on('error', () => undefined);
   const stream = session.request({ ':method': 'POST', ':path': '/drip', ':authority': HOST, 'content-length': '100' }, { endStream: false });
   stream.on('error', () => undefined);
-  const drip = setInterval(() => !stream.destroyed && stream.write('x'), 500);
+  const drip = setInterval(() => !stream.destroyed && stream.write('x'), 250);
+  let deadline: NodeJS.Timeout | undefined;
   try {
-    const [headers] = (await Promise.race([once(stream, 'response'), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer in time')), WITHIN_MS))])) as [http2.IncomingHttpHeaders];
+    const [headers] = (await Promise.race([once(stream, 'response'), new Promise((_, reject) => (deadline = setTimeout(() => reject(new Error('no answer in time')), WITHIN_MS)))])) as [http2.IncomingHttpHeaders];
     assert.equal(headers[':status'], 408);
   } finally {
+    clearTimeout(deadline); // or it would keep this file's process alive for the rest of WITHIN_MS
     clearInterval(drip);
     session.destroy();
   }
   await stillServing();
 });
 
-test('HTTP/2: a connection that trickles in a HEADERS frame, one byte every 300 ms, is closed', async () => {
+test('HTTP/2: a connection that trickles in a HEADERS frame, one byte every 150 ms, is closed', async () => {
   const s = await plain(portOf(proxy.address));
   s.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
   s.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])); // an empty SETTINGS frame
   s.write(Buffer.from([0, 0, 64, 1, 4, 0, 0, 0, 1])); // HEADERS, 64 bytes announced, END_HEADERS, stream 1
-  const drip = setInterval(() => s.writable && s.write(Buffer.from([0x82])), 300);
+  const drip = setInterval(() => s.writable && s.write(Buffer.from([0x82])), 150);
   const r = await untilClosed(s);
   clearInterval(drip);
   assert.ok(r.closed, 'the trickling connection is closed');

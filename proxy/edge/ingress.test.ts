@@ -20,6 +20,8 @@ import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 let ep: ScriptedExtProc;
 let up: Upstream;
 let proxy: InProcessTestProxy;
+/** A short headers timeout, for the test that waits it out. */
+let impatient: InProcessTestProxy;
 
 before(async () => {
   up = await startUpstream((req, res) => {
@@ -28,15 +30,17 @@ before(async () => {
   });
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
   proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address,
-    '--headers-timeout-ms', '2000', // generous for every normal request; the 408 test waits it out
+    '--headers-timeout-ms', '2000', // generous for every normal request
     '--strip-headers', 'x-corp-internal',
     '--filter', fixture('rewrite-header'),
     '--filter', fixture('local-answer'),
     '--filter', fixture('thrower'),] });
+  impatient = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--headers-timeout-ms', '300'] });
 });
 
 after(async () => {
   await proxy.stop();
+  await impatient.stop();
   await ep.close();
   await up.close();
 });
@@ -112,7 +116,7 @@ test('no Host → 400 (HTTP/1.1 and HTTP/1.0); two Host headers → 400', async 
 });
 
 test('headers not received in time → 408', async () => {
-  const text = (await rawExchange(proxy.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Slow: `, 30_000)).raw;
+  const text = (await rawExchange(impatient.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nX-Slow: `, 30_000)).raw;
   assert.match(text, /^HTTP\/1.1 408/);
 });
 

@@ -7,6 +7,7 @@
  * default, replacing them, has tests of its own) — and both answer with the same handle: the addresses, the JSON
  * log lines so far (the access log included), and `stop()`.
  */
+import { wiringFlags } from '../../scripts/stack/wiring.js';
 import { pino } from 'pino';
 import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { proxyConfigOf } from '../config.js';
@@ -63,7 +64,7 @@ const DEFAULTS = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--reques
 export function startTestProxy(opts: TestProxyOptions & { readonly mode: 'in-process' }): Promise<InProcessTestProxy>;
 export function startTestProxy(opts?: TestProxyOptions & { readonly mode?: 'process' }): Promise<TestProxy>;
 export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestProxy | InProcessTestProxy> {
-  const args = [...DEFAULTS, ...(opts.extproc === undefined ? [] : ['--extproc', opts.extproc]), ...(opts.args ?? [])];
+  const args = [...DEFAULTS, ...(opts.extproc === undefined ? [] : wiringFlags('proxy', { extproc: opts.extproc })), ...(opts.args ?? [])];
   if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages, opts.env ?? {}, opts.overload);
   const component = await startComponent('proxy', args, {
     ...(opts.env === undefined ? {} : { env: opts.env }),

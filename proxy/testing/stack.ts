@@ -1,9 +1,13 @@
 /**
- * End-to-end helpers for the cache tests: a real apiserver-stub (with in-process workers on a private loopback
- * network), extproc and proxy processes, plus small clients for the ingress and the admin APIs.
+ * End-to-end helpers for the stack tests: a real apiserver-stub (with its workers on a private loopback network)
+ * and extproc — in the test's own process by default, or as processes (`mode: 'process'`) for a test about
+ * processes (signals, kills, exit codes) — plus small clients for the ingress and the admin APIs.
  */
 import { Agent, request } from 'undici';
-import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
+import { startComponent, type InProcessComponent, type RunningComponent } from '../../lib/testing/component.js';
+import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
+import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
+import { wiringFlags } from '../../scripts/stack/wiring.js';
 import type { ProxyHandle } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
@@ -21,15 +25,19 @@ export function hostOf(actor: string, port?: number): string {
   return actorHost(actor, ATESPACE, port);
 }
 
+/** `in-process` (default): in the test's own process; `process`: its own process, through the CLI. */
+export type ComponentMode = 'in-process' | 'process';
+
 export interface StubOptions {
+  readonly mode?: ComponentMode;
   readonly workers?: number;
   readonly actors?: number;
   readonly capacity?: number;
   readonly coldResumeMs?: number;
 }
 
-export interface Stub {
-  readonly component: RunningComponent;
+export interface Stub<C extends InProcessComponent | RunningComponent = InProcessComponent | RunningComponent> {
+  readonly component: C;
   readonly grpc: string;
   readonly admin: string;
   /** Worker IPs in order (the Nth is base + N - 1). */
@@ -37,10 +45,12 @@ export interface Stub {
   readonly workerPort: number;
 }
 
+export function startStub(opts: StubOptions & { readonly mode: 'process' }): Promise<Stub<RunningComponent>>;
+export function startStub(opts?: StubOptions): Promise<Stub<InProcessComponent>>;
 export async function startStub(opts: StubOptions = {}): Promise<Stub> {
   const { ipBase, port } = await workerNet();
   const workers = opts.workers ?? 6;
-  const component = await startComponent('apiserver-stub', [
+  const args = [
     '--listen', '127.0.0.1:0',
     '--admin', '127.0.0.1:0',
     '--workers', String(workers),
@@ -51,7 +61,8 @@ export async function startStub(opts: StubOptions = {}): Promise<Stub> {
     '--atespace', ATESPACE,
     '--resolve-latency-ms', '0',
     '--cold-resume-ms', String(opts.coldResumeMs ?? 5),
-  ]);
+  ];
+  const component = opts.mode === 'process' ? await startComponent('apiserver-stub', args) : await startStubInProcess(args);
   const [a, b, c] = ipBase.split('.');
   const workerIps = Array.from({ length: workers }, (_, i) => `${a}.${b}.${c}.${i + 1}`);
   return {
@@ -63,21 +74,21 @@ export async function startStub(opts: StubOptions = {}): Promise<Stub> {
   };
 }
 
-export interface Extproc {
-  readonly component: RunningComponent;
+export interface Extproc<C extends InProcessComponent | RunningComponent = InProcessComponent | RunningComponent> {
+  readonly component: C;
   readonly grpc: string;
   readonly admin: string;
 }
 
-/** `env`: added to its environment (e.g. the `OTEL_*` variables of a test's trace receiver). */
-export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0', env?: NodeJS.ProcessEnv): Promise<Extproc> {
-  const component = await startComponent('extproc', [
-    '--listen', listen,
-    '--admin', '127.0.0.1:0',
-    '--apiserver', stub.grpc,
-    '--worker-port', String(stub.workerPort),
-    ...args,
-  ], env === undefined ? {} : { env });
+/**
+ * `env`: its environment (in-process: the only one its config reads; a process: added to the test's), e.g. the
+ * `OTEL_*` variables of a test's trace receiver.
+ */
+export function startExtproc(stub: Stub, args: string[] | undefined, listen: string | undefined, env: NodeJS.ProcessEnv | undefined, mode: 'process'): Promise<Extproc<RunningComponent>>;
+export function startExtproc(stub: Stub, args?: string[], listen?: string, env?: NodeJS.ProcessEnv, mode?: 'in-process'): Promise<Extproc<InProcessComponent>>;
+export async function startExtproc(stub: Stub, args: string[] = [], listen = '127.0.0.1:0', env?: NodeJS.ProcessEnv, mode: ComponentMode = 'in-process'): Promise<Extproc> {
+  const flags = ['--listen', listen, '--admin', '127.0.0.1:0', ...wiringFlags('extproc', { apiserver: stub.grpc, workerPort: stub.workerPort }), ...args];
+  const component = mode === 'process' ? await startComponent('extproc', flags, env === undefined ? {} : { env }) : await startExtprocInProcess(flags, env);
   return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
 }
 

@@ -9,6 +9,7 @@
  * Every replica keeps its ports for the fleet's life (chosen free at the start), so HAProxy's configuration never
  * changes: a restarted replica comes back where HAProxy expects it.
  */
+import { wiringFlags } from '../stack/wiring.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -237,7 +238,7 @@ export function replicaArgs(opts: FleetOptions, slot: ReplicaSlot, certificate: 
   return [
     '--listen', formatHostPort(slot.ingress.host, slot.ingress.port),
     '--admin', formatHostPort(slot.admin.host, slot.admin.port),
-    '--extproc', opts.backends.extprocGrpc,
+    ...wiringFlags('proxy', { extproc: opts.backends.extprocGrpc }),
     '--apiserver', opts.backends.apiserverGrpc,
     '--worker-port', String(opts.backends.workerPort),
     '--actor-suffix', opts.actorSuffix,

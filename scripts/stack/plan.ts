@@ -1,13 +1,16 @@
 /**
- * What `npm start` runs: the three components in start order, each wired to the addresses its predecessors
- * actually bound (read from their ready lines, so any listen address, port 0 included, works). Everything else
- * comes from each component's own defaults and environment variables, which the launcher passes through.
+ * What `npm start` runs: the stack plan's components in its start order (`wiring.ts`), each wired to the addresses
+ * its predecessors actually bound (read from their ready lines, so any listen address, port 0 included, works).
+ * Everything else comes from each component's own defaults and environment variables, which the launcher passes
+ * through.
  */
 import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import { formatHostPort, parseHostPort } from '../../lib/address.js';
 import type { Addresses } from '../../lib/launch.js';
 
-export type ComponentName = 'apiserver-stub' | 'extproc' | 'proxy';
+import { STACK_ORDER, wiringFlags, type ComponentName } from './wiring.js';
+
+export type { ComponentName };
 
 export type ReadyMap = Partial<Record<ComponentName, Addresses>>;
 
@@ -31,11 +34,14 @@ function need(ready: ReadyMap, name: ComponentName, listener: string): string {
   return dialable(address);
 }
 
-export const STEPS: readonly Step[] = Object.freeze([
-  { name: 'apiserver-stub', args: () => [] },
-  { name: 'extproc', args: (r) => ['--apiserver', need(r, 'apiserver-stub', 'grpc')] },
-  { name: 'proxy', args: (r) => ['--extproc', need(r, 'extproc', 'grpc')] },
-]);
+/** What each component dials, from the ready lines of those before it. */
+function dialed(name: ComponentName, ready: ReadyMap): { apiserver?: string; extproc?: string } {
+  if (name === 'extproc') return { apiserver: need(ready, 'apiserver-stub', 'grpc') };
+  if (name === 'proxy') return { extproc: need(ready, 'extproc', 'grpc') };
+  return {};
+}
+
+export const STEPS: readonly Step[] = Object.freeze(STACK_ORDER.map((name): Step => ({ name, args: (r) => wiringFlags(name, dialed(name, r)) })));
 
 export interface Banner {
   readonly ingress: string;

@@ -5,7 +5,8 @@
  * plaintext, and the launcher warns about it before it starts anything. A variable the user set wins over the
  * generated one.
  */
-import { devIdentities, writeTemporaryDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
+import { writeTemporaryDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
+import { tlsEnv } from './wiring.js';
 
 /** Reads `--tls on|off` from argv, else STACK_TLS (default on); undefined for anything else. */
 export function tlsSwitch(argv: readonly string[], env: NodeJS.ProcessEnv): 'on' | 'off' | undefined {
@@ -15,27 +16,9 @@ export function tlsSwitch(argv: readonly string[], env: NodeJS.ProcessEnv): 'on'
   return v === 'on' || v === 'off' ? v : undefined;
 }
 
-/** The environment that puts every hop of the local stack on mTLS with `files`. */
+/** The environment that puts every hop of the local stack on mTLS with `files` (the plan's, as variables). */
 export function stackTlsEnv(files: DevCertFiles): NodeJS.ProcessEnv {
-  const ids = devIdentities();
-  return {
-    APISERVER_TLS_CREDENTIAL_BUNDLE: files.controlPlane,
-    APISERVER_TLS_CLIENT_CA: files.ca,
-    WORKER_TLS_CREDENTIAL_BUNDLE: files.worker,
-    WORKER_TLS_CLIENT_CA: files.ca,
-    WORKER_TLS_CLIENT_IDENTITY: ids.proxy,
-    EXTPROC_APISERVER_CA: files.ca,
-    EXTPROC_APISERVER_CREDENTIAL_BUNDLE: files.extproc,
-    EXTPROC_APISERVER_SERVER_NAME: 'localhost',
-    EXTPROC_TLS_CREDENTIAL_BUNDLE: files.extproc,
-    EXTPROC_TLS_CLIENT_CA: files.ca,
-    EXTPROC_TLS_CLIENT_SPIFFE_ID: ids.proxy,
-    PROXY_UPSTREAM_CREDENTIAL_BUNDLE: files.proxy,
-    PROXY_UPSTREAM_TRUST_BUNDLE: files.ca,
-    PROXY_EXTPROC_CREDENTIAL_BUNDLE: files.proxy,
-    PROXY_EXTPROC_TRUST_BUNDLE: files.ca,
-    PROXY_EXTPROC_SPIFFE_ID: ids.extproc,
-  };
+  return { ...tlsEnv('apiserver-stub', files), ...tlsEnv('extproc', files), ...tlsEnv('proxy', files) };
 }
 
 /** What the launcher says first when the stack runs without TLS. */

@@ -476,3 +476,42 @@ test('refresh-ahead: only a hit in the window starts one, with the authority the
   now = 1999;
   assert.equal(cache.lookup('demo/counter').kind, 'hit', 'renewed: still a hit past the first expiry');
 });
+
+test('refresh-ahead over several TTLs: an actor in use stays a hit, re-validated once per TTL; an idle actor just expires', async () => {
+  const TTL_MS = 1000;
+  let now = 0;
+  const cache = new BindingCache({ ttlMs: TTL_MS, maxEntries: 10, refreshAheadFraction: 0.2, clock: { now: () => now } });
+  const revalidations: { authority: string; at: number }[] = [];
+  const revalidator: Revalidator = {
+    revalidate: async (r) => (revalidations.push({ authority: r.authority, at: now }), { kind: 'routed', address: '127.0.1.1:8443' }),
+  };
+  const refresh = new RefreshAhead({ cache, revalidator, log });
+  const filter = createActorCacheFilter({ cache, actorSuffix: SUFFIX, refresh });
+  const [hot, idle] = [`hot.demo.${SUFFIX}`, `idle.demo.${SUFFIX}`];
+  // Each actor's first request misses, and ext_proc's answer teaches the cache.
+  for (const host of [hot, idle]) {
+    const ctx = context(host);
+    filter.onRequest?.(ctx);
+    extprocRoutes(ctx);
+    filter.onUpstreamResponse?.(ctx, RESPONSE);
+    assert.equal(cacheOutcome(ctx), 'miss');
+  }
+  // The hot actor gets a request every 10 ms for three TTLs and more; the idle one none.
+  let hits = 0;
+  for (now = 10; now <= 3 * TTL_MS + 500; now += 10) {
+    const ctx = context(hot);
+    filter.onRequest?.(ctx);
+    assert.equal(ctx.route?.source, 'cache', `a hit at ${now} ms`);
+    filter.onUpstreamResponse?.(ctx, RESPONSE);
+    assert.equal(cacheOutcome(ctx), 'hit');
+    hits++;
+    await refresh.idle();
+  }
+  // A renewal runs one TTL past the old expiry: every TTL, the first hit in the binding's last 20 % re-validates it.
+  assert.deepEqual(revalidations, [800, 1800, 2800].map((at) => ({ authority: hot, at })), 'one re-validation per TTL');
+  assert.deepEqual(refresh.stats(), { ok: 3, failed: 0 });
+  assert.equal(bindingOf(cache, 'demo/idle'), undefined, 'the idle binding expired (the dump purges it)');
+  assert.equal(bindingOf(cache, 'demo/hot')?.address, '127.0.1.1:8443');
+  const s = cache.stats();
+  assert.deepEqual([s.hits, s.misses, s.evictions.ttl], [hits, 2, 1], 'no miss after the first request of each actor; only the idle binding expired');
+});

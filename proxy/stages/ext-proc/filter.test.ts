@@ -25,6 +25,7 @@ let ep: ScriptedExtProc;
 let up: Upstream;
 let proxy: InProcessTestProxy;
 let allow: InProcessTestProxy;
+let impatient: InProcessTestProxy;
 let sendMode: InProcessTestProxy;
 let routed: InProcessTestProxy;
 
@@ -36,9 +37,11 @@ before(async () => {
     res.end(JSON.stringify({ headers: req.headers }));
   });
   ep = await startScriptedExtProc(DEFAULT_SCRIPT);
-  // The timeout tests wait this out on purpose; every other answer must come well within it, even on a loaded machine.
+  // Every answer must come well within this, even on a loaded machine.
   proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000'] });
-  allow = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '2000', '--failure-mode-allow'] });
+  // The timeout tests' proxies: they wait their message timeout out on purpose, and see no answer they must wait for.
+  impatient = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '200'] });
+  allow = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-message-timeout-ms', '200', '--failure-mode-allow'] });
   sendMode = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address, '--extproc-processing-mode', 'response_header_mode=SEND'] });
   routed = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', ep.address], assemble: async (deps) => [
     { filter: { name: 'pre-routed', onRequest: (ctx) => ((ctx.route = { address: up.address, source: 'cache' }), CONTINUE) } },
@@ -47,7 +50,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const p of [proxy, allow, sendMode, routed]) await p.stop();
+  for (const p of [proxy, impatient, allow, sendMode, routed]) await p.stop();
   await ep.close();
   await up.close();
 });
@@ -182,10 +185,10 @@ test('a route that is not a literal ip:port → 503 "no healthy upstream"; no me
 });
 
 test('a message timeout → 504, the stream is closed and counted', async () => {
-  const before = await stats(proxy);
-  const r = await withScript(() => 'ignore', () => send(proxy));
+  const before = await stats(impatient);
+  const r = await withScript(() => 'ignore', () => send(impatient));
   assert.equal(r.status, 504);
-  const after = await stats(proxy);
+  const after = await stats(impatient);
   assert.equal(after.extproc.timeouts - before.extproc.timeouts, 1);
   assert.equal(after.extproc.active, 0);
   await waitFor(() => ep.active === 0, 10_000, 'the server to see the stream closed');
@@ -233,7 +236,8 @@ test('a request that already has a route (a cache hit) opens no stream at all', 
 
 test('ext_proc down → 500 fast; the proxy recovers when it comes back, without a restart', async () => {
   const port = await freeClosedPort();
-  const p = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', `127.0.0.1:${port}`] });
+  // The miss retries its stream within the re-run budget before its 500: a short one, so that is quick.
+  const p = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'off', '--access-log', 'off', '--extproc', `127.0.0.1:${port}`, '--rerun-budget-ms', '300', '--connect-timeout-ms', '100'] });
   let back: ScriptedExtProc | undefined;
   try {
     const down = await send(p);
