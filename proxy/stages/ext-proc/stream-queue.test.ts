@@ -51,6 +51,9 @@ test('first in, first out; an arrival never overtakes the queue', async () => {
     assert.ok(late instanceof Promise || q.waiting === 0, 'with the slot taken, a newcomer queues');
     if (late instanceof Promise) void late.then((x) => x.kind === 'admitted' && x.release());
   }
+  release(); // the newcomers get the slot in turn and give it back: nothing is left waiting (no timer holds the file)
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(q.waiting, 0);
   assert.deepEqual(order, [1, 2, 3]);
 });
 
