@@ -1,3 +1,8 @@
+/**
+ * The apiserver-stub and a separately started worker as processes: the listeners they announce, a worker that attaches,
+ * serves and is killed, the stub's clean exit, and `--help` (and a missing flag's exit code) of both commands.
+ * Needs processes: a worker process is killed, and the stub's exit code, `--help` output and usage exit are checked.
+ */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

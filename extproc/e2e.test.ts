@@ -1,19 +1,22 @@
 /**
- * extproc as a real process in front of a real apiserver-stub process (in-process workers on a private loopback
- * network), driven by the Envoy-like client. The published address is then used to reach the actor on its worker.
+ * extproc in front of a real apiserver-stub (both in the test's process, started from the flags their processes
+ * take; the stub's workers on a private loopback network), driven by the Envoy-like client. The published address
+ * is then used to reach the actor on its worker.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startComponent, type RunningComponent } from '../lib/testing/component.js';
+import type { InProcessComponent } from '../lib/testing/component.js';
+import { startStubInProcess } from '../apiserver-stub/testing/in-process.js';
+import { startExtprocInProcess } from './testing/in-process.js';
 import { workerNet } from '../lib/loopback.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';
 
 const SUFFIX = 'actors.resources.substrate.ate.dev';
 const host = (name: string, port?: number): string => `${name}.demo.${SUFFIX}${port ? `:${port}` : ''}`;
 
-let stub: RunningComponent;
-let extproc: RunningComponent;
+let stub: InProcessComponent;
+let extproc: InProcessComponent;
 let client: EnvoyLikeClient;
 let workerPort: number;
 
@@ -40,11 +43,11 @@ function get(address: string, authority: string): Promise<{ status: number; body
 before(async () => {
   const net = await workerNet();
   workerPort = net.port;
-  stub = await startComponent('apiserver-stub', [
+  stub = await startStubInProcess([
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '4', '--worker-ip-base', net.ipBase,
     '--worker-port', String(net.port), '--actors', '8', '--atespace', 'demo', '--cold-resume-ms', '1000', '--resolve-latency-ms', '0',
   ]);
-  extproc = await startComponent('extproc', [
+  extproc = await startExtprocInProcess([
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port),
     // Well above the 1 s cold resume. (The control-plane-gone test sends a short budget of its own, as the proxy
     // does with every stream, so it waits out neither this nor the 15 s default.)

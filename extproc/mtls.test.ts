@@ -1,9 +1,9 @@
 /**
- * extproc's ext_proc listener with mTLS, as a real process: the data plane's identity is served; a plaintext gRPC
- * client, a TLS client without a certificate, one from another CA, an expired one, one with another identity, one
- * that offers TLS 1.2 only and one that negotiates no ALPN are all refused before any RPC, each counted by its
- * reason; `openssl s_client` without a certificate is told "certificate required"; a rotated credential bundle is
- * served to new connections while an open stream goes on.
+ * extproc's ext_proc listener with mTLS (in the test's process, from its flags): the data plane's identity is
+ * served; a plaintext gRPC client, a TLS client without a certificate, one from another CA, an expired one, one
+ * with another identity, one that offers TLS 1.2 only and one that negotiates no ALPN are all refused before any
+ * RPC, each counted by its reason; `openssl s_client` without a certificate is told "certificate required"; a
+ * rotated credential bundle is served to new connections while an open stream goes on.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { startComponent, type RunningComponent } from '../lib/testing/component.js';
+import type { InProcessComponent } from '../lib/testing/component.js';
 import { readCredentialBundle } from '../lib/tls/files.js';
 import { replaceFile, testPki, type TestPki } from '../lib/tls/testing/pki.js';
 import { waitFor } from '../lib/testing/wait.js';
@@ -23,11 +23,12 @@ import { pino } from 'pino';
 import { UsageError } from '../lib/flags.js';
 import { extprocConfigOf } from './config.js';
 import { startExtproc } from './server.js';
+import { startExtprocInProcess } from './testing/in-process.js';
 
 const run = promisify(execFile);
 
 let pki: TestPki;
-let extproc: RunningComponent;
+let extproc: InProcessComponent;
 let served: string;
 let address: string;
 let port: number;
@@ -36,7 +37,7 @@ before(async () => {
   pki = await testPki();
   served = path.join(pki.dir, 'extproc-served.pem');
   await copyFile(pki.files.extproc, served);
-  extproc = await startComponent('extproc', [
+  extproc = await startExtprocInProcess([
     '--listen', '127.0.0.1:0',
     '--admin', '127.0.0.1:0',
     '--apiserver', '127.0.0.1:1',

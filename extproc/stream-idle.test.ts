@@ -1,11 +1,14 @@
 /**
- * extproc as a real process: a Process stream whose data plane never half-closes is ended by the server's idle
- * timeout (DEADLINE_EXCEEDED, counted), while a stream that is answered and half-closed ends OK as before.
+ * extproc (in the test's process, from its flags): a Process stream whose data plane never half-closes is
+ * ended by the server's idle timeout (DEADLINE_EXCEEDED, counted), while a stream that is answered and
+ * half-closed ends OK as before.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as grpc from '@grpc/grpc-js';
-import { startComponent, type RunningComponent } from '../lib/testing/component.js';
+import type { InProcessComponent } from '../lib/testing/component.js';
+import { startStubInProcess } from '../apiserver-stub/testing/in-process.js';
+import { startExtprocInProcess } from './testing/in-process.js';
 import { workerNet } from '../lib/loopback.js';
 import { waitFor } from '../lib/testing/wait.js';
 import { EnvoyLikeClient } from './testing/envoy-like-client.js';
@@ -13,8 +16,8 @@ import { EnvoyLikeClient } from './testing/envoy-like-client.js';
 const DEADLINE_EXCEEDED = 4;
 const OK = 0;
 
-let stub: RunningComponent;
-let extproc: RunningComponent;
+let stub: InProcessComponent;
+let extproc: InProcessComponent;
 let client: EnvoyLikeClient;
 
 async function stats(): Promise<{ streams: { total: number; active: number; idleTimeouts: number } }> {
@@ -33,11 +36,11 @@ function statusWithin(status: Promise<grpc.StatusObject>, ms: number): Promise<g
 
 before(async () => {
   const net = await workerNet();
-  stub = await startComponent('apiserver-stub', [
+  stub = await startStubInProcess([
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '1', '--worker-ip-base', net.ipBase,
     '--worker-port', String(net.port), '--actors', '1', '--atespace', 'demo', '--resolve-latency-ms', '0',
   ]);
-  extproc = await startComponent('extproc', [
+  extproc = await startExtprocInProcess([
     '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port),
     '--stream-idle-timeout-ms', '300',
   ]);

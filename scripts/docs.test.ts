@@ -1,3 +1,8 @@
+/**
+ * The flag reference: the README tables and schema/ are what the declarations generate, and each component's
+ * `--help` lists the same flags, variables, keys, defaults and meanings.
+ * Needs processes: `actor-edge <component> --help` is the CLI's output, read from the process as an operator sees it.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

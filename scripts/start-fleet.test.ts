@@ -3,6 +3,7 @@
  * through HAProxy answered by the replicas, each a miss that went through extproc over mTLS (extproc's port
  * refuses a plaintext gRPC client and a TLS client without a certificate, and counts the replicas' handshakes as
  * accepted), then SIGTERM: everything stops, exit 0, the frontend refuses connections.
+ * Needs processes: `npm run fleet` is a script that starts processes, stopped by SIGTERM with its exit code checked.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

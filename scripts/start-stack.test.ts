@@ -1,6 +1,7 @@
 /**
  * `npm start` end to end: the real launcher and real components, every listener on an OS-chosen port and the
  * workers on a random loopback network, so this runs beside any other stack.
+ * Needs processes: the launcher (`npm start`) starts every component as its own process; that is what is tested.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

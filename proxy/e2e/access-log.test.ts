@@ -5,6 +5,7 @@
  * one per state-changing admin call with the caller's address; request ids are the proxy's own unless the peer is
  * trusted, and every response (a local reply, a refusal at the edge) carries the request's id; with `--workers 2`
  * both processes append whole lines to the same file.
+ * Needs processes: SIGUSR1 reopens the file, and `--workers 2` appends from two processes (the file is the product's).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,12 +14,12 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '../../lib/testing/wait.js';
-import { actorName, adminJson, client, hostOf, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { actorName, adminJson, client, hostOf, send, startStack, type Extproc, type Stack, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type TestProxy } from '../testing/proxy.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
-let stub: Stub;
+let stack: Stack<TestProxy>;
 let extproc: Extproc;
 let proxy: TestProxy;
 let ca: TestCa;
@@ -39,19 +40,17 @@ before(async () => {
   logFile = path.join(dir, 'logs', 'access.log');
   ca = await createTestCa();
   const { certFile, keyFile } = await ca.issue('localhost');
-  stub = await startStub({ workers: 2, capacity: 4, actors: 6 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({
-    extproc: extproc.grpc,
-    args: [...STACK_TIMEOUTS, '--request-id-trusted', 'auto', '--access-log', logFile, '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile],
+  stack = await startStack({
+    mode: 'process',
+    stub: { workers: 2, capacity: 4, actors: 6 },
+    proxyArgs: ['--request-id-trusted', 'auto', '--access-log', logFile, '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile],
   });
+  ({ extproc, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
   await ca?.remove();
   await rm(dir, { recursive: true, force: true });
 });

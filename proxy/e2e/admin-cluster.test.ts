@@ -2,30 +2,28 @@
  * The admin API an operator meets on a `--workers 2` proxy (the primary serves it and fans calls out): the index,
  * one binding, evicting every binding on one worker (a node being drained), paging, the hit ratio of the summed
  * `/stats`, readiness, the product's 404 for unknown routes, the dashboard's files, and state-changing calls
- * logged once, by the primary, with the caller's address. Real stub, extproc and proxy processes.
+ * logged once, by the primary, with the caller's address. A real stub and extproc (in the test's process) and proxy.
+ * Needs processes: `--workers 2` (node:cluster): a primary and its worker processes.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { waitFor } from '../../lib/testing/wait.js';
-import { adminJson, client, send, startExtproc, startStub, stubActor, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { adminJson, client, send, startStack, stubActor, type Stack, type Stub } from '../testing/stack.js';
+import type { TestProxy } from '../testing/proxy.js';
 
+let stack: Stack<TestProxy>;
 let stub: Stub;
-let extproc: Extproc;
 let proxy: TestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--workers', '2', '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
+  stack = await startStack({ mode: 'process', stub: { workers: 3, capacity: 4, actors: 12 }, proxyArgs: ['--workers', '2', '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 async function call(path: string, method = 'GET'): Promise<{ status: number; body: Record<string, any> }> {

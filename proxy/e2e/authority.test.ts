@@ -1,29 +1,27 @@
 /**
- * End to end, real processes: one authority per request. A filter cannot rewrite Host — the cache, ext_proc and the
- * worker all key on the authority the ingress decided — so a filter that tries fails its own request (500
- * PROXY_ERR_FILTER_FAILED), the request goes nowhere, and the actor's binding is not evicted.
+ * End to end (stub, extproc and proxy in the test's process): one authority per request. A filter cannot
+ * rewrite Host — the cache, ext_proc and the worker all key on the authority the ingress decided — so a
+ * filter that tries fails its own request (500 PROXY_ERR_FILTER_FAILED), the request goes nowhere, and
+ * the actor's binding is not evicted.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { actorName, adminJson, client, hostOf, proxyStats, send, startExtproc, startStub, stubStats, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, proxyStats, send, startStack, stubStats, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { fixture } from '../testing/helpers.js';
 
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 4, actors: 10, capacity: 8 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000', '--filter', fixture('set-host')] });
+  stack = await startStack({ stub: { workers: 4, actors: 10, capacity: 8 }, proxyArgs: ['--cache-ttl-ms', '600000', '--filter', fixture('set-host')] });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 test('a filter that rewrites Host fails its request; nothing is sent, nothing is evicted', async () => {

@@ -1,5 +1,5 @@
 /**
- * End to end: back-to-back moves. A real proxy process in front of the real apiserver-stub and its workers; the
+ * End to end: back-to-back moves. A real proxy in front of the real apiserver-stub and its workers; the
  * resolver is a scripted ext_proc that asks the stub where the actor is and then moves it (through the stub's
  * admin API) before the proxy can deliver, so every answer it gives is already out of date and the worker it
  * names answers 421 stale — the window a real move opens, held open on purpose.
@@ -14,7 +14,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import http from 'node:http';
 import { routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
 import { accessLine, actorName, adminJson, client, hostOf, proxyStats, resetStats, send, startStub, stubActor, stubStats, ATESPACE, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 interface RerunAttempts {
   byAttempt: Record<string, number>;
@@ -25,30 +25,30 @@ interface RerunAttempts {
 
 let stub: Stub;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
-let budget: TestProxy;
-let patient: TestProxy;
+let proxy: InProcessTestProxy;
+let budget: InProcessTestProxy;
+let patient: InProcessTestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 6, capacity: 4, actors: 6 });
   ep = await startScriptedExtProc(() => 'fail');
   [proxy, budget, patient] = await Promise.all([
     // The defaults: two re-runs, the second after a 10–50 ms backoff, within 3 s.
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--connect-timeout-ms', '200', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1'] }),
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-backoff-min-ms', '60000', '--rerun-backoff-max-ms', '60000', '--rerun-budget-ms', '120000'] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-reruns', '10', '--rerun-budget-ms', '400', '--connect-timeout-ms', '200', '--rerun-backoff-min-ms', '1', '--rerun-backoff-max-ms', '1'] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-backoff-min-ms', '60000', '--rerun-backoff-max-ms', '60000', '--rerun-budget-ms', '120000'] }),
   ]);
 });
 
 after(async () => {
-  await Promise.all([proxy, budget, patient].map((p) => p?.component.stop()));
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await Promise.all([proxy, budget, patient].map((p) => p?.stop()));
   await ep?.close();
   await stub?.component.stop();
-  await client.close();
 });
 
 const stubPost = (path: string): Promise<unknown> => adminJson(stub.admin, path, 'POST');
-const rerunAttempts = async (p: TestProxy): Promise<RerunAttempts> => (await adminJson<{ rerunAttempts: RerunAttempts }>(p.admin, '/stats')).rerunAttempts;
+const rerunAttempts = async (p: InProcessTestProxy): Promise<RerunAttempts> => (await adminJson<{ rerunAttempts: RerunAttempts }>(p.admin, '/stats')).rerunAttempts;
 
 /** Wakes `actor` and returns the worker it runs on. */
 async function wake(actor: string): Promise<string> {

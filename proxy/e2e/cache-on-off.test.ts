@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
-import { actorName, adminJson, client, extprocStats, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, ATESPACE, type Answer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, extprocStats, proxyStats, resetStats, resumeCalls, send, startStack, stubActor, ATESPACE, type Answer, type Extproc, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 
 /**
  * Long enough that the request right after a miss is a hit even on a loaded machine; short enough to wait out. (The
@@ -16,29 +16,27 @@ import { startTestProxy, type TestProxy } from '../testing/proxy.js';
  */
 const SHORT_TTL_MS = 1000;
 
+let stack: Stack;
 let stub: Stub;
 let extproc: Extproc;
-let on: TestProxy;
-let off: TestProxy;
-let short: TestProxy;
-let small: TestProxy;
+let on: InProcessTestProxy;
+let off: InProcessTestProxy;
+let short: InProcessTestProxy;
+let small: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 8, capacity: 4, actors: 30 });
-  extproc = await startExtproc(stub);
-  [on, off, short, small] = await Promise.all([
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', String(SHORT_TTL_MS), '--cache-refresh-ahead', 'off'] }), // the TTL itself, no refresh
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--cache-max-entries', '3'] }),
+  stack = await startStack({ stub: { workers: 8, capacity: 4, actors: 30 }, proxyArgs: ['--cache-ttl-ms', '60000'] });
+  ({ stub, extproc, proxy: on } = stack);
+  [off, short, small] = await Promise.all([
+    stack.addProxy(['--actor-cache', 'off']),
+    stack.addProxy(['--cache-ttl-ms', String(SHORT_TTL_MS), '--cache-refresh-ahead', 'off']), // the TTL itself, no refresh
+    stack.addProxy(['--cache-ttl-ms', '60000', '--cache-max-entries', '3']),
   ]);
 });
 
 after(async () => {
-  await Promise.all([on, off, short, small].map((p) => p?.component.stop()));
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 /** What a client can tell about an answer, minus what legitimately differs per request. */
@@ -47,7 +45,7 @@ function visible(a: Answer): unknown {
   return { status: a.status, type: a.headers['content-type'], stale: a.headers['x-ate-assignment-stale'], app, text: a.app ? undefined : a.text };
 }
 
-async function sequential(p: TestProxy, actor: string, n: number): Promise<Answer[]> {
+async function sequential(p: InProcessTestProxy, actor: string, n: number): Promise<Answer[]> {
   const out: Answer[] = [];
   for (let i = 0; i < n; i++) out.push(await send(p, actor, { path: '/ping?x=1' }));
   return out;
@@ -219,7 +217,7 @@ function corpus(): Step[] {
   return steps;
 }
 
-async function runCorpus(p: TestProxy, steps: readonly Step[]): Promise<{ status: number; actor: string | undefined; body: number | undefined }[]> {
+async function runCorpus(p: InProcessTestProxy, steps: readonly Step[]): Promise<{ status: number; actor: string | undefined; body: number | undefined }[]> {
   const seen: { status: number; actor: string | undefined; body: number | undefined }[] = [];
   for (const step of steps) {
     switch (step.kind) {

@@ -1,8 +1,9 @@
 /**
- * End to end, a real proxy process: what one client connection can make the proxy do. Pipelined requests go
- * upstream one at a time and in order; every one of them is finished (499, logged) when the client leaves, and
- * its upstream request is aborted; a worker pool never opens more than `--upstream-max-connections` connections
- * and answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW` at once beyond `--upstream-max-pending` queued requests.
+ * End to end, a real proxy in the test's process: what one client connection can make the proxy do. Pipelined
+ * requests go upstream one at a time and in order; every one of them is finished (499, logged) when the client
+ * leaves, and its upstream request is aborted; a worker pool never opens more than `--upstream-max-connections`
+ * connections and answers 503 `PROXY_ERR_UPSTREAM_OVERFLOW` at once beyond `--upstream-max-pending` queued requests.
+ * Needs processes: one test ends with SIGTERM and the exit code (that one proxy runs as its own process).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,7 +40,7 @@ test('pipelined requests go upstream one at a time, in order, and are answered i
 });
 
 test('the client leaves a pipeline: every request ends once (499, logged), upstream requests are aborted, SIGTERM does not wait', async () => {
-  const stack = await startEdgeStack(['--drain-timeout-ms', '60000']);
+  const stack = await startEdgeStack(['--drain-timeout-ms', '60000'], 'process');
   try {
     (await warmConnection(stack.ingress)).destroy();
     await waitFor(async () => (await edgeStats(stack)).requests.total === 1, 5000, 'the warm-up request to be finished');

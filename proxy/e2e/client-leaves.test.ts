@@ -10,24 +10,24 @@ import http from 'node:http';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { ERRORS } from '../http/errors.js';
 import { accessLine, client, hostOf, proxyStats, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 let worker: Upstream;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   worker = await startUpstream((_req, res) => res.end('ok'));
   // Requests whose id starts with "hang" are never answered: the proxy waits (for up to a minute).
   ep = await startScriptedExtProc((m) => (m.headers['x-request-id']?.startsWith('hang') ? 'ignore' : routeTo(worker.address)));
-  proxy = await startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--extproc-message-timeout-ms', '60000'] });
+  proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--extproc-message-timeout-ms', '60000'] });
 });
 
 after(async () => {
-  await proxy?.component.stop();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await proxy?.stop();
   await ep?.close();
   await worker?.close();
-  await client.close();
 });
 
 test('a client that leaves while the proxy waits on ext_proc: stream cancelled, active back to 0, logged 499', async () => {

@@ -8,33 +8,29 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { actorName, adminJson, client, hostOf, startExtproc, startStub, type DemoAnswer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, startStack, type DemoAnswer, type Stack } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
 const run = promisify(execFile);
 
 let ca: TestCa;
-let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let stack: Stack;
+let proxy: InProcessTestProxy;
 let connectTls: string;
 
 before(async () => {
   ca = await createTestCa();
   const cert = await ca.issue('connect');
-  stub = await startStub({ workers: 2, capacity: 8, actors: 4 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--connect-tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile] });
-  connectTls = proxy.component.addresses.connectTls as string;
+  stack = await startStack({ stub: { workers: 2, capacity: 8, actors: 4 }, proxyArgs: ['--connect-tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile] });
+  proxy = stack.proxy;
+  connectTls = proxy.addresses.connectTls as string;
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
   await ca?.remove();
 });
 
@@ -44,7 +40,7 @@ test('curl -p -x https://: a request inside a CONNECT tunnel over TLS reaches it
   const out = await run('curl', ['-sS', '-p', '-x', `https://localhost:${port}`, '--proxy-cacert', ca.caFile, '-H', 'x-request-id: tls-tunnel-1', `http://${hostOf(actor)}/inside`]);
   const answer = JSON.parse(out.stdout) as DemoAnswer;
   assert.deepEqual([answer.actor, answer.path], [actor, '/inside']);
-  const logs = (): Record<string, unknown>[] => proxy.component.logs();
+  const logs = (): Record<string, unknown>[] => proxy.logs();
   await waitFor(() => logs().some((l) => l.msg === 'access' && l.requestId === 'tls-tunnel-1'), 5000, 'the inner access line');
   await waitFor(() => logs().some((l) => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200 && (l.tunnel as { kind?: string } | undefined)?.kind === 'connect'), 10_000, 'the tunnel log line');
   const t = (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;

@@ -9,30 +9,26 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { actorName, adminJson, client, hostOf, send, startExtproc, startStub, type DemoAnswer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, send, startStack, type DemoAnswer, type Stack } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
 const run = promisify(execFile);
 
-let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let stack: Stack;
+let proxy: InProcessTestProxy;
 let connect: string;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--connect-listen', '127.0.0.1:0'] });
-  connect = proxy.component.addresses.connect as string;
+  stack = await startStack({ stub: { workers: 4, capacity: 8, actors: 20 }, proxyArgs: ['--connect-listen', '127.0.0.1:0'] });
+  proxy = stack.proxy;
+  connect = proxy.addresses.connect as string;
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 const tunnels = async (): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;
@@ -57,7 +53,7 @@ test('curl -p -x: two requests in one tunnel reach two actors on different worke
     [first, '/one', placed.get(first)],
     [second, '/two', placed.get(second)],
   ]);
-  const logs = (): Record<string, unknown>[] => proxy.component.logs();
+  const logs = (): Record<string, unknown>[] => proxy.logs();
   await waitFor(() => logs().filter((l) => l.msg === 'access' && String(l.requestId).startsWith('tunnel-')).length === 2, 5000, 'both inner access lines');
   const isTunnelLine = (l: Record<string, unknown>): boolean => l.msg === 'access' && l.method === 'CONNECT' && l.status === 200;
   await waitFor(() => logs().some(isTunnelLine), 10_000, 'the tunnel log line');

@@ -14,31 +14,28 @@ import { request } from 'undici';
 import { metricSum } from '../../lib/testing/scrape.js';
 import { browserMissing, launchBrowser, type Browser } from '../admin/dashboard/testing/browser.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { adminJson, client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { adminJson, client, send, startStack, STACK_TIMEOUTS, type Extproc, type Stack } from '../testing/stack.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 
 const missing = browserMissing();
 
-let stub: Stub;
+let stack: Stack | undefined;
 let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 let browser: Browser | undefined;
 
 before(async () => {
   if (missing !== undefined) return;
-  stub = await startStub({ workers: 3, capacity: 4, actors: 12 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
+  stack = await startStack({ stub: { workers: 3, capacity: 4, actors: 12 }, proxyArgs: ['--cache-ttl-ms', '600000'] });
+  ({ extproc, proxy } = stack);
   browser = await launchBrowser();
 });
 
 after(async () => {
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
   await browser?.close();
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await stack?.stop();
 });
 
 interface Stats {
@@ -113,7 +110,7 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
 
 test('with --admin-token: 401 until the browser\'s login prompt gets the token, then the page polls; a rebinding name gets 403', { skip: missing ?? false }, async () => {
   const token = 'dashboard-token';
-  const guarded = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] });
+  const guarded = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] });
   const withoutToken = await launchBrowser();
   const withToken = await launchBrowser({ httpCredentials: { username: 'operator', password: token }, resolve: { 'rebind.evil.example': '127.0.0.1' } });
   try {

@@ -2,6 +2,7 @@
  * `--drain-delay-ms` on a real proxy process: from SIGTERM on, `/ready` answers 503 while the ingress still accepts
  * new connections and serves them as before (what lets a load balancer take the replica out before any connect
  * is refused); `/live` stays 200; only after the delay does the drain start, and the process exits 0.
+ * Needs processes: SIGTERM starts the delay (a standalone process's own), and the exit code is checked.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -4,6 +4,7 @@
  * connections refused), a request arriving on an open keep-alive connection is served with `Connection: close`,
  * the in-flight request finishes with `Connection: close` and the process exits 0 — or, when the drain timeout
  * expires first, the remaining connection is closed and the process still exits 0.
+ * Needs processes: SIGTERM, and the exit code it ends with.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,7 +59,7 @@ async function idleConnection(stack: EdgeStack, path: string): Promise<RawConnec
 }
 
 test('SIGTERM with a request in flight: /ready 503, new connections refused, Connection: close, the request finishes, exit 0', async () => {
-  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '60000', '--drain-idle-grace-ms', '120000', '--route-timeout-ms', '120000']);
+  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '60000', '--drain-idle-grace-ms', '120000', '--route-timeout-ms', '120000'], 'process');
   try {
     const idle = await idleConnection(stack, '/before');
     const busy = await RawConnection.open(stack.ingress);
@@ -95,7 +96,7 @@ test('SIGTERM with a request in flight: /ready 503, new connections refused, Con
 });
 
 test('the drain timeout expires: the held connection is closed and the process still exits 0', async () => {
-  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '300', '--route-timeout-ms', '120000']);
+  const stack = await startEdgeStack(['--actor-cache', 'off', '--drain-timeout-ms', '300', '--route-timeout-ms', '120000'], 'process');
   try {
     const conn = await RawConnection.open(stack.ingress);
     const answer = conn.nextResponse().then(

@@ -2,6 +2,7 @@
  * End to end, a real proxy process (one, and `--workers 2`): SIGTERM while clients loop POSTs on keep-alive
  * connections. Every POST a client wrote gets a complete response; the only failures allowed are a connection the
  * proxy had closed (or refused) before the request was written.
+ * Needs processes: every test sends SIGTERM and expects exit code 0; one runs `--workers 2`.
  */
 import { test } from 'node:test';
 import { request } from 'undici';
@@ -9,6 +10,7 @@ import assert from 'node:assert/strict';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { startEdgeStack, type EdgeStack } from '../testing/edge-harness.js';
+import type { TestProxy } from '../testing/proxy.js';
 import { RawConnection, rawRequest } from '../testing/raw-client.js';
 
 interface LoopCounts {
@@ -63,7 +65,7 @@ async function postLoop(ingress: string, client: number, counts: LoopCounts): Pr
   }
 }
 
-async function sigtermUnderPostLoops(stack: EdgeStack, clients: number): Promise<LoopCounts> {
+async function sigtermUnderPostLoops(stack: EdgeStack<TestProxy>, clients: number): Promise<LoopCounts> {
   const counts: LoopCounts = { written: 0, completed: 0, closing: 0, lost: 0, notWritten: 0 };
   const loops = Array.from({ length: clients }, (_, c) => postLoop(stack.ingress, c, counts));
   await waitFor(() => counts.completed >= clients * 20, 20_000, 'every client to be looping');
@@ -75,7 +77,7 @@ async function sigtermUnderPostLoops(stack: EdgeStack, clients: number): Promise
 
 for (const workers of ['1', '2']) {
   test(`SIGTERM under looping keep-alive POSTs (--workers ${workers}): nothing written is lost`, async (t) => {
-    const stack = await startEdgeStack(['--workers', workers, '--access-log', 'off', '--drain-timeout-ms', '10000']);
+    const stack = await startEdgeStack(['--workers', workers, '--access-log', 'off', '--drain-timeout-ms', '10000'], 'process');
     try {
       const counts = await sigtermUnderPostLoops(stack, 6);
       t.diagnostic(JSON.stringify(counts));
@@ -91,7 +93,7 @@ for (const workers of ['1', '2']) {
 }
 
 /** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
-async function sigtermAndWaitForDraining(stack: EdgeStack): Promise<void> {
+async function sigtermAndWaitForDraining(stack: EdgeStack<TestProxy>): Promise<void> {
   stack.proxy.component.child.kill('SIGTERM');
   await waitFor(async () => {
     const res = await request(`${stack.admin}/ready`).catch(() => undefined);
@@ -102,7 +104,7 @@ async function sigtermAndWaitForDraining(stack: EdgeStack): Promise<void> {
 }
 
 test('during the drain, a request on an idle keep-alive connection is served with Connection: close', async () => {
-  const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000']);
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000'], 'process');
   try {
     const conn = await RawConnection.open(stack.ingress);
     conn.write(rawRequest('GET', '/before', actorHost('idler')));
@@ -122,7 +124,7 @@ test('during the drain, a request on an idle keep-alive connection is served wit
 });
 
 test('during the drain, a connection that stays idle for the grace is closed and the drain ends without its timeout', async () => {
-  const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000']);
+  const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000'], 'process');
   try {
     const conn = await RawConnection.open(stack.ingress);
     conn.write(rawRequest('GET', '/before', actorHost('idler')));

@@ -1,6 +1,6 @@
 /**
- * End to end: the proxy → extproc hop over mTLS (real processes). extproc serves the ext_proc listener with its
- * SPIFFE identity and accepts only the proxy's; the proxy accepts only extproc's.
+ * End to end: the proxy → extproc hop over mTLS (real TLS; both in the test's process). extproc serves the ext_proc
+ * listener with its SPIFFE identity and accepts only the proxy's; the proxy accepts only extproc's.
  *
  * - a miss goes proxy → extproc → control plane → worker and answers 200; extproc counted the accepted handshake;
  * - a proxy that expects another ext_proc identity refuses this extproc: 500, the refusal logged with what
@@ -16,7 +16,7 @@ import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
 import { request } from 'undici';
 import { waitFor } from '../../lib/testing/wait.js';
 import { actorName, adminJson, client, send, STACK_TIMEOUTS, startExtproc, startStub, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 interface ExtprocTls {
   tls: { accepted: number; refused_handshake: number; refused_identity: number; refused_alpn: number };
@@ -26,7 +26,7 @@ interface ExtprocTls {
 let pki: TestPki;
 let stub: Stub;
 let extproc: Extproc;
-const proxies: TestProxy[] = [];
+const proxies: InProcessTestProxy[] = [];
 
 function hopArgs(bundle: string, ...more: string[]): string[] {
   return ['--extproc-credential-bundle', bundle, '--extproc-trust-bundle', pki.files.ca, ...more];
@@ -38,8 +38,8 @@ function hopArgs(bundle: string, ...more: string[]): string[] {
  */
 const SHORT_BUDGET = ['--rerun-budget-ms', '500', '--connect-timeout-ms', '250'];
 
-async function proxyWith(args: string[]): Promise<TestProxy> {
-  const p = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...SHORT_BUDGET, ...args] });
+async function proxyWith(args: string[]): Promise<InProcessTestProxy> {
+  const p = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...SHORT_BUDGET, ...args] });
   proxies.push(p);
   return p;
 }
@@ -47,14 +47,14 @@ async function proxyWith(args: string[]): Promise<TestProxy> {
 const extprocStats = (): Promise<ExtprocTls> => adminJson<ExtprocTls>(extproc.admin, '/stats');
 
 /** The proxy's `/ready` as JSON, once its first health check has answered. */
-async function readiness(proxy: TestProxy): Promise<{ status: number; state: string; reasons: string[] }> {
+async function readiness(proxy: InProcessTestProxy): Promise<{ status: number; state: string; reasons: string[] }> {
   const res = await request(`${proxy.admin}/ready`, { dispatcher: client, headers: { accept: 'application/json' } });
   const doc = (await res.body.json()) as { state: string; reasons: string[] };
   return { status: res.statusCode, ...doc };
 }
 
 /** Waits for `/ready` to answer `status` (the health check runs every second); returns that answer. */
-async function readyBecomes(proxy: TestProxy, status: number): Promise<{ status: number; state: string; reasons: string[] }> {
+async function readyBecomes(proxy: InProcessTestProxy, status: number): Promise<{ status: number; state: string; reasons: string[] }> {
   let last = await readiness(proxy);
   await waitFor(async () => (last = await readiness(proxy)).status === status, 15_000, `/ready ${status}`);
   return last;
@@ -67,8 +67,8 @@ before(async () => {
 });
 
 after(async () => {
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
   await Promise.all([...proxies, extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
-  await client.close();
   await pki?.close();
 });
 

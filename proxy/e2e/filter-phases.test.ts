@@ -1,9 +1,9 @@
 /**
- * End to end, a real proxy process configured by a YAML config file: every filter phase. The request phase
- * rewrites the path (the original stays readable) and reads the body (still forwarded; 413 beyond the limit); the
- * response phase changes status and headers or replaces the answer, for upstream answers and for local replies and
- * catalog errors alike (the error-pages example brands them, the CORS example answers preflights and adds its
- * headers); a hanging filter fails its own request with 504 after --filter-timeout-ms.
+ * End to end, a real proxy (in the test's process) configured by a YAML config file: every filter phase. The
+ * request phase rewrites the path (the original stays readable) and reads the body (still forwarded; 413 beyond
+ * the limit); the response phase changes status and headers or replaces the answer, for upstream answers and for
+ * local replies and catalog errors alike (the error-pages example brands them, the CORS example answers preflights
+ * and adds its headers); a hanging filter fails its own request with 504 after --filter-timeout-ms.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

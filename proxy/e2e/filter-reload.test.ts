@@ -1,8 +1,9 @@
 /**
- * End to end, a real proxy process: reloading the user filters. Ten reloads (each with a changed module and
- * changed options) during a steady load fail no request, and every client loop sees the generations in order; a
- * reload whose config does not validate, or whose module does not load, keeps the old filters and says why (on
- * the admin route, and in the log on SIGHUP).
+ * End to end, a real proxy: reloading the user filters. Ten reloads (each with a changed module and changed options)
+ * during a steady load fail no request, and every client loop sees the generations in order; a reload whose config
+ * does not validate, or whose module does not load, keeps the old filters and says why (on the admin route, and in
+ * the log on SIGHUP); a module whose import never settles fails only its own reload.
+ * Needs processes: SIGHUP reloads, and `--workers 2` fans a reload out to its worker processes.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,10 +14,11 @@ import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { startEdgeStack, type EdgeStack } from '../testing/edge-harness.js';
+import type { TestProxy } from '../testing/proxy.js';
 
 const HOST = actorHost('reloaded');
 
-let stack: EdgeStack;
+let stack: EdgeStack<TestProxy>;
 let dir: string;
 let configFile: string;
 
@@ -37,7 +39,7 @@ before(async () => {
   configFile = path.join(dir, 'actor-edge.yaml');
   writeFilter(0);
   writeConfig(0);
-  stack = await startEdgeStack(['--config', configFile, '--access-log', 'off']);
+  stack = await startEdgeStack(['--config', configFile, '--access-log', 'off'], 'process');
 });
 
 after(async () => {
@@ -121,7 +123,7 @@ test('--workers 2: the primary fans a reload out to every worker (admin route an
     writeFileSync(path.join(clusterDir, 'gen.mjs'), `export default () => ({ name: 'gen', onResponse(ctx, res) { res.headers.set('x-gen', '${version}'); } });\n`);
   module('one');
   writeFileSync(file, JSON.stringify({ filters: [{ module: './gen.mjs' }], 'access-log': 'off' }));
-  const cluster = await startEdgeStack(['--config', file, '--workers', '2']);
+  const cluster = await startEdgeStack(['--config', file, '--workers', '2'], 'process');
   const gens = async (n: number): Promise<Set<string>> => {
     const seen = new Set<string>();
     for (let i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
 /**
- * End to end, a real proxy process: an answer the proxy or ext_proc makes itself reaches a gRPC client as a gRPC
- * status — a trailers-only response (`:status` 200, `grpc-status`, `grpc-message`), as Envoy answers — never an
- * HTTP error page a gRPC client cannot read. A real grpc-js client reads the code and the message.
+ * End to end, a real proxy in the test's process: an answer the proxy or ext_proc makes itself reaches a gRPC
+ * client as a gRPC status — a trailers-only response (`:status` 200, `grpc-status`, `grpc-message`), as Envoy
+ * answers — never an HTTP error page a gRPC client cannot read. A real grpc-js client reads the code and the
+ * message.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,13 +12,13 @@ import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
 import { actorHost } from '../../lib/testing/actors.js';
 import { startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
 
 const HOST = actorHost('grpc-errors');
 
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   // By path: an immediate 403 (no gRPC status given), an immediate response carrying its own grpc_status, or no route.
@@ -27,7 +28,7 @@ before(async () => {
     if (path === '/actoredge.demo.Echo/Count') return { immediate_response: { status: { code: 'NotFound' }, grpc_status: { status: 5 }, body: Buffer.from('no such actor') } } as ProcessingResponse;
     return { request_headers: { response: { status: 'CONTINUE' } } } as ProcessingResponse;
   });
-  proxy = await startTestProxy({ extproc: ep.address, args: ['--actor-cache', 'off'] });
+  proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: ['--actor-cache', 'off'] });
 });
 
 after(async () => {

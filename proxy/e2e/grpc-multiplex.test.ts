@@ -1,8 +1,8 @@
 /**
- * End to end, a real proxy process: gRPC calls to one worker run concurrently on its HTTP/2 session. The worker
- * answers no call until ten are open at once (a proxy that sends them one at a time never gets there), and one
- * client's open streaming call never holds back another call to the same worker. A call that waits for the worker
- * longer than the route timeout gets its 504.
+ * End to end, a real proxy in the test's process: gRPC calls to one worker run concurrently on its HTTP/2
+ * session. The worker answers no call until ten are open at once (a proxy that sends them one at a time never
+ * gets there), and one client's open streaming call never holds back another call to the same worker. A call that
+ * waits for the worker longer than the route timeout gets its 504.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { actorHost } from '../../lib/testing/actors.js';
 import { boundAddress } from '../../lib/address.js';
 import { routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 const HOST = actorHost('grpc-mux');
 const GRPC = { 'content-type': 'application/grpc', te: 'trailers' };
@@ -75,14 +75,14 @@ async function startWorker(): Promise<Worker> {
 
 let worker: Worker;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 let client: http2.ClientHttp2Session;
 
 before(async () => {
   worker = await startWorker();
   ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
   // Every call the worker answers is answered well within it; the one it never answers waits it out.
-  proxy = await startTestProxy({ extproc: ep.address, args: ['--route-timeout-ms', '1000'] });
+  proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: ['--route-timeout-ms', '1000'] });
   client = http2.connect(proxy.ingress);
   client.on('error', () => undefined);
   // The actor's binding is learned first: the calls below are cache hits, none waits for another's miss.

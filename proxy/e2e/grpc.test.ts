@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
-import { actorName, adminJson, client, hostOf, proxyStats, resetStats, startExtproc, startStub, stubActor, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, proxyStats, resetStats, startStack, stubActor, ATESPACE, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 
 const run = promisify(execFile);
 
@@ -29,23 +29,20 @@ interface EchoClient extends grpc.Client {
   Count(req: object): grpc.ClientReadableStream<EchoReply>;
 }
 
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 const clients: grpc.Client[] = [];
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
+  stack = await startStack({ stub: { workers: 4, capacity: 4, actors: 8 }, proxyArgs: ['--cache-ttl-ms', '60000'] });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
   for (const c of clients) c.close();
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await stack?.stop();
 });
 
 function echoClient(actor: string): EchoClient {

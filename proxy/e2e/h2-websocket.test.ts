@@ -9,30 +9,27 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { once } from 'node:events';
 import type { ClientHttp2Session } from 'node:http2';
-import { actorName, adminJson, client, hostOf, proxyStats, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, proxyStats, startStack, stubActor, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 import { connectH2, extendedConnect, FrameReader, textFrame } from '../testing/h2-ws-client.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 let session: ClientHttp2Session;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
+  stack = await startStack({ stub: { workers: 4, capacity: 8, actors: 20 }, proxyArgs: ['--cache-ttl-ms', '60000'] });
+  ({ stub, proxy } = stack);
   session = await connectH2(proxy.ingress);
 });
 
 after(async () => {
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
   session?.close();
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await stack?.stop();
 });
 
 const tunnels = async (): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(proxy.admin, '/stats')).tunnels;

@@ -1,8 +1,8 @@
 /**
- * End to end, cache off: outages and process lifecycle with real apiserver-stub, extproc and proxy processes —
- * the control plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run
- * budget, then 500 on the stream error; recovery without a restart),
- * and `--workers 2` sharing one listener, with exact sums, admin fan-out and worker replacement.
+ * End to end, cache off: outages and process lifecycle with a real apiserver-stub, extproc and proxy — the control
+ * plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run budget, then 500
+ * on the stream error; recovery without a restart), and `--workers 2` sharing one listener, with exact sums, admin
+ * fan-out and worker replacement. The stub, and the proxies of the outage tests, run in the test's process.
  * Needs processes: extproc's clean exit on SIGTERM (code 0) and `--workers 2`.
  */
 import { after, before, test } from 'node:test';
@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { freePort } from '../../lib/loopback.js';
 import { metricSum, metricValue } from '../../lib/testing/scrape.js';
 import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy, type TestProxy } from '../testing/proxy.js';
 import type { RunningComponent } from '../../lib/testing/component.js';
 
 let stub: Stub;
@@ -26,22 +26,22 @@ before(async () => {
 });
 
 after(async () => {
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
   await extproc?.component.stop();
   await stub?.component.stop();
-  await client.close();
 });
 
 test('control plane down: ext_proc answers 503 and the client gets it as sent', async () => {
   // A short budget: the control plane never comes back, so it is waited out.
   const dead = await startExtproc({ ...stub, grpc: `127.0.0.1:${await freePort()}` }, ['--resume-budget-ms', '300']);
-  const proxy = await startTestProxy({ extproc: dead.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  const proxy: InProcessTestProxy = await startTestProxy({ mode: 'in-process', extproc: dead.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
   try {
     const a = await send(proxy, actorName(0));
     assert.equal(a.status, 503);
     assert.match(a.text, /unavailable/i);
     assert.equal((await proxyStats(proxy)).extproc.active, 0);
   } finally {
-    await proxy.component.stop();
+    await proxy.stop();
     await dead.component.stop();
   }
 });
@@ -49,7 +49,7 @@ test('control plane down: ext_proc answers 503 and the client gets it as sent', 
 test('ext_proc down → the miss waits on fresh streams within the re-run budget, then 500 on the stream error (never the message timeout); the proxy recovers without a restart', async () => {
   // A short re-run budget (retries wait 25, 50, 100, 200 ms...): the outage outlasts it, so it is waited out. (The
   // connect timeout must be below it.)
-  const proxy = await startTestProxy({ extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-budget-ms', '600', '--connect-timeout-ms', '300'] });
+  const proxy: InProcessTestProxy = await startTestProxy({ mode: 'in-process', extproc: extprocAddress, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--rerun-budget-ms', '600', '--connect-timeout-ms', '300'] });
   let stopped = false;
   try {
     assert.equal((await send(proxy, actorName(1))).status, 200);
@@ -80,7 +80,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.equal(s.extproc.retries.waiting, 0);
   } finally {
     if (stopped) extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
-    await proxy.component.stop();
+    await proxy.stop();
   }
 });
 

@@ -1,7 +1,8 @@
 /**
- * End to end with mTLS on every hop (real processes, real TLS): apiserver-stub serves ateapi.Control over TLS
- * with client certificates and its workers terminate mTLS; extproc reaches the control plane over TLS 1.3 with its
- * client certificate; the proxy reaches the workers with its client certificate and checks them by SPIFFE prefix.
+ * End to end with mTLS on every hop (real TLS; the stub, extproc and proxy in the test's process): apiserver-stub
+ * serves ateapi.Control over TLS with client certificates and its workers terminate mTLS; extproc reaches the
+ * control plane over TLS 1.3 with its client certificate; the proxy reaches the workers with its client
+ * certificate and checks them by SPIFFE prefix.
  *
  * - requests flow (200), and the workers count the proxy's accepted handshakes;
  * - a gRPC call (HTTP/2 client) reaches the worker's demo gRPC service over mTLS with ALPN `h2`;
@@ -11,6 +12,7 @@
  * - a proxy presenting another identity is refused by the workers (counted in the stub's /stats since the last
  *   reset, and in its /metrics for the stub's lifetime);
  * - a missing credential bundle stops the proxy at start with a message naming the file.
+ * Needs processes: the missing bundle must end `actor-edge proxy` at start with exit code 2 (that proxy only).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,23 +21,19 @@ import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
-import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
-import { workerNet } from '../../lib/loopback.js';
-import { ATESPACE } from '../../lib/testing/actors.js';
 import { replaceFile, testPki, type TestPki } from '../../lib/tls/testing/pki.js';
-import { accessLine, actorName, adminJson, client, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { accessLine, actorName, adminJson, client, hostOf, proxyStats, resetStats, resumeCalls, send, startStack, type Stack, type Stub } from '../testing/stack.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 interface WorkerTlsStats {
   workerTls: { accepted: number; refusedHandshake: number; refusedIdentity: number };
 }
 
 let pki: TestPki;
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 let proxyBundle: string;
-const extra: RunningComponent[] = [];
 
 function upstreamTlsArgs(bundle: string, ...more: string[]): string[] {
   return ['--upstream-credential-bundle', bundle, '--upstream-trust-bundle', pki.files.ca, '--upstream-tls-watch-ms', '50', ...more];
@@ -43,45 +41,30 @@ function upstreamTlsArgs(bundle: string, ...more: string[]): string[] {
 
 before(async () => {
   pki = await testPki();
-  const { ipBase, port } = await workerNet();
-  const component = await startComponent('apiserver-stub', [
-    '--listen', '127.0.0.1:0',
-    '--admin', '127.0.0.1:0',
-    '--workers', '3',
-    '--worker-ip-base', ipBase,
-    '--worker-port', String(port),
-    '--worker-capacity', '8',
-    '--actors', '20',
-    '--atespace', ATESPACE,
-    '--resolve-latency-ms', '0',
-    '--cold-resume-ms', '5',
-    '--tls-credential-bundle', pki.files.controlPlane,
-    '--tls-client-ca', pki.files.ca,
-    '--worker-tls-credential-bundle', pki.files.worker,
-    '--worker-tls-client-ca', pki.files.ca,
-    '--worker-tls-client-identity', pki.ids.proxy,
-  ]);
-  const [a, b, c] = ipBase.split('.');
-  stub = {
-    component,
-    grpc: component.addresses.grpc as string,
-    admin: `http://${component.addresses.admin}`,
-    workerIps: [1, 2, 3].map((i) => `${a}.${b}.${c}.${i}`),
-    workerPort: port,
-  };
-  extproc = await startExtproc(stub, [
-    '--apiserver-ca', pki.files.ca,
-    '--apiserver-credential-bundle', pki.files.extproc,
-    '--apiserver-server-name', 'localhost',
-  ]);
   proxyBundle = path.join(pki.dir, 'e2e-proxy.pem');
   await copyFile(pki.files.proxy, proxyBundle);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(proxyBundle)] });
+  stack = await startStack({
+    stub: {
+      workers: 3,
+      capacity: 8,
+      actors: 20,
+      args: [
+        '--tls-credential-bundle', pki.files.controlPlane,
+        '--tls-client-ca', pki.files.ca,
+        '--worker-tls-credential-bundle', pki.files.worker,
+        '--worker-tls-client-ca', pki.files.ca,
+        '--worker-tls-client-identity', pki.ids.proxy,
+      ],
+    },
+    extprocArgs: ['--apiserver-ca', pki.files.ca, '--apiserver-credential-bundle', pki.files.extproc, '--apiserver-server-name', 'localhost'],
+    proxyArgs: upstreamTlsArgs(proxyBundle),
+  });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await Promise.all([...extra, proxy?.component, extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
   await pki?.close();
 });
 
@@ -146,8 +129,7 @@ test('rotating the proxy credential bundle while requests flow: every request an
 });
 
 test('a worker outside the SPIFFE prefix: 502 PROXY_ERR_UPSTREAM_IDENTITY, one ResumeActor per request, what it presented logged', async () => {
-  const strict = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(pki.files.proxy, '--upstream-spiffe-prefix', 'spiffe://elsewhere.example/')] });
-  extra.push(strict.component);
+  const strict = await stack.addProxy(upstreamTlsArgs(pki.files.proxy, '--upstream-spiffe-prefix', 'spiffe://elsewhere.example/'));
   await resetStats(stub.admin);
   for (let i = 0; i < 3; i++) {
     const r = await send(strict, actorName(10), { requestId: `identity-${i}` });
@@ -157,7 +139,7 @@ test('a worker outside the SPIFFE prefix: 502 PROXY_ERR_UPSTREAM_IDENTITY, one R
   assert.equal(await resumeCalls(stub), 3, 'one slow-path resolution per request, no re-run');
   const line = await accessLine(strict, 'identity-0');
   assert.equal(line.error, 'PROXY_ERR_UPSTREAM_IDENTITY');
-  const warn = strict.component.logs().find((l) => l.msg === 'upstream worker failed identity verification');
+  const warn = strict.logs().find((l) => l.msg === 'upstream worker failed identity verification');
   assert.equal(warn?.presented, `URI:${pki.ids.worker}`);
   const s = (await proxyStats(strict)) as unknown as { upstream: { identityFailures: number }; cache: { evictions: Record<string, number> } };
   assert.equal(s.upstream.identityFailures, 3);
@@ -165,8 +147,7 @@ test('a worker outside the SPIFFE prefix: 502 PROXY_ERR_UPSTREAM_IDENTITY, one R
 });
 
 test('a proxy presenting another identity is refused by the workers, and the stub counts it', async () => {
-  const intruder = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...upstreamTlsArgs(pki.wrongProxy), '--max-reruns', '0'] });
-  extra.push(intruder.component);
+  const intruder = await stack.addProxy([...upstreamTlsArgs(pki.wrongProxy), '--max-reruns', '0']);
   const before = await workerTls();
   const r = await send(intruder, actorName(11));
   assert.ok(r.status >= 500, `${r.status} ${r.text}`);

@@ -1,8 +1,9 @@
 /**
- * End to end, a real proxy process: an upgrade, whatever listener and protocol it came on, is a request of the one
- * lifecycle — it reaches the worker with the same forwarding headers as a request on that listener (an HTTPS
- * listener's WebSocket says `x-forwarded-proto: https`), it is in flight while its tunnel is open and timed when
- * it closes, and every tunnel's access-log line names its upgrade and carries its tunnel (bytes, who closed it).
+ * End to end, a real proxy in the test's process: an upgrade, whatever listener and protocol it came on, is a
+ * request of the one lifecycle — it reaches the worker with the same forwarding headers as a request on that
+ * listener (an HTTPS listener's WebSocket says `x-forwarded-proto: https`), it is in flight while its tunnel is
+ * open and timed when it closes, and every tunnel's access-log line names its upgrade and carries its tunnel
+ * (bytes, who closed it).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,7 @@ import { metricSum } from '../../lib/testing/scrape.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { boundAddress } from '../../lib/address.js';
 import { getJson, routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 import { connectH2, extendedConnect } from '../testing/h2-ws-client.js';
 import type { ProxyStatsBlock } from '../ops/stats.js';
@@ -59,7 +60,7 @@ async function startEchoWorker(): Promise<EchoWorker> {
 let ca: TestCa;
 let worker: EchoWorker;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   ca = await createTestCa();
@@ -67,6 +68,7 @@ before(async () => {
   worker = await startEchoWorker();
   ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
   proxy = await startTestProxy({
+    mode: 'in-process',
     extproc: ep.address,
     args: ['--actor-cache', 'off', '--tls-listen', '127.0.0.1:0', '--tls-cert', serving.certFile, '--tls-key', serving.keyFile],
   });

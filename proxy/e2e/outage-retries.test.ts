@@ -1,6 +1,6 @@
 /**
- * End to end (real apiserver-stub, extproc and proxy processes): misses ride out a short outage of the slow path,
- * within the request's re-run budget, and no longer.
+ * End to end (real apiserver-stub, extproc and proxy, in the test's process): misses ride out a short outage of
+ * the slow path, within the request's re-run budget, and no longer.
  * - ext_proc restarting: a miss whose stream cannot be opened is retried on fresh streams and answered 200 once
  *   ext_proc is back; an outage longer than the budget still answers 500 at the budget; past
  *   `--extproc-retry-max-waiting` waiting requests a burst of misses fails at once; `--failure-mode-allow` never
@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { freePort } from '../../lib/loopback.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { actorName, adminJson, client, send, startExtproc, startStub, type Answer, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import type { ProxyStatsBlock } from '../ops/stats.js';
 import { ERRORS } from '../http/errors.js';
 
@@ -27,9 +27,9 @@ let stub: Stub;
 let extproc: Extproc | undefined;
 let extprocListen = '';
 /** Waits out an outage (a generous budget). */
-let patient: TestProxy;
+let patient: InProcessTestProxy;
 /** Outages outlast its short budget; at most 2 requests wait to retry their stream. */
-let hasty: TestProxy;
+let hasty: InProcessTestProxy;
 
 const EXTPROC_ARGS = ['--parked-max', '2'];
 
@@ -38,8 +38,9 @@ before(async () => {
   extprocListen = `127.0.0.1:${await freePort()}`;
   extproc = await startExtproc(stub, EXTPROC_ARGS, extprocListen);
   [patient, hasty] = await Promise.all([
-    startTestProxy({ extproc: extprocListen, args: [...STACK_TIMEOUTS, '--rerun-budget-ms', '30000', '--extproc-message-timeout-ms', '30000'] }),
+    startTestProxy({ mode: 'in-process', extproc: extprocListen, args: [...STACK_TIMEOUTS, '--rerun-budget-ms', '30000', '--extproc-message-timeout-ms', '30000'] }),
     startTestProxy({
+      mode: 'in-process',
       extproc: extprocListen,
       args: [...STACK_TIMEOUTS, '--rerun-budget-ms', String(SHORT_BUDGET_MS), '--connect-timeout-ms', '300', '--extproc-retry-max-waiting', '2'],
     }),
@@ -47,17 +48,17 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all([patient, hasty].map((p) => p?.component.stop()));
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await Promise.all([patient, hasty].map((p) => p?.stop()));
   await extproc?.component.stop();
   await stub?.component.stop();
-  await client.close();
 });
 
 let nextActor = 0;
 /** A cold actor no earlier test used: its first request is a miss. */
 const coldActor = (): string => actorName(nextActor++);
 
-const stats = async (p: TestProxy): Promise<ProxyStatsBlock> => adminJson<ProxyStatsBlock>(p.admin, '/stats');
+const stats = async (p: InProcessTestProxy): Promise<ProxyStatsBlock> => adminJson<ProxyStatsBlock>(p.admin, '/stats');
 const extprocStats = async (): Promise<Record<string, any>> => adminJson((extproc as Extproc).admin, '/stats');
 
 async function stopExtproc(): Promise<void> {
@@ -70,7 +71,7 @@ async function startExtprocAgain(): Promise<void> {
 }
 
 /** Sends a miss and measures how long its answer took. */
-async function timed(p: TestProxy, actor: string): Promise<Answer & { readonly ms: number }> {
+async function timed(p: InProcessTestProxy, actor: string): Promise<Answer & { readonly ms: number }> {
   const started = performance.now();
   const answer = await send(p, actor, { method: 'POST', path: '/orders', body: '{"n":1}', headers: { 'content-type': 'application/json' } });
   return { ...answer, ms: performance.now() - started };
@@ -130,7 +131,7 @@ test('ext_proc down: a burst of misses fails at once past --extproc-retry-max-wa
 });
 
 test('--failure-mode-allow: a processor failure is never waited on; the miss continues unprocessed at once (no route: 503)', async () => {
-  const optional = await startTestProxy({ extproc: extprocListen, args: [...STACK_TIMEOUTS, '--failure-mode-allow'] });
+  const optional = await startTestProxy({ mode: 'in-process', extproc: extprocListen, args: [...STACK_TIMEOUTS, '--failure-mode-allow'] });
   await stopExtproc();
   try {
     const answer = await timed(optional, coldActor());
@@ -138,7 +139,7 @@ test('--failure-mode-allow: a processor failure is never waited on; the miss con
     assert.equal(answer.text.trim(), ERRORS.NO_ROUTE.text);
     assert.equal((await stats(optional)).extproc.retries.retried, 0);
   } finally {
-    await optional.component.stop();
+    await optional.stop();
     await startExtprocAgain();
   }
 });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import net from 'node:net';
 import { actorName, client, extprocStats, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { ERRORS } from '../http/errors.js';
 
 /** A TCP relay in front of the control plane that the test can cut (the control plane "goes down"). */
@@ -61,9 +61,9 @@ async function startRelay(target: string): Promise<Relay> {
 let stub: Stub;
 let relay: Relay;
 let extproc: Extproc;
-let proxy: TestProxy;
-let viaApiserver: TestProxy;
-let viaApiserverOff: TestProxy;
+let proxy: InProcessTestProxy;
+let viaApiserver: InProcessTestProxy;
+let viaApiserverOff: InProcessTestProxy;
 
 before(async () => {
   stub = await startStub({ workers: 6, capacity: 4, actors: 20 });
@@ -72,18 +72,18 @@ before(async () => {
   const apiserverArgs = ['--resolver', 'apiserver', '--apiserver', stub.grpc, '--worker-port', String(stub.workerPort)];
   [proxy, viaApiserver, viaApiserverOff] = await Promise.all([
     // A short re-run budget, waited out by the misses of the outage tests (the connect timeout must be below it).
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--connect-timeout-ms', '250', '--rerun-budget-ms', '500'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', ...apiserverArgs] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', ...apiserverArgs] }),
+    startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--connect-timeout-ms', '250', '--rerun-budget-ms', '500'] }),
+    startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', ...apiserverArgs] }),
+    startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', ...apiserverArgs] }),
   ]);
 });
 
 after(async () => {
-  await Promise.all([proxy, viaApiserver, viaApiserverOff].map((p) => p?.component.stop()));
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await Promise.all([proxy, viaApiserver, viaApiserverOff].map((p) => p?.stop()));
   await extproc?.component.stop();
   await relay?.close();
   await stub?.component.stop();
-  await client.close();
 });
 
 test('--resolver apiserver: the proxy calls ResumeActor itself on a miss, never on a hit, and never uses ext_proc', async () => {

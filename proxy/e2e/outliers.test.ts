@@ -1,33 +1,30 @@
 /**
- * End to end (real apiserver-stub, extproc and proxy processes): outlier detection at the pool. A worker that stops
- * while requests for many of its actors arrive at once costs one failed connect: that failure marks the address
- * down, evicts the worker's bindings once, and every other request to it fails at once, unsent, into its own
- * re-run; every client gets 200 from the actors' new workers. When the worker listens again, a probe lets its
- * address back.
+ * End to end (real apiserver-stub, extproc and proxy, in the test's process): outlier detection at the pool. A
+ * worker that stops while requests for many of its actors arrive at once costs one failed connect: that failure
+ * marks the address down, evicts the worker's bindings once, and every other request to it fails at once,
+ * unsent, into its own re-run; every client gets 200 from the actors' new workers. When the worker listens
+ * again, a probe lets its address back.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { waitFor } from '../../lib/testing/wait.js';
-import { actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, proxyStats, resetStats, send, startStack, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import type { ProxyStatsBlock } from '../ops/stats.js';
 
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 3, capacity: 12, actors: 30 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
+  stack = await startStack({ stub: { workers: 3, capacity: 12, actors: 30 }, proxyArgs: ['--cache-ttl-ms', '600000'] });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 type Stats = ProxyStatsBlock & Pick<Awaited<ReturnType<typeof proxyStats>>, 'cache'>;

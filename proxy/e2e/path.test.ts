@@ -1,6 +1,6 @@
 /**
- * End to end, cache off (today's path): real apiserver-stub, extproc and proxy processes on loopback. Every
- * request goes through one ext_proc stream and one ResumeActor; immediate responses, header hygiene, limits,
+ * End to end, cache off (today's path): real apiserver-stub, extproc and proxy on loopback, in the test's process.
+ * Every request goes through one ext_proc stream and one ResumeActor; immediate responses, header hygiene, limits,
  * streamed bodies, server-sent events and user filters are checked on the real wire.
  */
 import { after, before, test } from 'node:test';
@@ -9,42 +9,47 @@ import { rawExchange } from '../testing/raw-exchange.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type InProcessTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startStack, stubActor, type Extproc, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { fixture } from '../testing/helpers.js';
 import { fileURLToPath } from 'node:url';
 
+let stack: Stack;
 let stub: Stub;
 let extproc: Extproc;
-let proxy: TestProxy;
-let filtered: TestProxy;
+let proxy: InProcessTestProxy;
+let filtered: InProcessTestProxy;
 /** Short timeouts, for the tests that wait them out. */
 let impatient: InProcessTestProxy;
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}.js`, import.meta.url));
 
 before(async () => {
-  stub = await startStub({ workers: 6, capacity: 4, actors: 20 });
-  extproc = await startExtproc(stub);
-  process.env.BEARER_TOKENS = 'e2e-token'; // read by the bearer-token example filter in the spawned proxy
-  [proxy, filtered, impatient] = await Promise.all([
-    // Budgets generous enough for a loaded machine.
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--headers-timeout-ms', '2000', '--extproc-message-timeout-ms', '3000'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off',
-      '--filter', fixture('rewrite-header'),
-      '--filter', fixture('local-answer'),
-      '--filter', fixture('thrower'),
-      '--filter', example('bearer-token'),] }),
-    // The timeout tests make the other side far slower than these.
-    startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--headers-timeout-ms', '300', '--extproc-message-timeout-ms', '300'] }),
+  // The bearer-token example filter reads the environment of the process it runs in: this one.
+  process.env.BEARER_TOKENS = 'e2e-token';
+  // Budgets generous enough for a loaded machine.
+  stack = await startStack({
+    stub: { workers: 6, capacity: 4, actors: 20 },
+    proxyArgs: ['--actor-cache', 'off', '--headers-timeout-ms', '2000', '--extproc-message-timeout-ms', '3000'],
+  });
+  ({ stub, extproc, proxy } = stack);
+  filtered = await stack.addProxy([
+    '--actor-cache', 'off',
+    '--filter', fixture('rewrite-header'),
+    '--filter', fixture('local-answer'),
+    '--filter', fixture('thrower'),
+    '--filter', example('bearer-token'),
+  ]);
+  // The timeout tests make the other side far slower than these.
+  impatient = await stack.addProxy([
+    '--actor-cache', 'off', '--headers-timeout-ms', '300', '--extproc-message-timeout-ms', '300',
   ]);
 });
 
 after(async () => {
-  await Promise.all([proxy, filtered, impatient].map((p) => p?.stop()));
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
+  delete process.env.BEARER_TOKENS;
 });
 
 test('a suspended actor answers 200 after 1 ext_proc stream and 1 ResumeActor; 100 more cost 100 of each', async () => {
@@ -195,7 +200,7 @@ test('user filters: one rewrites a header the actor sees, one answers locally, o
   assert.equal(boom.status, 500);
   const next = await send(filtered, actorName(4), { headers: token });
   assert.equal(next.status, 200);
-  await waitFor(() => filtered.component.logs().some((l) => l.filter === 'thrower' && l.msg === 'filter failed'), 3000, 'the failure logged with the filter name');
+  await waitFor(() => filtered.logs().some((l) => l.filter === 'thrower' && l.msg === 'filter failed'), 3000, 'the failure logged with the filter name');
 });
 
 test('an ext_proc message timeout → 504 (the control plane answers too slowly)', async () => {

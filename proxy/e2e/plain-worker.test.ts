@@ -1,8 +1,9 @@
 /**
  * End to end against a plain node:http server standing in for a worker (it strips nothing and answers exactly as
- * the test says), behind a real proxy process and a scripted ext_proc: forged internal headers never reach it,
- * on the cache-miss and the cache-hit path, and server-sent events reach the client one at a time — the worker
- * writes event N+1 only after the client has read event N, so a proxy that buffers cannot pass.
+ * the test says), behind a real proxy in the test's process and a scripted ext_proc: forged internal headers
+ * never reach it, on the cache-miss and the cache-hit path, and server-sent events reach the client one at a
+ * time — the worker writes event N+1 only after the client has read event N, so a proxy that buffers cannot
+ * pass.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import type http from 'node:http';
 import { request } from 'undici';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { client, hostOf, proxyStats, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { FORGEABLE_HEADERS } from '../testing/forgeable-headers.js';
 
 /** How long the worker waits for the client to read one event before it gives up (a broken proxy, not a slow one). */
@@ -18,8 +19,8 @@ const EVENT_DEADLINE_MS = 20_000;
 
 let worker: Upstream;
 let ep: ScriptedExtProc;
-let cacheOff: TestProxy;
-let cacheOn: TestProxy;
+let cacheOff: InProcessTestProxy;
+let cacheOn: InProcessTestProxy;
 /** Resolvers the SSE test sets: the worker waits on `gates[n]` before writing event n + 1. */
 let gates: Promise<void>[] = [];
 
@@ -47,19 +48,19 @@ before(async () => {
   });
   ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
   [cacheOff, cacheOn] = await Promise.all([
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] }),
   ]);
 });
 
 after(async () => {
-  await Promise.all([cacheOff, cacheOn].map((p) => p?.component.stop()));
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await Promise.all([cacheOff, cacheOn].map((p) => p?.stop()));
   await ep?.close();
   await worker?.close();
-  await client.close();
 });
 
-async function sendForged(p: TestProxy, actor: string): Promise<Record<string, string>> {
+async function sendForged(p: InProcessTestProxy, actor: string): Promise<Record<string, string>> {
   const forged: Record<string, string> = {};
   for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
   const res = await request(`${p.ingress}/`, { headers: { host: hostOf(actor), ...forged }, dispatcher: client });

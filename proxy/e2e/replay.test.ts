@@ -1,8 +1,9 @@
 /**
- * End to end, a real proxy process with a scripted ext_proc that routes each attempt of a request where the test
- * says, to plain node:http workers: the exact replay limit (a body of `--max-replay-body-bytes` bytes is replayed,
- * one byte more is not), a re-run that starts while the client is still sending the body, and the connect-failure
- * and reset rules for a POST (nothing sent → re-run; reset after the request was written → 502, never re-run).
+ * End to end, a real proxy in the test's process with a scripted ext_proc that routes each attempt of a request
+ * where the test says, to plain node:http workers: the exact replay limit (a body of `--max-replay-body-bytes`
+ * bytes is replayed, one byte more is not), a re-run that starts while the client is still sending the body, and
+ * the connect-failure and reset rules for a POST (nothing sent → re-run; reset after the request was written →
+ * 502, never re-run).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { freePort as freeClosedPort } from '../../lib/loopback.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { ERRORS } from '../http/errors.js';
 import { client, hostOf, proxyStats, resetStats, send, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { startHeldPost } from '../testing/held-post.js';
 
 const MIB = 1024 * 1024;
@@ -73,8 +74,8 @@ let staleAtOnce: Upstream;
 /** Closes the connection as soon as the request head arrives: the request was written, no answer comes. */
 let resetter: Upstream;
 let closedAddress: string;
-let proxy: TestProxy;
-let small: TestProxy;
+let proxy: InProcessTestProxy;
+let small: InProcessTestProxy;
 /** Request id → the worker each attempt goes to, in order (then `good`). */
 const plan = new Map<string, string[]>();
 
@@ -93,16 +94,16 @@ before(async () => {
   closedAddress = `127.0.0.1:${await freeClosedPort()}`;
   ep = await startScriptedExtProc((m) => routeTo(plan.get(m.headers['x-request-id'] ?? '')?.shift() ?? good.address));
   [proxy, small] = await Promise.all([
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }), // the default replay limit: 1 MiB
-    startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-replay-body-bytes', String(SMALL_LIMIT)] }),
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }), // the default replay limit: 1 MiB
+    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off', '--max-replay-body-bytes', String(SMALL_LIMIT)] }),
   ]);
 });
 
 after(async () => {
-  await Promise.all([proxy, small].map((p) => p?.component.stop()));
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await Promise.all([proxy, small].map((p) => p?.stop()));
   await ep?.close();
   await Promise.all([good, staleAfterBody, staleAtOnce, resetter].map((u) => u?.close()));
-  await client.close();
 });
 
 for (const [name, limit] of [['the default 1 MiB', MIB], [`--max-replay-body-bytes ${SMALL_LIMIT}`, SMALL_LIMIT]] as const) {

@@ -1,9 +1,10 @@
 /**
- * End to end, real stub, extproc and proxy processes: what `/metrics` says about requests the proxy really served.
- * The request-duration histogram tells a miss, a hit and a re-run apart, and HTTP/1.1 from HTTP/2; a host that
- * names no actor is `cache="none"`. The per-worker counters (and `GET /upstreams`) count every upstream attempt
- * on the worker it went to, a stale answer as that worker's error and the re-run's attempt on the new worker; a
- * WebSocket handshake is an attempt too, and the request is timed when its tunnel closes.
+ * End to end, real stub, extproc and proxy (in the test's process): what `/metrics` says about requests the
+ * proxy really served. The request-duration histogram tells a miss, a hit and a re-run apart, and HTTP/1.1 from
+ * HTTP/2; a host that names no actor is `cache="none"`. The per-worker counters (and `GET /upstreams`) count
+ * every upstream attempt on the worker it went to, a stale answer as that worker's error and the re-run's
+ * attempt on the new worker; a WebSocket handshake is an attempt too, and the request is timed when its tunnel
+ * closes.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,25 +13,22 @@ import { once } from 'node:events';
 import { request } from 'undici';
 import { metricSum } from '../../lib/testing/scrape.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { adminJson, client, hostOf, send, startExtproc, startStub, stubActor, ATESPACE, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { adminJson, client, hostOf, send, startStack, stubActor, ATESPACE, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
+  stack = await startStack({ stub: { workers: 4, capacity: 4, actors: 8 }, proxyArgs: ['--cache-ttl-ms', '600000', '--cache-refresh-ahead', 'off'] });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 async function scrape(): Promise<string> {

@@ -1,35 +1,29 @@
 /**
- * End to end, on the real wire (apiserver-stub, extproc and proxy processes on loopback): request targets the
- * proxy does not forward are answered at the ingress and cannot evict a binding or reach ext_proc; an absolute-form
- * target's authority is the request's authority everywhere; a request the upstream client refuses to build is a
- * local error; client-sent forwarding headers are removed unless the peer is a trusted hop.
+ * End to end, on the real wire (apiserver-stub, extproc and proxy in the test's process, on loopback): request
+ * targets the proxy does not forward are answered at the ingress and cannot evict a binding or reach ext_proc; an
+ * absolute-form target's authority is the request's authority everywhere; a request the upstream client refuses to
+ * build is a local error; client-sent forwarding headers are removed unless the peer is a trusted hop.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessLine, actorName, client, hostOf, proxyStats, resetStats, send, startExtproc, startStub, type DemoAnswer, type Extproc, type ProxyStats, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { accessLine, actorName, client, hostOf, proxyStats, resetStats, send, startStack, type DemoAnswer, type ProxyStats, type Stack } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { fixture } from '../testing/helpers.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 
-let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
-let trusting: TestProxy;
+let stack: Stack;
+let proxy: InProcessTestProxy;
+let trusting: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 8, actors: 24 });
-  extproc = await startExtproc(stub);
-  [proxy, trusting] = await Promise.all([
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--filter', fixture('set-expect')] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--xff-trusted-hops', '1'] }),
-  ]);
+  stack = await startStack({ stub: { workers: 4, capacity: 8, actors: 24 }, proxyArgs: ['--cache-ttl-ms', '60000', '--filter', fixture('set-expect')] });
+  proxy = stack.proxy;
+  trusting = await stack.addProxy(['--cache-ttl-ms', '60000', '--xff-trusted-hops', '1']);
 });
 
 after(async () => {
-  await Promise.all([proxy, trusting].map((p) => p?.component.stop()));
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 interface RawAnswer {
@@ -39,7 +33,7 @@ interface RawAnswer {
 }
 
 /** One raw HTTP/1.1 exchange (`Connection: close`) on the proxy's ingress. */
-async function raw(p: TestProxy, requestLine: string, headers: readonly string[]): Promise<RawAnswer> {
+async function raw(p: InProcessTestProxy, requestLine: string, headers: readonly string[]): Promise<RawAnswer> {
   const text = (await rawExchange(p.address, `${requestLine}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`)).raw;
   const [head = '', body = ''] = text.split('\r\n\r\n');
   const [statusLine = '', ...lines] = head.split('\r\n');

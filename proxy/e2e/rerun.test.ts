@@ -9,35 +9,31 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { accessLine, actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, stubActor, stubStats, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { accessLine, actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startStack, stubActor, stubStats, ATESPACE, type Extproc, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { startHeldPost } from '../testing/held-post.js';
 
+let stack: Stack;
 let stub: Stub;
 let extproc: Extproc;
-let proxy: TestProxy;
-let small: TestProxy;
+let proxy: InProcessTestProxy;
+let small: InProcessTestProxy;
 const REPLAY_LIMIT = 1024;
 
 before(async () => {
-  stub = await startStub({ workers: 8, capacity: 4, actors: 20 });
-  extproc = await startExtproc(stub);
-  [proxy, small] = await Promise.all([
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--max-replay-body-bytes', String(REPLAY_LIMIT)] }),
-  ]);
+  stack = await startStack({ stub: { workers: 8, capacity: 4, actors: 20 }, proxyArgs: ['--cache-ttl-ms', '60000'] });
+  ({ stub, extproc, proxy } = stack);
+  small = await stack.addProxy(['--cache-ttl-ms', '60000', '--max-replay-body-bytes', String(REPLAY_LIMIT)]);
 });
 
 after(async () => {
-  await Promise.all([proxy, small].map((p) => p?.component.stop()));
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 const admin = (path: string): Promise<unknown> => adminJson(stub.admin, path, 'POST');
 
-async function warm(p: TestProxy, actor: string): Promise<string> {
+async function warm(p: InProcessTestProxy, actor: string): Promise<string> {
   const a = await send(p, actor);
   assert.equal(a.status, 200);
   assert.equal(a.app?.actor, actor);

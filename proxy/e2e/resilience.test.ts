@@ -1,22 +1,23 @@
 /**
- * End to end (real apiserver-stub, extproc and proxy processes): miss coalescing (N concurrent requests to a cold
- * actor cost one ext_proc stream and one ResumeActor), a leader's failure is not handed to its followers,
- * a connect failure to a stopped worker evicts every binding to it at once (counted exactly), and refresh-ahead
- * keeps an actor in use a hit across several TTLs while an idle actor's binding just expires.
+ * End to end (real apiserver-stub, extproc and proxy, in the test's process): miss coalescing (N concurrent
+ * requests to a cold actor cost one ext_proc stream and one ResumeActor), a leader's failure is not handed to
+ * its followers, a connect failure to a stopped worker evicts every binding to it at once (counted exactly),
+ * and refresh-ahead keeps an actor in use a hit across several TTLs while an idle actor's binding just expires.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { request } from 'undici';
-import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startExtproc, startStub, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, extprocStats, hostOf, proxyStats, resetStats, resumeCalls, send, startStack, ATESPACE, type Extproc, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 
+let stack: Stack;
 let stub: Stub;
 let extproc: Extproc;
 /** Long TTL: bindings outlive every test. */
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 /** Short TTL, refresh-ahead on (the default). */
-let refreshing: TestProxy;
+let refreshing: InProcessTestProxy;
 /**
  * Long enough that a request every few milliseconds always lands in the last 20 % (300 ms) of a binding's life, and
  * the refresh it starts through the real extproc and control plane is back well before the binding expires. (The
@@ -26,20 +27,15 @@ const REFRESH_TTL_MS = 1500;
 
 before(async () => {
   // Three workers: warming eight actors puts at least three on one worker, and two workers can hold them all.
-  stub = await startStub({ workers: 3, capacity: 10, actors: 30, coldResumeMs: 300 });
-  extproc = await startExtproc(stub);
-  [proxy, refreshing] = await Promise.all([
-    // A follower waits at most the message timeout: generous, so a slow machine cannot split a flight.
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000', '--extproc-message-timeout-ms', '20000'] }),
-    startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', String(REFRESH_TTL_MS), '--extproc-message-timeout-ms', '20000'] }),
-  ]);
+  // A follower waits at most the message timeout: generous, so a slow machine cannot split a flight.
+  stack = await startStack({ stub: { workers: 3, capacity: 10, actors: 30, coldResumeMs: 300 }, proxyArgs: ['--cache-ttl-ms', '600000', '--extproc-message-timeout-ms', '20000'] });
+  ({ stub, extproc, proxy } = stack);
+  refreshing = await stack.addProxy(['--cache-ttl-ms', String(REFRESH_TTL_MS), '--extproc-message-timeout-ms', '20000']);
 });
 
 after(async () => {
-  await Promise.all([proxy, refreshing].map((p) => p?.component.stop()));
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 const stubPost = (path: string, body?: unknown): Promise<unknown> => adminJson(stub.admin, path, body === undefined ? 'POST' : 'PUT', body);

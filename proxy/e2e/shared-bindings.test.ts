@@ -2,12 +2,13 @@
  * End to end, `--workers 2`: the two proxy processes share one binding table through the primary. A binding one
  * process learned is a hit in the other (one ext_proc stream and one ResumeActor in all), and a binding one process
  * evicted as stale is gone from the other too. Which process served a request is read from the access log's pid.
+ * Needs processes: `--workers 2` (node:cluster) shares the table between worker processes.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
-import { actorName, adminJson, client, extprocStats, resetStats, resumeCalls, send, startExtproc, startStub, ATESPACE, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, extprocStats, resetStats, resumeCalls, send, startStack, ATESPACE, type Extproc, type Stack, type Stub } from '../testing/stack.js';
+import type { TestProxy } from '../testing/proxy.js';
 
 interface SharedStats {
   cache: { hits: number; misses: number; evictions: Record<string, number>; shared: { enabled: boolean; sent: number; adopted: number; dropped: number } };
@@ -17,22 +18,20 @@ interface Dump {
   workers: { status: number; body: { bindings: { key: string; address: string }[] } }[];
 }
 
+let stack: Stack<TestProxy>;
 let stub: Stub;
 let extproc: Extproc;
 let proxy: TestProxy;
 let seq = 0;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--workers', '2', '--access-log', 'on', '--cache-ttl-ms', '60000'] });
+  stack = await startStack({ mode: 'process', stub: { workers: 4, capacity: 4, actors: 8 }, proxyArgs: ['--workers', '2', '--access-log', 'on', '--cache-ttl-ms', '60000'] });
+  ({ stub, extproc, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 const stats = (): Promise<SharedStats> => adminJson<SharedStats>(proxy.admin, '/stats');

@@ -1,9 +1,10 @@
 /**
- * End to end, a real proxy process with mTLS to the workers and its default timeouts: a worker that accepts TCP and
- * never answers the TLS handshake — how a dead, silent node usually fails — is a connect failure well within the
- * re-run budget, so the request is re-run through ext_proc to a worker that answers (it used to wait out a 5 s TLS
- * connect timeout, longer than the 3 s budget, and answer 503 with no re-run). Requests waiting on such a worker all
- * at once cost one connect timeout: it marks the address down (outlier detection) and the others re-run at once.
+ * End to end, a real proxy in the test's process with mTLS to the workers and its default timeouts: a worker that
+ * accepts TCP and never answers the TLS handshake — how a dead, silent node usually fails — is a connect failure
+ * well within the re-run budget, so the request is re-run through ext_proc to a worker that answers (it used to wait
+ * out a 5 s TLS connect timeout, longer than the 3 s budget, and answer 503 with no re-run). Requests waiting on
+ * such a worker all at once cost one connect timeout: it marks the address down (outlier detection) and the others
+ * re-run at once.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +16,7 @@ import { actorHost } from '../../lib/testing/actors.js';
 import { boundAddress } from '../../lib/address.js';
 import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
 import { getJson, routeTo, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import type { ProxyStatsBlock } from '../ops/stats.js';
 
 let pki: TestPki;
@@ -23,7 +24,7 @@ let silent: net.Server;
 const held = new Set<net.Socket>();
 let worker: https.Server;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 /** ext_proc routes this many more streams to the silent worker, then every stream to the one that answers. */
 let silentStreams = 1;
 
@@ -42,6 +43,7 @@ before(async () => {
   const [toSilent, toWorker] = [boundAddress(silent), boundAddress(worker)];
   ep = await startScriptedExtProc(() => routeTo(silentStreams-- > 0 ? toSilent : toWorker, '443'));
   proxy = await startTestProxy({
+    mode: 'in-process',
     extproc: ep.address,
     args: ['--actor-cache', 'off', '--upstream-credential-bundle', pki.files.proxy, '--upstream-trust-bundle', pki.files.ca],
   });

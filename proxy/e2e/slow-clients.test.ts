@@ -1,8 +1,8 @@
 /**
- * End to end, a real proxy process with short timeouts: every listener (plain, HTTPS, CONNECT, TLS CONNECT) and
- * every protocol (HTTP/1.1, HTTP/2, an upgrade) answers or closes a client that stalls in the handshake, the head
- * or the body — within the configured timeouts, and the proxy goes on serving. And a WebSocket client's half-close
- * is passed on: the worker's answer after the client's FIN still reaches the client.
+ * End to end, a real proxy in the test's process with short timeouts: every listener (plain, HTTPS, CONNECT, TLS
+ * CONNECT) and every protocol (HTTP/1.1, HTTP/2, an upgrade) answers or closes a client that stalls in the
+ * handshake, the head or the body — within the configured timeouts, and the proxy goes on serving. And a WebSocket
+ * client's half-close is passed on: the worker's answer after the client's FIN still reaches the client.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { actorHost } from '../../lib/testing/actors.js';
 
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('slow');
@@ -29,7 +29,7 @@ let ca: TestCa;
 let caPem: Buffer;
 let upstream: Upstream;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   ca = await createTestCa();
@@ -45,6 +45,7 @@ before(async () => {
   });
   ep = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
   proxy = await startTestProxy({
+    mode: 'in-process',
     extproc: ep.address,
     args: [
       '--actor-cache', 'off',
@@ -58,6 +59,9 @@ before(async () => {
 });
 
 after(async () => {
+  // The drain takes its whole --drain-timeout-ms (10 s): the HTTP/2 request answered 408 while its body trickled in
+  // stays in flight after its client has gone (a proxy process does the same on SIGTERM; the process harness kills
+  // it after 5 s).
   await proxy?.stop();
   await ep?.close();
   await upstream?.close();

@@ -1,7 +1,8 @@
 /**
- * The HTTPS listener's certificate, end to end on a real proxy process: rotated from its files under load (new
- * handshakes get the new certificate, no request fails), a bad file at reload keeps the certificate in use and
- * logs an error, and a missing or bad file at start is a clear start-up error.
+ * The HTTPS listener's certificate, end to end on a real proxy (in the test's process): rotated from its files under
+ * load (new handshakes get the new certificate, no request fails), a bad file at reload keeps the certificate in use
+ * and logs an error, and a missing or bad file at start is a clear start-up error.
+ * Needs processes: a missing certificate must stop `actor-edge proxy` at start with its reason (that proxy only).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,17 +12,16 @@ import tls from 'node:tls';
 import https from 'node:https';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { startComponent } from '../../lib/testing/component.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 import { STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('tls-actor');
 let ca: TestCa;
 let up: Upstream;
 let ep: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 let certFile: string;
 let keyFile: string;
 let first: { certFile: string; keyFile: string };
@@ -36,18 +36,21 @@ before(async () => {
   await copyFile(first.keyFile, keyFile);
   up = await startUpstream((_req, res) => res.end('ok'));
   ep = await startScriptedExtProc(() => routeTo(up.address, '80'));
-  proxy = await startTestProxy({ extproc: ep.address, args: [...STACK_TIMEOUTS, '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile] });
+  proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--tls-listen', '127.0.0.1:0', '--tls-cert', certFile, '--tls-key', keyFile] });
 });
 
 after(async () => {
-  await proxy?.component.stop();
+  // The drain takes the handshake timeout (the 60 s head timeout), not --drain-timeout-ms: servedName()'s client
+  // leaves at the end of its handshake, its Finished unsent, and the HTTPS listener's close waits for that
+  // half-open connection (a proxy process does the same on SIGTERM; the process harness kills it after 5 s).
+  await proxy?.stop();
   await ep?.close();
   await up?.close();
   await ca?.remove();
 });
 
 const tlsAddress = (): { host: string; port: number } => {
-  const a = proxy.component.addresses.tls as string;
+  const a = proxy.addresses.tls as string;
   return { host: '127.0.0.1', port: Number(a.slice(a.lastIndexOf(':') + 1)) };
 };
 
@@ -112,7 +115,7 @@ test('rotation under load: new handshakes get the new certificate and no request
 test('a bad file at reload keeps the certificate in use and logs an error', async () => {
   const before = await servedName();
   await replace(certFile, Buffer.from('not a certificate\n'));
-  await waitFor(() => proxy.component.logs().some((l) => String(l.msg).startsWith('tls certificate reload failed')), 10_000, 'the reload error');
+  await waitFor(() => proxy.logs().some((l) => String(l.msg).startsWith('tls certificate reload failed')), 10_000, 'the reload error');
   assert.equal(await servedName(), before);
 });
 

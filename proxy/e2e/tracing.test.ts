@@ -1,9 +1,10 @@
 /**
  * End to end, tracing on (`OTEL_TRACES_EXPORTER=otlp` to a receiver in this test): the exact span trees of a miss,
- * a hit, a moved actor (one re-run) and a WebSocket, across the proxy and extproc processes, each in the trace the
- * client's `traceparent` named, with the worker receiving a `traceparent` of that trace from the upstream
- * attempt's span; a gRPC call and a CONNECT tunnel each get their server span and their access line in the trace
- * they named; a request the sampler leaves out still carries its trace to the worker, and makes no span.
+ * a hit, a moved actor (one re-run) and a WebSocket, across the proxy and extproc (each its own tracer provider and
+ * exporter, though both run in the test's process), each in the trace the client's `traceparent` named, with the
+ * worker receiving a `traceparent` of that trace from the upstream attempt's span; a gRPC call and a CONNECT tunnel
+ * each get their server span and their access line in the trace they named; a request the sampler leaves out still
+ * carries its trace to the worker, and makes no span.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,35 +12,33 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../../lib/proto.js';
 import { OtlpReceiver, outline, type ReceivedSpan } from '../../lib/testing/otlp-receiver.js';
-import { accessLine, actorName, adminJson, ATESPACE, client, hostOf, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { accessLine, actorName, adminJson, ATESPACE, client, hostOf, send, startStack, type Stack, type Stub } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
 import { fixture } from '../testing/helpers.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 
 let receiver: OtlpReceiver;
+let stack: Stack;
 let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   receiver = await OtlpReceiver.start();
-  stub = await startStub({ workers: 4, capacity: 4, actors: 8 });
-  extproc = await startExtproc(stub, [], '127.0.0.1:0', receiver.env());
-  proxy = await startTestProxy({
-    extproc: extproc.grpc,
-    args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000', '--cache-refresh-ahead', 'off', '--filter', fixture('rewrite-header'), '--connect-listen', '127.0.0.1:0'],
-    env: receiver.env(),
+  stack = await startStack({
+    stub: { workers: 4, capacity: 4, actors: 8 },
+    extprocEnv: receiver.env(),
+    proxyArgs: ['--cache-ttl-ms', '60000', '--cache-refresh-ahead', 'off', '--filter', fixture('rewrite-header'), '--connect-listen', '127.0.0.1:0'],
+    proxyEnv: receiver.env(),
   });
+  ({ stub, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
   await receiver?.close();
-  await client.close();
 });
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');

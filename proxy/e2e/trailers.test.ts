@@ -1,17 +1,18 @@
 /**
- * End to end: a plain node:http upstream that answers with HTTP/1.1 chunked trailers, a real proxy process routed
- * to it by a scripted ext_proc server, and a raw client that reads the chunked body and its trailers.
+ * End to end: a plain node:http upstream that answers with HTTP/1.1 chunked trailers, a real proxy in
+ * the test's process routed to it by a scripted ext_proc server, and a raw client that reads the
+ * chunked body and its trailers.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawExchange } from '../testing/raw-exchange.js';
 import { STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import {  routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
 
 let upstream: Upstream;
 let extproc: ScriptedExtProc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
   upstream = await startUpstream((_req, res) => {
@@ -25,11 +26,11 @@ before(async () => {
     res.end();
   });
   extproc = await startScriptedExtProc(() => routeTo(upstream.address));
-  proxy = await startTestProxy({ extproc: extproc.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  proxy = await startTestProxy({ mode: 'in-process', extproc: extproc.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
 });
 
 after(async () => {
-  await proxy?.component.stop();
+  await proxy?.stop();
   await extproc?.close();
   await upstream?.close();
 });

@@ -1,6 +1,7 @@
 /**
  * End to end: a proxy process sets its V8 flags for itself before it serves (`lib/v8-tuning.ts`: allocation-site
  * pretenuring off) and reports them in `GET /server_info`; the test process, which set none, reports none.
+ * Needs processes: V8 flags are per process, and the test checks that only the proxy's own process set them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,38 +1,38 @@
 /**
- * End to end, real processes and a real WebSocket client: an echo through a cache miss and a hit; a moved actor
- * (its open socket is closed by the worker; the next handshake meets the stale worker, is re-run, and gets its 101
- * from the new worker); a worker that stops closes its tunnels; the idle timeout; upgrade requests the proxy does
- * not forward; a flood of handshakes against the worker's caps; accounting in /stats, /metrics and the access log.
+ * End to end, a real stack (in the test's process) and a real WebSocket client: an echo through a cache miss and a
+ * hit; a moved actor (its open socket is closed by the worker; the next handshake meets the stale worker, is re-run,
+ * and gets its 101 from the new worker); a worker that stops closes its tunnels; the idle timeout; upgrade requests
+ * the proxy does not forward; a flood of handshakes against the worker's caps; the drain of open sockets at SIGTERM;
+ * accounting in /stats, /metrics and the access log.
+ * Needs processes: the drain test sends SIGTERM and expects exit code 0 (that one proxy runs as its own process).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import net from 'node:net';
 import { request } from 'undici';
-import { actorName, adminJson, client, hostOf, proxyStats, send, startExtproc, startStub, stubActor, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, adminJson, client, hostOf, proxyStats, send, startStack, stubActor, type Extproc, type Stack, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
+import { startTestProxy, type InProcessTestProxy, type ProxyHandle } from '../testing/proxy.js';
 import { HandshakeRefused, openSocket } from '../testing/ws-client.js';
 import { rawExchange } from '../testing/raw-exchange.js';
 import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 
+let stack: Stack;
 let stub: Stub;
 let extproc: Extproc;
-let proxy: TestProxy;
+let proxy: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 4, capacity: 8, actors: 20 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '60000'] });
+  stack = await startStack({ stub: { workers: 4, capacity: 8, actors: 20 }, proxyArgs: ['--cache-ttl-ms', '60000'] });
+  ({ stub, extproc, proxy } = stack);
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
-const tunnels = async (p: TestProxy): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(p.admin, '/stats')).tunnels;
+const tunnels = async (p: ProxyHandle): Promise<TunnelStatsBlock> => (await adminJson<{ tunnels: TunnelStatsBlock }>(p.admin, '/stats')).tunnels;
 
 test('an echo through a cache miss, then through a hit, from the actor on its worker', async () => {
   const actor = actorName(1);
@@ -58,7 +58,7 @@ test('an echo through a cache miss, then through a hit, from the actor on its wo
   assert.ok(t.upgrade.bytes.fromClient > 0 && t.upgrade.bytes.toClient > 0);
   // The client starts the WebSocket close; the worker, as RFC 6455 asks, closes the TCP connection first.
   assert.ok(t.upgrade.closed.client + t.upgrade.closed.upstream >= 2);
-  const access = () => proxy.component.logs().filter((l) => l.msg === 'access' && l.status === 101 && l.authority === hostOf(actor));
+  const access = () => proxy.logs().filter((l) => l.msg === 'access' && l.status === 101 && l.authority === hostOf(actor));
   await waitFor(() => access().length >= 2, 5000, 'the access-log lines of both tunnels');
   const line = access()[0] as { tunnel: { bytesToClient: number; closedBy: string }; upgrade: string };
   assert.equal(line.upgrade, 'websocket');
@@ -124,7 +124,7 @@ test('upgrade requests the proxy does not forward each get a clear answer', asyn
 });
 
 test('a flood of handshakes to one worker: open tunnels hold its slots; the rest are refused at once with 503', async () => {
-  const capped = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--upstream-max-connections', '2', '--upstream-max-pending', '2'] });
+  const capped = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--upstream-max-connections', '2', '--upstream-max-pending', '2'] });
   try {
     const actor = actorName(5);
     assert.equal((await send(capped, actor)).status, 200); // warm the binding
@@ -144,19 +144,19 @@ test('a flood of handshakes to one worker: open tunnels hold its slots; the rest
     const again = await openSocket(capped.ingress, actor);
     await again.close();
   } finally {
-    await capped.component.stop();
+    await capped.stop();
   }
 });
 
 test('an idle tunnel is closed after --tunnel-idle-timeout-ms', async () => {
-  const idle = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--tunnel-idle-timeout-ms', '300'] });
+  const idle = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--tunnel-idle-timeout-ms', '300'] });
   try {
     const ws = await openSocket(idle.ingress, actorName(6));
     assert.equal((await ws.echo('one')).seq, 1);
     await ws.closed;
     await waitFor(async () => (await tunnels(idle)).upgrade.closed.idle === 1, 5000, 'the idle close counted');
   } finally {
-    await idle.component.stop();
+    await idle.stop();
   }
 });
 

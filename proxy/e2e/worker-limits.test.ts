@@ -5,24 +5,20 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
-import { actorName, client, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { actorName, client, send, startStack, type Stack } from '../testing/stack.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 
-let stub: Stub;
-let extproc: Extproc;
-let proxy: TestProxy;
+let stack: Stack;
+let proxy: InProcessTestProxy;
 
 before(async () => {
-  stub = await startStub({ workers: 2, capacity: 4, actors: 4 });
-  extproc = await startExtproc(stub);
-  proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] });
+  stack = await startStack({ stub: { workers: 2, capacity: 4, actors: 4 }, proxyArgs: ['--actor-cache', 'off'] });
+  proxy = stack.proxy;
 });
 
 after(async () => {
-  await proxy?.component.stop();
-  await extproc?.component.stop();
-  await stub?.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  await stack?.stop();
 });
 
 for (const kib of [20, 56]) {

@@ -1,5 +1,6 @@
 /**
- * A small stack for the client-connection end-to-end tests: a real proxy process (`actor-edge proxy`), a scripted
+ * A small stack for the client-connection end-to-end tests: a real proxy (in the test's process by default, or its
+ * own process, `actor-edge proxy`, for a test about processes: signals, exit codes, `--workers N`), a scripted
  * ext_proc that routes every actor to one node:http upstream, and that upstream, which counts its open
  * connections and concurrent requests. Upstream paths: `/hold...` is answered only when the test calls
  * `release()` (or never, if the proxy goes away first); `/big?bytes=N` answers N bytes; anything else answers a
@@ -7,7 +8,7 @@
  */
 import type http from 'node:http';
 import { request } from 'undici';
-import { startTestProxy, type TestProxy } from './proxy.js';
+import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from './helpers.js';
 
 export interface TrackedUpstream {
@@ -70,33 +71,45 @@ export async function startTrackedUpstream(): Promise<TrackedUpstream> {
   return state;
 }
 
-export interface EdgeStack {
+export interface EdgeStack<P extends ProxyHandle = ProxyHandle> {
   readonly upstream: TrackedUpstream;
   readonly extproc: ScriptedExtProc;
-  readonly proxy: TestProxy;
+  readonly proxy: P;
   /** `host:port` of the proxy's ingress. */
   readonly ingress: string;
   readonly admin: string;
   close(): Promise<void>;
 }
 
-/** Starts the upstream, the scripted ext_proc and a proxy process with `args` added to its flags. */
-export async function startEdgeStack(args: string[] = []): Promise<EdgeStack> {
+/**
+ * Starts the upstream, the scripted ext_proc and a proxy with `args` added to its flags: in the test's process, or
+ * (`'process'`) its own. A start that fails closes what it had started.
+ */
+export function startEdgeStack(args: string[] | undefined, mode: 'process'): Promise<EdgeStack<TestProxy>>;
+export function startEdgeStack(args?: string[], mode?: 'in-process'): Promise<EdgeStack<InProcessTestProxy>>;
+export async function startEdgeStack(args: string[] = [], mode: 'in-process' | 'process' = 'in-process'): Promise<EdgeStack> {
   const upstream = await startTrackedUpstream();
-  const extproc = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
-  const proxy = await startTestProxy({ extproc: extproc.address, args });
-  return {
-    upstream,
-    extproc,
-    proxy,
-    ingress: proxy.address,
-    admin: proxy.admin,
-    async close() {
-      await proxy.stop();
-      await extproc.close();
-      await upstream.close();
-    },
-  };
+  let extproc: ScriptedExtProc | undefined;
+  try {
+    const ep = (extproc = await startScriptedExtProc(() => routeTo(upstream.address, '80')));
+    const proxy = mode === 'process' ? await startTestProxy({ extproc: ep.address, args }) : await startTestProxy({ mode, extproc: ep.address, args });
+    return {
+      upstream,
+      extproc: ep,
+      proxy,
+      ingress: proxy.address,
+      admin: proxy.admin,
+      async close() {
+        await proxy.stop();
+        await ep.close();
+        await upstream.close();
+      },
+    };
+  } catch (err) {
+    await extproc?.close();
+    await upstream.close();
+    throw err;
+  }
 }
 
 export interface EdgeStats {

@@ -9,8 +9,6 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { loadProto, lookup } from '../../lib/proto.js';
 import { boundAddress } from '../../lib/address.js';
-import type { ProxyConfig } from '../config.js';
-import { startProxyProcess, type AssembleStages, type RunningProxy } from '../proxy-process.js';
 import { EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingResponse } from '../stages/ext-proc/messages.js';
 
 export const silentLog = pino({ level: 'silent' });

@@ -1,6 +1,7 @@
 /**
- * The one way tests start a proxy: `actor-edge proxy` as its own process (the default), or the same proxy in the
- * test's own process (`mode: 'in-process'`, for a test that hands it stages of its own). Both take the same flags
+ * The one way tests start a proxy: `actor-edge proxy` as its own process (the default: for a test about processes —
+ * signals, exit codes, `--workers N`), or the same proxy in the test's own process (`mode: 'in-process'`: every other
+ * test, and one that hands it stages of its own; no module loading of its own to pay). Both take the same flags
  * on top of the same defaults — every listener on port 0 on loopback, and otherwise the production defaults:
  * the actor cache is on unless a test says `--actor-cache off`; one exception: a client's `x-request-id` is kept
  * (`--request-id-trusted on`), since tests find their requests' access-log lines by the ids they sent (the
@@ -8,11 +9,11 @@
  * log lines so far (the access log included), and `stop()`.
  */
 import { wiringFlags } from '../../scripts/stack/wiring.js';
-import { pino } from 'pino';
-import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
+import { collectingLogger, startComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { proxyConfigOf } from '../config.js';
 import { startProxyProcess, type AssembleStages, type ProcessOptions, type RunningProxy } from '../proxy-process.js';
 import { assembleStages } from '../stages/assemble.js';
+import { checkProxyFiles } from '../startup-checks.js';
 
 export interface TestProxyOptions {
   /** The ext_proc server (`--extproc HOST:PORT`). */
@@ -84,12 +85,19 @@ export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestP
   };
 }
 
+/**
+ * As `actor-edge proxy --workers 1` starts (`main.ts`): the files checked first, a reload reading the flags (and the
+ * config file) again; as a cluster worker (admin on 127.0.0.1:0, no signal handlers, no ready line), with its log and
+ * its access log (when on, whatever its destination) collected in `logs()`.
+ */
 async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv, overload: ProcessOptions['overload']): Promise<InProcessTestProxy> {
   const config = proxyConfigOf(args, env);
-  const lines: Record<string, unknown>[] = [];
+  if (config.workers > 1) throw new Error(`--workers ${config.workers} is node:cluster, processes: start this proxy with mode 'process'`);
+  checkProxyFiles(config);
+  const { log, lines } = collectingLogger('proxy');
   const collect = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
-  const log = pino({ level: 'info' }, collect);
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log, accessLogSink: collect, ...(overload === undefined ? {} : { overload }) });
+  const rereadConfig = () => proxyConfigOf(args, env);
+  const running = await startProxyProcess(config, assemble, { role: 'worker', log, rereadConfig, accessLogSink: collect, ...(overload === undefined ? {} : { overload }) });
   const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls };
   return {
     ingress: `http://${running.ingress}`,

@@ -1,14 +1,15 @@
 /**
  * End-to-end helpers for the stack tests: a real apiserver-stub (with its workers on a private loopback network)
  * and extproc — in the test's own process by default, or as processes (`mode: 'process'`) for a test about
- * processes (signals, kills, exit codes) — plus small clients for the ingress and the admin APIs.
+ * processes (signals, kills, exit codes) — the whole stack of stub, extproc and proxy in one call (`startStack`),
+ * and small clients for the ingress and the admin APIs.
  */
 import { Agent, request } from 'undici';
 import { startComponent, type InProcessComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
 import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
 import { wiringFlags } from '../../scripts/stack/wiring.js';
-import type { ProxyHandle } from './proxy.js';
+import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
@@ -34,6 +35,8 @@ export interface StubOptions {
   readonly actors?: number;
   readonly capacity?: number;
   readonly coldResumeMs?: number;
+  /** More flags, after the defaults (a later flag wins), e.g. its TLS. */
+  readonly args?: readonly string[];
 }
 
 export interface Stub<C extends InProcessComponent | RunningComponent = InProcessComponent | RunningComponent> {
@@ -61,6 +64,7 @@ export async function startStub(opts: StubOptions = {}): Promise<Stub> {
     '--atespace', ATESPACE,
     '--resolve-latency-ms', '0',
     '--cold-resume-ms', String(opts.coldResumeMs ?? 5),
+    ...(opts.args ?? []),
   ];
   const component = opts.mode === 'process' ? await startComponent('apiserver-stub', args) : await startStubInProcess(args);
   const [a, b, c] = ipBase.split('.');
@@ -95,7 +99,72 @@ export async function startExtproc(stub: Stub, args: string[] = [], listen = '12
 /** The timeouts the stack tests run their proxies with (short, so a dead hop fails a test fast). */
 export const STACK_TIMEOUTS: readonly string[] = ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000'];
 
-/** One keep-alive client per test file; close it in after(). */
+export interface StackOptions {
+  /** The proxy's: `in-process` (default) or `process`. The stub's is `stub.mode`; extproc runs in this process. */
+  readonly mode?: ComponentMode;
+  readonly stub?: StubOptions;
+  /** extproc's flags, after the defaults. */
+  readonly extprocArgs?: readonly string[];
+  /** extproc's gRPC listener (default `127.0.0.1:0`), for a test that starts it again on the same port. */
+  readonly extprocListen?: string;
+  /** extproc's environment (the only one its config reads), e.g. a trace receiver's `OTEL_*`. */
+  readonly extprocEnv?: NodeJS.ProcessEnv;
+  /** The proxy's flags, after `--extproc` and `STACK_TIMEOUTS` (a later flag wins). */
+  readonly proxyArgs?: readonly string[];
+  /** The proxy's environment (in-process, the only one its config reads). */
+  readonly proxyEnv?: NodeJS.ProcessEnv;
+}
+
+/** A stub, an extproc on it and a proxy on that extproc; `stop()` (or `await using`) stops them, the proxies first. */
+export interface Stack<P extends ProxyHandle = InProcessTestProxy> extends AsyncDisposable {
+  readonly stub: Stub;
+  readonly extproc: Extproc;
+  readonly proxy: P;
+  /** Starts another proxy (same mode) on this extproc, `args` after `STACK_TIMEOUTS`; `stop()` stops it too. */
+  addProxy(args?: readonly string[], env?: NodeJS.ProcessEnv): Promise<P>;
+  /** Stops the proxies (together), then extproc, then the stub. Safe to call again. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the stub, extproc on it, and a proxy on that extproc with `STACK_TIMEOUTS` and `proxyArgs`. A start that
+ * fails stops what it had started, then throws.
+ */
+export function startStack(opts: StackOptions & { readonly mode: 'process' }): Promise<Stack<TestProxy>>;
+export function startStack(opts?: StackOptions & { readonly mode?: 'in-process' }): Promise<Stack<InProcessTestProxy>>;
+export async function startStack(opts: StackOptions = {}): Promise<Stack<ProxyHandle>> {
+  // Stopped in reverse order of their layers: the proxies (together), extproc, the stub.
+  const proxies: ProxyHandle[] = [];
+  const below: { stop(): Promise<unknown> }[] = [];
+  const stopAll = async (): Promise<void> => {
+    const errors: unknown[] = [];
+    const failed = (err: unknown): void => void errors.push(err);
+    await Promise.all(proxies.splice(0).map((p) => p.stop().catch(failed)));
+    for (const c of below.splice(0).reverse()) await c.stop().catch(failed);
+    if (errors.length > 0) throw new AggregateError(errors, 'stopping the stack');
+  };
+  const proxyOf = async (extproc: Extproc, args: readonly string[] = [], env?: NodeJS.ProcessEnv): Promise<ProxyHandle> => {
+    const common = { extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...args], ...(env === undefined ? {} : { env }) };
+    const proxy = opts.mode === 'process' ? await startTestProxy(common) : await startTestProxy({ ...common, mode: 'in-process' });
+    proxies.push(proxy);
+    return proxy;
+  };
+  try {
+    const stub: Stub = await startStub(opts.stub);
+    below.push(stub.component);
+    const extproc: Extproc = await startExtproc(stub, [...(opts.extprocArgs ?? [])], opts.extprocListen, opts.extprocEnv);
+    below.push(extproc.component);
+    const proxy = await proxyOf(extproc, opts.proxyArgs, opts.proxyEnv);
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => (stopping ??= stopAll());
+    return { stub, extproc, proxy, addProxy: (args, env) => proxyOf(extproc, args, env), stop, [Symbol.asyncDispose]: stop };
+  } catch (err) {
+    await stopAll().catch(() => undefined); // the start's own error is the one to see
+    throw err;
+  }
+}
+
+/** One keep-alive client per test file; close it first in after() (a drain waits out its idle grace for it). */
 export const client = new Agent({ keepAliveTimeout: 1000, connections: 64 });
 
 export interface Answer {

@@ -5,6 +5,7 @@
  * under the runtime API comes up and takes its share. SNI mode: TLS passes through to the replica the SNI hashes
  * to, which answers a coalesced request for another actor 421; that actor's own connection serves it.
  * (The benchmark's fleet scenario measures the same under load: `npm run bench -- --scenario fleet`.)
+ * Needs processes: the fleet runs replicas as processes behind HAProxy, and a replica is SIGKILLed and restarted.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

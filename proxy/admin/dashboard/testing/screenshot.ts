@@ -6,16 +6,14 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { browserMissing, launchBrowser } from './browser.js';
-import { adminJson, client, send, startExtproc, startStub, STACK_TIMEOUTS } from '../../../testing/stack.js';
-import { startTestProxy } from '../../../testing/proxy.js';
+import { adminJson, client, send, startStack } from '../../../testing/stack.js';
 import { openSocket } from '../../../testing/ws-client.js';
 
 async function main(file: string): Promise<void> {
   const missing = browserMissing();
   if (missing !== undefined) throw new Error(missing);
-  const stub = await startStub({ workers: 6, capacity: 4, actors: 24 });
-  const extproc = await startExtproc(stub);
-  const proxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] });
+  const stack = await startStack({ stub: { workers: 6, capacity: 4, actors: 24 }, proxyArgs: ['--cache-ttl-ms', '600000'] });
+  const { stub, proxy } = stack;
   const browser = await launchBrowser({ viewport: { width: 1280, height: 860 } });
   try {
     const page = await browser.context.newPage();
@@ -42,9 +40,7 @@ async function main(file: string): Promise<void> {
     process.stdout.write(`dashboard screenshot: ${file}\n`);
   } finally {
     await browser.close();
-    await proxy.stop();
-    await extproc.component.stop();
-    await stub.component.stop();
+    await stack.stop();
     await client.close();
   }
 }
