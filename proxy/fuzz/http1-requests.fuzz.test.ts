@@ -55,7 +55,7 @@ test('generated HTTP/1.1 requests: the process lives, each gets a well-formed an
         methods: wires.map((w) => w.method),
         expected,
         halfClose: expected < wires.length,
-        deadlineMs: 15_000,
+        deadlineMs: 10_000,
       }),
       30_000,
       'the client connection',

@@ -277,7 +277,8 @@ export interface H2Case {
 
 type Pair = readonly [string, Text];
 
-export function h2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
+/** Any header block: every part drawn from the whole range. */
+function noisyH2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
   const auth = authorityArb(t);
   const method = methodArb;
   const path = fc.oneof(w(6, pathArb as fc.Arbitrary<Text>), w(2, fc.constantFrom<Text>('', '*', 'garbage', 'http://x/y', '/a b', { repeat: '/p', times: 40_000 })), w(1, targetArb(t)));
@@ -291,18 +292,66 @@ export function h2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
       fc.shuffledSubarray<Pair>([[':method', m], [':scheme', s], [':path', p], [':authority', a], [':protocol', pr], [':method', m2], [':status', '200'], [':foo', 'x']]),
     )),
   );
-  const regular: fc.Arbitrary<Pair> = fc.oneof(
+  return fc.tuple(pseudo, fc.array(noisyH2FieldArb(t), { maxLength: 5 }), fc.nat(6)).map(([p, r, at]) => {
+    // Regular fields go after the pseudo-headers, but sometimes one comes first (a malformed block).
+    if (at !== 0 || r.length === 0) return [...p, ...r];
+    return [r[0] as Pair, ...p, ...r.slice(1)];
+  });
+}
+
+function noisyH2FieldArb(t: FuzzTargets): fc.Arbitrary<Pair> {
+  return fc.oneof(
     w(6, fieldArb(t).map((f): Pair => [f.name.toLowerCase(), f.value])),
     w(2, fieldArb(t).map((f): Pair => [f.name, f.value])),
     w(2, fc.tuple(fc.constantFrom('connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'TE', 'http2-settings'), fc.constantFrom('trailers', 'gzip', 'trailers, deflate', 'TRAILERS', 'chunked', 'keep-alive', 'close', ''))),
     w(1, fc.tuple(fc.constant('cookie'), fc.constantFrom('a=1', 'b=2', ''))),
     w(1, fc.tuple(fc.constant('content-length'), fc.constantFrom('0', '3', '99', 'x', '-1', '1, 2'))),
   );
-  return fc.tuple(pseudo, fc.array(regular, { maxLength: 5 }), fc.nat(6)).map(([p, r, at]) => {
-    // Regular fields go after the pseudo-headers, but sometimes one comes first (a malformed block).
-    if (at !== 0 || r.length === 0) return [...p, ...r];
-    return [r[0] as Pair, ...p, ...r.slice(1)];
+}
+
+/** A block a conforming client sends to an actor (internal headers forged: valid syntax). */
+function cleanH2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
+  const actor = fc.constantFrom(...t.actors);
+  return fc
+    .record({
+      method: fc.constantFrom('GET', 'GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'),
+      scheme: fc.constantFrom('http', 'https'),
+      path: pathArb,
+      authority: fc.oneof(w(4, actor), w(1, actor.map((a) => `${a}:8080`))),
+      fields: fc.array(
+        fc.oneof(
+          cleanFieldArb(t).map((f): Pair => [f.name.toLowerCase(), f.value]).filter(([n]) => n !== 'connection' && n !== 'keep-alive' && n !== 'te'),
+          fc.constantFrom<Pair>(['te', 'trailers'], ['cookie', 'a=1'], ['cookie', 'b=2'], ['content-type', 'text/plain']),
+        ),
+        { maxLength: 4 },
+      ),
+    })
+    .map((r): Pair[] => [[':method', r.method], [':scheme', r.scheme], [':path', r.path], [':authority', r.authority], ...r.fields]);
+}
+
+/** A conforming block with one change drawn from the whole range: one pseudo-header's value, one dropped or repeated, a CONNECT, or one more field. */
+function oneOffH2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
+  return fc.tuple(cleanH2FieldsArb(t), noisyH2FieldsArb(t), noisyH2FieldArb(t), fc.nat(3), fc.constantFrom('value', 'drop', 'repeat', 'connect', 'field')).map(([clean, noisy, extra, i, how]): Pair[] => {
+    const at = i % 4;
+    switch (how) {
+      case 'value': {
+        const replacement = noisy.find(([n]) => n === clean[at]?.[0]);
+        return replacement === undefined ? clean : clean.map((f, j) => (j === at ? replacement : f));
+      }
+      case 'drop':
+        return clean.filter((_, j) => j !== at);
+      case 'repeat':
+        return [...clean.slice(0, 4), clean[at] as Pair, ...clean.slice(4)];
+      case 'connect':
+        return [[':method', 'CONNECT'], ...clean.slice(1).filter(([n]) => n !== ':path' && n !== ':scheme')];
+      case 'field':
+        return [...clean, extra];
+    }
   });
+}
+
+export function h2FieldsArb(t: FuzzTargets): fc.Arbitrary<Pair[]> {
+  return fc.oneof(w(3, cleanH2FieldsArb(t)), w(4, oneOffH2FieldsArb(t)), w(2, noisyH2FieldsArb(t)));
 }
 
 export function h2CaseArb(t: FuzzTargets): fc.Arbitrary<H2Case> {
@@ -312,3 +361,198 @@ export function h2CaseArb(t: FuzzTargets): fc.Arbitrary<H2Case> {
     streams: fc.array(fc.record({ fields: h2FieldsArb(t), body: fc.option(bodyArb, { nil: undefined }) }), { minLength: 1, maxLength: 3 }),
   });
 }
+
+// ---- worker answers ----
+
+export type AnswerFraming = 'length' | 'chunked' | 'close-delimited' | 'short-length' | 'long-length' | 'length-and-chunked' | 'two-lengths' | 'bad-chunk';
+
+export interface WorkerAnswer {
+  /** Interim statuses before the answer (each `HTTP/1.1 1xx`). */
+  readonly interim: readonly number[];
+  readonly version: string;
+  readonly status: number;
+  readonly reason: string;
+  readonly fields: readonly Field[];
+  readonly body: string;
+  readonly framing: AnswerFraming;
+  readonly trailers: readonly Field[];
+  /** Close after this fraction of the answer's bytes (undefined: write it all). */
+  readonly cut: number | undefined;
+  /** Keep the connection open for the next request (only after a whole, well-framed answer). */
+  readonly keepAlive: boolean;
+}
+
+/** A worker's field its own Connection names (so never relayed); they are sent together. */
+export const WORKER_NAMED_HOP: readonly Field[] = [
+  { name: 'Connection', value: 'x-worker-hop' },
+  { name: 'x-worker-hop', value: 'secret' },
+];
+
+/** The headers a worker may send that describe its connection (never relayed). */
+export const WORKER_HOP_FIELDS: readonly Field[] = [
+  { name: 'Keep-Alive', value: 'timeout=5, max=1000' },
+  { name: 'Proxy-Connection', value: 'keep-alive' },
+  { name: 'TE', value: 'trailers' },
+  { name: 'Trailer', value: 'x-worker-trailer' },
+  { name: 'Upgrade', value: 'websocket' },
+  { name: 'HTTP2-Settings', value: 'AAMAAABkAAQAAP__' },
+];
+
+const workerFieldArb: fc.Arbitrary<Field | readonly Field[]> = fc.oneof(
+  w(2, fc.constant(WORKER_NAMED_HOP)),
+  w(4, fc.record({ name: fc.constantFrom('content-type', 'x-app', 'cache-control', 'set-cookie', 'Server'), value: fc.stringMatching(/^[a-z0-9=;/ ]{0,12}$/) as fc.Arbitrary<Text> })),
+  w(3, fc.constantFrom(...WORKER_HOP_FIELDS)),
+  w(2, fc.record({ name: fc.constantFrom('x-ate-assignment-stale', 'X-Ate-Assignment-Stale'), value: fc.constantFrom<Text>('true', 'TRUE', 'false', '') })),
+  w(1, fc.record({ name: fc.constantFrom('connection'), value: fc.constantFrom<Text>('close', 'keep-alive', 'upgrade') })),
+  w(1, fc.record({ name: fc.constantFrom('x-big', 'x-empty', 'bad name', 'x-ctl'), value: fc.constantFrom<Text>({ repeat: 'b', times: 70_000 }, '', 'a\x01b', 'a\rb') })),
+);
+
+const workerStatusArb: fc.Arbitrary<number> = fc.oneof(
+  w(4, fc.integer({ min: 100, max: 599 })),
+  w(3, fc.constantFrom(101, 421, 421, 200, 204, 304, 500, 503, 100, 103)),
+  w(1, fc.constantFrom(0, 99, 600, 999)),
+);
+
+export const workerAnswerArb: fc.Arbitrary<WorkerAnswer> = fc.record({
+  interim: fc.oneof(w(6, fc.constant([])), w(1, fc.array(fc.constantFrom(100, 102, 103), { minLength: 1, maxLength: 2 }))),
+  version: fc.oneof(w(12, fc.constant('HTTP/1.1')), w(1, fc.constantFrom('HTTP/1.0', 'HTTP/2', 'HTTP/1.2', 'ICY', 'http/1.1', 'HTTP/1.1 '))),
+  status: workerStatusArb,
+  reason: fc.oneof(w(6, fc.constantFrom('OK', 'Misdirected Request', 'x')), w(1, fc.constantFrom('', 'a\x01b', 'caf\u00e9'))),
+  fields: fc.array(workerFieldArb, { maxLength: 4 }).map((fs) => fs.flatMap((f): Field[] => ('name' in f ? [f as Field] : [...(f as readonly Field[])]))),
+  body: fc.string({ unit: fc.constantFrom(...'abcdef0123\r\n'), maxLength: 60 }),
+  framing: fc.oneof(
+    w(6, fc.constantFrom<AnswerFraming>('length', 'chunked')),
+    w(1, fc.constantFrom<AnswerFraming>('close-delimited', 'short-length', 'long-length', 'length-and-chunked', 'two-lengths', 'bad-chunk')),
+  ),
+  trailers: fc.array(fc.oneof(fc.constantFrom(...WORKER_HOP_FIELDS), fc.record({ name: fc.constantFrom('x-worker-trailer', 'x-ate-assignment-stale', 'content-length', 'grpc-status'), value: fc.constantFrom<Text>('1', 'true') })), { maxLength: 2 }),
+  cut: fc.oneof(w(4, fc.constant(undefined)), w(1, fc.double({ min: 0, max: 1, noNaN: true }))),
+  keepAlive: fc.boolean(),
+});
+
+export interface ClientRequest {
+  readonly protocol: 'h1' | 'h2';
+  readonly method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+  readonly body: string;
+  /** HTTP/1.1 only: a WebSocket handshake (Connection: upgrade, Upgrade: websocket). */
+  readonly upgrade: boolean;
+}
+
+export const clientRequestArb: fc.Arbitrary<ClientRequest> = fc
+  .record({
+    protocol: fc.constantFrom<ClientRequest['protocol']>('h1', 'h2'),
+    method: fc.constantFrom<ClientRequest['method']>('GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE'),
+    body: fc.string({ unit: fc.constantFrom(...'xyz012'), maxLength: 30 }),
+    upgrade: fc.oneof(w(5, fc.constant(false)), w(1, fc.constant(true))),
+  })
+  .map((r) => ({ ...r, body: r.method === 'POST' || r.method === 'PUT' ? r.body : '', upgrade: r.upgrade && r.protocol === 'h1' && r.method === 'GET' }));
+
+export interface WorkerCase {
+  readonly request: ClientRequest;
+  /** The worker's answers to the requests it receives in this case, in order (then 200s). */
+  readonly answers: readonly WorkerAnswer[];
+}
+
+export const workerCaseArb: fc.Arbitrary<WorkerCase> = fc.record({
+  request: clientRequestArb,
+  answers: fc.array(workerAnswerArb, { minLength: 1, maxLength: 3 }),
+});
+
+// ---- ext_proc answers ----
+
+/** Where an ext_proc answer routes a request: the worker, another form of its address, or something unusable. */
+export type RouteChoice = 'worker' | 'worker-localhost' | 'worker-v6' | 'refused' | 'garbage' | 'none';
+
+export interface ExtProcHeader {
+  readonly key: string;
+  readonly raw?: Text;
+  readonly value?: string;
+  readonly append?: boolean;
+}
+
+export interface ExtProcMutation {
+  readonly set: readonly ExtProcHeader[];
+  readonly remove: readonly string[];
+}
+
+/** One generated ext_proc answer, before it becomes a `ProcessingResponse` (`extproc-wire.ts`). */
+export type ExtProcAnswer =
+  /** `match`: an answer to whichever message it gets; the others answer one phase, whatever was asked. */
+  | { readonly kind: 'match' | 'headers' | 'body' | 'response-headers'; readonly status: string; readonly mutation: ExtProcMutation | undefined; readonly bodyMutation: 'none' | 'replace' | 'clear'; readonly route: RouteChoice; readonly metadataShape: 'string' | 'number' | 'other-namespace'; readonly modeOverride: boolean; readonly timeoutOverride: boolean }
+  | { readonly kind: 'immediate'; readonly code: string | number | undefined; readonly mutation: ExtProcMutation | undefined; readonly body: string; readonly grpcStatus: number | undefined }
+  | { readonly kind: 'streamed-immediate'; readonly code: string; readonly body: string }
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'ignore' | 'end-ok' | 'fail' };
+
+/** The value every internal header an ext_proc answer sets carries (allowed to reach the worker). */
+export const FROM_EXTPROC = 'set-by-extproc';
+
+/** Any header mutation entry: names and values from the whole range, `value` and `raw_value` in any combination. */
+const oddExtProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.record(
+  {
+    key: fc.oneof(
+      w(3, fc.constantFrom(':path', ':method', ':authority', 'host', ':scheme', ':status', ':foo')),
+      w(2, fc.constantFrom('connection', 'transfer-encoding', 'content-length', 'x-envoy-original-dst-host', 'te', 'upgrade')),
+      w(1, fc.constantFrom('', 'bad name', 'x\u0000', '\u00e4', 'x:y')),
+    ),
+    raw: fc.oneof(
+      w(5, fc.constantFrom<Text>(FROM_EXTPROC, '', '/new-path?x=1', 'http://elsewhere/', 'GET', 'PATCH', '201', '999', 'close', '5')),
+      w(1, fc.constantFrom<Text>('a\r\nx-injected: 1', 'a\u0000b', 'caf\u00e9', { repeat: 'h', times: 70_000 })),
+    ),
+    value: fc.constantFrom('value-only', ''),
+    append: fc.boolean(),
+  },
+  { requiredKeys: ['key'] },
+);
+
+/** A mutation entry a processor means: a valid name (internal ones included) and value in `raw_value`. */
+const cleanExtProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.oneof(
+  w(4, fc.record({ key: fc.constantFrom('x-from-extproc', 'X-Upper', 'x-ate-target-port', 'x-ate-original-dst', 'ate-target-actor', 'cookie'), raw: fc.constantFrom<Text>(FROM_EXTPROC, '5'), append: fc.boolean() })),
+  w(1, fc.record({ key: fc.constant(':path'), raw: fc.constantFrom<Text>('/new-path?x=1', '/') })),
+);
+
+const extProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.oneof(w(4, cleanExtProcHeaderArb), w(1, oddExtProcHeaderArb));
+
+const mutationArb: fc.Arbitrary<ExtProcMutation> = fc.record({
+  set: fc.array(extProcHeaderArb, { maxLength: 2 }),
+  remove: fc.array(fc.oneof(w(4, fc.constantFrom('x-remove-me', 'x-ate-target-port', 'cookie')), w(1, fc.constantFrom('host', ':path', 'content-length', 'connection', '', 'bad name', ':authority'))), { maxLength: 2 }),
+});
+
+export const extProcAnswerArb: fc.Arbitrary<ExtProcAnswer> = fc.oneof(
+  w(
+    8,
+    fc.record({
+      kind: fc.oneof(w(6, fc.constant('match' as const)), w(1, fc.constantFrom('headers' as const, 'body' as const, 'response-headers' as const))),
+      status: fc.constantFrom('CONTINUE', 'CONTINUE', 'CONTINUE_AND_REPLACE'),
+      mutation: fc.option(mutationArb, { nil: undefined }),
+      bodyMutation: fc.constantFrom('none', 'none', 'replace', 'clear'),
+      route: fc.constantFrom<RouteChoice>('worker', 'worker', 'worker', 'worker-localhost', 'worker-v6', 'refused', 'garbage', 'none'),
+      metadataShape: fc.constantFrom('string', 'string', 'string', 'number', 'other-namespace'),
+      modeOverride: fc.boolean(),
+      timeoutOverride: fc.oneof(w(5, fc.constant(false)), w(1, fc.constant(true))),
+    }),
+  ),
+  w(
+    3,
+    fc.record({
+      kind: fc.constant('immediate' as const),
+      code: fc.constantFrom<string | number | undefined>(200, 302, 403, 404, 418, 503, 599, 0, 99, 100, 600, 1000, 'NotFound', 'OK', 'Empty', undefined),
+      mutation: fc.option(mutationArb, { nil: undefined }),
+      body: fc.constantFrom('', 'denied', 'x'.repeat(100)),
+      grpcStatus: fc.option(fc.constantFrom(0, 7, 14, 99), { nil: undefined }),
+    }),
+  ),
+  w(1, fc.record({ kind: fc.constant('streamed-immediate' as const), code: fc.constantFrom('200', '503', '999', ''), body: fc.constantFrom('', 'streamed') })),
+  w(1, fc.constant({ kind: 'empty' } as const)),
+  w(1, fc.constantFrom({ kind: 'ignore' } as const, { kind: 'end-ok' } as const, { kind: 'fail' } as const)),
+);
+
+export interface ExtProcCase {
+  readonly request: ClientRequest;
+  /** The answers to the messages ext_proc receives in this case, in order (then routes to the worker). */
+  readonly answers: readonly ExtProcAnswer[];
+}
+
+export const extProcCaseArb: fc.Arbitrary<ExtProcCase> = fc.record({
+  request: clientRequestArb,
+  answers: fc.array(extProcAnswerArb, { minLength: 1, maxLength: 3 }),
+});

@@ -1,7 +1,7 @@
 /**
  * What an HTTP/1.1 client must see for the requests it sent on one connection: the connection was made, the wait
  * ended with the answers or a close (never stuck), what arrived reads as well-formed answers (no more than the
- * requests), a request a conforming client could send was answered (not only closed on), and no answer carries the
+ * requests), requests a conforming client could send were answered (not only closed on), and no answer carries the
  * worker-only `x-ate-assignment-stale`.
  */
 import type { Http1Outcome } from './http1-client.js';
@@ -20,7 +20,11 @@ export function http1Problems(out: Http1Outcome, sent: readonly SentRequest[]): 
   if (sent[0]?.prefaceLike === true) return problems;
   const { reading } = out;
   if (reading.problem !== undefined) problems.push(`malformed answer: ${reading.problem}`);
-  if (sent[0]?.wellFormed === true && reading.answers.length === 0) problems.push(`the well-formed request ${sent[0].id} got no answer (${out.closed ? 'closed' : 'open'}, ${out.bytes.length} byte(s))`);
+  // Only when every request on the connection is well-formed: a malformed one behind it may end the connection
+  // before the first is answered (node's parser fails the whole connection).
+  if (sent.length > 0 && sent.every((r) => r.wellFormed) && reading.answers.length === 0) {
+    problems.push(`the well-formed request ${sent[0]?.id} got no answer (${out.closed ? 'closed' : 'open'}, ${out.bytes.length} byte(s))`);
+  }
   for (const a of reading.answers) {
     if (a.headers.some(([n]) => n === 'x-ate-assignment-stale') || a.trailers.some(([n]) => n === 'x-ate-assignment-stale')) problems.push(`answer ${a.status} carries x-ate-assignment-stale`);
   }

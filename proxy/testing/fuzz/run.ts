@@ -42,7 +42,7 @@ export function replayLines(file: string, details: fc.RunDetails<unknown>): stri
 }
 
 /** How long shrinking may go on after the first failure (each shrink step runs a real case): `FUZZ_SHRINK_MS`. */
-const SHRINK_MS = 60_000;
+const SHRINK_MS = 30_000;
 
 /**
  * Checks `predicate` on cases from `arb` with the run's settings; on a failure prints the replay lines and throws
