@@ -11,7 +11,7 @@
  */
 import { after, before, test } from 'node:test';
 import { extProcCaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, inFlight } from '../testing/fuzz/case-checks.js';
+import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { extProcWire, type ExtProcWire } from '../testing/fuzz/extproc-wire.js';
@@ -41,7 +41,7 @@ before(async () => {
     '--extproc-processing-mode', 'request_body_mode=BUFFERED',
     '--extproc-allow-mode-override',
     '--extproc-max-message-timeout-ms', '2000',
-    '--extproc-message-timeout-ms', '1500',
+    '--extproc-message-timeout-ms', '1000',
   ]);
 });
 
@@ -60,7 +60,7 @@ test('generated ext_proc answers: the process lives, the client gets one well-fo
   let caseNo = 0;
   const settings = await checkProperty(FILE, extProcCaseArb, async (c) => {
     const id = `fz-${caseNo++}`;
-    const before = await inFlight(stack.proxy);
+    const before = await caseStats(stack.proxy);
     stack.worker.reset();
     stack.worker.take();
     const worker = stack.worker.address;

@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import { h2CaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, inFlight } from '../testing/fuzz/case-checks.js';
+import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { FaultRecorder } from '../testing/fuzz/faults.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
@@ -18,7 +18,7 @@ import { startRealStack, type RealStack } from '../testing/fuzz/real-stack.js';
 import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
 
 const FILE = compiledPath(import.meta.url);
-const RUNS = 40;
+const RUNS = 60;
 
 let stack: RealStack;
 let faults: FaultRecorder;
@@ -41,7 +41,7 @@ test('generated HTTP/2 header blocks: the process lives, each stream is answered
   let caseNo = 0;
   const settings = await checkProperty(FILE, h2CaseArb({ actors: stack.actors, decoy: stack.decoy.address }), async (c) => {
     const n = caseNo++;
-    const before = await inFlight(stack.proxy);
+    const before = await caseStats(stack.proxy);
     stack.requests.take();
     const streams = c.streams.map((s, i) => ({ ...s, id: `fz-${n}-${i}` }));
     const outcomes = await withDeadline(sendH2({ address: c.tls ? stack.tls : stack.plain, tls: c.tls, via: c.via, streams, deadlineMs: 10_000 }), 30_000, 'the client connection');

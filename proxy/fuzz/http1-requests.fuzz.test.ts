@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import { http1CaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, inFlight } from '../testing/fuzz/case-checks.js';
+import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
 import { FaultRecorder } from '../testing/fuzz/faults.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
 import { http1Problems } from '../testing/fuzz/http1-checks.js';
@@ -18,7 +18,7 @@ import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 
 const FILE = compiledPath(import.meta.url);
-const RUNS = 40;
+const RUNS = 60;
 
 let stack: RealStack;
 let faults: FaultRecorder;
@@ -42,7 +42,7 @@ test('generated HTTP/1.1 requests: the process lives, each gets a well-formed an
   let caseNo = 0;
   const settings = await checkProperty(FILE, http1CaseArb({ actors: stack.actors, decoy: stack.decoy.address }), async (c) => {
     const n = caseNo++;
-    const before = await inFlight(stack.proxy);
+    const before = await caseStats(stack.proxy);
     stack.requests.take();
     const wires = c.requests.map((r, i) => http1Wire(r, `fz-${n}-${i}`, c.tls));
     const leading = wires.findIndex((w) => w.completeness !== 'complete');

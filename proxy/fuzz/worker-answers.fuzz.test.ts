@@ -11,7 +11,7 @@
  */
 import { after, before, test } from 'node:test';
 import { WORKER_HOP_FIELDS, workerCaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, inFlight } from '../testing/fuzz/case-checks.js';
+import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { FaultRecorder } from '../testing/fuzz/faults.js';
@@ -22,7 +22,7 @@ import { workerWire } from '../testing/fuzz/worker-wire.js';
 import { actorHost } from '../../lib/testing/actors.js';
 
 const FILE = compiledPath(import.meta.url);
-const RUNS = 60;
+const RUNS = 80;
 const AUTHORITY = actorHost('scripted-worker');
 
 /**
@@ -53,7 +53,7 @@ test('generated worker answers: the process lives, the client gets one well-form
   let caseNo = 0;
   const settings = await checkProperty(FILE, workerCaseArb, async (c) => {
     const id = `fz-${caseNo++}`;
-    const before = await inFlight(stack.proxy);
+    const before = await caseStats(stack.proxy);
     stack.worker.reset();
     stack.worker.take();
     const wires = c.answers.map((a) => workerWire(a, c.request.method));

@@ -413,7 +413,7 @@ const workerStatusArb: fc.Arbitrary<number> = fc.oneof(
   w(1, fc.constantFrom(0, 99, 600, 999)),
 );
 
-export const workerAnswerArb: fc.Arbitrary<WorkerAnswer> = fc.record({
+const anyWorkerAnswerArb: fc.Arbitrary<WorkerAnswer> = fc.record({
   interim: fc.oneof(w(6, fc.constant([])), w(1, fc.array(fc.constantFrom(100, 102, 103), { minLength: 1, maxLength: 2 }))),
   version: fc.oneof(w(12, fc.constant('HTTP/1.1')), w(1, fc.constantFrom('HTTP/1.0', 'HTTP/2', 'HTTP/1.2', 'ICY', 'http/1.1', 'HTTP/1.1 '))),
   status: workerStatusArb,
@@ -428,6 +428,17 @@ export const workerAnswerArb: fc.Arbitrary<WorkerAnswer> = fc.record({
   cut: fc.oneof(w(4, fc.constant(undefined)), w(1, fc.double({ min: 0, max: 1, noNaN: true }))),
   keepAlive: fc.boolean(),
 });
+
+/** The worker's "this actor is not here": 421 with the stale signal (any case), sometimes among other fields. */
+const staleAnswerArb: fc.Arbitrary<WorkerAnswer> = fc
+  .tuple(anyWorkerAnswerArb, fc.constantFrom<Text>('true', 'TRUE', 'True'), fc.boolean())
+  .map(([a, value, bare]) => ({ ...a, status: 421, version: 'HTTP/1.1', reason: 'Misdirected Request', interim: [], fields: [{ name: 'x-ate-assignment-stale', value }, ...(bare ? [] : a.fields)] }));
+
+export const workerAnswerArb: fc.Arbitrary<WorkerAnswer> = fc.oneof(
+  w(6, anyWorkerAnswerArb),
+  w(2, staleAnswerArb),
+  w(1, anyWorkerAnswerArb.map((a) => ({ ...a, status: 421, fields: a.fields.filter((f) => f.name.toLowerCase() !== 'x-ate-assignment-stale') }))),
+);
 
 export interface ClientRequest {
   readonly protocol: 'h1' | 'h2';
@@ -508,6 +519,8 @@ const oddExtProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.record(
 const cleanExtProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.oneof(
   w(4, fc.record({ key: fc.constantFrom('x-from-extproc', 'X-Upper', 'x-ate-target-port', 'x-ate-original-dst', 'ate-target-actor', 'cookie'), raw: fc.constantFrom<Text>(FROM_EXTPROC, '5'), append: fc.boolean() })),
   w(1, fc.record({ key: fc.constant(':path'), raw: fc.constantFrom<Text>('/new-path?x=1', '/') })),
+  // The routing headers a processor may never change (refused, so the request goes on unchanged).
+  w(1, fc.record({ key: fc.constantFrom('host', 'Host', ':authority'), raw: fc.constantFrom<Text>('elsewhere.example', FROM_EXTPROC) })),
 );
 
 const extProcHeaderArb: fc.Arbitrary<ExtProcHeader> = fc.oneof(w(4, cleanExtProcHeaderArb), w(1, oddExtProcHeaderArb));

@@ -78,9 +78,9 @@ export function workerWire(a: WorkerAnswer, method: string): WorkerWire {
     a.trailers.every((t) => t.name === 'x-worker-trailer' || t.name === 'grpc-status') &&
     wellFramed &&
     cutAt === undefined &&
-    // A 204 or 304 only with an empty body and no Transfer-Encoding (undici, the proxy's upstream client, refuses a
-    // 304 whose Content-Length is not 0).
-    ((a.status !== 204 && a.status !== 304) || (a.framing === 'length' && a.body === ''));
+    // A 204, 205 or 304 only with an empty body and no Transfer-Encoding: none may carry content (RFC 9110 §15.3.5,
+    // §15.3.6, §15.4.5), and undici, the proxy's upstream client, refuses a 304 whose Content-Length is not 0.
+    ((a.status !== 204 && a.status !== 205 && a.status !== 304) || (a.framing === 'length' && a.body === ''));
   const stale =
     a.status === 421 &&
     a.version === 'HTTP/1.1' &&
