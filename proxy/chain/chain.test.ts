@@ -137,6 +137,17 @@ test('a client that leaves during the backoff ends the request as cancelled, wit
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 3)], [1, 0]);
 });
 
+test('a worker status outside 100-599 is not relayed: 502, for HTTP/1.1 clients as HTTP/2 already refused it (fuzz seed 4141)', async () => {
+  for (const status of [600, 999]) {
+    const chain = new Chain([resolver(['10.0.0.1:1'])], scriptedRouter([{ kind: 'response', status, headers: {} }]), new Counters(), { maxReruns: 1 });
+    const ctx = request();
+    await runChain(chain, ctx);
+    assert.equal(ctx.exchange.sentStatus, 502, String(status));
+    assert.equal(ctx.error, ERRORS.UPSTREAM_RESPONSE_INVALID);
+    assert.match(ctx.details ?? '', new RegExp(`status ${status} is not from 100 to 599`));
+  }
+});
+
 test('a POST reset after it was written is not re-run: 502, counted as a reset of a request that cannot be replayed', async () => {
   const router = scriptedRouter([{ kind: 'reset', requestWritten: true, code: 'UND_ERR_SOCKET' }, OK]);
   const counters = new Counters();

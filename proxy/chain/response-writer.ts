@@ -5,8 +5,8 @@
  * a tunnel (`tunnel`: the worker's 101 answered in the client's protocol and both sides relayed).
  *
  * Nothing the upstream sends can stop the process from here: a head or trailers the client's protocol refuses
- * (an HTTP/2 client and a connection-specific field, say) fail that one response — the head becomes a 502, a
- * trailer failure is logged and the response ends without them.
+ * (an HTTP/2 client and a connection-specific field, say), or a status outside 100–599, fail that one response —
+ * the head becomes a 502, a trailer failure is logged and the response ends without them.
  */
 import type { ProxyRequest } from '../request/context.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
@@ -52,6 +52,8 @@ export class ResponseWriter {
     const exchange = ctx.exchange;
     setRequestId(headers, ctx.requestId);
     try {
+      // RFC 9110 §15: a status is 100–599. node's HTTP/2 refuses any other; its HTTP/1.1 would send it on.
+      if (status < 100 || status > 599) throw new RangeError(`status ${status} is not from 100 to 599`);
       exchange.startResponse(status, headers);
     } catch (err) {
       // A head the client's protocol refuses: that response fails, the process and every other request go on.

@@ -56,7 +56,8 @@ export function grpcReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
 /** The status, header list and body a reply is written with (a streamed body's head has no content-length). */
 export function localReplyHead(reply: MultiValueLocalReply): LocalReplyHead {
   let status = reply.status | 0;
-  if (status < 200 || status > 999) status = status >= 100 && status < 200 ? 200 : 500;
+  // 1xx is no final answer (200, as Envoy); past 599 is no status at all (RFC 9110 §15), which only HTTP/2 refused.
+  if (status < 200 || status > 599) status = status >= 100 && status < 200 ? 200 : 500;
   const raw = reply.body;
   const streamed = isStreamedBody(raw);
   const body = raw === undefined || streamed ? undefined : typeof raw === 'string' ? Buffer.from(raw) : Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);

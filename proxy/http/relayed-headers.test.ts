@@ -37,3 +37,8 @@ test('Connection lists are trimmed; every header it names goes, even repeated; i
   assert.deepEqual(relayHeaders(raw('Connection', 'content-length, x-a', 'Content-Length', '3', 'X-A', '1')), ['Content-Length', '3']);
   assert.deepEqual(relayHeaders(raw('Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-B', '3')), ['X-B', '3']);
 });
+
+test('repeated Connection fields are one list: the headers each one names go (fuzz seed 2: Connection: x-hop, then Connection: close)', () => {
+  assert.deepEqual(relayHeaders(raw('Connection', 'x-worker-hop', 'X-Worker-Hop', 'secret', 'connection', 'close', 'Content-Length', '0')), ['Content-Length', '0']);
+  assert.deepEqual(relayHeaders(raw('Connection', 'close', 'X-A', '1', 'Connection', 'x-a', 'X-B', '2')), ['X-B', '2']);
+});

@@ -24,7 +24,11 @@ export function relayHeaders(raw: readonly Buffer[]): string[] {
     if (DROP_LENGTHS.has(name.length)) {
       const lower = name.toLowerCase();
       if (RESPONSE_DROP.has(lower)) {
-        if (lower === 'connection') connection = (raw[i + 1] as Buffer).toString('latin1');
+        if (lower === 'connection') {
+          // Repeated Connection fields are one list (RFC 9110 §5.3): every one's names go.
+          const value = (raw[i + 1] as Buffer).toString('latin1');
+          connection = connection === undefined ? value : `${connection},${value}`;
+        }
         continue;
       }
     }

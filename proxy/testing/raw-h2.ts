@@ -1,12 +1,18 @@
 /**
  * A raw HTTP/2 client for malformed-input tests: it writes frames exactly as asked (header blocks as HPACK
- * literals without indexing, so any name or value can be sent, pseudo-headers included) and records every frame
- * the server sends.
+ * literals without indexing, so any name or value can be sent, pseudo-headers included; a block larger than the
+ * default frame size goes on in CONTINUATION frames) and records every frame the server sends. Over plain TCP
+ * (h2c with prior knowledge) or TLS (ALPN h2), with the client's SETTINGS as asked.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import { HTTP2_PREFACE } from '../../lib/preface-sniff.js';
 
-export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7 } as const;
+export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, CONTINUATION: 9 } as const;
+/** SETTINGS identifiers (RFC 9113 §6.5.2). */
+export const SETTING = { HEADER_TABLE_SIZE: 1, ENABLE_PUSH: 2, MAX_CONCURRENT_STREAMS: 3, INITIAL_WINDOW_SIZE: 4, MAX_FRAME_SIZE: 5 } as const;
+/** The largest frame payload a peer accepts before it raises SETTINGS_MAX_FRAME_SIZE. */
+const DEFAULT_MAX_FRAME = 16_384;
 export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
 export const H2_ERROR = { NO_ERROR: 0, PROTOCOL_ERROR: 1, REFUSED_STREAM: 7, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
 
@@ -62,15 +68,25 @@ export class RawH2 {
     });
   }
 
-  /** Connects, sends the preface and an empty SETTINGS, and acknowledges the server's SETTINGS. */
-  static connect(address: string): Promise<RawH2> {
+  /**
+   * Connects (`tls`: over TLS with ALPN h2, any certificate accepted), sends the preface and a SETTINGS frame
+   * (`settings`: its identifier/value pairs, none by default), and acknowledges the server's SETTINGS.
+   */
+  static connect(address: string, opts: { readonly tls?: boolean; readonly settings?: readonly (readonly [number, number])[] } = {}): Promise<RawH2> {
     const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+    const settings = Buffer.alloc(6 * (opts.settings?.length ?? 0));
+    (opts.settings ?? []).forEach(([id, value], i) => {
+      settings.writeUInt16BE(id, 6 * i);
+      settings.writeUInt32BE(value, 6 * i + 2);
+    });
     return new Promise((resolve, reject) => {
-      const socket = net.connect(port, host, () => {
+      const start = (): void => {
+        socket.off('error', reject);
         const c = new RawH2(socket);
-        socket.write(Buffer.concat([HTTP2_PREFACE, frameBytes(FRAME.SETTINGS, 0, 0, Buffer.alloc(0))]));
+        socket.write(Buffer.concat([HTTP2_PREFACE, frameBytes(FRAME.SETTINGS, 0, 0, settings)]));
         resolve(c);
-      });
+      };
+      const socket: net.Socket = opts.tls === true ? tls.connect({ host, port, ALPNProtocols: ['h2'], rejectUnauthorized: false }, start) : net.connect(port, host, start);
       socket.once('error', reject);
     });
   }
@@ -80,7 +96,16 @@ export class RawH2 {
   }
 
   headers(stream: number, fields: readonly (readonly [string, string])[], endStream = true): void {
-    this.send(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0), stream, headerBlock(fields));
+    const block = headerBlock(fields);
+    const end = endStream ? FLAG.END_STREAM : 0;
+    if (block.length <= DEFAULT_MAX_FRAME) {
+      this.send(FRAME.HEADERS, FLAG.END_HEADERS | end, stream, block);
+      return;
+    }
+    for (let at = 0; at < block.length; at += DEFAULT_MAX_FRAME) {
+      const last = at + DEFAULT_MAX_FRAME >= block.length ? FLAG.END_HEADERS : 0;
+      this.send(at === 0 ? FRAME.HEADERS : FRAME.CONTINUATION, at === 0 ? end | last : last, stream, block.subarray(at, at + DEFAULT_MAX_FRAME));
+    }
   }
 
   reset(stream: number, code: number = H2_ERROR.CANCEL): void {

@@ -226,6 +226,27 @@ test('processing_mode response_header_mode=SEND: the upstream response headers g
   await waitFor(async () => (await stats(sendMode)).extproc.active === 0 && ep.active === 0, 10_000, 'the stream to close');
 });
 
+test('a response head mutation that changes content-length → 500 (the upstream body is relayed as it is); the same value or a removal pass (fuzz seed 3)', async () => {
+  const answering = (set: { key: string; raw: string }[], remove: string[] = []) => (m: { kind: string }): ProcessingResponse =>
+    m.kind === 'response_headers'
+      ? ({ response_headers: { response: { status: 'CONTINUE', header_mutation: { set_headers: set.map((h) => ({ header: { key: h.key, raw_value: Buffer.from(h.raw) } })), remove_headers: remove } } } } as ProcessingResponse)
+      : routeTo(up.address);
+  for (const raw of ['', '999', '0']) {
+    const r = await withScript(answering([{ key: 'content-length', raw }]), () => send(sendMode));
+    assert.equal(r.status, 500, `content-length ${JSON.stringify(raw)}`);
+  }
+  const plain = await withScript(answering([]), () => send(sendMode));
+  assert.equal(plain.status, 200);
+  const length = String(plain.headers['content-length']);
+  const same = await withScript(answering([{ key: 'Content-Length', raw: length }]), () => send(sendMode));
+  assert.equal(same.status, 200);
+  assert.equal(same.text.length, Number(length));
+  const removed = await withScript(answering([], ['content-length']), () => send(sendMode));
+  assert.equal(removed.status, 200);
+  assert.equal(removed.headers['content-length'], undefined);
+  assert.ok(JSON.parse(removed.text).headers, 'the body is relayed whole');
+});
+
 test('a request that already has a route (a cache hit) opens no stream at all', async () => {
   const streamsBefore = ep.streams;
   const r = await send(routed);

@@ -331,8 +331,23 @@ async function responsePhase(ctx: ProxyRequest, conv: Conversation, plan: Reques
   const mutation = applyMutation(target, answer.common.header_mutation, conv.settings.mutationRules);
   conv.noteMutation(mutation);
   if (mutation.error !== undefined) return errorReply(ERRORS.EXTPROC_PROTOCOL, mutation.error);
+  const framing = contentLengthChange(headers, target.headers);
+  if (framing !== undefined) return errorReply(ERRORS.EXTPROC_PROTOCOL, framing);
   response.replaceHead(target.status, target.headers);
   return undefined;
+}
+
+/**
+ * The upstream's body is relayed as it comes, so the head must keep declaring its length: a content-length the
+ * processor set or added that differs from the upstream's is an error (Envoy: a content-length mismatch → 500), as a
+ * mutated request body's is (`applyBodyMutation`). Removing it is allowed (the body is then framed otherwise).
+ */
+function contentLengthChange(before: readonly string[], after: readonly string[]): string | undefined {
+  const lengths = (l: readonly string[]): string[] => l.filter((_, i) => i % 2 === 1 && (l[i - 1] as string).toLowerCase() === 'content-length');
+  const was = lengths(before);
+  const now = lengths(after);
+  if (now.length === 0 || now.join(',') === was.join(',')) return undefined;
+  return `content-length ${JSON.stringify(now.join(', '))} does not match the upstream body (${was.length === 0 ? 'no content-length' : `content-length ${was.join(', ')}`})`;
 }
 
 /** An immediate response as a local reply (its header mutation errors → 500). */

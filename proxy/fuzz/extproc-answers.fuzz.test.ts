@@ -1,0 +1,101 @@
+/**
+ * Property-based: generated ext_proc answers — any `ProcessingResponse` kind for any phase (request headers, request
+ * body, response headers, immediate and streamed immediate responses, empty ones), header mutations with invalid
+ * names and values and pseudo-headers, body mutations, routes that are the worker, other spellings of it, refused or
+ * garbage, mode and timeout overrides, a processor that ignores a message, ends the stream or fails it — from a
+ * scripted ext_proc server, for ordinary HTTP/1.1 and HTTP/2 client requests through the proxy in this process
+ * (no actor cache, so every request asks ext_proc; response headers and buffered request bodies sent to it). The
+ * process lives on; every client request gets one well-formed answer or a reset/close; a request goes only where
+ * ext_proc routed it (never to the decoy the client named), keeps the client's authority, carries no internal header
+ * ext_proc did not set; an immediate response reaches no worker; no request stays in flight.
+ */
+import { after, before, test } from 'node:test';
+import { extProcCaseArb } from '../testing/fuzz/arbitraries.js';
+import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
+import { sendClientRequest } from '../testing/fuzz/client-request.js';
+import { compiledPath } from '../testing/fuzz/compiled-path.js';
+import { extProcWire, type ExtProcWire } from '../testing/fuzz/extproc-wire.js';
+import { FaultRecorder } from '../testing/fuzz/faults.js';
+import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
+import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
+import { startScriptedStack, type ScriptedStack } from '../testing/fuzz/scripted-stack.js';
+import { routeTo } from '../testing/helpers.js';
+import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
+import { actorHost } from '../../lib/testing/actors.js';
+
+const FILE = compiledPath(import.meta.url);
+const RUNS = 50;
+const AUTHORITY = actorHost('scripted-extproc');
+
+let stack: ScriptedStack;
+let faults: FaultRecorder;
+const errors = new Map<string, number>();
+const seen = new Map<string, number>();
+const count = (key: string): void => void seen.set(key, (seen.get(key) ?? 0) + 1);
+
+before(async () => {
+  faults = new FaultRecorder();
+  stack = await startScriptedStack([
+    '--actor-cache', 'off',
+    '--extproc-processing-mode', 'response_header_mode=SEND',
+    '--extproc-processing-mode', 'request_body_mode=BUFFERED',
+    '--extproc-allow-mode-override',
+    '--extproc-max-message-timeout-ms', '2000',
+    '--extproc-message-timeout-ms', '1000',
+  ]);
+});
+
+after(async () => {
+  await stack?.close();
+  faults?.stop();
+});
+
+/** What ext_proc answers once the generated answers are used up: the route to the worker, or CONTINUE. */
+function defaultAnswer(kind: string, worker: string): ProcessingResponse {
+  if (kind === 'request_headers') return routeTo(worker);
+  return { [kind]: { response: { status: 'CONTINUE' } } } as ProcessingResponse;
+}
+
+test('generated ext_proc answers: the process lives, the client gets one well-formed answer or a close, requests go only where ext_proc said', async (t) => {
+  let caseNo = 0;
+  const settings = await checkProperty(FILE, extProcCaseArb, async (c) => {
+    const id = `fz-${caseNo++}`;
+    const before = await caseStats(stack.proxy);
+    stack.worker.reset();
+    stack.worker.take();
+    const worker = stack.worker.address;
+    const wires: ExtProcWire[] = [];
+    let defaulted = false;
+    stack.extproc.script = (msg, call) => {
+      const a = c.answers[wires.length];
+      const wire = a === undefined ? undefined : extProcWire(a, worker, msg.kind);
+      if (wire !== undefined) wires.push(wire);
+      if (wire === undefined) {
+        defaulted = true;
+        return defaultAnswer(msg.kind, worker);
+      }
+      if (typeof wire.messages === 'string') return wire.messages;
+      for (const m of wire.messages.slice(0, -1)) call.write(m);
+      return wire.messages.at(-1) as ProcessingResponse;
+    };
+    const answer = await withDeadline(sendClientRequest(stack.proxy.address, c.request, AUTHORITY, id, stack.decoy.address), 30_000, 'the client request');
+    count(`${c.request.protocol} ${answer.status ?? 'none'}`);
+    const problems = [...answer.problems];
+    problems.push(...(await afterCase({ proxy: stack.proxy, faults, decoy: stack.decoy }, before, errors)));
+    const received = stack.worker.take();
+    const routed = defaulted || wires.some((w) => w.route === worker);
+    if (received.length > 0 && !routed) problems.push(`the worker got ${received.length} request(s), though no ext_proc answer routed there`);
+    if (c.answers[0]?.kind === 'immediate' && received.length > 0) problems.push('ext_proc answered the request headers with an immediate response, and the worker was asked anyway');
+    const setByExtProc = new Map<string, string[]>();
+    for (const [name, value] of wires.flatMap((w) => w.sets)) setByExtProc.set(name, [...(setByExtProc.get(name) ?? []), value]);
+    for (const r of received) {
+      count('to the worker');
+      problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([worker]), setByExtProc }, stack.decoy.address));
+      const hosts = r.request.rawHeaders.filter((_, i, a) => i % 2 === 1 && (a[i - 1] as string).toLowerCase() === 'host');
+      if (hosts.length !== 1 || hosts[0] !== AUTHORITY) problems.push(`the worker got Host ${JSON.stringify(hosts)}, the client asked for ${AUTHORITY}`);
+    }
+    problems.push(...stack.worker.takeProblems());
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  }, RUNS);
+  t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
+});

@@ -1,0 +1,53 @@
+/**
+ * What a worker may receive from the proxy, checked on the header list the worker read: no internal header a
+ * client sent (they all carry `FORGED` or the decoy's address), `x-ate-target-port` at most once and only as
+ * the router's own (the port of the forwarded Host, 80 when it names none), none of the fields a client's
+ * Connection named (`x-fuzz-hop-*`), and only at an address the proxy was told to use.
+ */
+import { FORGED, INTERNAL_HEADER_NAMES } from './arbitraries.js';
+
+export interface ForwardedHead {
+  /** Where it arrived, `ip:port`. */
+  readonly at: string;
+  readonly rawHeaders: readonly string[];
+}
+
+export interface ForwardRules {
+  /** The addresses the proxy may send to. */
+  readonly upstreams: ReadonlySet<string>;
+  /** Internal headers an ext_proc server set in this case (name → values), which the worker may receive. */
+  readonly setByExtProc?: ReadonlyMap<string, readonly string[]>;
+}
+
+const INTERNAL = new Set(INTERNAL_HEADER_NAMES);
+
+function portOf(host: string | undefined): string {
+  const m = /:(\d+)$/.exec(host ?? '');
+  return m === null ? '80' : String(Number(m[1]));
+}
+
+export function forwardedProblems(head: ForwardedHead, rules: ForwardRules, decoy: string): string[] {
+  const problems: string[] = [];
+  if (!rules.upstreams.has(head.at)) problems.push(`a request reached ${head.at}, which is no upstream the proxy was given`);
+  const raw = head.rawHeaders;
+  let host: string | undefined;
+  const targetPorts: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    const value = raw[i + 1] as string;
+    if (name === 'host') host ??= value;
+    if (name.startsWith('x-fuzz-hop-')) problems.push(`${name} reached the worker although the client's Connection named it`);
+    if (!INTERNAL.has(name)) continue;
+    const fromExtProc = rules.setByExtProc?.get(name)?.includes(value) === true;
+    if (value.includes(FORGED) || value.includes(decoy)) problems.push(`the client's ${name}: ${value} reached the worker`);
+    else if (name === 'x-ate-target-port') targetPorts.push(value);
+    else if (!fromExtProc) problems.push(`internal header ${name}: ${value} reached the worker`);
+  }
+  if (targetPorts.length > 1) problems.push(`x-ate-target-port ${targetPorts.length} times: ${targetPorts.join(', ')}`);
+  const expected = portOf(host);
+  for (const p of targetPorts) {
+    const fromExtProc = rules.setByExtProc?.get('x-ate-target-port')?.includes(p) === true;
+    if (p !== expected && !fromExtProc) problems.push(`x-ate-target-port ${p}, but the forwarded Host ${JSON.stringify(host)} names port ${expected}`);
+  }
+  return problems;
+}
