@@ -9,6 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import net from 'node:net';
 import type { FastifyPluginAsync } from 'fastify';
 import { request } from 'undici';
 import { actorHost } from '../../lib/testing/actors.js';
@@ -145,6 +146,22 @@ test('a throw when a request finishes (after its answer was sent) is contained: 
   const s = await settled();
   assert.equal(s.internalErrors['http1-request'], before + 1);
   assert.equal((await h1('/after-log')).status, 200);
+});
+
+test('a CONNECT pipelined behind a GET still in service waits its turn (found by the fuzz suite): both answered, nothing contained', async () => {
+  const before = (await stats()).internalErrors.upgrade ?? 0;
+  const socket = net.connect(Number(proxy.address.split(':').pop()), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.write(`GET /first HTTP/1.1\r\nHost: ${HOST}\r\n\r\nCONNECT ${HOST}:443 HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  await waitFor(() => (Buffer.concat(chunks).toString().match(/HTTP\/1\.1 \d{3}/g) ?? []).length >= 2 || socket.destroyed, 5000, 'two answers');
+  socket.destroy();
+  const statuses = (Buffer.concat(chunks).toString().match(/HTTP\/1\.1 (\d{3})/g) ?? []).map((l) => l.slice(9));
+  assert.deepEqual(statuses.slice(0, 1), ['200'], 'the GET is answered first');
+  assert.equal(statuses.length, 2, 'the CONNECT is answered after it (an authority-form target on the ingress is refused)');
+  assert.match(statuses[1] ?? '', /^4\d\d$/);
+  const s = await settled();
+  assert.equal(s.internalErrors.upgrade, before, 'nothing was contained');
 });
 
 test('an admin route that throws answers 500 and counts as admin; the metric carries the where label', async () => {

@@ -111,6 +111,18 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
 
   /** An upgrade or CONNECT request node's parser handed over with its socket (inside the containment boundary). */
   #onHandover(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    // Pipelined behind a request still in service (node hands the socket over as soon as it parses the head): its
+    // turn comes once that response is done and the socket is free again, as for any pipelined request.
+    const inService = (socket as Socket & { _httpMessage?: NodeJS.EventEmitter | null })._httpMessage;
+    if (inService != null) {
+      socket.pause();
+      inService.once('finish', () =>
+        setImmediate(() => {
+          if (!socket.destroyed) this.#onHandover(req, socket, head);
+        }),
+      );
+      return;
+    }
     const kind = req.method === 'CONNECT' ? 'connect' : 'upgrade';
     let exchange: SocketExchange | undefined;
     const owner = (): ContainedOwner | undefined =>

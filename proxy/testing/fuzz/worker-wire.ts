@@ -88,6 +88,8 @@ export function workerWire(a: WorkerAnswer, method: string): WorkerWire {
     /^[A-Za-z ]*$/.test(a.reason) &&
     fieldsClean &&
     a.fields.some((f) => f.name.toLowerCase() === 'x-ate-assignment-stale' && expand(f.value).toLowerCase() === 'true') &&
+    // A head the upstream client reads (it refuses one with both framings, or two lengths, as malformed).
+    (a.framing === 'length' || a.framing === 'chunked' || a.framing === 'close-delimited') &&
     (cutAt === undefined || cutAt >= headEnd);
   return { bytes, cutAt, close, clean, stale, status: a.status, bodyLength: Buffer.byteLength(body) };
 }
