@@ -104,12 +104,22 @@ export class ResponseWriter {
 /** One response's body on its way to the client. */
 class BodyPump implements BodySink {
   readonly #resume: () => void;
+  /** The upstream body ended, failed or was aborted: nothing more to pump. */
+  #over = false;
 
   constructor(
     private readonly ctx: ProxyRequest,
     body: UpstreamBody,
   ) {
     this.#resume = () => body.resume();
+    // The client's response can be over while the upstream body is not: a client that left, or an HTTP/2 stream
+    // its head already ended (a 205 or 304 carries no content there). A drain will never come then; the upstream
+    // request must not stay open for it (its pool connection would stay busy, and a drain wait forever).
+    ctx.exchange.onClose(() => {
+      if (this.#over) return;
+      this.#over = true;
+      body.abort('the client response is over before the upstream body');
+    });
   }
 
   data(chunk: Buffer): boolean {
@@ -125,6 +135,7 @@ class BodyPump implements BodySink {
   }
 
   end(trailers: readonly (Buffer | string)[] | null): void {
+    this.#over = true;
     const exchange = this.ctx.exchange;
     // The exchange sends them when its response can carry them (an HTTP/1.1 response only when chunked).
     const pairs = trailers !== null && trailers.length > 0 ? relayTrailers(trailers) : undefined;
@@ -148,6 +159,7 @@ class BodyPump implements BodySink {
   }
 
   error(err: Error): void {
+    this.#over = true;
     // The response had started: the client can only see it cut off.
     this.ctx.details ??= `upstream response aborted: ${(err as { code?: string }).code ?? err.message}`;
     this.ctx.exchange.abortResponse();

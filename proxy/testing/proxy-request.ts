@@ -6,9 +6,9 @@ import { silentLog } from './helpers.js';
 
 export type TestRequest = ProxyRequest & { readonly exchange: RecordingExchange };
 
-export function testRequest(method = 'GET', startedAt = performance.now(), authority = 'a.demo.example'): TestRequest {
+export function testRequest(method = 'GET', startedAt = performance.now(), authority = 'a.demo.example', exchange: RecordingExchange = new RecordingExchange()): TestRequest {
   return new ProxyRequest({
-    exchange: new RecordingExchange(),
+    exchange,
     requestId: 'rid',
     method,
     path: '/p',
