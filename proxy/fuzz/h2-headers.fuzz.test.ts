@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import { h2CaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
+import { afterCase, afterRun, caseStats } from '../testing/fuzz/case-checks.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { FaultRecorder } from '../testing/fuzz/faults.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
@@ -32,7 +32,8 @@ before(async () => {
 });
 
 after(async () => {
-  await stack?.close();
+  // Bounded: a proxy that cannot stop is reported by the run's own end check, and must not hang the file.
+  await withDeadline(stack?.close() ?? Promise.resolve(), 40_000, 'closing the stack').catch((err: unknown) => console.error(String(err)));
   faults?.stop();
 });
 
@@ -59,5 +60,7 @@ test('generated HTTP/2 header blocks: the process lives, each stream is answered
     }
     if (problems.length > 0) throw new Error(problems.join('\n'));
   }, RUNS);
+  const end = await afterRun({ proxy: stack.proxy, faults, decoy: stack.decoy });
+  if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
   t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
 });

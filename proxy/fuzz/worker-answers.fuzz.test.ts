@@ -11,7 +11,7 @@
  */
 import { after, before, test } from 'node:test';
 import { WORKER_HOP_FIELDS, workerCaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, caseStats } from '../testing/fuzz/case-checks.js';
+import { afterCase, afterRun, caseStats } from '../testing/fuzz/case-checks.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
 import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { FaultRecorder } from '../testing/fuzz/faults.js';
@@ -45,7 +45,8 @@ before(async () => {
 });
 
 after(async () => {
-  await stack?.close();
+  // Bounded: a proxy that cannot stop is reported by the run's own end check, and must not hang the file.
+  await withDeadline(stack?.close() ?? Promise.resolve(), 40_000, 'closing the stack').catch((err: unknown) => console.error(String(err)));
   faults?.stop();
 });
 
@@ -79,5 +80,7 @@ test('generated worker answers: the process lives, the client gets one well-form
     problems.push(...stack.worker.takeProblems());
     if (problems.length > 0) throw new Error(problems.join('\n'));
   }, RUNS);
+  const end = await afterRun({ proxy: stack.proxy, faults, decoy: stack.decoy });
+  if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
   t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
 });

@@ -61,3 +61,25 @@ export async function afterCase(watch: CaseWatch, before: CaseStats, errors?: Ma
   }
   return problems;
 }
+
+/** How long the proxy may take to drain and stop once a run is over (its drain timeout is 10 s). */
+const STOP_MS = 30_000;
+
+/**
+ * What must hold at the end of a run: no request in flight, no fault left over, and the proxy drains and stops
+ * (nothing the run did may keep it from shutting down: a request or upstream connection left open would).
+ */
+export async function afterRun(watch: CaseWatch): Promise<string[]> {
+  const problems: string[] = [];
+  const { inFlight } = await caseStats(watch.proxy);
+  if (inFlight !== 0) problems.push(`${inFlight} request(s) still in flight after the run`);
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = await Promise.race([
+    watch.proxy.stop().then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!stopped) problems.push(`the proxy did not drain and stop within ${STOP_MS / 1000} s after the run`);
+  for (const f of watch.faults.take()) problems.push(`${f.kind}: ${f.error}`);
+  return problems;
+}
