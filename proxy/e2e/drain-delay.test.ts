@@ -57,8 +57,13 @@ test('SIGTERM: /ready fails at once, new connections are served until the delay 
   assert.equal((await fresh(`${admin}/live`)).status, 200);
   const served = await fresh(ingress, HOST);
   assert.deepEqual(served, { status: 200, text: 'ok' });
-  // Served before the drain began: the log has the delay's line and not yet the drain's.
-  assert.ok(messages().includes('readiness failed: serving until the drain starts'));
+  // Served before the drain began: the log has the delay's line and not yet the drain's. The line crosses a pipe
+  // from the child, so it is awaited, not assumed to have arrived with the 503.
+  await waitFor(
+    () => messages().includes('readiness failed: serving until the drain starts'),
+    3000,
+    "the delay's log line",
+  );
   assert.ok(!messages().includes('draining'), 'the drain must not have started while the delay runs');
   assert.equal(await proxy.component.exited, 0);
   const order = messages();
