@@ -19,11 +19,11 @@ let proxy: InProcessTestProxy;
 /** Short TTL, refresh-ahead on (the default). */
 let refreshing: InProcessTestProxy;
 /**
- * Long enough that a request every few milliseconds always lands in the last 20 % (300 ms) of a binding's life, and
+ * Long enough that a request every few milliseconds always lands in the last 20 % (200 ms) of a binding's life, and
  * the refresh it starts through the real extproc and control plane is back well before the binding expires. (The
  * timing itself, TTL after TTL, is the actor-cache filter's unit test, on a clock driven by hand.)
  */
-const REFRESH_TTL_MS = 1500;
+const REFRESH_TTL_MS = 1000;
 
 before(async () => {
   // Three workers: warming eight actors puts at least three on one worker, and two workers can hold them all.
@@ -62,7 +62,7 @@ test('coalescing: 20 concurrent requests to a cold actor cost one ext_proc strea
 
 test("coalescing: a leader's failure (its client leaves mid-resume) is not handed on: each follower runs its own slow path and gets 200", async () => {
   const actor = actorName(1);
-  await stubPost('/config', { coldResumeMs: 5000 }); // time for five followers to join
+  await stubPost('/config', { coldResumeMs: 2500 }); // time for five followers to join (they do in milliseconds)
   try {
     await resetStats(stub.admin, extproc.admin, proxy.admin);
     const leaderClient = new AbortController();
@@ -90,8 +90,8 @@ test('evict by worker: a stopped worker costs one failed connect; the other acto
   // Learn eight bindings, then pick the worker that holds the most of them (at least three).
   const actors = Array.from({ length: 8 }, (_, i) => actorName(10 + i));
   const byWorker = new Map<string, string[]>();
-  for (const actor of actors) {
-    const a = await send(proxy, actor);
+  // Learned at once (distinct actors: eight slow paths side by side, each its own cold resume).
+  for (const [actor, a] of await Promise.all(actors.map(async (actor) => [actor, await send(proxy, actor)] as const))) {
     assert.equal(a.status, 200);
     const list = byWorker.get(a.app?.worker as string) ?? [];
     list.push(actor);
@@ -122,8 +122,7 @@ test('evict by worker: a stopped worker costs one failed connect; the other acto
     assert.equal(s.reruns.connect, 1);
 
     // The other actors of that worker go straight to the slow path: no connect failure, no re-run.
-    for (const actor of onWorker.slice(1)) {
-      const a = await send(proxy, actor);
+    for (const a of await Promise.all(onWorker.slice(1).map((actor) => send(proxy, actor)))) {
       assert.equal(a.status, 200);
       assert.notEqual(a.app?.worker, worker);
     }
