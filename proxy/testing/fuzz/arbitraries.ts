@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import { SUFFIX } from '../../../lib/testing/actors.js';
+import { FORGEABLE_HEADERS } from '../forgeable-headers.js';
 
 /** A header value or target: a string, or a long run of one string. */
 export type Text = string | { readonly repeat: string; readonly times: number };
@@ -23,17 +24,6 @@ export interface FuzzTargets {
   /** `127.0.0.1:port` that only clients name. */
   readonly decoy: string;
 }
-
-/** The proxy's internal headers (our own copy of the contract: a client may never set one for a worker). */
-export const INTERNAL_HEADER_NAMES: readonly string[] = [
-  'ate-endpoint-cached',
-  'x-ate-target-port',
-  'ate-target-actor',
-  'x-ate-original-host',
-  'x-ate-original-dst',
-  'x-ate-assignment-stale',
-  'x-envoy-original-dst-host',
-];
 
 /** The value every header a client forges carries, so a worker receiving it is told apart from a legitimate one. */
 export const FORGED = 'forged-by-client';
@@ -111,7 +101,7 @@ export function fieldArb(t: FuzzTargets): fc.Arbitrary<Field> {
     w(1, f(fc.constantFrom('keep-alive', 'Proxy-Connection', 'TE', 'te', 'Trailer', 'HTTP2-Settings'), fc.constantFrom('timeout=5', 'keep-alive', 'trailers', 'gzip', 'x-t', 'AAMAAABkAAQAAP__'))),
     w(2, f(anyCase('upgrade'), fc.constantFrom('websocket', 'h2c', 'foo', 'websocket, h2c', ''))),
     w(1, f(fc.constantFrom('Sec-WebSocket-Key', 'Sec-WebSocket-Version'), fc.constantFrom('dGhlIHNhbXBsZSBub25jZQ==', '13', ''))),
-    w(3, f(fc.constantFrom(...INTERNAL_HEADER_NAMES).chain(anyCase), fc.constantFrom(FORGED, t.decoy, `${FORGED}, ${t.decoy}`))),
+    w(3, f(fc.constantFrom(...FORGEABLE_HEADERS).chain(anyCase), fc.constantFrom(FORGED, t.decoy, `${FORGED}, ${t.decoy}`))),
     w(1, f(fc.constantFrom('x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto'), fc.constantFrom('1.2.3.4', 'for=1.2.3.4', t.decoy, 'https', ''))),
     w(1, f(anyCase('expect'), fc.constantFrom('100-continue', 'foo', ''))),
     w(1, f(fc.constant('x-request-id'), fc.constantFrom('', ' ', 'a b', '\u00e9', { repeat: 'r', times: 300 }))),
@@ -199,7 +189,7 @@ function noisyRequestArb(t: FuzzTargets): fc.Arbitrary<Http1Request> {
 function cleanFieldArb(t: FuzzTargets): fc.Arbitrary<Field> {
   return fc.oneof(
     w(3, fc.record({ name: fc.constantFrom('accept', 'user-agent', 'X-Custom', 'cache-control', 'cookie'), value: fc.stringMatching(/^[a-z0-9=;/]{0,12}$/) as fc.Arbitrary<Text> })),
-    w(2, fc.record({ name: fc.constantFrom(...INTERNAL_HEADER_NAMES).chain(anyCase), value: fc.constantFrom<Text>(FORGED, t.decoy) })),
+    w(2, fc.record({ name: fc.constantFrom(...FORGEABLE_HEADERS).chain(anyCase), value: fc.constantFrom<Text>(FORGED, t.decoy) })),
     w(1, fc.record({ name: fc.constantFrom('x-forwarded-for', 'x-forwarded-proto', 'forwarded', 'connection', 'keep-alive', 'te'), value: fc.constantFrom<Text>('1.2.3.4', 'https', 'keep-alive', 'trailers') })),
   );
 }

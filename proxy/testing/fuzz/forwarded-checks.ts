@@ -4,7 +4,8 @@
  * the router's own (the port of the forwarded Host, 80 when it names none), none of the fields a client's
  * Connection named (`x-fuzz-hop-*`), and only at an address the proxy was told to use.
  */
-import { FORGED, INTERNAL_HEADER_NAMES } from './arbitraries.js';
+import { FORGED } from './arbitraries.js';
+import { FORGEABLE_HEADERS } from '../forgeable-headers.js';
 
 export interface ForwardedHead {
   /** Where it arrived, `ip:port`. */
@@ -19,7 +20,7 @@ export interface ForwardRules {
   readonly setByExtProc?: ReadonlyMap<string, readonly string[]>;
 }
 
-const INTERNAL = new Set(INTERNAL_HEADER_NAMES);
+const INTERNAL = new Set(FORGEABLE_HEADERS);
 
 function portOf(host: string | undefined): string {
   const m = /:(\d+)$/.exec(host ?? '');
