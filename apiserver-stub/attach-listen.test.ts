@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type WorkersClient } from './atestub-types.js';
 import { admin, controlClient } from './testing/clients.js';
-import { startStack, type TestStack } from './testing/stack.js';
+import { startTestStub, type TestStub } from './testing/test-stub.js';
 
-let s: TestStack;
+let s: TestStub;
 
 before(async () => {
-  s = await startStack({ workers: 2, actors: 2, attachListen: { host: '127.0.0.1', port: 0 } });
+  s = await startTestStub({ workers: 2, actors: 2, attachListen: { host: '127.0.0.1', port: 0 } });
 });
 
 after(async () => {

@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testPki, type TestPki } from '../lib/tls/testing/pki.js';
-import { startStack } from './testing/stack.js';
+import { startTestStub } from './testing/test-stub.js';
 
 let pki: TestPki;
 before(async () => {
@@ -13,12 +13,12 @@ after(async () => {
 });
 
 test('actor_edge_apiserver_stub_tls_certificate_expiry_seconds: the workers\' 30-day certificate, absent without TLS', async () => {
-  const tls = await startStack({
+  const tls = await startTestStub({
     workers: 1,
     actors: 1,
     workerTls: { credentialBundle: pki.files.worker, clientCa: pki.files.ca, clientIdentity: pki.ids.proxy },
   });
-  const plain = await startStack({ workers: 1, actors: 1 });
+  const plain = await startTestStub({ workers: 1, actors: 1 });
   try {
     const text = await (await fetch(`http://${tls.admin}/metrics`)).text();
     const seconds = Number(/^actor_edge_apiserver_stub_tls_certificate_expiry_seconds (\d+)$/m.exec(text)?.[1]);

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { actorHost } from '../lib/testing/actors.js';
 import { admin, workerRequest } from './testing/clients.js';
-import { startStack, type TestStack } from './testing/stack.js';
+import { startTestStub, type TestStub } from './testing/test-stub.js';
 
-let s: TestStack;
+let s: TestStub;
 before(async () => {
-  s = await startStack({ workers: 8, actors: 4, coldResumeMs: 5 });
+  s = await startTestStub({ workers: 8, actors: 4, coldResumeMs: 5 });
 });
 after(async () => {
   await s.close();

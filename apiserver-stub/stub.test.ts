@@ -8,14 +8,14 @@ import { actorHost } from '../lib/testing/actors.js';
 import { eventually } from '../lib/testing/wait.js';
 import { checkHealth, createHealthClient } from '../lib/grpc-health.js';
 import { admin, workerRequest } from './testing/clients.js';
-import { startStack, type TestStack } from './testing/stack.js';
+import { startTestStub, type TestStub } from './testing/test-stub.js';
 
 const HOST = actorHost;
 
 describe('apiserver-stub control plane and workers', () => {
-  let s: TestStack;
+  let s: TestStub;
   before(async () => {
-    s = await startStack({ workers: 12 });
+    s = await startTestStub({ workers: 12 });
   });
   after(async () => {
     await s.close();
@@ -385,9 +385,9 @@ describe('apiserver-stub control plane and workers', () => {
 });
 
 describe('apiserver-stub capacity', () => {
-  let s: TestStack;
+  let s: TestStub;
   before(async () => {
-    s = await startStack({ workers: 2, actors: 3 });
+    s = await startTestStub({ workers: 2, actors: 3 });
   });
   after(async () => {
     await s.close();
@@ -413,9 +413,9 @@ describe('apiserver-stub capacity', () => {
 });
 
 describe('apiserver-stub --auto-create', () => {
-  let s: TestStack;
+  let s: TestStub;
   before(async () => {
-    s = await startStack({ workers: 1, actors: 0, autoCreate: true });
+    s = await startTestStub({ workers: 1, actors: 0, autoCreate: true });
   });
   after(async () => {
     await s.close();

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type ControlToWorker, type WorkerToControl, type WorkersClient } from './atestub-types.js';
 import { eventually } from '../lib/testing/wait.js';
 import { admin } from './testing/clients.js';
-import { startStack, type TestStack } from './testing/stack.js';
+import { startTestStub, type TestStub } from './testing/test-stub.js';
 
 /** A hand-driven worker: the raw Attach stream, its received operations, and how it ended. */
 class RawWorker {
@@ -46,10 +46,10 @@ class RawWorker {
 }
 
 describe('atestub.Workers/Attach', () => {
-  let s: TestStack;
+  let s: TestStub;
   let client: WorkersClient;
   before(async () => {
-    s = await startStack({ workers: 0, actors: 4 });
+    s = await startTestStub({ workers: 0, actors: 4 });
     const Ctor = workersClientConstructor();
     client = new Ctor(s.stub.addresses.grpc, grpc.credentials.createInsecure()) as unknown as WorkersClient;
   });

@@ -4,20 +4,16 @@
  * throw-away certificate) asking that extproc; plus a decoy address only clients name, and a record of what every
  * in-process HTTP server (so every worker) received.
  */
-import { pino } from 'pino';
-import { startStack, type TestStack } from '../../../apiserver-stub/testing/stack.js';
-import { extprocConfigOf } from '../../../extproc/config.js';
-import { startExtproc, type RunningExtproc } from '../../../extproc/server.js';
 import { actorHost } from '../../../lib/testing/actors.js';
 import { seedActorNames } from '../../../apiserver-stub/seed.js';
-import { startTestProxy, type InProcessTestProxy } from '../proxy.js';
+import type { InProcessTestProxy } from '../proxy.js';
+import { ATESPACE, startStack, type Stack } from '../stack.js';
 import { createTestCa, type TestCa } from '../throwaway-ca.js';
 import { Decoy } from './decoy.js';
 import { ServerRequests } from './server-requests.js';
 
 export interface RealStack {
-  readonly stub: TestStack;
-  readonly extproc: RunningExtproc;
+  readonly stack: Stack;
   readonly proxy: InProcessTestProxy;
   /** The proxy's plain (`http` + h2c) and HTTPS listeners, `host:port`. */
   readonly plain: string;
@@ -38,34 +34,26 @@ export async function startRealStack(proxyArgs: readonly string[] = []): Promise
   const decoy = await Decoy.start();
   const ca: TestCa = await createTestCa();
   const cert = await ca.issue('proxy');
-  const stub = await startStack({ workers: 4, workerCapacity: 8, actors: ACTORS, coldResumeMs: 2 });
-  const extproc = await startExtproc(
-    extprocConfigOf(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.stub.addresses.grpc, '--worker-port', String(stub.port)], {}),
-    pino({ level: 'silent' }),
-  );
-  const proxy = await startTestProxy({
-    mode: 'in-process',
-    extproc: extproc.grpcAddress,
-    args: [
+  const stack = await startStack({
+    stub: { workers: 4, capacity: 8, actors: ACTORS, coldResumeMs: 2 },
+    proxyArgs: [
       '--tls-listen', '127.0.0.1:0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile,
-      '--extproc-message-timeout-ms', '5000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000',
+      '--extproc-message-timeout-ms', '5000', '--route-timeout-ms', '5000',
       ...proxyArgs,
     ],
   });
+  const proxy = stack.proxy;
   return {
-    stub,
-    extproc,
+    stack,
     proxy,
     plain: proxy.address,
     tls: proxy.addresses.tls as string,
     decoy,
     requests,
-    workers: new Set(stub.stub.workerAddresses),
-    actors: seedActorNames(ACTORS).map((name) => actorHost(name, stub.config.atespace)),
+    workers: new Set(stack.stub.workerIps.map((ip) => `${ip}:${stack.stub.workerPort}`)),
+    actors: seedActorNames(ACTORS).map((name) => actorHost(name, ATESPACE)),
     async close() {
-      await proxy.stop();
-      await extproc.close();
-      await stub.close();
+      await stack.stop();
       await decoy.close();
       await ca.remove();
       requests.stop();

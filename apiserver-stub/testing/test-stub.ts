@@ -1,4 +1,7 @@
-/** An in-process apiserver-stub on OS-chosen ports and a private worker network, for tests. */
+/**
+ * The stub alone, in-process, for its own unit tests: the config as an object (fields typed, no flag parsing) and a
+ * control-API client. A stack of stub, extproc and proxy is `proxy/testing/stack.ts`, on the same in-process start.
+ */
 import { createLogger } from '../../lib/logger.js';
 import { workerNet } from '../../lib/loopback.js';
 import { SUFFIX } from '../../lib/testing/actors.js';
@@ -6,7 +9,7 @@ import type { StubConfig } from '../config.js';
 import { startApiserverStub, type RunningStub } from '../stub.js';
 import { controlClient, type ControlTestClient } from './clients.js';
 
-export interface TestStack {
+export interface TestStub {
   readonly stub: RunningStub;
   readonly config: StubConfig;
   readonly client: ControlTestClient;
@@ -17,7 +20,7 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-export async function startStack(overrides: Partial<StubConfig> = {}): Promise<TestStack> {
+export async function startTestStub(overrides: Partial<StubConfig> = {}): Promise<TestStub> {
   const net = await workerNet();
   const config: StubConfig = Object.freeze({
     listen: { host: '127.0.0.1', port: 0 },
