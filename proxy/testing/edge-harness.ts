@@ -81,6 +81,39 @@ export interface EdgeStack<P extends ProxyHandle = ProxyHandle> {
   close(): Promise<void>;
 }
 
+/** A scripted ext_proc that routes every request to one upstream, and a proxy asking it. */
+export interface ScriptedRoute<P extends ProxyHandle = ProxyHandle> {
+  readonly extproc: ScriptedExtProc;
+  readonly proxy: P;
+  /** Stops the proxy, then the ext_proc (the upstream is the caller's). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a scripted ext_proc routing every request to `upstream` (`host:port`) and a proxy on it with `args`: in the
+ * test's process, or (`'process'`) its own. A start that fails closes what it had started.
+ */
+export function startScriptedRoute(upstream: string, args: readonly string[], mode: 'process'): Promise<ScriptedRoute<TestProxy>>;
+export function startScriptedRoute(upstream: string, args?: readonly string[], mode?: 'in-process'): Promise<ScriptedRoute<InProcessTestProxy>>;
+export async function startScriptedRoute(upstream: string, args: readonly string[] = [], mode: 'in-process' | 'process' = 'in-process'): Promise<ScriptedRoute> {
+  const extproc = await startScriptedExtProc(() => routeTo(upstream));
+  try {
+    const flags = [...args];
+    const proxy = mode === 'process' ? await startTestProxy({ extproc: extproc.address, args: flags }) : await startTestProxy({ mode, extproc: extproc.address, args: flags });
+    return {
+      extproc,
+      proxy,
+      async close() {
+        await proxy.stop();
+        await extproc.close();
+      },
+    };
+  } catch (err) {
+    await extproc.close();
+    throw err;
+  }
+}
+
 /**
  * Starts the upstream, the scripted ext_proc and a proxy with `args` added to its flags: in the test's process, or
  * (`'process'`) its own. A start that fails closes what it had started.
@@ -89,24 +122,20 @@ export function startEdgeStack(args: string[] | undefined, mode: 'process'): Pro
 export function startEdgeStack(args?: string[], mode?: 'in-process'): Promise<EdgeStack<InProcessTestProxy>>;
 export async function startEdgeStack(args: string[] = [], mode: 'in-process' | 'process' = 'in-process'): Promise<EdgeStack> {
   const upstream = await startTrackedUpstream();
-  let extproc: ScriptedExtProc | undefined;
   try {
-    const ep = (extproc = await startScriptedExtProc(() => routeTo(upstream.address, '80')));
-    const proxy = mode === 'process' ? await startTestProxy({ extproc: ep.address, args }) : await startTestProxy({ mode, extproc: ep.address, args });
+    const route = mode === 'process' ? await startScriptedRoute(upstream.address, args, mode) : await startScriptedRoute(upstream.address, args);
     return {
       upstream,
-      extproc: ep,
-      proxy,
-      ingress: proxy.address,
-      admin: proxy.admin,
+      extproc: route.extproc,
+      proxy: route.proxy,
+      ingress: route.proxy.address,
+      admin: route.proxy.admin,
       async close() {
-        await proxy.stop();
-        await ep.close();
+        await route.close();
         await upstream.close();
       },
     };
   } catch (err) {
-    await extproc?.close();
     await upstream.close();
     throw err;
   }

@@ -4,8 +4,9 @@
  * ext_proc answers. Plus the decoy, an address only clients name. The ext_proc script defaults to routing every
  * request to the worker.
  */
-import { routeTo, startScriptedExtProc, type ScriptedExtProc } from '../helpers.js';
-import { startTestProxy, type InProcessTestProxy } from '../proxy.js';
+import { startScriptedRoute } from '../edge-harness.js';
+import type { ScriptedExtProc } from '../helpers.js';
+import type { InProcessTestProxy } from '../proxy.js';
 import { Decoy } from './decoy.js';
 import { ScriptedWorker } from './scripted-worker.js';
 
@@ -20,20 +21,16 @@ export interface ScriptedStack {
 export async function startScriptedStack(proxyArgs: readonly string[] = []): Promise<ScriptedStack> {
   const decoy = await Decoy.start();
   const worker = await ScriptedWorker.start();
-  const extproc = await startScriptedExtProc(() => routeTo(worker.address));
-  const proxy = await startTestProxy({
-    mode: 'in-process',
-    extproc: extproc.address,
-    args: ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '3000', ...proxyArgs],
-  });
+  const route = await startScriptedRoute(worker.address, [
+    '--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '3000', ...proxyArgs,
+  ]);
   return {
-    extproc,
+    extproc: route.extproc,
     worker,
-    proxy,
+    proxy: route.proxy,
     decoy,
     async close() {
-      await proxy.stop();
-      await extproc.close();
+      await route.close();
       await worker.close();
       await decoy.close();
     },
