@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type WorkersClient } from './atestub-types.js';
 import { admin, controlClient } from './testing/clients.js';
-import { startTestStub, type TestStub } from './testing/test-stub.js';
+import { startTestStub, type TestStub } from './testing/stub-alone.js';
 
 let s: TestStub;
 

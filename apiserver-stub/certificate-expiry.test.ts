@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testPki, type TestPki } from '../lib/tls/testing/pki.js';
-import { startTestStub } from './testing/test-stub.js';
+import { startTestStub } from './testing/stub-alone.js';
 
 let pki: TestPki;
 before(async () => {

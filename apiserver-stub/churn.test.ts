@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { actorHost } from '../lib/testing/actors.js';
 import { admin, workerRequest } from './testing/clients.js';
-import { startTestStub, type TestStub } from './testing/test-stub.js';
+import { startTestStub, type TestStub } from './testing/stub-alone.js';
 
 let s: TestStub;
 before(async () => {

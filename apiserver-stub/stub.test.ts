@@ -8,7 +8,7 @@ import { actorHost } from '../lib/testing/actors.js';
 import { eventually } from '../lib/testing/wait.js';
 import { checkHealth, createHealthClient } from '../lib/grpc-health.js';
 import { admin, workerRequest } from './testing/clients.js';
-import { startTestStub, type TestStub } from './testing/test-stub.js';
+import { startTestStub, type TestStub } from './testing/stub-alone.js';
 
 const HOST = actorHost;
 

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { workersClientConstructor, type ControlToWorker, type WorkerToControl, type WorkersClient } from './atestub-types.js';
 import { eventually } from '../lib/testing/wait.js';
 import { admin } from './testing/clients.js';
-import { startTestStub, type TestStub } from './testing/test-stub.js';
+import { startTestStub, type TestStub } from './testing/stub-alone.js';
 
 /** A hand-driven worker: the raw Attach stream, its received operations, and how it ended. */
 class RawWorker {

@@ -1,33 +1,59 @@
-// Runs every compiled test file (dist/**/*.test.js) with node's test runner. The files are listed explicitly:
-// node 20 searches a folder given as `node --test dist/`, node 22 and later read each argument as a file or glob.
-// The runner sorts the files it is given (node 20 and 24 alike), so the order they are listed in does not matter.
+// Runs every compiled test file (dist/**/*.test.js) with node's test runner (its `run()` API), longest first.
 //
 // Three files run at a time: many of the end-to-end files spend most of their time waiting on the timeouts they
 // test (a slow client's 408, a worker that never answers), so on two cores a third file uses the time two leave
-// idle. That does not change what a test checks.
-import { mkdirSync, readdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+// idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
+// while the cores idle. Neither changes what a test checks.
+import { createWriteStream, mkdirSync, readdirSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { run } from 'node:test';
+import { spec, tap } from 'node:test/reporters';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import testTimes from './test-times.mjs';
+import { longestFirst } from './test-order.mjs';
 
 const CONCURRENCY = 3;
+const FILE_TIMEOUT_MS = 120_000;
 
-const dist = fileURLToPath(new URL('../dist', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = path.join(root, 'dist');
 const files = readdirSync(dist, { recursive: true })
   .map(String)
   .filter((f) => f.endsWith('.test.js') && !f.split(path.sep).includes('node_modules'))
-  .map((f) => path.join('dist', f));
+  .map((f) => path.join(dist, f));
 if (files.length === 0) {
   console.error('run-tests: no test files under dist/ (run tsc first)');
   process.exit(1);
 }
-// The usual report on stdout (spec on a terminal, TAP otherwise, as node picks by default), and each file's wall
-// time in reports/test-times.md (`test-times.mjs`).
-const reports = fileURLToPath(new URL('../reports', import.meta.url));
+if (process.argv.length > 2) {
+  console.error('run-tests: takes no arguments (one file: node --test dist/<path>.test.js)');
+  process.exit(2);
+}
+
+// The usual report on stdout (spec on a terminal, TAP otherwise, as node's CLI picks), and each file's wall time in
+// reports/test-times.md (`test-times.mjs`), which also orders the next run.
+const reports = path.join(root, 'reports');
 mkdirSync(reports, { recursive: true });
-const reporters = [
-  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
-  `--test-reporter=${fileURLToPath(new URL('./test-times.mjs', import.meta.url))}`, `--test-reporter-destination=${path.join(reports, 'test-times.md')}`,
-];
-const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...process.argv.slice(2), ...files], { stdio: 'inherit' });
-process.exit(run.status ?? 1);
+const timesFile = path.join(reports, 'test-times.md');
+const order = longestFirst(files, dist, timesFile);
+
+const events = run({ files: order, concurrency: CONCURRENCY, timeout: FILE_TIMEOUT_MS });
+const toConsole = new PassThrough({ objectMode: true });
+const toTimes = new PassThrough({ objectMode: true });
+let failed = false;
+events.on('data', (event) => {
+  if (event.type === 'test:fail') failed = true;
+  toConsole.write(event);
+  toTimes.write(event);
+});
+events.on('end', () => {
+  toConsole.end();
+  toTimes.end();
+});
+// node 20 exports the spec reporter as a class, later lines as a transform ready to use.
+const consoleReporter = process.stdout.isTTY ? (typeof spec === 'function' && spec.prototype?._transform !== undefined ? new spec() : spec) : tap;
+const printed = new Promise((resolve) => toConsole.compose(consoleReporter).on('end', resolve).pipe(process.stdout, { end: false }));
+const timed = new Promise((resolve) => toTimes.compose(testTimes).pipe(createWriteStream(timesFile)).on('finish', resolve));
+await Promise.all([printed, timed]);
+process.exitCode = failed ? 1 : 0;
