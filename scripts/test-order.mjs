@@ -1,0 +1,39 @@
+// The order `npm test` starts its files in: longest first, so the last minutes of a run are not one long file
+// running alone. A file's length is its wall time in the last run's reports/test-times.md when there is one; a file
+// not listed there (a fresh clone, a new file) is guessed from what it is: one that starts processes (its source
+// says `Needs processes:`) is long, an end-to-end or fuzz file is middling, any other is short.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Guessed seconds of a file the last run did not time. */
+const GUESS = Object.freeze({ processes: 8, endToEnd: 3, unit: 0.5 });
+
+/** Wall seconds by file (relative to dist/, `/`-separated) from a test-times report; empty when there is none. */
+export function recordedTimes(reportFile) {
+  const times = new Map();
+  if (!existsSync(reportFile)) return times;
+  for (const line of readFileSync(reportFile, 'utf8').split('\n')) {
+    const m = /^\| (\S+\.test\.js) \| ([\d.]+) \|/.exec(line);
+    if (m) times.set(m[1], Number(m[2]));
+  }
+  return times;
+}
+
+/** How long `file` is guessed to take from its compiled source. */
+export function guessedSeconds(relative, source) {
+  if (source.includes('Needs processes:')) return GUESS.processes;
+  if (/(^|\/)(e2e|fuzz)\//.test(relative) || relative.startsWith('scripts/')) return GUESS.endToEnd;
+  return GUESS.unit;
+}
+
+/** `files` (absolute, under `dist`) sorted longest first; ties keep their path order. */
+export function longestFirst(files, dist, reportFile) {
+  const recorded = recordedTimes(reportFile);
+  const weighed = files.map((file) => {
+    const relative = path.relative(dist, file).split(path.sep).join('/');
+    const seconds = recorded.get(relative) ?? guessedSeconds(relative, readFileSync(file, 'utf8'));
+    return { file, relative, seconds };
+  });
+  weighed.sort((a, b) => b.seconds - a.seconds || (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0));
+  return weighed.map((w) => w.file);
+}
