@@ -1,9 +1,10 @@
 /**
- * Loads user filters: ES modules whose default export is a `FilterFactory`, given with `--filter` or in the config
- * file's `filters` list (`{ module, options }`: the factory receives `options` as `FilterContext.options`). A path
- * is resolved against the working directory (the config file resolves its own relative paths against its
- * directory); `file:` URLs are used as they are. At start-up a module that does not load or does not produce a
- * filter stops the proxy with a clear message, never at request time; on a reload it fails the reload instead.
+ * Loads user filters: modules whose default export is a `FilterFactory` (ES modules, or CommonJS: see
+ * `filter-module.ts`), given with `--filter` or in the config file's `filters` list (`{ module, options }`: the
+ * factory receives `options` as `FilterContext.options`). A path is resolved against the working directory (the
+ * config file resolves its own relative paths against its directory); `file:` URLs are used as they are. At
+ * start-up a module that does not load or does not produce a filter stops the proxy with a clear message, never at
+ * request time; on a reload it fails the reload instead.
  *
  * A reload imports each module again under a new URL (`?reload=N`), as ES modules are cached by URL: the module
  * itself is re-evaluated, the modules it imports are not (and node never unloads the old instance). The import and
@@ -13,8 +14,9 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { Filter, FilterFactory } from '../api/filter.js';
+import type { Filter } from '../api/filter.js';
 import { UsageError } from '../../lib/flags.js';
+import { filterFactoryOf } from './filter-module.js';
 
 /** One user filter as configured: its module and the options handed to its factory. */
 export interface FilterSpec {
@@ -69,19 +71,18 @@ export async function loadUserFilter(spec: FilterSpec, opts: LoadOptions): Promi
   let url = name.startsWith('file:') ? name : pathToFileURL(path.resolve(name)).href;
   if (opts.generation !== undefined && opts.generation > 0) url += `${url.includes('?') ? '&' : '?'}reload=${opts.generation}`;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
-  let mod: { default?: unknown };
+  let mod: Record<string, unknown>;
   try {
-    mod = (await within(import(url), timeoutMs, `filter ${name}: the module did not finish loading within ${timeoutMs} ms`)) as { default?: unknown };
+    mod = (await within(import(url), timeoutMs, `filter ${name}: the module did not finish loading within ${timeoutMs} ms`)) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`filter ${name}: cannot load module: ${(err as Error).message}`);
   }
-  const factory = mod.default;
-  if (typeof factory !== 'function') throw new UsageError(`filter ${name}: the default export must be a filter factory function`);
+  const factory = filterFactoryOf(mod, name, url);
   let filter: unknown;
   try {
     filter = await within(
-      Promise.resolve((factory as FilterFactory)({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options })),
+      Promise.resolve(factory({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options })),
       timeoutMs,
       `filter ${name}: the factory did not return within ${timeoutMs} ms`,
     );
