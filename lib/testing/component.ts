@@ -5,7 +5,6 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino, type Logger } from 'pino';
 import { launch, type Launched } from '../launch.js';
 
 /** The CLI entry (`actor-edge <component>`), compiled: every component runs through it, as in production. */
@@ -57,12 +56,4 @@ export interface InProcessComponent {
 /** A component handle whichever way it runs. */
 export type ComponentHandle = RunningComponent | InProcessComponent;
 
-/** A pino logger (at `LOG_LEVEL`, default info) whose JSON lines are kept in `lines`. */
-export function collectingLogger(component: string): { readonly log: Logger; readonly lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: process.env.LOG_LEVEL ?? 'info', base: { component, pid: process.pid } },
-    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
-  return { log, lines };
-}
+export { collectingLogger } from '../collecting-logger.js';

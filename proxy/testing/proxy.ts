@@ -9,11 +9,10 @@
  * log lines so far (the access log included), and `stop()`.
  */
 import { wiringFlags } from '../../scripts/stack/wiring.js';
-import { collectingLogger, startComponent, type RunningComponent } from '../../lib/testing/component.js';
-import { proxyConfigOf } from '../config.js';
-import { startProxyProcess, type AssembleStages, type ProcessOptions, type RunningProxy } from '../proxy-process.js';
+import { startComponent, type RunningComponent } from '../../lib/testing/component.js';
+import type { AssembleStages, ProcessOptions, RunningProxy } from '../proxy-process.js';
 import { assembleStages } from '../stages/assemble.js';
-import { checkProxyFiles } from '../startup-checks.js';
+import { startProxyInProcess } from '../../kit/in-process.js';
 
 export interface TestProxyOptions {
   /** The ext_proc server (`--extproc HOST:PORT`). */
@@ -88,27 +87,17 @@ export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestP
   };
 }
 
-/**
- * As `actor-edge proxy --workers 1` starts (`main.ts`): the files checked first, a reload reading the flags (and the
- * config file) again; as a cluster worker (admin on 127.0.0.1:0, no signal handlers, no ready line), with its log and
- * its access log (when on, whatever its destination) collected in `logs()`.
- */
+/** The test kit's in-process proxy, with the handle every test proxy offers. */
 async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv, overload: ProcessOptions['overload']): Promise<InProcessTestProxy> {
-  const config = proxyConfigOf(args, env);
-  if (config.workers > 1) throw new Error(`--workers ${config.workers} is node:cluster, processes: start this proxy with mode 'process'`);
-  checkProxyFiles(config);
-  const { log, lines } = collectingLogger('proxy');
-  const collect = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
-  const rereadConfig = () => proxyConfigOf(args, env);
-  const running = await startProxyProcess(config, assemble, { role: 'worker', log, rereadConfig, accessLogSink: collect, ...(overload === undefined ? {} : { overload }) });
+  const { running, logs, stop } = await startProxyInProcess(args, env, { assemble, ...(overload === undefined ? {} : { overload }) });
   const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls };
   return {
     ingress: `http://${running.ingress}`,
     address: running.ingress,
     admin: `http://${running.admin}`,
     addresses,
-    logs: () => lines,
-    stop: () => running.close(),
+    logs,
+    stop,
     running,
   };
 }
