@@ -2,6 +2,7 @@
 /** `actor-edge <component> [flags]`: the one entry point for every process the project runs. */
 import { UsageError } from '../lib/flags.js';
 import { COMPONENTS } from './components.js';
+import { runNewFilter } from './new-filter.js';
 import { runValidate } from './validate.js';
 import { versionText, wantsVersion } from './version.js';
 
@@ -10,6 +11,7 @@ function usage(): string {
   return [
     'Usage: actor-edge <component> [flags]',
     '       actor-edge validate [component] --config FILE [flags]',
+    '       actor-edge new-filter NAME      (a project for your own filter: NAME/)',
     '       actor-edge --version',
     '',
     'Components:',
@@ -33,6 +35,10 @@ async function run(argv: string[]): Promise<void> {
   if (name === 'validate') {
     // A filter module may leave timers behind: the answer is given, so end here.
     process.exit(await runValidate(rest));
+  }
+  if (name === 'new-filter') {
+    runNewFilter(rest);
+    return;
   }
   const component = COMPONENTS[name];
   if (!component) throw new UsageError(`unknown component "${name}"\n\n${usage()}`);
