@@ -19,7 +19,8 @@ import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
-import type { StubConfig } from './config.js';
+import { STUB_FLAGS, type StubConfig } from './config.js';
+import { assertFree, listening, settingOf, type ListenSetting } from '../lib/listen-error.js';
 import { ControlPlane } from './control-plane.js';
 import { controlHandlers, controlServiceDefinition } from './control-service.js';
 import { ipv4Add } from './ip.js';
@@ -48,10 +49,12 @@ function dialAddress(host: string, port: number): string {
   return formatHostPort(host, port);
 }
 
-function bind(server: grpc.Server, address: string, credentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (err, port) => (err ? reject(err) : resolve(port)));
-  });
+/** Binds `at`; a port that cannot be bound is a ListenError naming `setting`. */
+async function bind(server: grpc.Server, at: { host: string; port: number }, setting: ListenSetting, credentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
+  await assertFree('apiserver-stub', at.host, at.port, setting);
+  return listening('apiserver-stub', at.host, at.port, setting, () => new Promise<number>((resolve, reject) => {
+    server.bindAsync(formatHostPort(at.host, at.port), credentials, (err, port) => (err ? reject(err) : resolve(port)));
+  }));
 }
 
 /** TLS server credentials that require a client certificate; a missing or unusable file is a UsageError. */
@@ -103,7 +106,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const attachServer = ownAttachListener ? new grpc.Server(GRPC_SERVER_OPTIONS) : server;
   const workersService = new WorkersService(cp, counters, log);
   attachServer.addService(workersServiceDefinition(), { Attach: workersService.attach });
-  const grpcPort = await bind(server, formatHostPort(config.listen.host, config.listen.port), credentials);
+  const grpcPort = await bind(server, config.listen, settingOf(STUB_FLAGS, 'listen'), credentials);
   const grpcAddress = formatHostPort(config.listen.host, grpcPort);
   const attachAt = config.attachListen ?? (credentials === undefined ? { host: config.listen.host, port: grpcPort } : { host: '127.0.0.1', port: 0 });
 
@@ -134,9 +137,9 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   };
 
   try {
-    const attachPort = attachServer === server ? grpcPort : await bind(attachServer, formatHostPort(attachAt.host, attachAt.port));
+    const attachPort = attachServer === server ? grpcPort : await bind(attachServer, attachAt, settingOf(STUB_FLAGS, 'attach-listen'));
     const attachAddress = formatHostPort(attachAt.host, attachPort);
-    await admin.listen({ host: config.admin.host, port: config.admin.port });
+    await listening('apiserver-stub', config.admin.host, config.admin.port, settingOf(STUB_FLAGS, 'admin'), () => admin.listen({ host: config.admin.host, port: config.admin.port }));
     const adminAddress = boundAddress(admin.server);
     const apiserver = dialAddress(attachAt.host, attachPort);
     for (let i = 0; i < config.workers; i++) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** `actor-edge <component> [flags]`: the one entry point for every process the project runs. */
 import { UsageError } from '../lib/flags.js';
+import { ListenError } from '../lib/listen-error.js';
 import { COMPONENTS } from './components.js';
 import { runNewFilter } from './new-filter.js';
 import { runValidate } from './validate.js';
@@ -54,6 +55,11 @@ run(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) {
     process.stderr.write(`actor-edge: ${err.message}\n`);
     process.exit(2);
+  }
+  // A port that cannot be bound says which setting moves it; its stack would only point into node:net.
+  if (err instanceof ListenError) {
+    process.stderr.write(`actor-edge ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`actor-edge: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);

@@ -79,13 +79,36 @@ test('validate: a certificate file that does not exist exits 1 naming the file',
   const missing = path.join(dir, 'absent.pem');
   const r = await cli(['validate', '--config', file('tls.yaml', `listeners:\n  https: 127.0.0.1:0\n  tlsCert: ${missing}\n  tlsKey: ${missing}\n`)]);
   assert.equal(r.code, 1);
-  assert.ok(r.stderr.includes(`--tls-cert ${missing}: cannot read (ENOENT)`), r.stderr);
-  const bundle = await cli(['validate', '--upstream-credential-bundle', missing, '--upstream-trust-bundle', missing]);
+  assert.ok(r.stderr.includes(`  listeners.tlsCert: file not found: ${missing}\n`), r.stderr);
+  const bundle = await cli(['validate', '--upstream-credential-bundle', missing], { PROXY_UPSTREAM_TRUST_BUNDLE: missing });
   assert.equal(bundle.code, 1);
-  assert.ok(bundle.stderr.includes(`--upstream-credential-bundle "${missing}" cannot be read (ENOENT)`), bundle.stderr);
+  assert.ok(bundle.stderr.includes(`  --upstream-credential-bundle: file not found: ${missing}\n`), bundle.stderr);
+  assert.ok(bundle.stderr.includes(`  PROXY_UPSTREAM_TRUST_BUNDLE: file not found: ${missing}\n`), bundle.stderr);
   const extproc = await cli(['validate', 'extproc', '--apiserver-ca', missing, '--apiserver-credential-bundle', missing, '--apiserver', 'cp.example:1']);
   assert.equal(extproc.code, 1);
   assert.ok(extproc.stderr.includes(`extproc configuration is not valid: --apiserver-ca "${missing}" cannot be read`), extproc.stderr);
+});
+
+test('validate: every problem in one run, each named where it was set (the file\'s key, a flag, a variable)', async () => {
+  const absent = (name: string): string => path.join(dir, name);
+  const config = file(
+    'three.yaml',
+    `listeners:\n  https: 127.0.0.1:0\n  tlsCert: ${absent('cert.pem')}\n  tlsKey: ${absent('key.pem')}\nadmin:\n  token: { file: ${absent('token')} }\n`,
+  );
+  const r = await cli(['validate', '--config', config, '--cache-ttl-ms', 'soon'], { PROXY_WORKERS: 'two' });
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.stderr,
+    [
+      `actor-edge validate: proxy configuration is not valid (${config}), 5 problems:`,
+      `  admin.token: file not found: ${absent('token')}`,
+      '  --cache-ttl-ms: expected a number, got "soon"',
+      '  PROXY_WORKERS: expected a number, got "two"',
+      `  listeners.tlsCert: file not found: ${absent('cert.pem')}`,
+      `  listeners.tlsKey: file not found: ${absent('key.pem')}`,
+      '',
+    ].join('\n'),
+  );
 });
 
 test('validate: every component with a configuration; an unknown one is a usage error', async () => {

@@ -4,6 +4,7 @@
  * at fault and the reason and exits 1. It never binds a listener or connects anywhere.
  */
 import { UsageError } from '../lib/flags.js';
+import { ConfigProblems } from '../lib/config-problems.js';
 import { describeValid } from '../lib/validation.js';
 import { COMPONENTS } from './components.js';
 
@@ -43,6 +44,13 @@ export async function runValidate(argv: readonly string[], env: NodeJS.ProcessEn
     return 0;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
+    if (err instanceof ConfigProblems && err.problems.length > 1) {
+      // Every problem on its own line, the file named once.
+      const file = argv[argv.indexOf('--config') + 1];
+      const from = argv.includes('--config') && file !== undefined ? ` (${file})` : '';
+      process.stderr.write(`actor-edge validate: ${name} configuration is not valid${from}, ${err.problems.length} problems:\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
+      return 1;
+    }
     process.stderr.write(`actor-edge validate: ${name} configuration is not valid: ${err.message}\n`);
     return 1;
   }

@@ -20,7 +20,8 @@ import { HealthProbe } from '../lib/health-probe.js';
 import { CONTROL_SERVICE, EXT_PROC_SERVICE } from '../lib/wire-contract.js';
 import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
-import type { ExtprocConfig } from './config.js';
+import { EXTPROC_FLAGS, type ExtprocConfig } from './config.js';
+import { assertFree, listening, settingOf } from '../lib/listen-error.js';
 import { ExtprocMetrics } from './metrics.js';
 import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
 import { Resolver } from './resolver.js';
@@ -152,10 +153,13 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   // The health service is on the ext_proc port itself, behind the same mTLS as Process.
   health.addTo(server);
   let grpcAddress: string;
+  const { host, port } = config.listen;
+  const grpcSetting = settingOf(EXTPROC_FLAGS, 'listen');
   if (listener !== undefined) {
-    grpcAddress = await listener.listen(config.listen.host, config.listen.port);
+    grpcAddress = await listening('extproc', host, port, grpcSetting, () => listener.listen(host, port));
   } else {
-    grpcAddress = formatHostPort(config.listen.host, await bindPlaintext(server, formatHostPort(config.listen.host, config.listen.port)));
+    await assertFree('extproc', host, port, grpcSetting);
+    grpcAddress = formatHostPort(host, await listening('extproc', host, port, grpcSetting, () => bindPlaintext(server, formatHostPort(host, port))));
     log.warn(
       { listen: grpcAddress },
       'ext_proc listener is plaintext: the request headers of every miss travel unencrypted, and anything that reaches the port can open streams (--tls-credential-bundle and --tls-client-ca turn on mTLS)',
@@ -165,7 +169,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const admin = buildAdmin(m, () => readinessReport(phase, [probe]), log);
   guardAdmin(admin, { token: config.adminToken });
   try {
-    await admin.listen({ host: config.admin.host, port: config.admin.port });
+    await listening('extproc', config.admin.host, config.admin.port, settingOf(EXTPROC_FLAGS, 'admin'), () => admin.listen({ host: config.admin.host, port: config.admin.port }));
   } catch (err) {
     listener?.close();
     server.forceShutdown();

@@ -19,7 +19,14 @@ export type ComponentConfigRead<C> =
       readonly file: string | undefined;
       /** The config file's own fields (dotted path → value), for builders that take them. */
       readonly fields: Readonly<Record<string, unknown>>;
+      /** Where each flag's value came from (`--name`, a variable, `config file F: key`, or `default`). */
+      readonly sources: Readonly<Record<string, string>>;
     };
+
+export interface ReadOptions {
+  /** Collect bad values here instead of throwing at the first (`actor-edge validate`); see `readFlags`. */
+  readonly problems?: string[];
+}
 
 export interface BuildContext {
   readonly sources: Readonly<Record<string, string>>;
@@ -36,12 +43,14 @@ export function readComponentConfig<T extends FlagSpecs, C>(
   build: (values: FlagValues<T>, context: BuildContext) => C,
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  opts: ReadOptions = {},
 ): ComponentConfigRead<C> {
-  const first = readFlags(set.flags, argv, env);
+  // Collecting problems, the first read (for --help and --config) leaves them to the second, which reports them.
+  const first = readFlags(set.flags, argv, env, undefined, opts.problems === undefined ? undefined : []);
   if (first.help) return { kind: 'help' };
   const path = 'config' in set.flags ? (first.values as Record<string, unknown>).config : undefined;
   const file = typeof path === 'string' ? readConfigFile(path, set) : undefined;
-  const read = file === undefined ? first : readFlags(set.flags, argv, env, file.layer);
+  const read = file === undefined && opts.problems === undefined ? first : readFlags(set.flags, argv, env, file?.layer, opts.problems);
   const fields = file?.fields ?? {};
   const context: BuildContext = { sources: read.sources, fields, file: file?.path };
   let config: C;
@@ -50,7 +59,7 @@ export function readComponentConfig<T extends FlagSpecs, C>(
   } catch (err) {
     throw err instanceof UsageError ? new UsageError(fromFile(err.message, read.sources)) : err;
   }
-  return Object.freeze({ kind: 'config', config, warnings: Object.freeze([...(file?.warnings ?? []), ...read.warnings]), file: file?.path, fields });
+  return Object.freeze({ kind: 'config', config, warnings: Object.freeze([...(file?.warnings ?? []), ...read.warnings]), file: file?.path, fields, sources: read.sources });
 }
 
 /** `--name: reason` where --name came from the file → `config file F: section.key (--name): reason`. */

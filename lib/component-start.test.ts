@@ -24,7 +24,7 @@ test('componentStart: --help prints the help and there is nothing to start', () 
 test('componentStart: a config read gives the config and a logger of that component; nothing is printed', () => {
   const s = sink();
   const config = Object.freeze({ listen: '127.0.0.1:0' });
-  const start = componentStart('worker', { kind: 'config', config, warnings: [], file: undefined, fields: {} }, () => 'help', s.out);
+  const start = componentStart('worker', { kind: 'config', config, warnings: [], file: undefined, fields: {}, sources: {} }, () => 'help', s.out);
   assert.ok(start !== undefined);
   assert.equal(start.config, config);
   assert.equal(start.log.bindings()['component'], 'worker');

@@ -169,7 +169,8 @@ function readSecret(file: string, dir: string, where: string): string {
   try {
     text = readFileSync(full, 'utf8');
   } catch (err) {
-    throw new UsageError(`${where}: cannot read the file ${full}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `${where}: file not found: ${full}` : `${where}: cannot read the file ${full}: ${code ?? (err as Error).message}`);
   }
   const value = text.replace(/\r?\n$/, '');
   if (value === '') throw new UsageError(`${where}: the file ${full} is empty`);

@@ -141,13 +141,15 @@ function fromEnv(spec: FlagSpec, env: NodeJS.ProcessEnv, warnings: string[]): { 
 
 /**
  * Parses `argv` (without the component name) over `env` over the config file's layer over the defaults. Throws
- * UsageError on bad input.
+ * UsageError on bad input; with `problems`, a bad value (or a secret's unreadable file) is added there instead and
+ * the flag keeps its default, so `actor-edge validate` can report every one in one run.
  */
 export function readFlags<T extends FlagSpecs>(
   specs: T,
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   file?: FileLayer,
+  problems?: string[],
 ): ReadFlagsResult<T> {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = { help: { type: 'boolean' } };
   for (const [name, spec] of Object.entries(specs)) {
@@ -164,6 +166,16 @@ export function readFlags<T extends FlagSpecs>(
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   const warnings: string[] = [];
+  const tolerant = <V>(read: () => V): V | typeof NOT_READ => {
+    if (problems === undefined) return read();
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      problems.push(err.message);
+      return NOT_READ;
+    }
+  };
   for (const [name, spec] of Object.entries(specs)) {
     let raw = given[name];
     let source = `--${name}`;
@@ -173,12 +185,17 @@ export function readFlags<T extends FlagSpecs>(
       raw = fromVariable.text;
       source = fromVariable.name;
     }
+    let value: unknown = NOT_READ;
     if (raw !== undefined) {
-      values[name] = convert(name, spec, raw, source);
+      const given = raw;
+      value = tolerant(() => convert(name, spec, given, source));
     } else if (file !== undefined && name in file.values) {
-      const value = file.values[name];
-      values[name] = file.resolve === undefined ? value : file.resolve(name, value);
+      const inFile = file.values[name];
       source = file.sources[name] ?? 'config file';
+      value = file.resolve === undefined ? inFile : tolerant(() => (file.resolve as NonNullable<FileLayer['resolve']>)(name, inFile));
+    }
+    if (value !== NOT_READ) {
+      values[name] = value;
     } else {
       values[name] = defaultValue(spec);
       source = 'default';
@@ -192,6 +209,9 @@ export function readFlags<T extends FlagSpecs>(
     warnings: Object.freeze(warnings),
   };
 }
+
+/** A value that could not be read (its problem recorded): the flag keeps its default. */
+const NOT_READ: unique symbol = Symbol('not read');
 
 /** The value a flag has when nothing sets it. */
 export function defaultValue(spec: FlagSpec): unknown {

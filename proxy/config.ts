@@ -24,7 +24,7 @@ import type { LifecycleConfig } from './edge/lifecycle.js';
 import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
-import { readComponentConfig, type BuildContext, type ComponentConfigRead } from '../lib/component-config.js';
+import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
 import {
   DEFAULT_HEAP_BYTES,
@@ -720,9 +720,9 @@ function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
  * into a frozen ProxyConfig, with the deprecated names used. Called again on a reload, with the same argv and
  * environment.
  */
-export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ProxyConfig> {
+export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, opts: ReadOptions = {}): ComponentConfigRead<ProxyConfig> {
   const tracing = readTracingConfig(env, PROXY_SERVICE_NAME);
-  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }, tracing), argv, env);
+  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }, tracing), argv, env, opts);
 }
 
 /** `readProxyConfig` for a caller that never passes `--help` (a reload, a test): the frozen config. */

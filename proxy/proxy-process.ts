@@ -6,10 +6,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger, logReady, type Logger } from '../lib/logger.js';
-import { boundAddress, formatHostPort } from '../lib/address.js';
+import { boundAddress, formatHostPort, type HostPort } from '../lib/address.js';
+import { listening, settingOf } from '../lib/listen-error.js';
+import { describeFilters, loadedFilters } from './chain/loaded-filters.js';
 import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
-import type { ProxyConfig } from './config.js';
+import { PROXY_FLAGS, type ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
 import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
@@ -217,13 +219,33 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
   }
 
-  await ingress.listen(listeners.listen.host, listeners.listen.port);
-  if (listeners.tls !== undefined) await ingress.listenTls(listeners.tls.listen.host, listeners.tls.listen.port, listeners.tls);
-  if (connect !== undefined && listeners.connect !== undefined) await connect.listen(listeners.connect.host, listeners.connect.port);
-  if (connectTls !== undefined && listeners.connectTls !== undefined) await connectTls.listen(listeners.connectTls.listen.host, listeners.connectTls.listen.port);
-  const adminHost = opts.role === 'worker' ? '127.0.0.1' : ops.admin.host;
-  const adminPort = opts.role === 'worker' ? 0 : ops.admin.port;
-  await admin.listen({ host: adminHost, port: adminPort });
+  // Each bind that fails names its address and the flag that moves it (lib/listen-error.ts); what was started
+  // before it is let go, so a caller that goes on (a test, a supervisor) is not left with timers and channels.
+  const bind = (flag: string, at: HostPort, listen: () => Promise<unknown>): Promise<unknown> => listening('proxy', at.host, at.port, settingOf(PROXY_FLAGS, flag), listen);
+  const adminAt = opts.role === 'worker' ? { host: '127.0.0.1', port: 0 } : ops.admin;
+  const { tls: tlsAt, connect: connectAt, connectTls: connectTlsAt } = listeners;
+  const release = async (): Promise<void> => {
+    await Promise.all([ingress.stopAccepting(), connect?.stopAccepting(), connectTls?.stopAccepting()]);
+    router.close();
+    overload.stop();
+    await Promise.all([pools.destroy(), h2Sessions.destroy()]);
+    upstreamTls?.close();
+    certificateExpiry.close();
+    for (const stage of stages) await stage.close?.();
+    await admin.close();
+    await tracing?.shutdown().catch(() => undefined);
+    accessLog.close();
+  };
+  try {
+    await bind('listen', listeners.listen, () => ingress.listen(listeners.listen.host, listeners.listen.port));
+    if (tlsAt !== undefined) await bind('tls-listen', tlsAt.listen, () => ingress.listenTls(tlsAt.listen.host, tlsAt.listen.port, tlsAt));
+    if (connect !== undefined && connectAt !== undefined) await bind('connect-listen', connectAt, () => connect.listen(connectAt.host, connectAt.port));
+    if (connectTls !== undefined && connectTlsAt !== undefined) await bind('connect-tls-listen', connectTlsAt.listen, () => connectTls.listen(connectTlsAt.listen.host, connectTlsAt.listen.port));
+    await bind('admin', adminAt, () => admin.listen({ host: adminAt.host, port: adminAt.port }));
+  } catch (err) {
+    await release().catch(() => undefined);
+    throw err;
+  }
   const tlsListener = ingress.tlsListener;
   const addresses = {
     ingress: boundAddress(ingress.listener.server),
@@ -266,6 +288,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       log.info('stopped');
     })());
 
+  // Which user filters run, in order, said before "ready": a filter that was not picked up shows here.
+  const userFilters = loadedFilters(config.chain.filters, chain.filters);
+  log.info({ filters: userFilters }, `filter chain: ${describeFilters(userFilters)}`);
   if (opts.role === 'standalone') {
     process.on('SIGHUP', () => void reload()); // the reloader logs the outcome
     onShutdownSignal(log, stop);

@@ -6,6 +6,7 @@
  */
 import { formatHostPort, type HostPort } from '../lib/address.js';
 import { UsageError } from '../lib/flags.js';
+import { ConfigProblems, missingFiles, withoutFile } from '../lib/config-problems.js';
 import { createStderrLogger } from '../lib/logger.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readProxyConfig, type ProxyConfig } from './config.js';
@@ -31,12 +32,43 @@ function chain(c: ProxyConfig, filterNames: readonly string[]): string {
   return [...filterNames, cache, resolver, 'router'].join(' → ');
 }
 
+/** The files the config names, by the flag that names them (only those in use). */
+function filesInUse(c: ProxyConfig): Record<string, string | undefined> {
+  const serving = c.listeners.tls ?? c.listeners.connectTls;
+  const extProc = c.resolver.kind === 'extproc' ? c.extProc.tls : undefined;
+  return {
+    'tls-cert': serving?.certFile,
+    'tls-key': serving?.keyFile,
+    'upstream-credential-bundle': c.upstream.tls?.credentialBundle,
+    'upstream-trust-bundle': c.upstream.tls?.trustBundle,
+    'extproc-credential-bundle': extProc?.credentialBundle,
+    'extproc-trust-bundle': extProc?.trustBundle,
+  };
+}
+
+/** Runs one check, its UsageError added to `problems` (named where the config file set it); undefined then. */
+async function checked<T>(problems: string[], check: () => T | Promise<T>): Promise<T | undefined> {
+  try {
+    return await check();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    problems.push(...(err instanceof ConfigProblems ? err.problems : [withoutFile(err.message)]));
+    return undefined;
+  }
+}
+
 export async function validateProxy(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
-  const read = readProxyConfig(argv, env);
+  // Every problem in one run: bad values and unreadable secrets, then every missing file, then what the files hold
+  // and the filter modules (those only once every file is there: each check would fail on the first gap again).
+  const problems: string[] = [];
+  const read = readProxyConfig(argv, env, { problems });
   if (read.kind === 'help') throw new UsageError('validate takes the proxy\'s flags; see actor-edge proxy --help');
   const config = read.config;
-  const files = checkProxyFiles(config);
-  const filters = await loadUserFilters(config.chain.filters, { log: createStderrLogger('validate'), actorSuffix: config.actorSuffix });
+  problems.splice(0, problems.length, ...problems.map(withoutFile));
+  problems.push(...missingFiles(filesInUse(config), read.sources));
+  const files = problems.length === 0 ? await checked(problems, () => checkProxyFiles(config)) : undefined;
+  const filters = await checked(problems, () => loadUserFilters(config.chain.filters, { log: createStderrLogger('validate'), actorSuffix: config.actorSuffix }));
+  if (problems.length > 0 || files === undefined || filters === undefined) throw new ConfigProblems(problems);
   const names = filters.map((f, i) => `${f.name} (${config.chain.filters[i]?.module ?? ''})`);
   const upstream = config.upstream.tls === undefined
     ? 'plaintext to the workers'

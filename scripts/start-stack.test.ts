@@ -14,9 +14,12 @@ import { workerNet } from '../lib/loopback.js';
 import { plaintextProcess, tlsWithoutCertificate } from '../extproc/testing/refused-clients.js';
 import { waitFor } from '../lib/testing/wait.js';
 import { OtlpReceiver } from '../lib/testing/otlp-receiver.js';
+import { runScript } from '../lib/testing/run-script.js';
+import { takePort } from '../lib/testing/taken-port.js';
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
+const FILTER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../proxy/testing/fixtures/rewrite-header.js');
 
 interface Stack {
   readonly launcher: ChildProcess;
@@ -52,11 +55,13 @@ interface LaunchOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Wait for the banner (default); false returns at once, for stacks that are expected to fail. */
   readonly waitReady?: boolean;
+  /** The launcher's flags (`npm start -- ARGS`). */
+  readonly args?: readonly string[];
 }
 
-async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOptions = {}): Promise<Stack> {
+async function launch({ viaShell = false, env = {}, waitReady = true, args = [] }: LaunchOptions = {}): Promise<Stack> {
   const net = await workerNet();
-  const command = viaShell ? ['/bin/sh', ['-c', `"${process.execPath}" "${LAUNCHER}" & echo "launcher pid $!"; wait`]] as const : [process.execPath, [LAUNCHER]] as const;
+  const command = viaShell ? ['/bin/sh', ['-c', `"${process.execPath}" "${LAUNCHER}" & echo "launcher pid $!"; wait`]] as const : [process.execPath, [LAUNCHER, ...args]] as const;
   const launcher = spawn(command[0], command[1], {
     env: {
       ...process.env,
@@ -114,14 +119,18 @@ async function launch({ viaShell = false, env = {}, waitReady = true }: LaunchOp
   return { launcher, output, pids, ingress, exited };
 }
 
-test('npm start serves the curl example through the proxy and stops cleanly on SIGTERM', async () => {
-  const stack = await launch();
+test('npm start -- --filter: serves the curl example through the proxy and the filter, says the chain, and stops cleanly on SIGTERM', async () => {
+  const stack = await launch({ args: ['--filter', FILTER] });
+  // The proxy's start-up line and the banner both name the loaded chain.
+  assert.ok(stack.output.some((l) => l.startsWith(`proxy          | INFO  filter chain: rewrite-header (${FILTER})`)), stack.output.join('\n'));
+  assert.ok(stack.output.includes(`stack          |   filters  rewrite-header (${FILTER})`), stack.output.join('\n'));
   const curl = stack.output.find((l) => l.includes('curl -H'));
   assert.ok(curl?.includes(`curl -H 'Host: ${HOST}' ${stack.ingress}/`), `banner has the curl example: ${curl}`);
 
-  const res = await request(`${stack.ingress}/`, { headers: { host: HOST } });
-  const body = (await res.body.json()) as { actor: string; atespace: string };
+  const res = await request(`${stack.ingress}/?echo_headers=1`, { headers: { host: HOST } });
+  const body = (await res.body.json()) as { actor: string; atespace: string; headers: Record<string, string> };
   assert.equal(res.statusCode, 200);
+  assert.equal(body.headers['x-filtered-by'], 'rewrite-header', 'the filter ran');
   assert.equal(body.actor, 'actor-000');
   assert.equal(body.atespace, 'demo');
   for (const name of ['apiserver-stub', 'extproc', 'proxy']) {
@@ -207,6 +216,35 @@ test('a component that cannot start is reported, the ones already running are st
   assert.ok(stack.output.some((l) => /^stack +\| proxy exited unexpectedly \(exit code 2\)/.test(l)), stack.output.slice(-10).join('\n'));
   assert.deepEqual(Object.keys(stack.pids), ['apiserver-stub', 'extproc', 'proxy']);
   for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
+});
+
+test('a port already taken: the component says which and how to move it, in one line; the launcher repeats it and stops the rest', async () => {
+  const taken = await takePort();
+  try {
+    const stack = await launch({ env: { EXTPROC_LISTEN: taken.address }, waitReady: false });
+    assert.equal(await stack.exited, 1);
+    const why = `${taken.address} is already in use (set EXTPROC_LISTEN or --listen)`;
+    const tail = stack.output.slice(-10).join('\n');
+    assert.ok(stack.output.includes(`extproc        | actor-edge extproc: ${why}`), tail);
+    assert.ok(stack.output.includes(`stack          | extproc exited unexpectedly (exit code 1): ${why}: stopping the stack`), tail);
+    assert.ok(!stack.output.some((l) => /^\S+ +\| +at /.test(l)), `no stack trace:\n${tail}`);
+    for (const [name, pid] of Object.entries(stack.pids)) assert.ok(gone(pid), `${name} (pid ${pid}) still runs`);
+  } finally {
+    await taken.release();
+  }
+});
+
+test('npm start -- --help prints the launcher\'s flags and starts nothing; an unknown flag or a missing value is refused', async () => {
+  const help = await runScript(LAUNCHER, ['--help']);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^Usage: npm start/);
+  for (const text of ['--filter VALUE (repeatable)    [PROXY_FILTERS]', '--tls on|off    [STACK_TLS]', 'EXTPROC_LISTEN=127.0.0.1:50051', 'Logs:']) assert.ok(help.stdout.includes(text), text);
+  assert.ok(!help.stdout.includes('started'), 'nothing started');
+  for (const args of [['--no-such-flag'], ['--filter'], ['--tls', 'maybe']]) {
+    const run = await runScript(LAUNCHER, args);
+    assert.equal(run.code, 2, args.join(' '));
+    assert.match(run.stderr, /^npm start: .*\(npm start -- --help lists the flags\)\n$/, run.stderr);
+  }
 });
 
 test('components stop by themselves when the launcher is killed outright', async () => {

@@ -10,7 +10,8 @@ import { logReady, type Logger } from '../../lib/logger.js';
 import { AccessLog } from '../ops/access-log.js';
 import { boundAddress } from '../../lib/address.js';
 import { onShutdownSignal } from '../../lib/shutdown.js';
-import type { ProxyConfig } from '../config.js';
+import { PROXY_FLAGS, type ProxyConfig } from '../config.js';
+import { listening, settingOf } from '../../lib/listen-error.js';
 import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
 import { createPrimaryAdmin, reloadWorkers } from './admin-fanout.js';
 import { relayBindings } from './binding-relay.js';
@@ -25,7 +26,8 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
   // The primary's own access-log stream carries the admin calls it serves (the workers write their requests' lines).
   const accessLog = new AccessLog(config.ops.accessLog);
   const admin = createPrimaryAdmin(workers, { adminToken: config.ops.adminToken, log, accessLog });
-  await admin.listen({ host: config.ops.admin.host, port: config.ops.admin.port });
+  const { host, port } = config.ops.admin;
+  await listening('proxy', host, port, settingOf(PROXY_FLAGS, 'admin'), () => admin.listen({ host, port }));
   const first = workers.live()[0] as WorkerInfo;
   // SIGHUP: every worker reloads its filters, through the same admin call as `POST /filters/reload`.
   process.on('SIGHUP', () => {

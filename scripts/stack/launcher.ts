@@ -7,7 +7,8 @@
 import { spawnComponent } from '../../cli/launch-component.js';
 import { describeExit, NotReadyError, type Addresses, type Exit, type LaunchedProcess } from '../../lib/launch.js';
 import { formatLine, levelOf, type LineFormat } from './log-format.js';
-import { STEPS, banner, type ReadyMap, type Step } from './plan.js';
+import { STEPS, banner, filterChainOf, type ComponentName, type ReadyMap, type Step } from './plan.js';
+import type { LoadedFilter } from '../../proxy/chain/loaded-filters.js';
 
 export interface LauncherOptions {
   readonly env: NodeJS.ProcessEnv;
@@ -26,13 +27,15 @@ export interface LauncherOptions {
   readonly parentPid?: number;
   /** Lines the launcher says before it starts anything (e.g. that TLS is off). */
   readonly notices?: readonly string[];
+  /** Flags added to a component's wiring (e.g. the proxy's `--filter`s). */
+  readonly args?: Partial<Record<ComponentName, readonly string[]>>;
 }
 
 /** Why the stack stops. */
 type Outcome =
   | { kind: 'signal'; signal: NodeJS.Signals }
   | { kind: 'parent-gone'; pid: number }
-  | { kind: 'died'; name: string; exit: Exit }
+  | { kind: 'died'; name: string; exit: Exit; why: string | undefined }
   | { kind: 'failed'; reason: string };
 
 /** How the wait for one component's ready line ended. */
@@ -62,6 +65,8 @@ class StackRun {
   private stopping = false;
   private firstSignalAt = 0;
   private readonly children: LaunchedProcess[] = [];
+  /** The proxy's user filters, from its start-up line, for the banner. */
+  private filters: readonly LoadedFilter[] | undefined;
   private readonly fmt: LineFormat;
 
   constructor(private readonly opts: LauncherOptions) {
@@ -96,7 +101,7 @@ class StackRun {
       if (addresses === undefined) return;
       ready[step.name] = addresses;
     }
-    if (!this.settled) for (const line of banner(ready, this.opts.env).lines) this.say(line);
+    if (!this.settled) for (const line of banner(ready, this.opts.env, this.filters).lines) this.say(line);
   }
 
   /** Says why the stack stops, stops the components in reverse start order; resolves with the exit code. */
@@ -150,7 +155,7 @@ class StackRun {
   private async startStep(step: Step, ready: ReadyMap): Promise<Addresses | undefined> {
     let args: string[];
     try {
-      args = step.args(ready);
+      args = [...step.args(ready), ...(this.opts.args?.[step.name] ?? [])];
     } catch (err) {
       this.settle({ kind: 'failed', reason: (err as Error).message });
       return undefined;
@@ -179,13 +184,14 @@ class StackRun {
       readyTimeoutMs: this.opts.readyTimeoutMs,
       keepLines: KEEP_LINES,
       onLine: (line) => {
+        if (step.name === 'proxy') this.filters = filterChainOf(line) ?? this.filters;
         if ((levelOf(line) ?? Infinity) >= this.opts.minLevel) this.opts.write(formatLine(step.name, line, this.fmt));
       },
     });
     this.children.push(child);
     this.say(`started ${step.name} (pid ${child.pid})`);
     void child.exited.then(() => {
-      if (!this.stopping) this.settle({ kind: 'died', name: step.name, exit: child.exit as Exit });
+      if (!this.stopping) this.settle({ kind: 'died', name: step.name, exit: child.exit as Exit, why: lastWords(step.name, child.lines) });
     });
     return child;
   }
@@ -200,7 +206,7 @@ class StackRun {
         this.say(`the process that started the stack (pid ${end.pid}) is gone: stopping`);
         return 0;
       case 'died':
-        this.say(`${end.name} exited unexpectedly (${describeExit(end.exit)}): stopping the stack`);
+        this.say(`${end.name} exited unexpectedly (${describeExit(end.exit)})${end.why === undefined ? '' : `: ${end.why}`}: stopping the stack`);
         return 1;
       case 'failed':
         this.say(`${end.reason}: stopping the stack`);
@@ -221,6 +227,18 @@ class StackRun {
     }
     return true;
   }
+}
+
+/**
+ * What a component said last when it stopped on a start-up error (`cli/main.ts` writes `actor-edge <name>: reason`
+ * or `actor-edge: reason`), so the launcher's own last line says why, e.g. which port is taken.
+ */
+function lastWords(name: string, lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = new RegExp(`^actor-edge(?: ${name})?: (.*)$`).exec(lines[i] ?? '');
+    if (m !== null) return m[1];
+  }
+  return undefined;
 }
 
 function alive(pid: number): boolean {

@@ -9,6 +9,7 @@ import { formatHostPort, parseHostPort } from '../../lib/address.js';
 import type { Addresses } from '../../lib/launch.js';
 
 import { STACK_ORDER, wiringFlags, type ComponentName } from './wiring.js';
+import { describeFilters, type LoadedFilter } from '../../proxy/chain/loaded-filters.js';
 
 export type { ComponentName };
 
@@ -56,8 +57,25 @@ function tracingLine(env: NodeJS.ProcessEnv): string[] {
   return [`  tracing  proxy and extproc spans to ${to} (OTLP/HTTP JSON)`];
 }
 
-/** What the launcher prints once every component is ready. */
-export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
+/** The user filters of the proxy's "filter chain" start-up line (`proxy-process.ts`); undefined for any other line. */
+export function filterChainOf(line: string): readonly LoadedFilter[] | undefined {
+  if (!line.includes('"filter chain')) return undefined;
+  try {
+    const filters = (JSON.parse(line) as { filters?: unknown }).filters;
+    return Array.isArray(filters) ? (filters as LoadedFilter[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The banner's filter line: what the proxy loaded, or how to add one. */
+function filtersLine(filters: readonly LoadedFilter[] | undefined): string[] {
+  if (filters === undefined) return [];
+  return [`  filters  ${filters.length === 0 ? 'none (npm start -- --filter ./my-filter.js adds one)' : describeFilters(filters)}`];
+}
+
+/** What the launcher prints once every component is ready; `filters`: the proxy's user filters, as it logged them. */
+export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv, filters?: readonly LoadedFilter[]): Banner {
   const ingress = `http://${need(ready, 'proxy', 'ingress')}`;
   const suffix = env.PROXY_ACTOR_SUFFIX || env.ACTOR_SUFFIX || DEFAULT_ACTOR_SUFFIX;
   const atespace = env.APISERVER_ATESPACE || 'demo';
@@ -72,6 +90,7 @@ export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv): Banner {
     `  ingress  ${ingress}`,
     ...(ready.proxy?.tls === undefined ? [] : [`  https    https://${dialable(ready.proxy.tls)}/ (the HTTPS listener)`]),
     `  try      ${curl}`,
+    ...filtersLine(filters),
     `  stats    ${[stats('proxy'), stats('extproc'), stats('apiserver-stub')].filter((s) => s !== '').join('  ')}`,
     ...(ready.proxy?.admin === undefined ? [] : [`  dashboard http://${dialable(ready.proxy.admin)}/dashboard`]),
     env.STACK_TLS === 'off'

@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stackTlsEnv, tlsSwitch } from './tls.js';
-
-test('mTLS is on unless --tls off or STACK_TLS=off; anything else is refused', () => {
-  assert.equal(tlsSwitch([], {}), 'on');
-  assert.equal(tlsSwitch(['--tls', 'off'], {}), 'off');
-  assert.equal(tlsSwitch(['--tls=off'], {}), 'off');
-  assert.equal(tlsSwitch([], { STACK_TLS: 'OFF' }), 'off');
-  assert.equal(tlsSwitch(['--tls', 'on'], { STACK_TLS: 'off' }), 'on');
-  assert.equal(tlsSwitch(['--tls', 'maybe'], {}), undefined);
-});
+import { stackTlsEnv } from './tls.js';
 
 test('every hop gets its files through its own variables, the workers accept only the proxy identity', () => {
   const env = stackTlsEnv({ ca: 'ca.pem', proxy: 'proxy.pem', extproc: 'extproc.pem', controlPlane: 'cp.pem', ingress: 'ingress.pem', worker: 'worker.pem', workers: [] });

@@ -1,20 +1,12 @@
 /**
  * mTLS for `npm start`: development certificates generated at start into a private temporary directory (removed
  * when the stack stops), handed to every component through its own environment variables: proxy → workers,
- * proxy → extproc (the ext_proc hop), extproc → control plane. `--tls off` (or STACK_TLS=off) runs every hop in
+ * proxy → extproc (the ext_proc hop), extproc → control plane. `--tls off` (or STACK_TLS=off; `flags.ts`) runs every hop in
  * plaintext, and the launcher warns about it before it starts anything. A variable the user set wins over the
  * generated one.
  */
 import { writeTemporaryDevCertificates, type DevCertFiles } from '../../lib/tls/dev-certs.js';
 import { tlsEnv } from './wiring.js';
-
-/** Reads `--tls on|off` from argv, else STACK_TLS (default on); undefined for anything else. */
-export function tlsSwitch(argv: readonly string[], env: NodeJS.ProcessEnv): 'on' | 'off' | undefined {
-  const i = argv.indexOf('--tls');
-  const raw = (i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--tls='))?.slice(6)) ?? env.STACK_TLS ?? 'on';
-  const v = raw.trim().toLowerCase();
-  return v === 'on' || v === 'off' ? v : undefined;
-}
 
 /** The environment that puts every hop of the local stack on mTLS with `files` (the plan's, as variables). */
 export function stackTlsEnv(files: DevCertFiles): NodeJS.ProcessEnv {
