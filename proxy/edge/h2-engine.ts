@@ -16,7 +16,9 @@
  * `--keep-alive-timeout-ms` is closed with GOAWAY — open streams count, bytes alone do not, so a client trickling a
  * HEADERS frame in is closed too; a new connection must open its first stream within `--headers-timeout-ms`; a
  * stream's request (head and body) must arrive within `--request-timeout-ms` (408 `PROXY_ERR_REQUEST_TIMEOUT`, as
- * node answers an HTTP/1.1 request 408). On drain every connection gets GOAWAY and its open streams finish.
+ * node answers an HTTP/1.1 request 408). A client's FIN, or a PING it does not acknowledge within
+ * `--keep-alive-timeout-ms`, ends the connection and its streams as a client gone. On drain every connection gets
+ * GOAWAY and its open streams finish.
  */
 import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
