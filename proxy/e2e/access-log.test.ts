@@ -107,7 +107,7 @@ test('local replies and refusals at the edge carry x-request-id too', async () =
   assert.equal(refused.status, 400);
   const id = /\r\nx-request-id: ([^\r]+)\r\n/i.exec(refused.head)?.[1];
   assert.match(String(id), UUID);
-  assert.equal((await lineOf(String(id))).error, 'PROXY_ERR_NO_HOST');
+  assert.equal((await lineOf(String(id))).error, 'PROXY_ERR_DUPLICATE_HOST');
 });
 
 test('HTTPS: the line names the TLS version and the SNI', async () => {

@@ -59,9 +59,6 @@ before(async () => {
 });
 
 after(async () => {
-  // The drain takes its whole --drain-timeout-ms (10 s): the HTTP/2 request answered 408 while its body trickled in
-  // stays in flight after its client has gone (a proxy process does the same on SIGTERM; the process harness kills
-  // it after 5 s).
   await proxy?.stop();
   await ep?.close();
   await upstream?.close();
@@ -140,11 +137,16 @@ test('HTTP/2: a POST body that trickles in one byte every 250 ms gets 408 within
   session.on('error', () => undefined);
   const stream = session.request({ ':method': 'POST', ':path': '/drip', ':authority': HOST, 'content-length': '100' }, { endStream: false });
   stream.on('error', () => undefined);
-  const drip = setInterval(() => !stream.destroyed && stream.write('x'), 250);
+  const drip = setInterval(() => stream.writable && stream.write('x'), 250);
   let deadline: NodeJS.Timeout | undefined;
   try {
     const [headers] = (await Promise.race([once(stream, 'response'), new Promise((_, reject) => (deadline = setTimeout(() => reject(new Error('no answer in time')), WITHIN_MS)))])) as [http2.IncomingHttpHeaders];
     assert.equal(headers[':status'], 408);
+    // The answer is complete: the proxy ends the stream (RST_STREAM NO_ERROR) though the client is still sending.
+    clearTimeout(deadline);
+    stream.resume(); // node's client stream closes once its body was read
+    if (!stream.closed) await Promise.race([once(stream, 'close'), new Promise((_, reject) => (deadline = setTimeout(() => reject(new Error('the stream stayed open')), WITHIN_MS)))]);
+    assert.equal(stream.rstCode, http2.constants.NGHTTP2_NO_ERROR);
   } finally {
     clearTimeout(deadline); // or it would keep this file's process alive for the rest of WITHIN_MS
     clearInterval(drip);

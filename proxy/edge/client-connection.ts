@@ -6,6 +6,7 @@
  * being read until the queue is short again.
  */
 import type { Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import type { ProxyRequest } from '../request/context.js';
 
 /** Pipelined requests waiting on one connection before the proxy stops reading from it. */
@@ -21,6 +22,8 @@ export class ClientConnection {
   tunnel = false;
   /** The inner connection of a CONNECT tunnel (`connect-listener.ts`): its TLS, if any, was opened for the proxy. */
   insideConnect = false;
+  /** The response of the request node's parser read last (its body may still be arriving: `parse-errors.ts`). */
+  lastExchange: ServerResponse | undefined = undefined;
   #waiting: ProxyRequest[] | undefined;
   #readPaused = false;
 

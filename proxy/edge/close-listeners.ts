@@ -19,8 +19,11 @@ function emitClosed(this: ClosingExchange): void {
   for (const listener of listeners) listener();
 }
 
-/** Calls `listener` once, when `exchange` emits `'close'`. */
-export function addCloseListener(exchange: ClosingExchange, listener: () => void): void {
+/**
+ * Calls `listener` once, when `exchange` emits `'close'` — or `alsoOn` does, first: another object whose close is
+ * the exchange's end too (an HTTP/2 stream, whose compatibility response does not always report it).
+ */
+export function addCloseListener(exchange: ClosingExchange, listener: () => void, alsoOn?: EventEmitter): void {
   const listeners = exchange.closeListeners;
   if (listeners !== undefined) {
     listeners.push(listener);
@@ -28,4 +31,5 @@ export function addCloseListener(exchange: ClosingExchange, listener: () => void
   }
   exchange.closeListeners = [listener];
   exchange.on('close', emitClosed);
+  alsoOn?.once('close', () => emitClosed.call(exchange));
 }

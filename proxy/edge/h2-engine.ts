@@ -16,7 +16,9 @@
  * `--keep-alive-timeout-ms` is closed with GOAWAY — open streams count, bytes alone do not, so a client trickling a
  * HEADERS frame in is closed too; a new connection must open its first stream within `--headers-timeout-ms`; a
  * stream's request (head and body) must arrive within `--request-timeout-ms` (408 `PROXY_ERR_REQUEST_TIMEOUT`, as
- * node answers an HTTP/1.1 request 408). On drain every connection gets GOAWAY and its open streams finish.
+ * node answers an HTTP/1.1 request 408). A client's FIN, or a PING it does not acknowledge within
+ * `--keep-alive-timeout-ms`, ends the connection and its streams as a client gone. On drain every connection gets
+ * GOAWAY and its open streams finish.
  */
 import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -45,10 +47,17 @@ export interface H2EngineConfig {
   readonly upgradeTokens: ReadonlySet<string>;
 }
 
-/** One client connection's clock: no stream open for too long (before the first, or between streams) closes it. */
+/**
+ * One client connection's clock: no stream open for too long (before the first, or between streams) closes it;
+ * and the client must acknowledge a PING within `keepAliveMs`, asked every `keepAliveMs`, or the connection is
+ * destroyed. node's session stops reading and writing once it sent GOAWAY for a connection error (a header block
+ * it cannot decompress, a protocol error) and never closes the connection itself: its open streams would wait
+ * forever. A client that still reads its connection answers the PING whatever its streams do.
+ */
 class SessionClock {
   #open = 0;
   #timer: NodeJS.Timeout | undefined;
+  #probe: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly session: ServerHttp2Session,
@@ -56,6 +65,7 @@ class SessionClock {
     firstStreamMs: number,
   ) {
     this.#arm(firstStreamMs);
+    this.#nextProbe();
   }
 
   streamOpened(): void {
@@ -69,6 +79,7 @@ class SessionClock {
 
   stop(): void {
     clearTimeout(this.#timer);
+    clearTimeout(this.#probe);
   }
 
   /** Bytes alone (a HEADERS frame trickled in, pings) do not count: only a stream ends the wait. */
@@ -80,6 +91,17 @@ class SessionClock {
       setTimeout(() => this.session.destroy(), 1000).unref();
     }, ms);
     this.#timer.unref();
+  }
+
+  #nextProbe(): void {
+    this.#probe = setTimeout(() => {
+      this.#probe = setTimeout(() => this.session.destroy(), this.keepAliveMs).unref();
+      this.session.ping((err) => {
+        if (err !== null) return; // the session is closing
+        clearTimeout(this.#probe);
+        this.#nextProbe();
+      });
+    }, this.keepAliveMs).unref();
   }
 }
 
@@ -142,6 +164,9 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     // tunnel, on some Node.js versions) may never emit 'close' itself.
     socket?.once('close', settled);
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
+    // HTTP/2 has no half-closed connection: a client's FIN (the listeners keep connections half-open for HTTP/1.1's
+    // sake) is a client gone, and every stream still open on it ends as such.
+    socket?.once('end', () => session.destroy());
     const clock = new SessionClock(session, this.config.keepAliveTimeoutMs, this.config.headersTimeoutMs);
     (session as ClockedSession)[CLOCK] = clock;
     session.once('close', () => clock.stop());

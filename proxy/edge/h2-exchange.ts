@@ -8,6 +8,13 @@
  * writable side finished also when the client reset the stream, which here is a client that went away. Trailers
  * always follow the body as HTTP/2 trailers (gRPC's status travels there); the worker's `Trailer` declaration is
  * not relayed.
+ *
+ * A response written in full while the client still sends its request (an early answer: a 408, a refusal, a
+ * worker that answered before reading the whole body) ends the stream with RST_STREAM NO_ERROR, as RFC 9113 §8.1
+ * has a server ask the client to stop sending: node closes such a stream itself only when nothing read its
+ * request body, and a stream left half-open would keep its request in flight for as long as the client keeps it.
+ * The exchange is over when its stream closes, whether or not node's compatibility object reports it (it does
+ * not for a HEAD stream the client resets).
  */
 import http2, { type Http2ServerRequest } from 'node:http2';
 import type { Duplex } from 'node:stream';
@@ -25,6 +32,19 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   /** `extended-connect` once the engine saw an RFC 8441 handshake on this stream. */
   kind: ExchangeKind = 'request';
   #tunnelStatus = 0;
+
+  constructor(stream: http2.ServerHttp2Stream) {
+    super(stream);
+    stream.once('finish', () => this.#responseWritten());
+  }
+
+  /** RFC 9113 §8.1: the response is complete; a request side still open is closed without error. */
+  #responseWritten(): void {
+    const stream = this.stream;
+    // A tunnel's stream carries both directions: the worker's end is passed on, the client may go on sending.
+    if (this.#tunnelStatus !== 0 || stream.closed || stream.endAfterHeaders || stream.readableEnded) return;
+    stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  }
 
   get protocol(): ClientProtocol {
     return 'h2';
@@ -100,6 +120,7 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     // The stream's own respond, ending it with the HEADERS frame (node's compatibility API always sends a DATA end).
     this.stream.respond(head, { endStream: true });
     this.end();
+    this.#responseWritten(); // the stream's writable side is finished without its 'finish'
   }
 
   finishResponse(body?: Buffer, trailers?: TrailerPairs): void {
@@ -146,6 +167,6 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   closeListeners: (() => void)[] | undefined = undefined;
 
   onClose(listener: () => void): void {
-    addCloseListener(this, listener);
+    addCloseListener(this, listener, this.stream);
   }
 }

@@ -13,7 +13,7 @@
  *
  * Limits are node's own: request head over 60 KiB → 431, head not received within `--headers-timeout-ms` → 408,
  * the whole request within `--request-timeout-ms` → 408, idle keep-alive connections closed after
- * `--keep-alive-timeout-ms`.
+ * `--keep-alive-timeout-ms`; what node's parser cannot read is answered once (`parse-errors.ts`).
  */
 import http, { type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -26,6 +26,7 @@ import { Http1Exchange, SocketExchange } from './http1-exchange.js';
 import type { EngineDeps } from './lifecycle.js';
 import { ProtocolEngine } from './protocol-engine.js';
 import { decideUpgrade } from './upgrade-request.js';
+import { onParseError } from './parse-errors.js';
 import type { ContainedOwner } from '../../lib/containment.js';
 
 export interface Http1EngineConfig {
@@ -70,6 +71,7 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
       },
       (req, res) => this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(res as Http1Exchange), () => this.#onRequest(req, res as Http1Exchange)),
     );
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => onParseError(err, socket as Socket));
     this.server.on('connection', (socket: Socket) => this.lifecycle.guard.run('connection', socketOwner(socket), () => this.#onConnection(socket)));
     const onHandover = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.#onHandover(req, socket as Socket, head);
     this.server.on('upgrade', onHandover);
@@ -98,6 +100,7 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
 
   #onRequest(req: IncomingMessage, exchange: Http1Exchange): void {
     const conn = ClientConnection.of(req.socket) as ClientConnection;
+    conn.lastExchange = exchange;
     const ctx = this.lifecycle.begin(exchange, { site: 'http1-request', url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
     exchange.onClose(this.lifecycle.guard.wrap('http1-request', this.lifecycle.ownerOf(exchange), () => this.#responseClosed(conn, ctx)));
     if (this.draining) req.socket.setTimeout(0); // not idle any more

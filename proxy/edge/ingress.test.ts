@@ -113,6 +113,7 @@ test('no Host → 400 (HTTP/1.1 and HTTP/1.0); two Host headers → 400', async 
   assert.match(v10, /^HTTP\/1.1 400/);
   const two = (await rawExchange(proxy.address, `GET / HTTP/1.1\r\nHost: ${actorHost('a')}\r\nHost: ${actorHost('b')}\r\nConnection: close\r\n\r\n`)).raw;
   assert.match(two, /^HTTP\/1.1 400/);
+  assert.match(two, /duplicate Host header/);
 });
 
 test('headers not received in time → 408', async () => {

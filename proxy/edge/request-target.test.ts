@@ -44,7 +44,7 @@ test('targets the proxy does not forward are refused with catalog errors', () =>
     ['http://b/', ['Host', 'u@a'], ERRORS.INVALID_AUTHORITY],
     ['/', [], ERRORS.NO_HOST],
     ['/', ['Host', ''], ERRORS.NO_HOST],
-    ['http://b/', ['Host', 'a', 'Host', 'b'], ERRORS.NO_HOST],
+    ['http://b/', ['Host', 'a', 'Host', 'b'], ERRORS.DUPLICATE_HOST],
   ];
   for (const [url, raw, error] of cases) {
     const t = resolve(url, raw);

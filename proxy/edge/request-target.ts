@@ -11,9 +11,9 @@
  *   `PROXY_ERR_INVALID_TARGET`;
  * - anything not starting with `/` otherwise (`OPTIONS *`, authority-form) → 404
  *   `PROXY_ERR_ABSOLUTE_PATH_REJECTED`, as Envoy's connection manager (`absolute_path_rejected`);
- * - no Host (origin-form) or two Host headers → 400 `PROXY_ERR_NO_HOST`; a Host or target authority that is not
- *   `host[:port]` in RFC 3986 characters — userinfo included — → 400 `PROXY_ERR_INVALID_AUTHORITY` or
- *   `PROXY_ERR_INVALID_TARGET` (Envoy's `invalid_authority`).
+ * - no Host (origin-form) → 400 `PROXY_ERR_NO_HOST`, two Host headers → 400 `PROXY_ERR_DUPLICATE_HOST`; a Host
+ *   or target authority that is not `host[:port]` in RFC 3986 characters — userinfo included — → 400
+ *   `PROXY_ERR_INVALID_AUTHORITY` or `PROXY_ERR_INVALID_TARGET` (Envoy's `invalid_authority`).
  */
 import { ERRORS, type ProxyErrorSpec } from '../http/errors.js';
 import type { IngressHead } from './ingress-headers.js';
@@ -38,7 +38,7 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):(\/\/)?/;
 /** Decides the target of a request whose head the ingress sanitised. */
 export function resolveRequestTarget(url: string, head: IngressHead): RequestTarget {
   const host = head.host ?? '';
-  if (head.duplicateHost) return refuse(url, head, ERRORS.NO_HOST, 'more than one Host header');
+  if (head.duplicateHost) return refuse(url, head, ERRORS.DUPLICATE_HOST, 'more than one Host header');
   if (host !== '') {
     const problem = authorityProblem(host);
     if (problem !== undefined) return refuse(url, head, ERRORS.INVALID_AUTHORITY, `Host: ${problem}`);

@@ -23,6 +23,7 @@ export const RETRY_AFTER = Object.freeze({ 'retry-after': '1' });
 
 export const ERRORS = Object.freeze({
   NO_HOST: spec('PROXY_ERR_NO_HOST', 400, 'downstream', 'missing Host header'),
+  DUPLICATE_HOST: spec('PROXY_ERR_DUPLICATE_HOST', 400, 'downstream', 'duplicate Host header'),
   INVALID_AUTHORITY: spec('PROXY_ERR_INVALID_AUTHORITY', 400, 'downstream', 'invalid authority'),
   INVALID_TARGET: spec('PROXY_ERR_INVALID_TARGET', 400, 'downstream', 'invalid request target'),
   MISDIRECTED: spec('PROXY_ERR_MISDIRECTED', 421, 'downstream', 'misdirected request: open a connection for this authority'),

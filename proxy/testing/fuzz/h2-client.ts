@@ -8,7 +8,7 @@
 import http2 from 'node:http2';
 import { validateHeaderValue } from 'node:http';
 import { expand, type H2Stream } from './arbitraries.js';
-import { FRAME, H2_ERROR, RawH2, SETTING } from '../raw-h2.js';
+import { FRAME, RawH2, SETTING } from '../raw-h2.js';
 import { readStreams } from './h2-answers.js';
 
 export interface H2StreamOutcome {
@@ -124,11 +124,11 @@ async function viaRaw(send: H2Send, streams: readonly Outgoing[]): Promise<H2Str
       c.headers(id, fieldsOf(s), s.body === undefined);
       if (s.body !== undefined) c.send(FRAME.DATA, 0x1, id, Buffer.from(s.body));
     });
-    // A GOAWAY ends the streams above its last stream id; one with an error code ends the connection (node leaves
-    // closing the socket to the client then).
-    const goawayBelow = (id: number): boolean =>
-      c.frames.some((f) => f.type === FRAME.GOAWAY && ((f.payload.readUInt32BE(0) & 0x7fffffff) < id || RawH2.errorCode(f) !== H2_ERROR.NO_ERROR));
+    // A GOAWAY ends the streams above its last stream id; one with an error code ends the connection, which the
+    // proxy closes then (the streams below wait for that close).
+    const goawayBelow = (id: number): boolean => c.frames.some((f) => f.type === FRAME.GOAWAY && (f.payload.readUInt32BE(0) & 0x7fffffff) < id);
     const allDone = (): boolean => {
+      if (c.closed) return true;
       const read = readStreams(c.frames);
       return streams.every((s, i) => {
         const id = ids[i] as number;
