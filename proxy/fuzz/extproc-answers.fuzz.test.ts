@@ -9,47 +9,18 @@
  * ext_proc routed it (never to the decoy the client named), keeps the client's authority, carries no internal header
  * ext_proc did not set; an immediate response reaches no worker; no request stays in flight.
  */
-import { after, before, test } from 'node:test';
 import { extProcCaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, afterRun, caseStats } from '../testing/fuzz/case-checks.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
-import { compiledPath } from '../testing/fuzz/compiled-path.js';
 import { extProcWire, type ExtProcWire } from '../testing/fuzz/extproc-wire.js';
-import { FaultRecorder } from '../testing/fuzz/faults.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
-import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
-import { startScriptedStack, type ScriptedStack } from '../testing/fuzz/scripted-stack.js';
+import { startScriptedStack } from '../testing/fuzz/scripted-stack.js';
 import { routeTo } from '../testing/helpers.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
 import { actorHost } from '../../lib/testing/actors.js';
+import { fuzzTarget } from '../testing/fuzz/fuzz-target.js';
+import { withDeadline } from '../testing/fuzz/run.js';
 
-const FILE = compiledPath(import.meta.url);
-const RUNS = 50;
 const AUTHORITY = actorHost('scripted-extproc');
-
-let stack: ScriptedStack;
-let faults: FaultRecorder;
-const errors = new Map<string, number>();
-const seen = new Map<string, number>();
-const count = (key: string): void => void seen.set(key, (seen.get(key) ?? 0) + 1);
-
-before(async () => {
-  faults = new FaultRecorder();
-  stack = await startScriptedStack([
-    '--actor-cache', 'off',
-    '--extproc-processing-mode', 'response_header_mode=SEND',
-    '--extproc-processing-mode', 'request_body_mode=BUFFERED',
-    '--extproc-allow-mode-override',
-    '--extproc-max-message-timeout-ms', '2000',
-    '--extproc-message-timeout-ms', '1000',
-  ]);
-});
-
-after(async () => {
-  // Bounded: a proxy that cannot stop is reported by the run's own end check, and must not hang the file.
-  await withDeadline(stack?.close() ?? Promise.resolve(), 40_000, 'closing the stack').catch((err: unknown) => console.error(String(err)));
-  faults?.stop();
-});
 
 /** What ext_proc answers once the generated answers are used up: the route to the worker, or CONTINUE. */
 function defaultAnswer(kind: string, worker: string): ProcessingResponse {
@@ -57,11 +28,22 @@ function defaultAnswer(kind: string, worker: string): ProcessingResponse {
   return { [kind]: { response: { status: 'CONTINUE' } } } as ProcessingResponse;
 }
 
-test('generated ext_proc answers: the process lives, the client gets one well-formed answer or a close, requests go only where ext_proc said', async (t) => {
-  let caseNo = 0;
-  const settings = await checkProperty(FILE, extProcCaseArb, async (c) => {
-    const id = `fz-${caseNo++}`;
-    const before = await caseStats(stack.proxy);
+fuzzTarget({
+  file: import.meta.url,
+  title: 'generated ext_proc answers: the process lives, the client gets one well-formed answer or a close, requests go only where ext_proc said',
+  runs: 50,
+  start: () =>
+    startScriptedStack([
+      '--actor-cache', 'off',
+      '--extproc-processing-mode', 'response_header_mode=SEND',
+      '--extproc-processing-mode', 'request_body_mode=BUFFERED',
+      '--extproc-allow-mode-override',
+      '--extproc-max-message-timeout-ms', '2000',
+      '--extproc-message-timeout-ms', '1000',
+    ]),
+  cases: () => extProcCaseArb,
+  async send(c, { stack, n, count, settle }) {
+    const id = `fz-${n}`;
     stack.worker.reset();
     stack.worker.take();
     const worker = stack.worker.address;
@@ -82,7 +64,7 @@ test('generated ext_proc answers: the process lives, the client gets one well-fo
     const answer = await withDeadline(sendClientRequest(stack.proxy.address, c.request, AUTHORITY, id, stack.decoy.address), 30_000, 'the client request');
     count(`${c.request.protocol} ${answer.status ?? 'none'}`);
     const problems = [...answer.problems];
-    problems.push(...(await afterCase({ proxy: stack.proxy, faults, decoy: stack.decoy }, before, errors)));
+    problems.push(...(await settle()));
     const received = stack.worker.take();
     const routed = defaulted || wires.some((w) => w.route === worker);
     if (received.length > 0 && !routed) problems.push(`the worker got ${received.length} request(s), though no ext_proc answer routed there`);
@@ -96,9 +78,6 @@ test('generated ext_proc answers: the process lives, the client gets one well-fo
       if (hosts.length !== 1 || hosts[0] !== AUTHORITY) problems.push(`the worker got Host ${JSON.stringify(hosts)}, the client asked for ${AUTHORITY}`);
     }
     problems.push(...stack.worker.takeProblems());
-    if (problems.length > 0) throw new Error(problems.join('\n'));
-  }, RUNS);
-  const end = await afterRun({ proxy: stack.proxy, faults, decoy: stack.decoy });
-  if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
-  t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
+    return problems;
+  },
 });

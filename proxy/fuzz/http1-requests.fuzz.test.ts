@@ -5,45 +5,21 @@
  * close, a well-formed request is answered, no worker receives a client's internal header or a field its Connection
  * named, nothing connects to an address only the client named, and no request stays in flight.
  */
-import { after, before, test } from 'node:test';
 import { http1CaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, afterRun, caseStats } from '../testing/fuzz/case-checks.js';
-import { FaultRecorder } from '../testing/fuzz/faults.js';
-import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
+import { fuzzTarget } from '../testing/fuzz/fuzz-target.js';
 import { http1Problems } from '../testing/fuzz/http1-checks.js';
 import { sendHttp1, splitAt } from '../testing/fuzz/http1-client.js';
 import { http1Wire } from '../testing/fuzz/http1-wire.js';
-import { startRealStack, type RealStack } from '../testing/fuzz/real-stack.js';
-import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
-import { compiledPath } from '../testing/fuzz/compiled-path.js';
+import { startRealStack, workerRequestProblems } from '../testing/fuzz/real-stack.js';
+import { withDeadline } from '../testing/fuzz/run.js';
 
-const FILE = compiledPath(import.meta.url);
-const RUNS = 60;
-
-let stack: RealStack;
-let faults: FaultRecorder;
-const errors = new Map<string, number>();
-/** What the run covered: answer statuses, closes without an answer, requests that reached a worker. */
-const seen = new Map<string, number>();
-const count = (key: string): void => void seen.set(key, (seen.get(key) ?? 0) + 1);
-
-before(async () => {
-  faults = new FaultRecorder();
-  stack = await startRealStack();
-});
-
-after(async () => {
-  // Bounded: a proxy that cannot stop is reported by the run's own end check, and must not hang the file.
-  await withDeadline(stack?.close() ?? Promise.resolve(), 40_000, 'closing the stack').catch((err: unknown) => console.error(String(err)));
-  faults?.stop();
-});
-
-test('generated HTTP/1.1 requests: the process lives, each gets a well-formed answer or a close, nothing forged or named reaches a worker', async (t) => {
-  const own = new Set([stack.plain, stack.tls, stack.proxy.admin.replace('http://', '')]);
-  let caseNo = 0;
-  const settings = await checkProperty(FILE, http1CaseArb({ actors: stack.actors, decoy: stack.decoy.address }), async (c) => {
-    const n = caseNo++;
-    const before = await caseStats(stack.proxy);
+fuzzTarget({
+  file: import.meta.url,
+  title: 'generated HTTP/1.1 requests: the process lives, each gets a well-formed answer or a close, nothing forged or named reaches a worker',
+  runs: 60,
+  start: () => startRealStack(),
+  cases: (stack) => http1CaseArb({ actors: stack.actors, decoy: stack.decoy.address }),
+  async send(c, { stack, n, count, settle }) {
     stack.requests.take();
     const wires = c.requests.map((r, i) => http1Wire(r, `fz-${n}-${i}`, c.tls));
     const leading = wires.findIndex((w) => w.completeness !== 'complete');
@@ -64,15 +40,7 @@ test('generated HTTP/1.1 requests: the process lives, each gets a well-formed an
     for (const a of out.reading.answers) count(String(a.status));
     if (out.reading.answers.length === 0) count(out.closed ? 'closed' : 'open');
     const problems = http1Problems(out, wires);
-    problems.push(...(await afterCase({ proxy: stack.proxy, faults, decoy: stack.decoy }, before, errors)));
-    for (const r of stack.requests.take()) {
-      if (own.has(r.at)) continue;
-      count('to a worker');
-      problems.push(...forwardedProblems(r, { upstreams: stack.workers }, stack.decoy.address));
-    }
-    if (problems.length > 0) throw new Error(problems.join('\n'));
-  }, RUNS);
-  const end = await afterRun({ proxy: stack.proxy, faults, decoy: stack.decoy });
-  if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
-  t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
+    problems.push(...(await settle()), ...workerRequestProblems(stack, count));
+    return problems;
+  },
 });

@@ -9,20 +9,15 @@
  * asked again; the worker never receives a client's internal header; nothing connects to the decoy; no request
  * stays in flight.
  */
-import { after, before, test } from 'node:test';
 import { WORKER_HOP_FIELDS, workerCaseArb } from '../testing/fuzz/arbitraries.js';
-import { afterCase, afterRun, caseStats } from '../testing/fuzz/case-checks.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
-import { compiledPath } from '../testing/fuzz/compiled-path.js';
-import { FaultRecorder } from '../testing/fuzz/faults.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
-import { checkProperty, withDeadline } from '../testing/fuzz/run.js';
-import { startScriptedStack, type ScriptedStack } from '../testing/fuzz/scripted-stack.js';
+import { fuzzTarget } from '../testing/fuzz/fuzz-target.js';
+import { withDeadline } from '../testing/fuzz/run.js';
+import { startScriptedStack } from '../testing/fuzz/scripted-stack.js';
 import { workerWire } from '../testing/fuzz/worker-wire.js';
 import { actorHost } from '../../lib/testing/actors.js';
 
-const FILE = compiledPath(import.meta.url);
-const RUNS = 80;
 const AUTHORITY = actorHost('scripted-worker');
 
 /**
@@ -33,28 +28,14 @@ const AUTHORITY = actorHost('scripted-worker');
 const WORKER_ONLY = new Set(WORKER_HOP_FIELDS.filter((f) => f.name !== 'Trailer').map((f) => `${f.name.toLowerCase()}: ${String(f.value)}`));
 const NEVER_TO_CLIENT = new Set(['x-worker-hop', 'x-ate-assignment-stale']);
 
-let stack: ScriptedStack;
-let faults: FaultRecorder;
-const errors = new Map<string, number>();
-const seen = new Map<string, number>();
-const count = (key: string): void => void seen.set(key, (seen.get(key) ?? 0) + 1);
-
-before(async () => {
-  faults = new FaultRecorder();
-  stack = await startScriptedStack();
-});
-
-after(async () => {
-  // Bounded: a proxy that cannot stop is reported by the run's own end check, and must not hang the file.
-  await withDeadline(stack?.close() ?? Promise.resolve(), 40_000, 'closing the stack').catch((err: unknown) => console.error(String(err)));
-  faults?.stop();
-});
-
-test('generated worker answers: the process lives, the client gets one well-formed answer or a close, nothing worker-only leaks', async (t) => {
-  let caseNo = 0;
-  const settings = await checkProperty(FILE, workerCaseArb, async (c) => {
-    const id = `fz-${caseNo++}`;
-    const before = await caseStats(stack.proxy);
+fuzzTarget({
+  file: import.meta.url,
+  title: 'generated worker answers: the process lives, the client gets one well-formed answer or a close, nothing worker-only leaks',
+  runs: 80,
+  start: () => startScriptedStack(),
+  cases: () => workerCaseArb,
+  async send(c, { stack, n, count, settle }) {
+    const id = `fz-${n}`;
     stack.worker.reset();
     stack.worker.take();
     const wires = c.answers.map((a) => workerWire(a, c.request.method));
@@ -73,14 +54,11 @@ test('generated worker answers: the process lives, the client gets one well-form
       else if (answer.status !== first.status) problems.push(`the worker answered ${first.status} (well-formed), the client got ${answer.status}`);
       else if (answer.bodyLength !== undefined && answer.bodyLength !== first.bodyLength) problems.push(`the worker sent ${first.bodyLength} body byte(s), the client got ${answer.bodyLength}`);
     }
-    problems.push(...(await afterCase({ proxy: stack.proxy, faults, decoy: stack.decoy }, before, errors)));
+    problems.push(...(await settle()));
     const received = stack.worker.take();
     if (first?.stale === true && !c.request.upgrade && received.length < 2) problems.push(`the worker answered 421 + x-ate-assignment-stale and was asked ${received.length} time(s) in all`);
     for (const r of received) problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([stack.worker.address]) }, stack.decoy.address));
     problems.push(...stack.worker.takeProblems());
-    if (problems.length > 0) throw new Error(problems.join('\n'));
-  }, RUNS);
-  const end = await afterRun({ proxy: stack.proxy, faults, decoy: stack.decoy });
-  if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
-  t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
+    return problems;
+  },
 });

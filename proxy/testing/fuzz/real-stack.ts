@@ -10,6 +10,7 @@ import type { InProcessTestProxy } from '../proxy.js';
 import { ATESPACE, startStack, type Stack } from '../stack.js';
 import { createTestCa, type TestCa } from '../throwaway-ca.js';
 import { Decoy } from './decoy.js';
+import { forwardedProblems } from './forwarded-checks.js';
 import { ServerRequests } from './server-requests.js';
 
 export interface RealStack {
@@ -62,4 +63,20 @@ export async function startRealStack(proxyArgs: readonly string[] = []): Promise
       requests.stop();
     },
   };
+}
+
+/**
+ * What reached the workers since the last `stack.requests.take()`, checked (`forwarded-checks.ts`): the problems, and
+ * each request counted as `to a worker`. Requests to the proxy's own listeners (it is an in-process HTTP server too)
+ * are left out.
+ */
+export function workerRequestProblems(stack: RealStack, count: (key: string) => void): string[] {
+  const own = new Set([stack.plain, stack.tls, stack.proxy.admin.replace('http://', '')]);
+  const problems: string[] = [];
+  for (const r of stack.requests.take()) {
+    if (own.has(r.at)) continue;
+    count('to a worker');
+    problems.push(...forwardedProblems(r, { upstreams: stack.workers }, stack.decoy.address));
+  }
+  return problems;
 }
