@@ -92,9 +92,9 @@ export const BENCH_FLAGS = {
   profile: { type: 'boolean', default: false, env: 'BENCH_PROFILE', help: 'run each proxy (and floor) under node --cpu-prof; writes the profiles and a top self-time table per arm next to the results' },
   rounds: { type: 'number', default: 20, min: 1, env: 'BENCH_ROUNDS', help: 'side-by-side: rounds of --duration seconds, every arm loaded at the same time in each (--quick: 3)' },
   'compare-build': {
-    type: 'string?',
+    type: 'list',
     env: 'BENCH_COMPARE_BUILD',
-    help: 'side-by-side: another built checkout (the folder holding its dist/); its proxy runs arm C beside this one\'s, as arm "C@<folder name>", with the V8 flags this build sets for itself',
+    help: 'side-by-side: another built checkout (the folder holding its dist/); its proxy runs arm C beside this one\'s, as arm "C@<folder name>", with the V8 flags this build sets for itself; repeat it (or separate by commas) for several builds in one run',
   },
   rate: { type: 'number', default: 0, min: 0, env: 'BENCH_RATE', help: 'side-by-side: requests per second sent to each arm (0: a closed loop, each connection as fast as it is answered)' },
   control: { type: 'boolean', default: false, env: 'BENCH_CONTROL', help: 'side-by-side: a second copy of arm C ("C copy"), whose ratio to C is the method\'s own bias and noise' },
@@ -150,7 +150,7 @@ export interface BenchConfig {
   readonly traceRatio: number | undefined;
   /** side-by-side: rounds, another build's checkout to run beside this one, a second copy of arm C. */
   readonly rounds: number;
-  readonly compareBuild: string | undefined;
+  readonly compareBuilds: readonly string[];
   readonly control: boolean;
   /** side-by-side: requests per second per arm; 0: closed loop. */
   readonly rate: number;
@@ -242,7 +242,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     profile: v.profile,
     traceRatio: v.tracing === 'on' ? v['trace-ratio'] : undefined,
     rounds: v.quick && !given(argv, env, 'rounds', 'BENCH_ROUNDS') ? 3 : v.rounds,
-    compareBuild: v['compare-build'] ? path.resolve(v['compare-build']) : undefined,
+    compareBuilds: v['compare-build'].map((dir) => path.resolve(dir)),
     control: v.control,
     rate: v.rate,
     overload: overloadSizes,

@@ -53,6 +53,8 @@ test('side-by-side: arms it cannot load the same way, or fewer than two, are ref
   assert.deepEqual(arms([]), ['floor', 'C']);
   assert.deepEqual(arms(['--arms', 'C', '--control']), ['C', 'C copy']);
   assert.deepEqual(arms(['--arms', 'floor', '--compare-build', '/srv/old-build']), ['floor', 'C@old-build']);
+  assert.deepEqual(arms(['--compare-build', '/srv/9d73722', '--compare-build', '/srv/main']), ['floor', 'C', 'C@9d73722', 'C@main']);
+  assert.throws(() => arms(['--compare-build', '/a/old', '--compare-build', '/b/old']), /both run as arm C@old/);
   assert.throws(() => arms(['--arms', 'C']), /at least two arms/);
   assert.throws(() => arms(['--arms', 'floor,C-h2c']), /C-h2c cannot run side by side/);
   assert.throws(() => arms(['--arms', 'floor,fleet-rr']), /fleet-rr cannot run side by side/);

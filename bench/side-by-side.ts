@@ -1,6 +1,6 @@
 /**
  * The side-by-side scenario (`--scenario side-by-side`): every arm's front process (the floor, this build's
- * proxy, with `--compare-build` another build's proxy, with `--control` a second copy of this one's) started
+ * proxy, with `--compare-build` another build's proxy (one per build named), with `--control` a second copy of this one's) started
  * once on one stub, then `--rounds` rounds in which all of them carry the same hit load at the same time for
  * `--duration` seconds, each with its own client connections. CPU per request is read from each process's
  * `/stats` over the round. Whatever the machine does to one of them in a round it does to all, so the ratio of
@@ -60,7 +60,11 @@ export function sideBySideArms(config: BenchConfig): { name: string; spec: ArmSp
   const wrong = asked.filter((a) => !SIDE_BY_SIDE_ARMS.includes(a));
   if (wrong.length > 0) throw new UsageError(`--scenario side-by-side: arms ${wrong.join(', ')} cannot run side by side (of ${SIDE_BY_SIDE_ARMS.join(', ')})`);
   const out: { name: string; spec: ArmSpec; build?: string }[] = asked.map((a) => ({ name: a, spec: ARMS[a as keyof typeof ARMS] }));
-  if (config.compareBuild !== undefined) out.push({ name: `C@${path.basename(config.compareBuild)}`, spec: ARMS.C, build: config.compareBuild });
+  for (const build of config.compareBuilds) {
+    const name = `C@${path.basename(build)}`;
+    if (out.some((o) => o.name === name)) throw new UsageError(`--compare-build: two builds would both run as arm ${name} (give folders of different names)`);
+    out.push({ name, spec: ARMS.C, build });
+  }
   if (config.control) out.push({ name: CONTROL_ARM, spec: ARMS.C });
   if (out.length < 2) throw new UsageError('--scenario side-by-side: give at least two arms (or --compare-build, or --control)');
   return out;
@@ -154,7 +158,7 @@ export async function runSideBySide(config: BenchConfig, machine: MachineInfo, l
       connectionsPerArm: config.connections,
       ratePerArm: config.rate > 0 ? config.rate : 'closed loop',
       cacheTtlMs: config.cacheTtlMs,
-      ...(config.compareBuild === undefined ? {} : { compareBuild: path.basename(config.compareBuild), compareNodeArgs: PROXY_V8_FLAGS }),
+      ...(config.compareBuilds.length === 0 ? {} : { compareBuild: config.compareBuilds.map((b) => path.basename(b)).join(','), compareNodeArgs: PROXY_V8_FLAGS }),
     },
     arms,
     rounds,

@@ -173,9 +173,16 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     if (this.draining) session.close();
   }
 
-  /** Every stream, whatever its method and pseudo-headers, runs inside the containment boundary. */
+  /**
+   * Every stream, whatever its method and pseudo-headers, runs inside the containment boundary: a plain try/catch,
+   * the owner found from the exchange only when something threw (nothing made per stream for it).
+   */
   #contained(req: Http2ServerRequest, exchange: H2Exchange): void {
-    this.lifecycle.guard.run('h2-stream', this.lifecycle.ownerOf(exchange), () => this.#onStream(req, exchange));
+    try {
+      this.#onStream(req, exchange);
+    } catch (err) {
+      this.lifecycle.contained('h2-stream', exchange, err);
+    }
   }
 
   /** An HTTP/2 stream: a request of its own, started at once. */

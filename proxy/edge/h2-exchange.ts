@@ -164,9 +164,12 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
   }
 
   /** See `close-listeners.ts`. */
-  closeListeners: (() => void)[] | undefined = undefined;
+  closeListeners: ((exchange: DownstreamExchange) => void)[] | undefined = undefined;
 
-  onClose(listener: () => void): void {
-    addCloseListener(this, listener, this.stream);
+  /** See `DownstreamExchange.owner`. */
+  owner: unknown = undefined;
+
+  onClose(listener: (exchange: DownstreamExchange) => void): void {
+    addCloseListener<DownstreamExchange>(this, listener, this.stream);
   }
 }

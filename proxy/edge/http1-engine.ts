@@ -20,6 +20,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MAX_HEADER_BYTES } from '../../lib/http-limits.js';
 import { ERRORS } from '../http/errors.js';
+import type { DownstreamExchange } from '../http/exchange.js';
 import type { ProxyRequest } from '../request/context.js';
 import { ClientConnection } from './client-connection.js';
 import { Http1Exchange, SocketExchange } from './http1-exchange.js';
@@ -52,7 +53,30 @@ export function timeoutCheckInterval(headersTimeoutMs: number): number {
 export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   readonly server: http.Server<typeof IncomingMessage, typeof Http1Exchange>;
   readonly #connections = new Set<ClientConnection>();
-  readonly #startNext = (ctx: ProxyRequest): void => this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(ctx.exchange), () => this.lifecycle.start(ctx));
+  // The per-request entry points, each inside the containment boundary as a plain try/catch: the owner of an error
+  // is found from the exchange in the catch (`lifecycle.contained`), so a request that throws nothing costs no
+  // closure or owner object. Each is one function made once, never one per request.
+  readonly #startNext = (ctx: ProxyRequest): void => {
+    try {
+      this.lifecycle.start(ctx);
+    } catch (err) {
+      this.lifecycle.contained('http1-request', ctx.exchange, err);
+    }
+  };
+  readonly #onRequestContained = (req: IncomingMessage, exchange: Http1Exchange): void => {
+    try {
+      this.#onRequest(req, exchange);
+    } catch (err) {
+      this.lifecycle.contained('http1-request', exchange, err);
+    }
+  };
+  readonly #responseClosed = (exchange: DownstreamExchange): void => {
+    try {
+      this.#nextOnConnection(exchange as Http1Exchange);
+    } catch (err) {
+      this.lifecycle.contained('http1-request', exchange, err);
+    }
+  };
 
   constructor(deps: EngineDeps<Http1EngineConfig>) {
     super(deps);
@@ -69,7 +93,7 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
         noDelay: true,
         ServerResponse: Http1Exchange,
       },
-      (req, res) => this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(res as Http1Exchange), () => this.#onRequest(req, res as Http1Exchange)),
+      this.#onRequestContained,
     );
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => onParseError(err, socket as Socket));
     this.server.on('connection', (socket: Socket) => this.lifecycle.guard.run('connection', socketOwner(socket), () => this.#onConnection(socket)));
@@ -102,7 +126,7 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
     const conn = ClientConnection.of(req.socket) as ClientConnection;
     conn.lastExchange = exchange;
     const ctx = this.lifecycle.begin(exchange, { site: 'http1-request', url: req.url ?? '', method: req.method ?? 'GET', rawHeaders: req.rawHeaders, insideConnect: conn.insideConnect });
-    exchange.onClose(this.lifecycle.guard.wrap('http1-request', this.lifecycle.ownerOf(exchange), () => this.#responseClosed(conn, ctx)));
+    exchange.onClose(this.#responseClosed);
     if (this.draining) req.socket.setTimeout(0); // not idle any more
     if (conn.current === undefined) {
       conn.current = ctx;
@@ -164,10 +188,11 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   }
 
   /** A response closed (complete, or abandoned by either side): the next pipelined request starts. */
-  #responseClosed(conn: ClientConnection, ctx: ProxyRequest): void {
+  #nextOnConnection(exchange: Http1Exchange): void {
+    const conn = ClientConnection.of(exchange.req.socket);
     // A socket that is no longer writable (the client left, or `Connection: close`) serves nothing more; its
     // 'close' ends the requests still waiting.
-    if (conn.current !== ctx || !conn.socket.writable) return;
+    if (conn === undefined || conn.current?.exchange !== exchange || !conn.socket.writable) return;
     const next = conn.advance();
     // From the next turn of the event loop: undici frees the upstream connection of the response just finished
     // in a microtask, so the next request reuses it instead of opening another.
@@ -178,7 +203,13 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
   /** The client connection closed: every request still on it ends now. */
   #connectionClosed(conn: ClientConnection): void {
     if (!this.#connections.delete(conn)) return;
-    for (const ctx of conn.takeAll()) this.lifecycle.guard.run('http1-request', this.lifecycle.ownerOf(ctx.exchange), () => this.lifecycle.clientClosed(ctx));
+    for (const ctx of conn.takeAll()) {
+      try {
+        this.lifecycle.clientClosed(ctx);
+      } catch (err) {
+        this.lifecycle.contained('http1-request', ctx.exchange, err);
+      }
+    }
     this.onSettled?.();
   }
 

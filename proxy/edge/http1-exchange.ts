@@ -119,10 +119,13 @@ export class Http1Exchange extends ServerResponse implements DownstreamExchange 
   }
 
   /** See `close-listeners.ts`. */
-  closeListeners: (() => void)[] | undefined = undefined;
+  closeListeners: ((exchange: DownstreamExchange) => void)[] | undefined = undefined;
 
-  onClose(listener: () => void): void {
-    addCloseListener(this, listener);
+  /** See `DownstreamExchange.owner`. */
+  owner: unknown = undefined;
+
+  onClose(listener: (exchange: DownstreamExchange) => void): void {
+    addCloseListener<DownstreamExchange>(this, listener);
   }
 }
 
@@ -195,7 +198,7 @@ export class SocketExchange extends Http1Exchange {
   }
 
   /** Over when the socket closes: after the answer, or once the tunnel is done with it. */
-  override onClose(listener: () => void): void {
-    this.#socket.once('close', listener);
+  override onClose(listener: (exchange: DownstreamExchange) => void): void {
+    this.#socket.once('close', () => listener(this));
   }
 }

@@ -12,10 +12,11 @@
  * upstream request is cancelled (never a failure that evicts a binding or re-runs). A request that never had its
  * turn (pipelined behind one whose connection closed) ends as 499 `PROXY_ERR_DOWNSTREAM_CLOSED`.
  *
- * The engines run each request inside the containment boundary (`lib/containment.ts`) with `ownerOf(exchange)` as
- * its owner: an error the proxy did not expect ends that request alone (`internalError`: 500
- * `PROXY_ERR_INTERNAL` with its request id when nothing was sent yet, else a reset), and it still finishes here
- * (counted, logged, in-flight count back down).
+ * The engines run each request inside the containment boundary (`lib/containment.ts`): an error the proxy did not
+ * expect ends that request alone (`internalError`: 500 `PROXY_ERR_INTERNAL` with its request id when nothing was
+ * sent yet, else a reset), and it still finishes here (counted, logged, in-flight count back down). On the path of a
+ * request that throws nothing the boundary costs a try/catch and no allocation: the request's context is a field of
+ * its exchange (`owner`), and its owner is looked up from the exchange in the catch (`contained`), not made ahead.
  */
 import { performance } from 'node:perf_hooks';
 import type { Attributes, Tracer } from '@opentelemetry/api';
@@ -112,15 +113,26 @@ export interface EngineDeps<C> {
   readonly hub: TunnelHub | undefined;
 }
 
+/** A finished request's owner: an error after it finished has nothing left to end. */
+const NOTHING_TO_END = (): void => undefined;
+
 export class RequestLifecycle {
   readonly #deps: LifecycleDeps;
   readonly #strip: ReadonlySet<string>;
   readonly #onChainDone: (ctx: ProxyRequest) => void;
   readonly #tracer: Tracer | undefined;
-  readonly #contain: RequestContainment = (ctx, where, err) => this.#deps.guard.caught(where, this.ownerOf(ctx.exchange), err);
+  readonly #contain: RequestContainment = (ctx, where, err) => this.#deps.guard.caught(where, this.#ownerNow(ctx.exchange), err);
+  /** Every exchange's close listener (one function for all: the exchange says which request). */
+  readonly #exchangeClosed = (exchange: DownstreamExchange): void => {
+    const ctx = exchange.owner;
+    if (!(ctx instanceof ProxyRequest)) return; // finished already
+    try {
+      this.clientClosed(ctx);
+    } catch (err) {
+      this.#deps.guard.caught(ctx.site, this.#ownerNow(exchange), err);
+    }
+  };
   #inflight = 0;
-  /** The request each exchange carries, for the containment boundary. */
-  readonly #contexts = new WeakMap<DownstreamExchange, ProxyRequest>();
   /** Draining: responses not yet started close their connection after them. */
   draining = false;
   /** Called whenever the in-flight count drops (the drain waits on it). */
@@ -175,8 +187,8 @@ export class RequestLifecycle {
     // From here the request is accounted: whatever happens to it, `#finish` takes it out again.
     this.#inflight++;
     this.#deps.counters.requestsInFlight++;
-    this.#contexts.set(exchange, ctx);
-    exchange.onClose(this.#deps.guard.wrap(head.site, this.ownerOf(exchange), () => this.clientClosed(ctx)));
+    exchange.owner = ctx;
+    exchange.onClose(this.#exchangeClosed);
     if (this.#tracer !== undefined) ctx.trace = startRequestTrace(this.#tracer, ctx);
     if (target.kind === 'refuse') this.refuse(ctx, target.error, target.details);
     else if (config.misdirected421 && exchange.encrypted && head.connectTarget === undefined && head.insideConnect !== true) {
@@ -192,16 +204,26 @@ export class RequestLifecycle {
   }
 
   /**
-   * Who ends when work on `exchange` throws: its request once `begin` made one (`internalError`), else the bare
-   * exchange (answered 500 with a new request id, or reset).
+   * Work on `exchange` threw at `where` (an engine's catch): its owner is found now, and ends. The engines' hot
+   * paths call this from a plain try/catch, so nothing is made for the boundary unless something throws.
    */
+  contained(where: ContainmentSite, exchange: DownstreamExchange, err: unknown): void {
+    this.#deps.guard.caught(where, this.#ownerNow(exchange), err);
+  }
+
+  /** `contained`'s owner as a function, for the boundary's `run` and `wrap` (the paths that are not per hit). */
   ownerOf(exchange: DownstreamExchange): () => ContainedOwner {
     return () => this.#ownerNow(exchange);
   }
 
+  /**
+   * Who ends when work on `exchange` throws: its request while it runs (`internalError`); nothing once it finished
+   * (the log line still names it); else the bare exchange (answered 500 with a new request id, or reset).
+   */
   #ownerNow(exchange: DownstreamExchange): ContainedOwner {
-    const ctx = this.#contexts.get(exchange);
-    if (ctx !== undefined) return { requestId: ctx.requestId, fail: (err) => this.internalError(ctx, err) };
+    const held = exchange.owner;
+    if (held instanceof ProxyRequest) return { requestId: held.requestId, fail: (err) => this.internalError(held, err) };
+    if (typeof held === 'string') return { requestId: held, fail: NOTHING_TO_END };
     const requestId = nextRequestId();
     return { requestId, fail: (err) => this.#failBare(exchange, requestId, err) };
   }
@@ -327,6 +349,9 @@ export class RequestLifecycle {
   #finish(ctx: ProxyRequest): void {
     if (ctx.clientState === 'finished') return;
     ctx.clientState = 'finished';
+    // Only its id stays on the exchange: node may hold a finished response a while, and the request must not stay
+    // reachable with it (it would survive young-generation collections and be promoted: see close-listeners.ts).
+    ctx.exchange.owner = ctx.requestId;
     try {
       this.#account(ctx);
     } finally {

@@ -107,6 +107,14 @@ export interface DownstreamExchange {
    * hands over the client side; undefined when the client is gone.
    */
   openTunnel(status: number, headers: readonly string[]): Duplex | undefined;
-  /** Calls `listener` once when the exchange is over (response finished or abandoned, tunnel closed). */
-  onClose(listener: () => void): void;
+  /**
+   * Calls `listener` once, with this exchange, when the exchange is over (response finished or abandoned, tunnel
+   * closed): one function can serve every exchange, with no closure made per request.
+   */
+  onClose(listener: (exchange: DownstreamExchange) => void): void;
+  /**
+   * The lifecycle's alone (`edge/lifecycle.ts`): the request on this exchange, where the containment boundary
+   * finds what to end when work on it throws. A field, so that finding it costs nothing until something throws.
+   */
+  owner: unknown;
 }

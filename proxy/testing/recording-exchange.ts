@@ -33,7 +33,7 @@ export class RecordingExchange implements DownstreamExchange {
   aborted = false;
   keepAlive = true;
   #closed = false;
-  readonly #listeners: (() => void)[] = [];
+  readonly #listeners: ((exchange: DownstreamExchange) => void)[] = [];
 
   get headSent(): boolean {
     return this.head !== undefined;
@@ -112,8 +112,10 @@ export class RecordingExchange implements DownstreamExchange {
     return undefined;
   }
 
-  onClose(listener: () => void): void {
-    if (this.#closed) listener();
+  owner: unknown = undefined;
+
+  onClose(listener: (exchange: DownstreamExchange) => void): void {
+    if (this.#closed) listener(this);
     else this.#listeners.push(listener);
   }
 
@@ -125,6 +127,6 @@ export class RecordingExchange implements DownstreamExchange {
   #emitClose(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const l of this.#listeners.splice(0)) l();
+    for (const l of this.#listeners.splice(0)) l(this);
   }
 }
