@@ -5,9 +5,9 @@
  * young-generation collector runs when the heap's young space fills, which request bodies barely move: a proxy
  * forwarding uploads at a few hundred MB a second allocates only a few MB a second of heap, so chunks long
  * forwarded and dropped wait seconds for a collection, and their bytes with them (measured in the overload
- * bench's 1,000 concurrent 1 MiB uploads: 280 MB of ArrayBuffers, of which about 65 MB live; bench/README
- * "Overload"). V8 also collects for external memory, but only once it grew by 64 MB past the last full collection,
- * and then incrementally. A minor collection costs about a millisecond with the proxy's heap; one per
+ * bench's 1,000 concurrent 1 MiB uploads: up to 340 MB of ArrayBuffers, of which about 65 MB live; bench/README
+ * "Overload"). V8 also starts collections for external memory, but on its own schedule, which let those hundreds
+ * of MB accumulate. A minor collection costs about a millisecond with the proxy's heap; one per
  * `everyBytes` bounds the dead chunks waiting for it (about twice `everyBytes`: V8 frees a collected
  * ArrayBuffer's bytes by the next collection at the latest), whatever the upload rate.
  *
