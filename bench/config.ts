@@ -30,7 +30,7 @@ const OVERLOAD_WORKER_CAPACITY = 100;
 /** overload: seconds each flood is held while the hit load is measured (--quick: 3), unless --duration is given. */
 const OVERLOAD_WINDOW_S = 10;
 /** overload: the hit load's connections, unless --connections is given. */
-const OVERLOAD_CONNECTIONS = 32;
+const OVERLOAD_CONNECTIONS = 256;
 const OVERLOAD_QUICK_WINDOW_S = 3;
 
 export interface OverloadSizes {

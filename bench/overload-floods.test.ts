@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
-import { coldStorm, floodTarget, slowlorisFlood, slowlorisHead, uploadFlood } from './overload-floods.js';
+import { coldStorm, floodTarget, slowlorisFlood, slowlorisHead, uploadFlood, retryAfterMs } from './overload-floods.js';
 
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
@@ -133,4 +133,13 @@ test('uploads: each uploader POSTs its body again once answered; the stop is no 
     server.close();
     server.closeAllConnections();
   }
+});
+
+test('an upload refused with Retry-After waits that many seconds (at most 60); without one, the 100 ms an error waits', () => {
+  assert.equal(retryAfterMs('1'), 1000);
+  assert.equal(retryAfterMs(['2', '5']), 2000);
+  assert.equal(retryAfterMs('0'), 0);
+  assert.equal(retryAfterMs('3600'), 60_000);
+  assert.equal(retryAfterMs(undefined), 100);
+  assert.equal(retryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT'), 100);
 });

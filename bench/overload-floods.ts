@@ -10,6 +10,7 @@
  *   request written in the same turn of the event loop.
  */
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import { Pool } from 'undici';
 import { summarize } from './latency.js';
@@ -256,6 +257,12 @@ export function slowlorisFlood(target: FloodTarget, n: number, host: string): Fl
 /** undici's own closes of its connections (idle timeout, the pool destroyed), not the proxy's. */
 const OWN_CLOSES = new Set(['UND_ERR_INFO', 'UND_ERR_DESTROYED', 'UND_ERR_CLOSED', 'UND_ERR_ABORTED']);
 
+/** An answer's Retry-After in milliseconds (seconds only; absent or unreadable: the 100 ms an error waits). */
+export function retryAfterMs(value: string | string[] | undefined): number {
+  const seconds = Number(Array.isArray(value) ? value[0] : value);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 60) * 1000 : 100;
+}
+
 function uploadError(err: unknown): string {
   const code = errorCode(err);
   if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return 'reset';
@@ -301,8 +308,12 @@ export function uploadFlood(url: string, n: number, hosts: readonly string[], bo
           body,
           signal: abort.signal,
         });
-        tally.answer(res.statusCode, res.headers['retry-after'] !== undefined);
+        const retryAfter = res.headers['retry-after'];
+        tally.answer(res.statusCode, retryAfter !== undefined);
         await res.body.dump();
+        // Refused with Retry-After (the proxy shed the upload): the uploader waits as told, as an HTTP client that
+        // honours it does, then sends again; without a wait it would be a connection flood, which (a) measures.
+        if (res.statusCode >= 300 && !stopping) await sleep(retryAfterMs(retryAfter), undefined, { signal: abort.signal }).catch(() => undefined);
       } catch (err) {
         if (stopping) return;
         Tally.add(tally.errors, uploadError(err));

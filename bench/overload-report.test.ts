@@ -268,10 +268,10 @@ test('the overload table and the report: one row per phase, absent counters as n
   const t = overloadTable([arm]);
   const rows = t.split('\n');
   assert.equal(rows.length, 2 + 5);
-  assert.match(rows[0]!, /^\| arm \| phase \| flood \| window s \| hits\/s \| of no flood \| hits\/s just before \| proxy peak RSS MB \|/);
-  assert.equal(rows[2], '| C | no flood | – | 10.0 | 5,000 | – | 4,900 | 130 | 115 | null | null | – | – | – | – | – | – | pid 42 alive, same pid after |');
-  assert.equal(rows[5], '| C | (c) slow uploads | 100 uploads (2,000 POSTs) | 10.0 | 3,000 | 60% | 4,900 | 1250 | 115 | 0 | 12 | 200×1000 | 0 | – | – | 0 | 0 / 100 | pid 42 alive, same pid after |');
-  assert.match(rows[6]!, /^\| C \| \(d\) cold storm \| 100 cold actors \(100 connected\) \| 10\.0 \| 100 \| 2\.0% \| 4,900 \| – \| 115 \| null \| null \| 200×80 503×20 \| 20 \| timeout 1 \|/);
+  assert.match(rows[0]!, /^\| arm \| phase \| flood \| window s \| hits\/s \| of no flood \| hits\/s just before \| hit p50 \/ p99 ms \| proxy peak RSS MB \|/);
+  assert.equal(rows[2], '| C | no flood | – | 10.0 | 5,000 | – | 4,900 | – | 130 | 115 | null | null | – | – | – | – | – | – | pid 42 alive, same pid after |');
+  assert.equal(rows[5], '| C | (c) slow uploads | 100 uploads (2,000 POSTs) | 10.0 | 3,000 | 60% | 4,900 | – | 1250 | 115 | 0 | 12 | 200×1000 | 0 | – | – | 0 | 0 / 100 | pid 42 alive, same pid after |');
+  assert.match(rows[6]!, /^\| C \| \(d\) cold storm \| 100 cold actors \(100 connected\) \| 10\.0 \| 100 \| 2\.0% \| 4,900 \| – \| – \| 115 \| null \| null \| 200×80 503×20 \| 20 \| timeout 1 \|/);
   const report: BenchReport = {
     scenario: 'overload',
     startedAt: '2026-01-02T03:04:05.000Z',

@@ -273,12 +273,12 @@ function nullableInt(n: number | null): string {
 
 export function overloadTable(arms: readonly ArmResult[]): string {
   return table(
-    ['arm', 'phase', 'flood', 'window s', 'hits/s', 'of no flood', 'hits/s just before', 'proxy peak RSS MB', 'RSS after MB', 'shed', 'refused', 'flood answers', 'Retry-After', 'flood errors', 'connect errors', 'closed by proxy', 'open / in flight at end', 'proxy process'],
-    ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l', 'l', 'r', 'r', 'l'],
+    ['arm', 'phase', 'flood', 'window s', 'hits/s', 'of no flood', 'hits/s just before', 'hit p50 / p99 ms', 'proxy peak RSS MB', 'RSS after MB', 'shed', 'refused', 'flood answers', 'Retry-After', 'flood errors', 'connect errors', 'closed by proxy', 'open / in flight at end', 'proxy process'],
+    ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l', 'l', 'r', 'r', 'l'],
     arms.flatMap((a) =>
       (a.overload?.phases ?? []).map((p) =>
         p.skipped !== undefined
-          ? [a.name, p.name, `did not run: ${p.skipped}`, '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–']
+          ? [a.name, p.name, `did not run: ${p.skipped}`, '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–', '–']
           : [
               a.name,
               p.name,
@@ -287,6 +287,7 @@ export function overloadTable(arms: readonly ArmResult[]): string {
               fmtInt(p.hits.rps),
               p.hits.ratio === null ? '–' : pct(p.hits.ratio),
               fmtInt(p.hits.beforeRps),
+              p.hits.latency === undefined ? '–' : `${fmt(p.hits.latency.p50Ms, 1)} / ${fmt(p.hits.latency.p99Ms, 1)}`,
               p.rss.peakBytes === null ? '–' : mb(p.rss.peakBytes),
               p.rss.afterBytes === null ? '–' : mb(p.rss.afterBytes),
               nullableInt(p.shed),

@@ -266,6 +266,11 @@ export interface OverloadPhase {
      * phase: before its window): not a target, a gauge of what the shared machine allowed just then.
      */
     readonly beforeRps: number | null;
+    /**
+     * The hit load's latency over the whole phase (the second before the flood, its window and the stop), p50 and
+     * p99 in ms: what the hits paid while their rate held (absent in reports recorded before it).
+     */
+    readonly latency?: { readonly p50Ms: number; readonly p99Ms: number };
   };
   readonly rss: RssUsage;
   /**

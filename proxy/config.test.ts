@@ -180,16 +180,18 @@ test('budgets and overload: the defaults, the overload section and the ext_proc 
   const { config: d } = configOf([], {});
   assert.deepEqual(d.overload, {
     replayBufferBudgetBytes: 64 * MiB,
+    bodyInflightBudgetBytes: 64 * MiB,
     maxConnections: 20000,
     triggers: { loopDelayMs: { shedMisses: 500, shedAll: 2000 }, heapUsedBytes: { shedMisses: 256 * MiB, shedAll: 320 * MiB } },
   });
   assert.ok(Object.isFrozen(d.overload.triggers.heapUsedBytes));
   assert.deepEqual([d.extProc.maxStreams, d.extProc.queueMaxWaiting, d.extProc.queueTimeoutMs], [256, 1024, 1000]);
   withDir((write) => {
-    const file = write('o.yaml', 'overload:\n  maxConnections: 3\n  heapBytes: 0\n  heapCriticalBytes: 0\nextProc:\n  maxStreams: 2\n  queueTimeoutMs: 50\n');
+    const file = write('o.yaml', 'overload:\n  maxConnections: 3\n  bodyInflightBudgetBytes: 0\n  heapBytes: 0\n  heapCriticalBytes: 0\nextProc:\n  maxStreams: 2\n  queueTimeoutMs: 50\n');
     const { config } = configOf(['--config', file, '--overload-loop-delay-ms', '0'], { PROXY_REPLAY_BUFFER_BUDGET_BYTES: '1024', PROXY_EXTPROC_QUEUE_MAX_WAITING: '8' });
     assert.deepEqual(config.overload, {
       replayBufferBudgetBytes: 1024,
+      bodyInflightBudgetBytes: 0,
       maxConnections: 3,
       triggers: { loopDelayMs: { shedMisses: 0, shedAll: 2000 }, heapUsedBytes: { shedMisses: 0, shedAll: 0 } },
     });
@@ -202,4 +204,5 @@ test('budgets and overload: the defaults, the overload section and the ext_proc 
     assert.throws(() => readProxyConfig(argv, {}), (e: unknown) => e instanceof UsageError && /critical-.* must be above --overload-/.test(e.message), argv.join(' '));
   }
   assert.throws(() => readProxyConfig(['--max-connections', '-1'], {}), UsageError);
+  assert.throws(() => readProxyConfig(['--body-inflight-budget-bytes', '-1'], {}), UsageError);
 });

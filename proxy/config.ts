@@ -35,6 +35,7 @@ import {
   DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
   type OverloadConfig,
 } from './ops/overload/config.js';
+import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
 const DEFAULT_EXTPROC_MAX_STREAMS = 256;
@@ -188,6 +189,14 @@ export const PROXY_FLAGS = {
     default: DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
     min: 0,
     help: 'Request-body bytes retained for replay by every request together, at most; a body that finds no room streams through without replay (it cannot be re-run), counted. 0: no process-wide budget.',
+  },
+  'body-inflight-budget-bytes': {
+    type: 'number',
+    env: 'PROXY_BODY_INFLIGHT_BUDGET_BYTES',
+    section: 'overload',
+    default: DEFAULT_BODY_INFLIGHT_BUDGET_BYTES,
+    min: 0,
+    help: 'Request bodies in flight (begun and not yet received whole) by every request together, at most: each reserves its Content-Length, or 256 KiB when larger or chunked; a request whose share does not fit is answered 503 with Retry-After, its body unread and its connection closed. 0: no budget.',
   },
   'max-connections': {
     type: 'number',
@@ -615,6 +624,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     overload: freeze({
       replayBufferBudgetBytes: flags['replay-buffer-budget-bytes'],
+      bodyInflightBudgetBytes: flags['body-inflight-budget-bytes'],
       maxConnections: flags['max-connections'],
       triggers: freeze({
         loopDelayMs: freeze({ shedMisses: flags['overload-loop-delay-ms'], shedAll: flags['overload-loop-delay-critical-ms'] }),

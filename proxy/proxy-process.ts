@@ -26,6 +26,8 @@ import { OverloadStats, type OverloadSources } from './ops/overload/stats.js';
 import { registerOverloadMetrics } from './ops/overload/metrics.js';
 import type { Sampler } from './ops/overload/sampler.js';
 import { ReplayBudget } from './request/replay-budget.js';
+import { BODY_GC_EVERY_BYTES, BodyBudget } from './request/body-budget.js';
+import { GcPacer } from '../lib/gc-pacer.js';
 import { ConnectionGate } from './edge/connection-gate.js';
 import { UpstreamPools, type PoolOptions } from './upstream/pools.js';
 import { createH2Sessions } from './upstream/h2-sessions.js';
@@ -128,10 +130,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     ...(opts.overload?.intervalMs === undefined ? {} : { intervalMs: opts.overload.intervalMs }),
   }).start();
   const replayBudget = new ReplayBudget(config.overload.replayBufferBudgetBytes);
+  const bodyBudget = new BodyBudget(config.overload.bodyInflightBudgetBytes, new GcPacer(BODY_GC_EVERY_BYTES));
   const connectionGate = new ConnectionGate(config.overload.maxConnections, overload.tallies, overload);
   const overloadSources: OverloadSources = {
     manager: overload,
     budget: replayBudget,
+    bodyBudget,
     maxConnections: config.overload.maxConnections,
     extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
   };
@@ -192,6 +196,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     log,
     guard,
     replayBudget,
+    bodyBudget,
     shedRequest: () => overload.shedRequest(),
   });
   const ingress = new Ingress(ingressConfig, lifecycle, hub, log, connectionGate);

@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import type { Registry } from 'prom-client';
 import { proxyConfigOf } from '../../proxy/config.js';
 import { Counters } from '../../proxy/ops/stats.js';
+import { BodyBudget } from '../../proxy/request/body-budget.js';
 import { createProxyMetrics } from '../../proxy/ops/metrics.js';
 import { registerReadinessMetrics, resolverHealthProbe } from '../../proxy/admin/resolver-health.js';
 import { registerTunnelMetrics } from '../../proxy/ops/tunnel-metrics.js';
@@ -76,6 +77,7 @@ async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
     registerOverloadMetrics(metrics.registry, {
       manager,
       budget: new ReplayBudget(config.overload.replayBufferBudgetBytes),
+      bodyBudget: new BodyBudget(config.overload.bodyInflightBudgetBytes),
       maxConnections: config.overload.maxConnections,
       extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
     });

@@ -157,3 +157,66 @@ test('--max-connections 3 over the plain, HTTPS and CONNECT listeners together: 
     await ca.remove();
   }
 });
+
+interface BodiesBlock {
+  readonly bodies: { budgetBytes: number; inUseBytes: number; inFlight: number };
+  readonly shed: { bodyBudget: number };
+}
+
+/** A POST of `length` bytes on a raw connection, of which only `first` are sent now; `rest()` sends the others. */
+async function partialPost(address: string, actor: string, length: number, first: number): Promise<{ rest: () => void; closed: Promise<Buffer> }> {
+  const c = await connect(address);
+  c.socket.write(`POST /upload HTTP/1.1\r\nHost: ${actorHost(actor)}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`);
+  c.socket.write(Buffer.alloc(first, 0x61));
+  return { rest: () => c.socket.write(Buffer.alloc(length - first, 0x62)), closed: c.closed };
+}
+
+test('body budget: bodies in flight beyond --body-inflight-budget-bytes are answered 503 + Retry-After at once and counted; the share comes back when a body is in', async () => {
+  const proxy = await startTestProxy({
+    mode: 'in-process',
+    extproc: ep.address,
+    // Two large bodies' shares (256 KiB each).
+    args: ['--access-log', 'off', '--body-inflight-budget-bytes', String(512 * KiB)],
+  });
+  const stats = async (): Promise<BodiesBlock> => (await getJson(`${proxy.admin}/stats`)).overload as BodiesBlock;
+  try {
+    const a = await partialPost(proxy.address, 'slow-a', MiB, 64 * KiB);
+    const b = await partialPost(proxy.address, 'slow-b', MiB, 64 * KiB);
+    await waitFor(async () => (await stats()).bodies.inFlight === 2, 5000, 'two bodies in flight');
+    assert.deepEqual((await stats()).bodies, { budgetBytes: 512 * KiB, inUseBytes: 512 * KiB, inFlight: 2 });
+
+    // A third large body finds no room: refused before a byte of it is read, its connection closed after.
+    const res = await request(`${proxy.ingress}/upload`, { method: 'POST', headers: { host: actorHost('third') }, body: randomBytes(MiB) });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers.connection, 'close');
+    assert.equal(await res.body.text(), 'the proxy is overloaded: retry later\n');
+    // A request without a body is served as before.
+    const get = await request(`${proxy.ingress}/`, { headers: { host: actorHost('reader') } });
+    assert.equal(get.statusCode, 200);
+    await get.body.dump();
+    assert.equal((await stats()).shed.bodyBudget, 1);
+
+    // One body arrives whole: its share comes back (before its answer) and the next upload is served.
+    a.rest();
+    assert.match((await a.closed).toString('latin1'), /^HTTP\/1\.1 200 /);
+    await waitFor(async () => (await stats()).bodies.inFlight === 1, 5000, 'the finished body uncounted');
+    const big = randomBytes(MiB);
+    const served = await post(proxy, '/upload', big, 'fourth');
+    assert.equal(served.status, 200);
+    assert.deepEqual(JSON.parse(served.text), { bytes: MiB, sha: sha(big) });
+    // A small body reserves only its length.
+    const small = randomBytes(1000);
+    assert.equal((await post(proxy, '/upload', small, 'small')).status, 200);
+
+    b.rest();
+    assert.match((await b.closed).toString('latin1'), /^HTTP\/1\.1 200 /);
+    await waitFor(async () => {
+      const s = (await stats()).bodies;
+      return s.inUseBytes === 0 && s.inFlight === 0;
+    }, 5000, 'every share back in the budget');
+    assert.equal((await stats()).shed.bodyBudget, 1);
+  } finally {
+    await proxy.stop();
+  }
+});

@@ -109,7 +109,7 @@ test('shed-misses: a miss gets 503 + Retry-After, a hit is served, a new connect
     assert.equal((await get(client, 'cold')).status, 200, 'misses too');
 
     const s = (await getJson(`${proxy.admin}/stats`)).overload as Record<string, Record<string, unknown>>;
-    assert.deepEqual(s.shed, { overloadMiss: 1, overloadAll: 1, extprocQueueTimeout: 0, extprocQueueFull: 0, replayBudget: 0 });
+    assert.deepEqual(s.shed, { overloadMiss: 1, overloadAll: 1, extprocQueueTimeout: 0, extprocQueueFull: 0, replayBudget: 0, bodyBudget: 0 });
     assert.deepEqual(s.connections?.refused, { limit: 0, overload: 1 });
     assert.deepEqual(s.transitions, { normal: 1, 'shed-misses': 2, 'shed-all': 1 }, 'up 0→1→2, down 2→1→0');
     const metrics = await (await request(`${proxy.admin}/metrics`)).body.text();

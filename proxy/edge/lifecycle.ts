@@ -28,6 +28,7 @@ import type { AccessLog } from '../ops/access-log.js';
 import { ProxyRequest, type RequestContainment } from '../request/context.js';
 import { RequestBody } from '../request/body.js';
 import type { ReplayBudget } from '../request/replay-budget.js';
+import type { BodyBudget } from '../request/body-budget.js';
 import { ForwardHeaders } from '../http/header-list.js';
 import type { DownstreamExchange } from '../http/exchange.js';
 import { ERRORS, errorReply, type ProxyErrorSpec } from '../http/errors.js';
@@ -101,6 +102,11 @@ export interface LifecycleDeps {
   readonly guard: ProxyContainment;
   /** `--replay-buffer-budget-bytes`: where every request body takes the bytes it keeps for a replay (absent: no budget). */
   readonly replayBudget?: ReplayBudget | undefined;
+  /**
+   * `--body-inflight-budget-bytes`: where every request body reserves its share while it is in flight; a request
+   * whose share does not fit is answered 503 `PROXY_ERR_OVERLOADED` at once (absent: no budget).
+   */
+  readonly bodyBudget?: BodyBudget | undefined;
   /** Overload (`shed-all`): why a new request is answered 503 `PROXY_ERR_OVERLOADED` at once, or undefined to serve it. */
   readonly shedRequest?: (() => string | undefined) | undefined;
 }
@@ -115,6 +121,18 @@ export interface EngineDeps<C> {
 
 /** A finished request's owner: an error after it finished has nothing left to end. */
 const NOTHING_TO_END = (): void => undefined;
+
+/** The request's declared `Content-Length` (undefined when absent or not a plain number: a chunked body). */
+function declaredLength(headers: readonly string[]): number | undefined {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      const value = headers[i + 1] as string;
+      return /^\d+$/.test(value) ? Number(value) : undefined;
+    }
+  }
+  return undefined;
+}
 
 export class RequestLifecycle {
   readonly #deps: LifecycleDeps;
@@ -168,7 +186,11 @@ export class RequestLifecycle {
       head.connectTarget === undefined
         ? resolveRequestTarget(head.url, sanitised)
         : { kind: 'forward', path: head.connectTarget, authority: head.connectTarget, headers: sanitised.headers };
-    const body = (head.hasBody ?? sanitised.hasBody) ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes, this.#deps.replayBudget) : null;
+    const hasBody = head.hasBody ?? sanitised.hasBody;
+    // A body in flight takes its share of the body budget until it has been received whole; no share, no body read.
+    const bodyShare = hasBody && target.kind !== 'refuse' ? this.#deps.bodyBudget?.admit(declaredLength(target.headers)) : undefined;
+    const bodyRefused = hasBody && target.kind !== 'refuse' && this.#deps.bodyBudget !== undefined && bodyShare === undefined;
+    const body = hasBody && !bodyRefused ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes, this.#deps.replayBudget, bodyShare) : null;
     const ctx = new ProxyRequest({
       exchange,
       requestId: sanitised.requestId,
@@ -195,7 +217,7 @@ export class RequestLifecycle {
       const sni = checkSni(target.authority, exchange.connectionInfo.serverName);
       if (sni.kind === 'misdirected') this.refuse(ctx, ERRORS.MISDIRECTED, `authority ${sni.host} is not the connection's SNI ${sni.sni}`);
     }
-    const shed = ctx.error === undefined ? this.#deps.shedRequest?.() : undefined;
+    const shed = ctx.error !== undefined ? undefined : bodyRefused ? 'the request body budget is spent' : this.#deps.shedRequest?.();
     if (shed !== undefined) {
       this.refuse(ctx, ERRORS.OVERLOADED, shed);
       exchange.closeAfterResponse();

@@ -16,6 +16,7 @@
  * head was relayed), and at the latest at `release()` (the request finished).
  */
 import type { ReplayBudget } from './replay-budget.js';
+import type { BodyFlight } from './body-budget.js';
 
 export class RequestBody {
   readonly #source: AsyncIterable<Buffer>;
@@ -41,11 +42,22 @@ export class RequestBody {
   #taken = 0;
   #released = false;
   #bufferedRefused = false;
+  /** The body's share of the budget of bodies in flight (`body-budget.ts`) until it is received whole. */
+  readonly #flight: BodyFlight | undefined;
 
-  constructor(source: AsyncIterable<Buffer>, limit: number, budget?: ReplayBudget) {
+  /**
+   * `flight`: told of every chunk received, and settled once: when the whole body has been received, the client's
+   * body failed, or at `release()`.
+   */
+  constructor(source: AsyncIterable<Buffer>, limit: number, budget?: ReplayBudget, flight?: BodyFlight) {
     this.#source = source;
     this.#limit = limit;
     this.#budget = budget;
+    this.#flight = flight;
+  }
+
+  #settle(): void {
+    this.#flight?.settled();
   }
 
   /** `--max-replay-body-bytes`: the most bytes retained for a replay (and for `buffered()`). */
@@ -121,11 +133,13 @@ export class RequestBody {
       const r = await this.#iterator.next();
       if (r.done) {
         this.#ended = true;
+        this.#settle();
         return;
       }
       const chunk = r.value;
       const index = this.#base + this.#chunks.length;
       this.#receivedBytes += chunk.length;
+      this.#flight?.received(chunk.length);
       this.#chunks.push(chunk);
       this.#retainedBytes += chunk.length;
       if (this.#overLimit) return; // streaming through: this chunk is dropped once forwarded
@@ -143,6 +157,7 @@ export class RequestBody {
       this.stopRetaining();
     } catch (err) {
       this.#error = err instanceof Error ? err : new Error(String(err));
+      this.#settle();
     }
   }
 
@@ -183,6 +198,7 @@ export class RequestBody {
   release(): void {
     if (this.#released) return;
     this.#released = true;
+    this.#settle();
     this.#overLimit = true;
     this.#dropBefore(this.#base + this.#chunks.length);
   }

@@ -4,6 +4,8 @@ import type { Triggers } from './levels.js';
 export interface OverloadConfig {
   /** `--replay-buffer-budget-bytes` (0: no process-wide budget). */
   readonly replayBufferBudgetBytes: number;
+  /** `--body-inflight-budget-bytes` (0: no budget). */
+  readonly bodyInflightBudgetBytes: number;
   /** `--max-connections` over every client listener together (0: no limit). */
   readonly maxConnections: number;
   /** `--overload-loop-delay-ms` / `-critical-ms`, `--overload-heap-bytes` / `-critical-bytes` (0: off). */

@@ -63,9 +63,11 @@ test('shed-all: every request is refused too; back to normal step by step, each 
 test('the /stats block: readings, thresholds, shed and refused counts since the reset, levels as they are', () => {
   const { m, set } = manager();
   const budget = { capacity: 64, inUseBytes: 10, bodies: 1, streamedWithoutReplay: 0, bufferedRefused: 0 };
-  const stats = new OverloadStats({ manager: m, budget, maxConnections: 5, extprocQueue: { maxStreams: 2, maxWaiting: 8, timeoutMs: 1000 } });
+  const bodyBudget = { capacity: 512, inUseBytes: 256, bodies: 1, refused: 0 };
+  const stats = new OverloadStats({ manager: m, budget, bodyBudget, maxConnections: 5, extprocQueue: { maxStreams: 2, maxWaiting: 8, timeoutMs: 1000 } });
   budget.streamedWithoutReplay = 3;
   budget.bufferedRefused = 1;
+  bodyBudget.refused = 2;
   set({ loopDelayMs: 150 });
   m.sample();
   m.sample();
@@ -77,15 +79,17 @@ test('the /stats block: readings, thresholds, shed and refused counts since the 
     level: 1,
     transitions: { normal: 0, 'shed-misses': 1, 'shed-all': 0 },
     monitors: { loopDelayMs: { reading: 150, shedMisses: 100, shedAll: 400 }, heapUsedBytes: { reading: 0, shedMisses: 1000, shedAll: 2000 } },
-    shed: { overloadMiss: 1, overloadAll: 0, extprocQueueTimeout: 0, extprocQueueFull: 0, replayBudget: 1 },
+    shed: { overloadMiss: 1, overloadAll: 0, extprocQueueTimeout: 0, extprocQueueFull: 0, replayBudget: 1, bodyBudget: 2 },
     connections: { open: 4, max: 5, refused: { limit: 0, overload: 0 } },
     replay: { budgetBytes: 64, inUseBytes: 10, bodies: 1, streamedWithoutReplay: 3 },
+    bodies: { budgetBytes: 512, inUseBytes: 256, inFlight: 1 },
     extprocQueue: { maxStreams: 2, maxWaiting: 8, timeoutMs: 1000, inFlight: 0, waiting: 3, queued: 0 },
   });
   stats.reset();
   const fresh = stats.snapshot();
   assert.equal(fresh.shed.overloadMiss, 0);
   assert.equal(fresh.replay.streamedWithoutReplay, 0);
+  assert.equal(fresh.shed.bodyBudget, 0);
   assert.equal(fresh.transitions['shed-misses'], 0);
   assert.deepEqual([fresh.connections.open, fresh.extprocQueue.waiting, fresh.state], [4, 3, 'shed-misses'], 'levels are not reset');
 });

@@ -17,7 +17,7 @@ const SHED_LABELS = Object.freeze({
 });
 
 export function registerOverloadMetrics(registry: Registry, s: OverloadSources): void {
-  const { manager, budget } = s;
+  const { manager, budget, bodyBudget } = s;
   const t = manager.tallies;
   scrapedGauge(registry, {
     name: `${P}overload_state`,
@@ -59,13 +59,16 @@ export function registerOverloadMetrics(registry: Registry, s: OverloadSources):
   });
   scrapedCounterBy(registry, {
     name: `${P}shed_total`,
-    help: 'Requests answered 503 with Retry-After without being served, by reason: overload_miss (a miss at shed-misses), overload_all (any request at shed-all), extproc_queue_timeout, extproc_queue_full, replay_budget (a body that had to be read whole found the replay budget spent).',
+    help: 'Requests answered 503 with Retry-After without being served, by reason: overload_miss (a miss at shed-misses), overload_all (any request at shed-all), extproc_queue_timeout, extproc_queue_full, replay_budget (a body that had to be read whole found the replay budget spent), body_budget (a request body found the budget of bodies in flight spent).',
     labelNames: ['reason'],
     read: () => [
       ...Object.entries(SHED_LABELS).map(([k, reason]) => [{ reason }, t.shed[k as keyof typeof SHED_LABELS]] as const),
       [{ reason: 'replay_budget' }, budget.bufferedRefused] as const,
+      [{ reason: 'body_budget' }, bodyBudget.refused] as const,
     ],
   });
+  scrapedGauge(registry, { name: `${P}body_inflight_bytes`, help: 'Shares of the body budget reserved now by the request bodies in flight (not yet received whole).', read: () => bodyBudget.inUseBytes });
+  scrapedGauge(registry, { name: `${P}body_inflight_budget_bytes`, help: '--body-inflight-budget-bytes: the most shares of request bodies in flight at once (0: no budget).', aggregator: 'first', read: () => bodyBudget.capacity });
   scrapedGauge(registry, { name: `${P}connections_active`, help: 'Client connections open now, every client listener together (the admin listener not counted).', read: () => t.connectionsOpen });
   scrapedGauge(registry, { name: `${P}connections_limit`, help: '--max-connections: client connections beyond it are closed at once (0: no limit).', aggregator: 'first', read: () => s.maxConnections });
   scrapedCounterBy(registry, {

@@ -24,9 +24,19 @@ export interface ExtProcQueueLimits {
   readonly timeoutMs: number;
 }
 
+/** What the stats read of the body budget (`request/body-budget.ts`). */
+export interface BodyBudgetView {
+  readonly capacity: number;
+  readonly inUseBytes: number;
+  readonly bodies: number;
+  readonly refused: number;
+}
+
 export interface OverloadSources {
   readonly manager: OverloadManager;
   readonly budget: ReplayBudgetView;
+  /** `--body-inflight-budget-bytes`. */
+  readonly bodyBudget: BodyBudgetView;
   /** `--max-connections`. */
   readonly maxConnections: number;
   readonly extprocQueue: ExtProcQueueLimits;
@@ -43,9 +53,11 @@ export interface OverloadStatsBlock {
   readonly level: number;
   readonly transitions: Record<LevelName, number>;
   readonly monitors: Record<MonitorName, MonitorBlock>;
-  readonly shed: ShedTallies & { readonly replayBudget: number };
+  readonly shed: ShedTallies & { readonly replayBudget: number; readonly bodyBudget: number };
   readonly connections: { readonly open: number; readonly max: number; readonly refused: { readonly limit: number; readonly overload: number } };
   readonly replay: { readonly budgetBytes: number; readonly inUseBytes: number; readonly bodies: number; readonly streamedWithoutReplay: number };
+  /** Request bodies in flight (`--body-inflight-budget-bytes`): the budget, the shares reserved now and by how many bodies. */
+  readonly bodies: { readonly budgetBytes: number; readonly inUseBytes: number; readonly inFlight: number };
   readonly extprocQueue: {
     readonly maxStreams: number;
     readonly maxWaiting: number;
@@ -58,7 +70,7 @@ export interface OverloadStatsBlock {
 
 export class OverloadStats {
   readonly #s: OverloadSources;
-  readonly #sinceReset: SinceReset<{ shed: ShedTallies; refused: { limit: number; overload: number }; transitions: Record<LevelName, number>; queued: number; streamed: number; bufferedRefused: number }>;
+  readonly #sinceReset: SinceReset<{ shed: ShedTallies; refused: { limit: number; overload: number }; transitions: Record<LevelName, number>; queued: number; streamed: number; bufferedRefused: number; bodyRefused: number }>;
 
   constructor(sources: OverloadSources) {
     this.#s = sources;
@@ -70,6 +82,7 @@ export class OverloadStats {
       queued: t.extprocQueued,
       streamed: sources.budget.streamedWithoutReplay,
       bufferedRefused: sources.budget.bufferedRefused,
+      bodyRefused: sources.bodyBudget.refused,
     }));
   }
 
@@ -78,7 +91,7 @@ export class OverloadStats {
   }
 
   snapshot(): OverloadStatsBlock {
-    const { manager, budget, extprocQueue } = this.#s;
+    const { manager, budget, bodyBudget, extprocQueue } = this.#s;
     const live = manager.tallies;
     const d = this.#sinceReset.current();
     const readings = manager.readings;
@@ -89,9 +102,10 @@ export class OverloadStats {
       level: manager.level,
       transitions: { ...d.transitions },
       monitors,
-      shed: { ...d.shed, replayBudget: d.bufferedRefused },
+      shed: { ...d.shed, replayBudget: d.bufferedRefused, bodyBudget: d.bodyRefused },
       connections: { open: live.connectionsOpen, max: this.#s.maxConnections, refused: { ...d.refused } },
       replay: { budgetBytes: budget.capacity, inUseBytes: budget.inUseBytes, bodies: budget.bodies, streamedWithoutReplay: d.streamed },
+      bodies: { budgetBytes: bodyBudget.capacity, inUseBytes: bodyBudget.inUseBytes, inFlight: bodyBudget.bodies },
       extprocQueue: { ...extprocQueue, inFlight: live.extprocStreamsInFlight, waiting: live.extprocQueueWaiting, queued: d.queued },
     };
   }
