@@ -80,55 +80,55 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
     refresh: () => cp.flushWorkers(),
   });
 
-  app.get<{ Querystring: { atespace?: string } }>('/actors', async (req) => {
+  app.get<{ Querystring: { atespace?: string } }>('/actors', { config: { description: 'every actor: atespace, name, status, workerIp, version, seq (?atespace= to filter)' } }, async (req) => {
     await cp.flushWorkers();
     return { actors: store.listActors(req.query.atespace || undefined).map(actorView) };
   });
-  app.get<{ Params: ActorParams }>('/actors/:atespace/:name', async (req) => {
+  app.get<{ Params: ActorParams }>('/actors/:atespace/:name', { config: { description: 'one actor, with every x-request-id it received' } }, async (req) => {
     const actor = cp.get(validRef(req.params));
     await cp.flushWorkers();
     return { ...actorView(actor), requestIds: [...actor.requestIds] };
   });
-  app.post<{ Params: ActorParams }>('/actors/:atespace/:name', async (req, reply) => {
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name', { config: { description: 'creates the actor (SUSPENDED)' } }, async (req, reply) => {
     const actor = cp.create(validRef(req.params));
     return reply.code(201).send(actorView(actor));
   });
-  app.delete<{ Params: ActorParams }>('/actors/:atespace/:name', async (req) => {
+  app.delete<{ Params: ActorParams }>('/actors/:atespace/:name', { config: { description: 'deletes the actor' } }, async (req) => {
     await cp.delete(validRef(req.params));
     return { ok: true };
   });
-  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/resume', async (req) => actorView((await cp.resume(validRef(req.params))).actor));
-  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/suspend', async (req) => actorView(await cp.suspend(validRef(req.params))));
-  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/move', async (req) => actorView(await cp.move(validRef(req.params))));
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/resume', { config: { description: 'resumes the actor on a free worker, as ResumeActor does' } }, async (req) => actorView((await cp.resume(validRef(req.params))).actor));
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/suspend', { config: { description: 'suspends the actor (frees its worker)' } }, async (req) => actorView(await cp.suspend(validRef(req.params))));
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/move', { config: { description: 'moves the actor to another free worker' } }, async (req) => actorView(await cp.move(validRef(req.params))));
 
-  app.get('/workers', async () => {
+  app.get('/workers', { config: { description: 'every worker: ip, alive, actors, requests' } }, async () => {
     await cp.flushWorkers();
     return { workers: [...store.workers.values()].map(workerView) };
   });
-  app.post<{ Params: WorkerParams }>('/workers/:ip/stop', async (req) => workerView(await cp.stopWorker(workerIp(req.params))));
-  app.post<{ Params: WorkerParams }>('/workers/:ip/start', async (req) => workerView(await cp.startWorker(workerIp(req.params))));
+  app.post<{ Params: WorkerParams }>('/workers/:ip/stop', { config: { description: "closes the worker's listener and suspends its actors" } }, async (req) => workerView(await cp.stopWorker(workerIp(req.params))));
+  app.post<{ Params: WorkerParams }>('/workers/:ip/start', { config: { description: 'the worker listens again' } }, async (req) => workerView(await cp.startWorker(workerIp(req.params))));
 
-  app.get('/config', async () => ({ ...cp.settings }));
-  app.put('/config', async (req) => ({ ...applySettings(cp.settings, req.body) }));
+  app.get('/config', { config: { description: 'the run-time settings: resolveLatencyMs, coldResumeMs, autoCreate' } }, async () => ({ ...cp.settings }));
+  app.put('/config', { config: { description: 'changes any subset of the run-time settings, at once' } }, async (req) => ({ ...applySettings(cp.settings, req.body) }));
 
   // A control-plane outage: every ateapi.Control call answers UNAVAILABLE for `ms` (workers stay attached).
-  app.post('/outage', async (req) => {
+  app.post('/outage', { config: { description: 'a control-plane outage: every ateapi.Control call answers UNAVAILABLE for {"ms"}' } }, async (req) => {
     const ms = (req.body as { ms?: unknown } | null)?.ms;
     if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 600_000) throw errors.invalidArgument('ms: expected a whole number of milliseconds from 0 to 600000');
     cp.outageUntil = Date.now() + ms;
     return { untilMs: cp.outageUntil };
   });
-  app.delete('/outage', async () => {
+  app.delete('/outage', { config: { description: 'ends the outage' } }, async () => {
     cp.outageUntil = 0;
     return { untilMs: 0 };
   });
 
-  app.get('/churn', async () => churn.status());
-  app.post('/churn', async (req) => {
+  app.get('/churn', { config: { description: 'the background churn: its rates and counts' } }, async () => churn.status());
+  app.post('/churn', { config: { description: 'suspends and moves random RUNNING actors in the background ({"suspendPerSec","movePerSec"})' } }, async (req) => {
     churn.start(parseChurnRates(req.body));
     return churn.status();
   });
-  app.delete('/churn', async () => {
+  app.delete('/churn', { config: { description: 'stops the churn' } }, async () => {
     churn.stop();
     return churn.status();
   });

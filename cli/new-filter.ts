@@ -80,11 +80,14 @@ export function writeFilterProject(cwd: string, name: string, spec?: string): st
   return [...files.keys()];
 }
 
+/** `actor-edge new-filter`'s flags. */
+export const NEW_FILTER_OPTIONS = { 'actor-edge': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+
 /** The command: parses `argv`, writes the project into `cwd`, prints what it wrote and what to type next. */
 export function runNewFilter(argv: readonly string[], cwd: string = process.cwd(), out: (text: string) => void = (t) => void process.stdout.write(t)): void {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: { 'actor-edge': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...argv], options: NEW_FILTER_OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError(`new-filter: ${(err as Error).message}\n\n${newFilterUsage()}`);
   }

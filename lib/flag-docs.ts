@@ -1,7 +1,7 @@
 /**
- * The README's flag reference, generated from a component's flag declarations: one table per config file section
- * (flag, environment variable, config file key, default, meaning), between marker comments that
- * `scripts/docs-flags.ts` rewrites. The same declarations make `--help`, so the two cannot disagree.
+ * The flag reference (docs/reference/flags.md), generated from a component's flag declarations: one table per
+ * config file section (flag, environment variable, config file key, default, meaning), between marker comments
+ * that `scripts/docs.ts` rewrites. The same declarations make `--help`, so the two cannot disagree.
  */
 import { fileKey, flagsIn, type FlagSet, type FlagSpec } from './flags.js';
 
@@ -64,12 +64,12 @@ export function flagTables(set: FlagSet): string {
 
 export const MARKER = (command: string) => ({ open: `<!-- flags:${command} -->`, close: `<!-- /flags:${command} -->` });
 
-/** `readme` with the tables between `command`'s markers replaced; throws if the markers are missing. */
-export function replaceFlagTables(readme: string, set: FlagSet): string {
+/** `text` with the tables between `command`'s markers replaced; throws if the markers are missing. */
+export function replaceFlagTables(text: string, set: FlagSet): string {
   const { open, close } = MARKER(set.command);
-  const start = readme.indexOf(open);
-  const end = readme.indexOf(close);
-  if (start < 0 || end < start) throw new Error(`README has no ${open} … ${close} markers`);
+  const start = text.indexOf(open);
+  const end = text.indexOf(close);
+  if (start < 0 || end < start) throw new Error(`the flag reference has no ${open} … ${close} markers`);
   const note = '<!-- generated from the flag declarations by `npm run docs`: edit those, not this table -->';
-  return `${readme.slice(0, start)}${open}\n${note}\n\n${flagTables(set)}\n\n${readme.slice(end)}`;
+  return `${text.slice(0, start)}${open}\n${note}\n\n${flagTables(set)}\n\n${text.slice(end)}`;
 }

@@ -2,7 +2,7 @@
  * Declarative command-line flags on top of node:util parseArgs. Each component declares its flags once (name,
  * type, environment variable, default, help, and where the flag sits in the config file); `readFlags` merges argv
  * over the environment over a config file's values over the defaults, validates, and returns a frozen, typed
- * object. `--help`, the README's flag tables and the config file's JSON Schema are generated from the same
+ * object. `--help`, the flag tables and the config file's JSON Schema are generated from the same
  * declarations (`flag-tree.ts`, `flag-docs.ts`, `flag-schema.ts`), so the documentation cannot drift from the parser.
  */
 import { parseArgs } from 'node:util';
@@ -307,7 +307,7 @@ function renderHelp(
 }
 
 /**
- * A component's flags as one declaration: what `--help`, the README's flag tables, the config file reader and its
+ * A component's flags as one declaration: what `--help`, the flag tables, the config file reader and its
  * JSON Schema are all made from.
  */
 export interface FlagSet<T extends FlagSpecs = FlagSpecs> {

@@ -4,7 +4,7 @@
  * plain tallies when scraped (`collect`), so the request path pays nothing for them. Labels come from fixed sets
  * (status codes, outcomes, gRPC code names, reasons), never from names a client chose.
  *
- * Names follow one scheme across components (README "Metrics"):
+ * Names follow one scheme across components (docs/operating.md "Metric names"):
  * `actor_edge_<component>_[<subsystem>_]<what>[_<unit>][_total]`, the component as the CLI names it with `_`
  * for `-` (`proxy`, `extproc`, `apiserver_stub`, `floor`), units in the plural base unit (`_seconds`, `_bytes`),
  * counters ending in `_total`, gauges of things open or waiting now ending in `_active`, and

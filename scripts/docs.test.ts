@@ -1,16 +1,18 @@
 /**
- * The flag reference: the README tables and schema/ are what the declarations generate, and each component's
- * `--help` lists the same flags, variables, keys, defaults and meanings.
+ * The generated docs: the flag tables of docs/reference/flags.md and schema/ are what the declarations generate,
+ * and each component's `--help` lists the same flags, variables, keys, defaults and meanings; the other reference
+ * pages (config schema, metrics, admin API, errors) are what `npm run docs` writes now.
  * Needs processes: `actor-edge <component> --help` is the CLI's output, read from the process as an operator sees it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { CLI_SCRIPT } from '../cli/launch-component.js';
 import { MARKER } from '../lib/flag-docs.js';
 import { runScript } from '../lib/testing/run-script.js';
 import { FLAG_SETS } from './flag-sets.js';
-import { generatedReadme, README, schemaFile, schemaText } from './docs.js';
+import { FLAGS_PAGE, GENERATED_PAGES, generatedFlagTables, ROOT, schemaFile, schemaText } from './docs.js';
 
 interface Entry {
   readonly env: string;
@@ -35,11 +37,11 @@ function fromHelp(text: string): Map<string, Entry> {
 
 const unquote = (cell: string): string => cell.trim().replace(/^`|`$/g, '').replace(/\\\|/g, '|');
 
-/** The README's generated tables for one component: flag → the same fields. */
-function fromReadme(readme: string, command: string): Map<string, Entry> {
+/** The flag reference's generated tables for one component: flag → the same fields. */
+function fromTables(text: string, command: string): Map<string, Entry> {
   const { open, close } = MARKER(command);
-  const block = readme.slice(readme.indexOf(open), readme.indexOf(close));
-  assert.ok(block.length > open.length, `README has a flag table for ${command}`);
+  const block = text.slice(text.indexOf(open), text.indexOf(close));
+  assert.ok(block.length > open.length, `docs/reference/flags.md has a flag table for ${command}`);
   const out = new Map<string, Entry>();
   for (const line of block.split('\n')) {
     const cells = line.split(/(?<!\\)\|/).slice(1, -1);
@@ -52,22 +54,29 @@ function fromReadme(readme: string, command: string): Map<string, Entry> {
   return out;
 }
 
-test('the README flag tables are the ones the declarations generate (run `npm run docs` after changing a flag)', () => {
-  const readme = readFileSync(README, 'utf8');
-  assert.equal(readme, generatedReadme(readme));
+test('the flag tables of docs/reference/flags.md are the ones the declarations generate (run `npm run docs` after changing a flag)', () => {
+  const text = readFileSync(FLAGS_PAGE, 'utf8');
+  assert.equal(text, generatedFlagTables(text));
+});
+
+test('docs/reference/ holds the pages the code generates: config schema, metrics, admin API, errors (run `npm run docs`)', async () => {
+  for (const p of GENERATED_PAGES) {
+    const name = path.relative(ROOT, p.file);
+    assert.equal(readFileSync(p.file, 'utf8'), await p.generate(), `${name} is out of date: run \`npm run docs\``);
+  }
 });
 
 test('schema/ holds the JSON Schemas the declarations generate (run `npm run docs` after changing a flag)', () => {
   for (const set of FLAG_SETS) assert.equal(readFileSync(schemaFile(set.command), 'utf8'), schemaText(set.command), set.command);
 });
 
-test('for every component, the README flag tables and --help list the same flags, variables, keys, defaults and meanings', async () => {
-  const readme = readFileSync(README, 'utf8');
+test('for every component, the flag reference and --help list the same flags, variables, keys, defaults and meanings', async () => {
+  const reference = readFileSync(FLAGS_PAGE, 'utf8');
   for (const set of FLAG_SETS) {
     const run = await runScript(CLI_SCRIPT, [set.command, '--help']);
     assert.equal(run.code, 0, run.stderr);
     const help = fromHelp(run.stdout);
-    const table = fromReadme(readme, set.command);
+    const table = fromTables(reference, set.command);
     assert.deepEqual([...table.keys()].sort(), [...help.keys()].sort(), `${set.command}: the same flags`);
     assert.deepEqual([...help.keys()].sort(), Object.keys(set.flags).sort(), `${set.command}: --help lists every declared flag`);
     for (const [flag, entry] of help) assert.deepEqual(table.get(flag), entry, `${set.command} --${flag}`);

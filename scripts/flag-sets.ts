@@ -1,4 +1,4 @@
-/** Every component's flag set, in the README's order: what `npm run docs` and its test generate from. */
+/** Every component's flag set, in docs/reference/flags.md's order: what `npm run docs` and its test generate from. */
 import type { FlagSet } from '../lib/flags.js';
 import { PROXY_FLAG_SET } from '../proxy/config.js';
 import { EXTPROC_FLAG_SET } from '../extproc/config.js';

@@ -9,37 +9,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { parse } from 'yaml';
-import type { Registry } from 'prom-client';
-import { proxyConfigOf } from '../../proxy/config.js';
-import { Counters } from '../../proxy/ops/stats.js';
-import { BodyBudget } from '../../proxy/request/body-budget.js';
-import { createProxyMetrics } from '../../proxy/ops/metrics.js';
-import { registerReadinessMetrics, resolverHealthProbe } from '../../proxy/admin/resolver-health.js';
-import { registerTunnelMetrics } from '../../proxy/ops/tunnel-metrics.js';
-import { TunnelHub } from '../../proxy/tunnels/hub.js';
-import { assembleStages } from '../../proxy/stages/assemble.js';
-import { resolverHealthTarget, stagesConfig } from '../../proxy/proxy-process.js';
-import { ExtprocMetrics } from '../../extproc/metrics.js';
-import { ParkingLot } from '../../lib/resume/parking-lot.js';
-import { createStubMetrics } from '../../apiserver-stub/metrics.js';
-import { ControlPlane } from '../../apiserver-stub/control-plane.js';
-import { Store } from '../../apiserver-stub/store.js';
-import { RpcCounters } from '../../apiserver-stub/rpc-counters.js';
-import { WorkerTlsCounters } from '../../apiserver-stub/worker/tls.js';
-import { startProxyCertificateExpiry } from '../../proxy/ops/certificates.js';
-import { startCertificateExpiry } from '../../lib/tls/expiry.js';
-import { OverloadManager } from '../../proxy/ops/overload/manager.js';
-import { OverloadTallies } from '../../proxy/ops/overload/tallies.js';
-import { registerOverloadMetrics } from '../../proxy/ops/overload/metrics.js';
-import { ReplayBudget } from '../../proxy/request/replay-budget.js';
+import { exportedMetrics } from '../../scripts/reference/registries.js';
 
 /** The source folder (this file runs from dist/deploy/observability/). */
 const DIR = fileURLToPath(new URL('../../../deploy/observability/', import.meta.url));
-const silent = pino({ level: 'silent' });
-/** A certificate file name for the registries' expiry gauges (never read: it is not there). */
-const NO_FILE = '/nonexistent/actor-edge-observability-test.pem';
 
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
 /** Why the promtool tests are skipped (never with REQUIRE_TEST_TOOLS=1, as in CI: a missing promtool fails them). */
@@ -62,45 +36,6 @@ test('promtool test rules: the alerts fire on the series they are meant for, and
   assert.equal(r.status, 0, r.out);
   assert.match(r.out, /SUCCESS/);
 });
-
-/** Every metric the components register, with its label names (the proxy's as its process assembles them). */
-async function exportedMetrics(): Promise<Map<string, readonly string[]>> {
-  const registries: Registry[] = [];
-  const closers: (() => unknown)[] = [];
-  for (const args of [['--actor-cache', 'on'], ['--actor-cache', 'on', '--resolver', 'apiserver']]) {
-    const config = proxyConfigOf(['--extproc', '127.0.0.1:1', '--apiserver', '127.0.0.1:1', ...args], {});
-    const counters = new Counters(config.chain.rerun.maxReruns);
-    const metrics = createProxyMetrics(counters);
-    const stages = await assembleStages({ config: stagesConfig(config), log: silent, registry: metrics.registry, counters });
-    registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
-    const manager = new OverloadManager({ triggers: config.overload.triggers, tallies: new OverloadTallies(), log: silent });
-    registerOverloadMetrics(metrics.registry, {
-      manager,
-      budget: new ReplayBudget(config.overload.replayBufferBudgetBytes),
-      bodyBudget: new BodyBudget(config.overload.bodyInflightBudgetBytes),
-      maxConnections: config.overload.maxConnections,
-      extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
-    });
-    const probe = resolverHealthProbe(resolverHealthTarget(config));
-    registerReadinessMetrics(metrics.registry, probe, () => false);
-    // As a process that loads a certificate registers it (the file is only read, when it is there).
-    const expiry = startProxyCertificateExpiry({ servingCert: NO_FILE, upstream: undefined, extProc: undefined }, 0, silent, metrics.registry);
-    closers.push(() => probe.stop(), () => expiry.close(), ...stages.map((s) => () => s.close?.()));
-    registries.push(metrics.registry);
-  }
-  const extproc = new ExtprocMetrics(() => new ParkingLot(1));
-  const extprocExpiry = startCertificateExpiry('extproc', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: extproc.registry });
-  closers.push(() => extprocExpiry.close());
-  registries.push(extproc.registry);
-  const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
-  registries.push(createStubMetrics(cp, new RpcCounters(), new WorkerTlsCounters()));
-  const out = new Map<string, readonly string[]>();
-  for (const r of registries) {
-    for (const m of r.getMetricsAsArray()) out.set(m.name, (m as unknown as { labelNames: readonly string[] }).labelNames);
-  }
-  for (const close of closers) await close();
-  return out;
-}
 
 interface Reference {
   readonly metric: string;

@@ -145,7 +145,7 @@ export function readTracingConfig(env: NodeJS.ProcessEnv, serviceName: string): 
   });
 }
 
-/** The environment variables tracing reads, as a component's flag set lists them (`--help`, the README). */
+/** The environment variables tracing reads, as a component's flag set lists them (`--help`, the flag reference). */
 export const OTEL_VARIABLES = {
   'OTEL_*': 'OpenTelemetry tracing, off unless OTEL_TRACES_EXPORTER=otlp: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, _HEADERS, _TIMEOUT, OTEL_TRACES_SAMPLER(_ARG), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED (spans as OTLP/HTTP JSON).',
 } as const;

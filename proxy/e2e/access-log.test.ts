@@ -26,7 +26,7 @@ let ca: TestCa;
 let dir: string;
 let logFile: string;
 
-/** The fields every request line has, in this order (README "Access log"), `cache` and `extprocMs` from the stages. */
+/** The fields every request line has, in this order (docs/operating.md), `cache` and `extprocMs` from the stages. */
 const REQUEST_FIELDS = [
   'msg', 'time', 'pid', 'requestId', 'traceId', 'client', 'method', 'authority', 'path', 'protocol', 'status', 'durationMs',
   'bytesIn', 'bytesOut', 'upstream', 'upstreamMs', 'attempts', 'routeSource', 'cache', 'extprocMs', 'userAgent', 'tls', 'upgrade',

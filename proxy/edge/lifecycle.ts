@@ -398,7 +398,7 @@ export class RequestLifecycle {
     chain.done(ctx, end.status, end.error);
   }
 
-  /** The access-log line of a finished request: every field always present, in this order (README "Access log"). */
+  /** The access-log line of a finished request: every field always present, in this order (docs/operating.md). */
   #accessFields(ctx: ProxyRequest, status: number, truncated: boolean, durationMs: number): Record<string, unknown> {
     const tunnel = ctx.tunnel;
     let tunnelFields: Record<string, unknown> | null = null;

@@ -15,7 +15,17 @@ test('error codes are unique, prefixed, and carry an HTTP status and a text', ()
   }
 });
 
-test('every error code is documented in DESIGN.md', () => {
+test('every error code is in the error catalog page, docs/reference/errors.md, with its status and text', () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  const page = readFileSync(path.join(root, 'docs', 'reference', 'errors.md'), 'utf8');
+  for (const e of Object.values(ERRORS)) {
+    const row = page.split('\n').find((line) => line.startsWith(`| \`${e.code}\` |`));
+    assert.ok(row !== undefined, `${e.code} missing from docs/reference/errors.md (run \`npm run docs\`)`);
+    assert.ok(row.includes(`| ${e.status} |`) && row.includes(e.text), `${e.code}: docs/reference/errors.md has another status or text`);
+  }
+});
+
+test('every error code is explained in DESIGN.md', () => {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
   const design = readFileSync(path.join(root, 'DESIGN.md'), 'utf8');
   for (const e of Object.values(ERRORS)) assert.ok(design.includes(e.code), `${e.code} missing from DESIGN.md`);

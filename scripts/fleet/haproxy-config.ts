@@ -79,7 +79,7 @@ export const DEFAULT_HEALTH: HealthCheck = Object.freeze({ interMs: 250, fall: 2
 export const PLAN_DEFAULTS = Object.freeze({
   health: DEFAULT_HEALTH,
   // 300: in the fleet benchmark (8 clients, 2 cores) a bound of 200 already sends a hashing mode's requests
-  // elsewhere often enough to cost about half a ResumeActor per actor per TTL more; see the README's fleet section.
+  // elsewhere often enough to cost about half a ResumeActor per actor per TTL more; see docs/replicas.md.
   hashBalanceFactor: 300,
   retries: 3,
   connectTimeoutMs: 1000,

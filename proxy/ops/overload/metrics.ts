@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the budgets and the overload manager, read from their tallies and levels when scraped
- * (README "Metric names"). With `--workers N` the primary merges the processes: the state and the readings by
+ * (docs/operating.md). With `--workers N` the primary merges the processes: the state and the readings by
  * their maximum, the configured limits and thresholds once, everything else summed.
  */
 import type { Registry } from 'prom-client';

@@ -1,5 +1,5 @@
 /**
- * Writes a PNG of the live dashboard for the README: `npm run screenshot:dashboard [-- FILE]` (default
+ * Writes a PNG of the live dashboard for docs/operating.md: `npm run screenshot:dashboard [-- FILE]` (default
  * docs/dashboard.png). Starts a stub, extproc and a proxy on loopback, sends a mix of traffic (misses, hits, re-runs
  * after moves, errors, an open WebSocket) while headless Chromium shows `/dashboard`, and captures the page.
  */
