@@ -11,7 +11,8 @@ import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import type { ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
-import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
+import { cacheLabelOf, createProxyMetrics, DURATION_BUCKETS } from './ops/metrics.js';
+import { StatsHistory } from './ops/stats-history.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { AccessLog, type AccessLogSink } from './ops/access-log.js';
 import { loadTracing } from '../lib/tracing/load.js';
@@ -105,6 +106,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const counters = stats.live;
   const guard = createProxyContainment(log, counters.internalErrors);
   const metrics = createProxyMetrics(counters);
+  // The dashboard's charts: per-second samples of the lifetime counters (`GET /stats/history`).
+  const history = new StatsHistory({ requests: () => counters.requests, durationCounts: () => metrics.durationCounts() }, { bounds: DURATION_BUCKETS }).start();
   const certificateExpiry = startProxyCertificateExpiry(
     {
       servingCert: (listeners.tls ?? listeners.connectTls)?.certFile,
@@ -212,6 +215,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     log,
     accessLog,
     guard,
+    history,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
@@ -256,6 +260,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       router.close();
       overload.stop();
+      history.stop();
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();
