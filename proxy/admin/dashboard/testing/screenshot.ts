@@ -1,7 +1,7 @@
 /**
  * Writes a PNG of the live dashboard: `npm run screenshot:dashboard [-- FILE] [--seconds N]` (without FILE, a new
  * temporary file; the path is printed). Starts a stub, extproc and a proxy on loopback and sends a paced mix of
- * traffic for N seconds (default 10): hits at a rate that rises and falls, misses (a binding dropped from the cache
+ * traffic for N seconds (default 10): hits at a rate that rises and falls (40 to 160/s), misses (a binding dropped from the cache
  * every half second), re-runs after moves, errors, an open WebSocket. Then headless Chromium opens `/dashboard`,
  * whose first frame already holds the charts of those seconds, watches a few polls and a search, and is captured.
  * `docs/dashboard.png` is made with `-- docs/dashboard.png --seconds 90`.
@@ -34,9 +34,14 @@ function parseArgs(argv: readonly string[]): Args {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Requests per second over time: between 40 and 200, a wave with a period of a minute, so the charts have a shape. */
-function targetRate(elapsedS: number): number {
-  return 120 + 80 * Math.sin((2 * Math.PI * elapsedS) / 60);
+/** Requests per second over time: between 40 and 160, a wave with a period of a minute, so the charts have a shape. */
+const MEAN_RATE = 100;
+const SWING = 60;
+const PERIOD_S = 60;
+
+/** Requests due by `t` seconds: the integral of the rate (a rate falling below the mean does not stall the traffic). */
+function requestsDue(t: number): number {
+  return MEAN_RATE * t + ((SWING * PERIOD_S) / (2 * Math.PI)) * (1 - Math.cos((2 * Math.PI * t) / PERIOD_S));
 }
 
 /** Paced traffic until `stop()` says so. */
@@ -47,7 +52,7 @@ async function traffic(stack: Stack, actors: readonly string[], stop: () => bool
   let lastDrop = 0;
   for (let i = 0; !stop(); i++) {
     const elapsed = (Date.now() - started) / 1000;
-    if (sent > targetRate(elapsed) * elapsed) {
+    if (sent >= requestsDue(elapsed)) {
       await sleep(10);
       continue;
     }
