@@ -51,3 +51,17 @@ test('renderChart draws one throughput bar per arm, scaled, and two call bars pe
   assert.equal(h('direct', 'ResumeActor'), 0);
   assert.equal((svg.match(/>n\/a</g) ?? []).length, 2, 'unknown counts are labelled n/a');
 });
+
+test('renderChart adds a legend of the arms that carry a description, and grows to hold it', () => {
+  const plain = renderChart(ARMS, { title: 't' });
+  assert.doesNotMatch(plain, />Arms</);
+  const described = renderChart(
+    ARMS.map((a) => (a.name === 'A' ? { ...a, description: 'proxy, cache off & co' } : a.name === 'C' ? { ...a, description: 'proxy, cache on' } : a)),
+    { title: 't' },
+  );
+  assert.match(described, />Arms</);
+  assert.match(described, /<tspan font-weight="bold">A<\/tspan>: proxy, cache off &amp; co<\/text>/);
+  assert.match(described, /<tspan font-weight="bold">C<\/tspan>: proxy, cache on<\/text>/);
+  const height = (svg: string): number => Number(/<svg [^>]*height="(\d+)"/.exec(svg)?.[1]);
+  assert.equal(height(described), height(plain) + 8 + 3 * 16, 'a title line and one line per described arm');
+});

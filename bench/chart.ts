@@ -1,6 +1,7 @@
 /**
  * A hand-written SVG chart of one run: throughput per arm on the left, control-plane calls per 1,000 requests on
- * the right (log scale, because the cache arms make hundreds of times fewer calls). No dependency: plain strings.
+ * the right (log scale, because the cache arms make hundreds of times fewer calls), and below them a legend of the
+ * arms (what A, B1, C, floor… are) when the arms carry a description. No dependency: plain strings.
  */
 
 export interface ChartArm {
@@ -8,6 +9,8 @@ export interface ChartArm {
   readonly rps: number;
   readonly resumeCallsPer1k: number | null;
   readonly extprocStreamsPer1k: number | null;
+  /** What the arm is (`legend.ts`), for the legend under the panels. */
+  readonly description?: string;
 }
 
 export interface ChartOptions {
@@ -141,11 +144,28 @@ function panel(p: Panel): string {
   return out.join('\n');
 }
 
+const LEGEND_LINE = 16;
+
+/** One line per described arm, under the panels: the name in bold, then what it is. */
+function legend(arms: readonly ChartArm[], top: number): string[] {
+  const described = arms.filter((a) => a.description !== undefined);
+  if (described.length === 0) return [];
+  return [
+    text(20, top, 'Arms', 'font-size="12" font-weight="bold" fill="#2d3748"'),
+    ...described.map((a, i) => {
+      const y = top + (i + 1) * LEGEND_LINE;
+      return `<text x="20" y="${y.toFixed(1)}" ${FONT} font-size="11" fill="#2d3748"><tspan font-weight="bold">${escapeXml(a.name)}</tspan>: ${escapeXml(a.description as string)}</text>`;
+    }),
+  ];
+}
+
 /** Renders the chart for one run. Arms keep their order; missing counts are drawn as "n/a". */
 export function renderChart(arms: readonly ChartArm[], opts: ChartOptions): string {
   const half = WIDTH / 2;
+  const legendLines = legend(arms, HEIGHT + 8);
+  const height = legendLines.length === 0 ? HEIGHT : HEIGHT + 8 + legendLines.length * LEGEND_LINE;
   const body = [
-    `<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
+    `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
     text(20, 26, opts.title, 'font-size="17" font-weight="bold"'),
     opts.subtitle ? text(20, 46, opts.subtitle, 'font-size="12" fill="#4a5568"') : '',
     panel({
@@ -170,9 +190,10 @@ export function renderChart(arms: readonly ChartArm[], opts: ChartOptions): stri
       groups: arms.map((a) => ({ label: a.name, values: [a.resumeCallsPer1k, a.extprocStreamsPer1k] })),
       format: compactNumber,
     }),
+    ...legendLines,
   ];
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeXml(opts.title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${escapeXml(opts.title)}">`,
     `<title>${escapeXml(opts.title)}</title>`,
     ...body.filter((s) => s.length > 0),
     '</svg>',

@@ -283,7 +283,7 @@ test('the overload table and the report: one row per phase, absent counters as n
   };
   const md = renderMarkdown(report);
   assert.ok(md.includes(t), 'the markdown carries the overload table');
-  assert.match(md, /- \[NOT MET\] C: \(c\) slow uploads: proxy peak RSS < 256 MB: peak 1250 MB/);
+  assert.match(md, /- C: \(c\) slow uploads: proxy peak RSS < 256 MB: \*\*not met\*\*\. peak 1250 MB/);
   const busy = recorded();
   const slow = { ...busy, phases: [{ ...(busy.phases[0] as OverloadPhase), hits: { ...busy.phases[0]!.hits, rps: 577 } }] };
   assert.match(overloadTargets([overloadArm(slow)])[0]!.detail, /^577 of 1,000 hits\/s offered \(58%\): below 90%, the machine was too busy/);

@@ -11,7 +11,10 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderMarkdown } from './report.js';
+import { renderMarkdown, targetLine } from './report.js';
+import { renderChart } from './chart.js';
+import { armDescription } from './legend.js';
+import { checkReportText } from './report-text-checks.js';
 import { checkFaultsReport, checkFleetReport, checkGrpcReport, checkReport, checkSideBySideReport, checkSteadyReport, grpcCallCount } from './report-checks.js';
 import { renderSideBySide, type SideBySideReport } from './side-by-side.js';
 import { FIXTURE_RUNS, FIXTURES } from './testing/record-fixtures.js';
@@ -293,11 +296,16 @@ test('check-report.js: passes a run\'s directory or report, fails a broken one o
   try {
     const stem = path.join(dir, '2026-01-01T00-00-00Z-faults');
     copyFileSync(path.join(FIXTURES, 'faults.json'), `${stem}.json`);
-    writeFileSync(`${stem}.md`, '');
+    const report = fixture('faults');
+    writeFileSync(`${stem}.md`, renderMarkdown(report));
     let out = run('faults', dir);
     assert.equal(out.status, 1, out.stderr);
     assert.match(out.stderr, /the run wrote no 2026-01-01T00-00-00Z-faults\.svg/);
-    writeFileSync(`${stem}.svg`, '');
+    writeFileSync(`${stem}.svg`, '<svg></svg>');
+    out = run('faults', dir);
+    assert.equal(out.status, 1, out.stderr);
+    assert.match(out.stderr, /the chart does not say what arm C is/);
+    writeFileSync(`${stem}.svg`, renderChart(report.arms.map((a) => ({ ...a, description: armDescription(a.name) as string })), { title: 'faults' }));
     out = run('faults', dir);
     assert.equal(out.status, 0, out.stderr);
     assert.match(out.stdout, /faults: .*-faults\.json passes every check/);
@@ -313,4 +321,17 @@ test('check-report.js: passes a run\'s directory or report, fails a broken one o
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the Markdown and the chart a run writes explain its arms and state each target with its verdict', () => {
+  for (const name of ['steady-floor-C', 'faults', 'grpc', 'fleet']) {
+    const r = fixture(name);
+    const svg = renderChart(r.arms.map((a) => ({ ...a, description: armDescription(a.name) as string })), { title: name });
+    assert.deepEqual(checkReportText(r, renderMarkdown(r), svg), [], name);
+  }
+  const r = fixture('steady-floor-C');
+  const md = renderMarkdown(r);
+  assert.match(checkReportText(r, md.replace(/^- `floor`: .*$/m, ''), undefined).join('\n'), /does not say what arm floor is/);
+  const t = r.targets[0]!;
+  assert.match(checkReportText(r, md.replace(`- ${targetLine(t)}`, `- [met] ${t.name}: ${t.detail}`), undefined).join('\n'), /does not state target .* with its verdict[\s\S]*instead of stating them/);
 });

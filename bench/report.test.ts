@@ -155,8 +155,12 @@ test('the markdown carries the machine, every arm, the ratios and the targets', 
   assert.match(md, /\| A \| 1,000 \| 0\.40 \|/);
   assert.match(md, /\| C \| 8,000 \|/);
   assert.match(md, /C\/A 8\.00/);
-  assert.match(md, /\[n\/a\] C >= 95% of floor/);
-  assert.match(md, /\[met\] C ResumeActor calls/);
+  assert.match(md, /- C >= 95% of floor: n\/a\. needs arms C and floor/);
+  assert.match(md, /- C ResumeActor calls 200 \(target ≤ \d+: 1 per actor per TTL \+ cold calls\): met\. 200 calls in/, 'the measured value, its bound, the verdict');
+  assert.match(md, /- C throughput 8\.00× A's: reported\./);
+  assert.match(md, /Targets: what this run measured, what it is compared against, and whether it is met\./);
+  // The legend: what each arm of the run is.
+  assert.match(md, /Arms:\n\n- `A`: proxy, cache off: ext_proc \+ ResumeActor per request\n- `C`: proxy, cache on, misses through ext_proc \(the product\)\n/);
   const lines = mainTable(arms).split('\n');
   assert.equal(lines.length, 4);
   const cols = (l: string): number => l.split('|').length;

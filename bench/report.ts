@@ -6,6 +6,7 @@ import type { ArmName, ArmResult, BenchReport, FaultPhase, ScenarioName, TargetR
 import { fleetTables, fleetTargets } from './fleet-report.js';
 import { overloadTable, overloadTargets } from './overload-report.js';
 import { fmt, fmtInt, mb, pct, statusText, table } from './markdown.js';
+import { legendMarkdown } from './legend.js';
 
 export { fmt, fmtInt, pct } from './markdown.js';
 
@@ -93,6 +94,8 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
         : {
             name: `C >= ${pct(FLOOR_TARGET)} of floor`,
             status: share >= FLOOR_TARGET ? 'met' : 'not-met',
+            measured: `C throughput ${pct(share)} of floor's`,
+            bound: `≥ ${pct(FLOOR_TARGET)}`,
             detail: `C ${fmtInt(c!.rps)} req/s = ${pct(share)} of floor ${fmtInt(floor!.rps)} req/s; front CPU per request: proxy ${fmt(frontCpu(c!), 3)} ms vs floor ${fmt(frontCpu(floor!), 3)} ms`,
           },
     );
@@ -103,6 +106,8 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
         : {
             name: `C proxy CPU per request <= ${CPU_TARGET}x floor's`,
             status: cpu <= CPU_TARGET ? 'met' : 'not-met',
+            measured: `C proxy CPU per request ${cpu.toFixed(2)}× floor's`,
+            bound: `≤ ${CPU_TARGET}×`,
             detail: `${cpu.toFixed(2)}x (proxy ${fmt(frontCpu(c!), 3)} ms vs floor ${fmt(frontCpu(floor!), 3)} ms); all server processes ${fmt(ratio(c!.cpuMsPerRequest, floor!.cpuMsPerRequest), 2)}x (C ${fmt(c!.cpuMsPerRequest, 3)} ms incl. extproc and stub vs floor ${fmt(floor!.cpuMsPerRequest, 3)} ms)`,
           },
     );
@@ -113,6 +118,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
         : {
             name: 'C/A throughput',
             status: 'reported',
+            measured: `C throughput ${ca.toFixed(2)}× A's`,
             detail: `${ca.toFixed(2)}x; ResumeActor per 1k requests ${fmt(a!.resumeCallsPer1k, 1)} (A) -> ${fmt(c!.resumeCallsPer1k, 2)} (C)`,
           },
     );
@@ -123,6 +129,8 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
       out.push({
         name: 'C ResumeActor calls <= 1 per actor per TTL + cold calls',
         status: c.resumeCalls <= bound ? 'met' : 'not-met',
+        measured: `C ResumeActor calls ${c.resumeCalls}`,
+        bound: `≤ ${bound}: 1 per actor per TTL + cold calls`,
         detail: `${c.resumeCalls} calls in ${c.durationS.toFixed(1)} s = ${fmt(resumePerActorPerTtl(c, ctx.actors, ctx.cacheTtlMs), 2)} per actor per TTL; bound ${bound} (${ctx.actors} actors, TTL ${ctx.cacheTtlMs} ms, ${c.suspendedAtStart ?? 0} cold)`,
       });
     } else {
@@ -134,6 +142,8 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
       out.push({
         name: `${arm.name}: client-visible non-2xx = 0`,
         status: arm.non2xx + arm.errors === 0 ? 'met' : 'not-met',
+        measured: `${arm.name}: ${arm.non2xx + arm.errors} client-visible non-2xx or errors`,
+        bound: '= 0',
         detail: `${arm.non2xx} non-2xx, ${arm.errors} errors of ${arm.requests} requests`,
       });
       out.push(duplicatesTarget(arm));
@@ -152,6 +162,8 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
           : {
               name: `${arm.name}: 1 ResumeActor per cold actor`,
               status: cold.resumeCallsPerActor <= 1 && cold.actorsAnswered === cold.actors ? 'met' : 'not-met',
+              measured: `${arm.name}: ${cold.resumeCallsPerActor.toFixed(2)} ResumeActor calls per cold actor, ${cold.actorsAnswered}/${cold.actors} answered`,
+              bound: '≤ 1, all answered',
               detail: `${cold.resumeCallsPerActor.toFixed(2)} calls per actor (${cold.resumeOkPerActor.toFixed(2)} OK), ${cold.actorsAnswered}/${cold.actors} actors answered`,
             },
       );
@@ -435,14 +447,20 @@ export function renderMarkdown(report: BenchReport): string {
     `Machine: ${m.cpus} × ${m.cpuModel}, ${(m.totalMemBytes / 2 ** 30).toFixed(1)} GiB, ${m.platform}, Node ${m.node}, load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}.`,
   );
   lines.push(`Settings: ${Object.entries(s).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`).join(', ')}.`, '');
-  lines.push(summaryTable(report.arms), '', 'Details:', '', mainTable(report.arms), '');
+  lines.push(summaryTable(report.arms), '', ...legendMarkdown(report.arms.map((a) => a.name)), 'Details:', '', mainTable(report.arms), '');
   const extra = scenarioTable(report.scenario, report.arms);
   if (extra) lines.push(extra, '');
   const ratios = Object.entries(report.ratios).filter(([, v]) => v !== null);
   if (ratios.length) lines.push(`Throughput ratios: ${ratios.map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}.`, '');
   if (report.targets.length) {
-    lines.push('Targets (judged from this run, reported, never asserted by timing):', '');
-    for (const t of report.targets) lines.push(`- ${targetMark(t)} ${t.name}: ${t.detail}`);
+    lines.push(
+      'Targets: what this run measured, what it is compared against, and whether it is met. Judged from this run\'s own',
+      'numbers; a speed target not met is reported and does not fail the run, a correctness target (no duplicate',
+      'delivery, no client-visible error where one is promised) not met fails it. `reported`: a figure with no bound;',
+      '`n/a`: the run lacks an arm or a count the target needs.',
+      '',
+    );
+    for (const t of report.targets) lines.push(`- ${targetLine(t)}`);
     lines.push('');
   }
   const notes = report.arms.flatMap((a) => a.notes.map((n) => `- ${a.name}: ${n}`));
@@ -450,17 +468,27 @@ export function renderMarkdown(report: BenchReport): string {
   return lines.join('\n');
 }
 
-function targetMark(t: TargetResult): string {
-  switch (t.status) {
+/** How a status reads in the report. */
+export function verdict(status: TargetResult['status']): string {
+  switch (status) {
     case 'met':
-      return '[met]';
+      return 'met';
     case 'not-met':
-      return '[NOT MET]';
+      return '**not met**';
     case 'reported':
-      return '[reported]';
+      return 'reported';
     case 'n/a':
-      return '[n/a]';
+      return 'n/a';
   }
+}
+
+/**
+ * One target as the report states it: `C proxy CPU per request 1.14× floor's (target ≤ 1.05×): **not met**. <detail>`;
+ * a target with no measured value stated apart (older reports, the scenario-specific ones): `<name>: <verdict>. <detail>`.
+ */
+export function targetLine(t: TargetResult): string {
+  const head = t.measured === undefined ? t.name : t.bound === undefined ? t.measured : `${t.measured} (target ${t.bound})`;
+  return `${head}: ${verdict(t.status)}. ${t.detail}`;
 }
 
 /** `2025-01-02T03-04-05Z-steady`: the file stem of one run's outputs (sortable, no colons). */

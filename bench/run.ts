@@ -11,6 +11,7 @@ import { UsageError } from '../lib/flags.js';
 import { ARMS, TARGET_ARM, type ArmSpec } from './arms.js';
 import { successes } from './arm-result.js';
 import { renderChart } from './chart.js';
+import { armDescription } from './legend.js';
 import { buildConfig, helpText, type BenchConfig } from './config.js';
 import { computeRatios, correctnessFailed, evaluateTargets, fileStem, fmt, fmtInt, renderMarkdown } from './report.js';
 import { churn } from './scenarios/churn.js';
@@ -193,11 +194,17 @@ export interface Outputs {
   readonly files: readonly string[];
 }
 
+/** The arm's description for the chart's legend, when `arms.ts` knows it. */
+function describedAs(name: string): { description?: string } {
+  const description = armDescription(name);
+  return description === undefined ? {} : { description };
+}
+
 export async function writeOutputs(config: BenchConfig, report: BenchReport): Promise<Outputs> {
   const markdown = renderMarkdown(report);
   const stem = fileStem(report.startedAt, report.scenario);
   await mkdir(config.outDir, { recursive: true });
-  const svg = renderChart(report.arms, {
+  const svg = renderChart(report.arms.map((a) => ({ ...a, ...describedAs(a.name) })), {
     title: `actor-edge bench: ${report.scenario}`,
     subtitle: `${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}; ${config.actors} actors, ${config.connections} connections, ${config.durationS} s per arm; ${report.startedAt}`,
   });

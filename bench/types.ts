@@ -377,6 +377,12 @@ export interface TargetResult {
   /** met / not-met, or `reported` for numbers with no pass line, `n/a` when an arm is missing. */
   readonly status: 'met' | 'not-met' | 'reported' | 'n/a';
   readonly detail: string;
+  /**
+   * How the report states it, when set: what was measured, and the bound it is judged against, e.g. measured
+   * `C proxy CPU per request 1.14× floor's`, bound `≤ 1.05×`. Without them the report states `name`.
+   */
+  readonly measured?: string;
+  readonly bound?: string;
   /** A correctness target (not a speed one): when not met, the run fails. */
   readonly correctness?: boolean;
 }

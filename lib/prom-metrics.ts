@@ -104,6 +104,11 @@ export interface IndexedHistogramSpec<L extends string> extends MetricSpec {
 export interface IndexedHistogram {
   /** One observation of `value` in the label set `spec.series[series]`. */
   observe(series: number, value: number): void;
+  /**
+   * The live per-bucket counts of label set `series` (lifetime, not cumulative: one slot per bound, then one above
+   * the highest). Read only: for samplers off the request path (the admin's `/stats/history`).
+   */
+  counts(series: number): Readonly<Float64Array>;
 }
 
 /** prom-client's state of one label set of a Histogram (per-bucket counts, not cumulative), which `observe` keeps. */
@@ -156,6 +161,7 @@ export function indexedHistogram<L extends string>(registry: Registry, spec: Ind
       c[i]!++;
       sums[series]! += value;
     },
+    counts: (series) => counts[series] as Float64Array,
   };
 }
 

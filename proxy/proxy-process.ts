@@ -13,7 +13,8 @@ import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 import { onShutdownSignal } from '../lib/shutdown.js';
 import { PROXY_FLAGS, type ProxyConfig } from './config.js';
 import { ProxyStats } from './ops/stats.js';
-import { cacheLabelOf, createProxyMetrics } from './ops/metrics.js';
+import { cacheLabelOf, createProxyMetrics, DURATION_BUCKETS } from './ops/metrics.js';
+import { StatsHistory } from './ops/stats-history.js';
 import { startProxyCertificateExpiry } from './ops/certificates.js';
 import { AccessLog, type AccessLogSink } from './ops/access-log.js';
 import { loadTracing } from '../lib/tracing/load.js';
@@ -109,6 +110,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const counters = stats.live;
   const guard = createProxyContainment(log, counters.internalErrors);
   const metrics = createProxyMetrics(counters);
+  // The dashboard's charts: per-second samples of the lifetime counters (`GET /stats/history`).
+  const history = new StatsHistory({ requests: () => counters.requests, durationCounts: () => metrics.durationCounts() }, { bounds: DURATION_BUCKETS }).start();
   const certificateExpiry = startProxyCertificateExpiry(
     {
       servingCert: (listeners.tls ?? listeners.connectTls)?.certFile,
@@ -219,6 +222,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     log,
     accessLog,
     guard,
+    history,
   });
   if (opts.role === 'worker') {
     admin.get('/internal/metrics.json', async () => metrics.registry.getMetricsAsJSON());
@@ -283,6 +287,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       router.close();
       overload.stop();
+      history.stop();
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();

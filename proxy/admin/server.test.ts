@@ -103,7 +103,7 @@ test('/live, /ready, GET / and unknown routes; state-changing admin calls are re
   const index = (await getJson(`${proxy.admin}/`)) as { component: string; endpoints: { method: string; path: string }[] };
   assert.equal(index.component, 'proxy');
   const listed = index.endpoints.map((e) => `${e.method} ${e.path}`);
-  for (const e of ['GET /ready', 'GET /live', 'GET /stats', 'POST /stats/reset', 'GET /metrics', 'GET /upstreams', 'POST /filters/reload', 'GET /dashboard',
+  for (const e of ['GET /ready', 'GET /live', 'GET /stats', 'POST /stats/reset', 'GET /metrics', 'GET /stats/history', 'GET /upstreams', 'POST /filters/reload', 'GET /dashboard',
     'GET /cache', 'GET /cache/:atespace/:name', 'DELETE /cache', 'DELETE /cache/:atespace/:name']) {
     assert.ok(listed.includes(e), e);
   }

@@ -4,7 +4,7 @@
  * `DRAINING` while draining, with the reason), `GET /stats` (the JSON contract), `POST /stats/reset` (answers the fresh `/stats`), `GET /metrics`
  * (Prometheus text); `GET /upstreams` (attempts and failures per worker); `POST /filters/reload`
  * (`chain/reload.ts`: 200 with the new filters, or the reason the old ones stay: 422 `CONFIG_INVALID`, 500
- * `FILTER_LOAD_FAILED`); `GET /dashboard` (`dashboard/`); plus whatever the built-in stages add (the cache's
+ * `FILTER_LOAD_FAILED`); `GET /stats/history` (the dashboard's charts: `ops/stats-history.ts`), `GET /dashboard` (`dashboard/`); plus whatever the built-in stages add (the cache's
  * `/cache` endpoints). Every call but a GET passes the admin guard and is logged with the caller's address.
  */
 import cluster from 'node:cluster';
@@ -23,6 +23,7 @@ import type { ProxyContainment } from '../ops/containment.js';
 import { registerReadinessMetrics, resolverHealthProbe, type ResolverHealthTarget } from './resolver-health.js';
 import { auditToAccessLog, type AccessLog } from '../ops/access-log.js';
 import { dashboardPlugin } from './dashboard/routes.js';
+import { HISTORY_DESCRIPTION, sinceParam, type StatsHistory } from '../ops/stats-history.js';
 
 export interface AdminDeps {
   /** The containment boundary: an admin call that fails inside the proxy (a 5xx) is counted as `admin`. */
@@ -46,6 +47,8 @@ export interface AdminDeps {
   readonly log?: Logger;
   /** The access log: state-changing admin calls are written there (with the caller's address) when it is on. */
   readonly accessLog?: AccessLog;
+  /** `GET /stats/history`: the last minutes, per second, for the dashboard's charts (absent: no route). */
+  readonly history?: StatsHistory;
 }
 
 /** A reload's answer on the admin API: its HTTP status and JSON body. */
@@ -119,6 +122,10 @@ export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
     const { status, body } = reloadAnswer(await deps.reload());
     return reply.code(status).send(body);
   });
+  const history = deps.history;
+  if (history !== undefined) {
+    app.get<{ Querystring: { since?: string } }>('/stats/history', { config: { description: HISTORY_DESCRIPTION } }, async (req) => history.document(sinceParam(req.query.since)));
+  }
   await app.register(dashboardPlugin());
   for (const stage of deps.stages) {
     if (stage.admin !== undefined) await app.register(stage.admin);

@@ -4,7 +4,7 @@
  * otherwise, `DRAINING` while draining), `/stats` summed over the workers plus the primary's own process stats
  * (ratios computed again from the sums), `/stats/reset` on every worker (answering the fresh summed `/stats`),
  * `/metrics` merged with prom-client's AggregatorRegistry, `/filters/reload` on every worker (failing when any
- * worker's reload failed), `/dashboard` (served here, reading the primary's own summed endpoints), and every other
+ * worker's reload failed), `/stats/history` summed sample by sample, `/dashboard` (served here, reading the primary's own summed endpoints), and every other
  * call (e.g. the cache endpoints) fanned out to each worker: `{"workers": [{status, body}, ...]}`, or, for a route
  * no worker has, the product's 404. State-changing calls are logged here with the caller's address.
  */
@@ -19,6 +19,7 @@ import { registerOpsRoutes, type AdminEndpoint, type ReadinessReport } from '../
 import { sumDocuments } from './sum-documents.js';
 import { hitRatio } from '../stages/actor-cache/stats.js';
 import { dashboardPlugin } from '../admin/dashboard/routes.js';
+import { HISTORY_DESCRIPTION, mergeHistories, type HistoryDocument } from '../ops/stats-history.js';
 import type { WorkerInfo, WorkerSupervisor } from './supervisor.js';
 
 interface WorkerAnswer {
@@ -112,6 +113,10 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
   admin.post('/filters/reload', { config: { description: 'every worker re-reads the config and its filter modules' } }, async (_req, reply) => {
     const { status, body } = await reloadWorkers(workers, opts.adminToken);
     return reply.code(status).send(body);
+  });
+  admin.get('/stats/history', { config: { description: `${HISTORY_DESCRIPTION}, summed over the workers` } }, async (req) => {
+    const answers = await callAll('GET', req.url);
+    return mergeHistories(answers.filter((a) => a.status === 200).map((a) => JSON.parse(a.text) as HistoryDocument));
   });
   void admin.register(dashboardPlugin());
   admin.all('/*', { config: { hidden: true } }, async (req, reply) => {

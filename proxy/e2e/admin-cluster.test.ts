@@ -2,13 +2,14 @@
  * The admin API an operator meets on a `--workers 2` proxy (the primary serves it and fans calls out): the index,
  * one binding, evicting every binding on one worker (a node being drained), paging, the hit ratio of the summed
  * `/stats`, readiness, the product's 404 for unknown routes, the dashboard's files, and state-changing calls
- * logged once, by the primary, with the caller's address. A real stub and extproc (in the test's process) and proxy.
+ * logged once, by the primary, with the caller's address, and `/stats/history` summed over the workers. A real stub and extproc (in the test's process) and proxy.
  * Needs processes: `--workers 2` (node:cluster): a primary and its worker processes.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { waitFor } from '../../lib/testing/wait.js';
+import { metricSum } from '../../lib/testing/scrape.js';
 import { adminJson, client, send, startStack, stubActor, type Stack, type Stub } from '../testing/stack.js';
 import type { TestProxy } from '../testing/proxy.js';
 
@@ -124,8 +125,14 @@ test('--workers 2: state-changing calls are access lines written once, by the pr
   assert.equal(page.statusCode, 200);
   assert.match(String(page.headers['content-type']), /^text\/html/);
   assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
-  assert.match(await page.body.text(), /<script type="module" src="\/dashboard\/view\.js"><\/script>/);
-  for (const file of ['view.js', 'model.js']) {
+  const html = await page.body.text();
+  assert.match(html, /<script type="module" src="\/dashboard\/view\.js" blocking="render"><\/script>/);
+  // The first frame's data: the primary's own sums, embedded.
+  const initial = JSON.parse(/<script type="application\/json" id="initial">(.*?)<\/script>/s.exec(html)?.[1] ?? 'null') as { stats: { workers: number }; metrics: string; history: { samples: unknown[] } };
+  assert.equal(initial.stats.workers, 2);
+  assert.match(initial.metrics, /actor_edge_proxy_requests_total/);
+  assert.ok(initial.history.samples.length > 0, 'the history of the seconds since the workers started');
+  for (const file of ['view.js', 'model.js', 'history.js']) {
     const js = await request(`${proxy.admin}/dashboard/${file}`, { dispatcher: client });
     assert.equal(js.statusCode, 200, file);
     assert.match(String(js.headers['content-type']), /^text\/javascript/);
@@ -133,4 +140,16 @@ test('--workers 2: state-changing calls are access lines written once, by the pr
   }
   const missing = await call('/dashboard/nope.js');
   assert.deepEqual([missing.status, missing.body.code], [404, 'ROUTE_NOT_FOUND']);
+});
+
+test('--workers 2: /stats/history sums the workers second by second, from lifetime counters', async () => {
+  for (const a of ['actor-000', 'actor-001', 'actor-002', 'actor-003']) assert.equal((await send(proxy, a, { headers: { connection: 'close' } })).status, 200);
+  const lifetime = async (): Promise<number> => metricSum(await (await request(`${proxy.admin}/metrics`, { dispatcher: client })).body.text(), 'actor_edge_proxy_requests_total');
+  const recorded = async (): Promise<number> => ((await call('/stats/history')).body.samples as { requests: number }[]).reduce((n, s) => n + s.requests, 0);
+  // Each worker closes its second a moment after the second ends.
+  await waitFor(async () => (await recorded()) === (await lifetime()), 10_000, 'the history to hold every request answered');
+  const doc = (await call('/stats/history')).body as { intervalMs: number; capacity: number; bounds: number[]; samples: { at: number }[] };
+  assert.deepEqual([doc.intervalMs, doc.capacity, doc.bounds.length], [1000, 300, 15]);
+  const last = doc.samples[doc.samples.length - 1]?.at as number;
+  assert.deepEqual((await call(`/stats/history?since=${last - 1}`)).body.samples.map((s: { at: number }) => s.at), [last], '?since= passes to the workers');
 });

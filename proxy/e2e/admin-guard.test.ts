@@ -14,7 +14,7 @@ const CALLS = [
   { method: 'DELETE', path: '/cache' },
 ] as const;
 /** Besides every component's reads: the proxy's own, the dashboard and its files included. */
-const READS = [...COMMON_READS, '/upstreams', '/dashboard', '/dashboard/view.js', '/dashboard/model.js', '/dashboard/style.css'];
+const READS = [...COMMON_READS, '/upstreams', '/stats/history', '/dashboard', '/dashboard/view.js', '/dashboard/model.js', '/dashboard/history.js', '/dashboard/style.css'];
 
 for (const workers of ['1', '2'] as const) {
   test(`proxy --workers ${workers}: the admin guard`, async () => {

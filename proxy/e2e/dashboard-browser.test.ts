@@ -3,7 +3,8 @@
  * `/dashboard` from a real proxy (with a real stub and extproc), traffic is sent through the ingress, and the
  * numbers on the page must move without a reload and then equal what `/stats` and `/metrics` say: requests, hits,
  * misses, the hit ratio, ext_proc streams, errors by status, open tunnels, the latency rows, and a binding found
- * with the search box. With `--admin-token` the admin guard covers the dashboard too: the browser gets the page
+ * with the search box. A page opened later arrives with its first frame drawn (the admin embeds its answers): the
+ * numbers and the charts of the last seconds, before any poll. With `--admin-token` the admin guard covers the dashboard too: the browser gets the page
  * and its polls only once its login prompt is answered with the token, and a page reached through a rebinding name
  * (the browser resolves it to the admin's address) gets nothing. Skipped, with the reason, where no Chromium is
  * installed.
@@ -106,6 +107,29 @@ test('the dashboard updates without a reload and shows what /stats and /metrics 
   socket.ws.close();
   await waitFor(async () => (await text('tunnels-upgrade')) === '0', 10_000, 'the closed tunnel on the page');
   assert.deepEqual(failures, [], 'no script error and no failed request on the page');
+});
+
+test('a page opened after traffic shows it in its first frame, charts included, before any poll', { skip: missing ?? false }, async () => {
+  const stats = await adminJson<Stats>(proxy.admin, '/stats');
+  const page = await (browser as Browser).context.newPage();
+  const failures: string[] = [];
+  page.on('pageerror', (e) => failures.push(e.message));
+  await page.goto(`${proxy.admin}/dashboard?interval=600000`); // no poll while this test looks
+  assert.deepEqual([await page.getAttribute('body', 'data-frame'), await page.getAttribute('body', 'data-polls')], ['embedded', '0']);
+  assert.equal(((await page.textContent('#requests-total')) ?? '').trim(), String(stats.requests.total));
+  assert.equal(((await page.textContent('#hits')) ?? '').trim(), String(stats.cache.hits));
+  // The charts: the rate over every second since the proxy started, the hit ratio and p99 of the seconds with hits.
+  const paths = await page.$$eval('svg.chart path', (ps) =>
+    ps.map((p) => ({ chart: p.parentElement?.id, cls: p.getAttribute('class'), points: Number(p.getAttribute('data-points')), d: p.getAttribute('d') ?? '' })),
+  );
+  const byName = new Map(paths.map((p) => [`${p.chart} ${p.cls}`, p]));
+  assert.ok((byName.get('chart-rate s-rate')?.points ?? 0) >= 2, `requests/s over seconds: ${JSON.stringify(paths)}`);
+  for (const name of ['chart-rate s-rate', 'chart-hit s-hit', 'chart-p99 s-hit', 'chart-p99 s-miss']) {
+    assert.ok((byName.get(name)?.points ?? 0) >= 1, name);
+    assert.match(byName.get(name)?.d ?? '', /^M-?[\d.]+,-?[\d.]+ L/, `${name}: a drawn line`);
+  }
+  assert.deepEqual(failures, []);
+  await page.close();
 });
 
 test('with --admin-token: 401 until the browser\'s login prompt gets the token, then the page polls; a rebinding name gets 403', { skip: missing ?? false }, async () => {

@@ -61,6 +61,12 @@ export interface ProxyMetrics {
    * cache outcome (`cacheLabelOf(<actor-cache outcome>)`) and the client's protocol. Cheap: no label hashing.
    */
   observeRequest(seconds: number, cache: CacheLabel, protocol: ProtocolLabel): void;
+  /**
+   * The request-duration histogram's lifetime counts by cache outcome, both protocols summed: one count per bucket of
+   * `DURATION_BUCKETS` (not cumulative), then the count above the highest. Read by the history sampler
+   * (`stats-history.ts`), once a second, off the request path.
+   */
+  durationCounts(): Record<CacheLabel, number[]>;
 }
 
 /** Request durations, 0.5 ms … 30 s: the hit path sits in the first buckets, misses and re-runs further up. */
@@ -214,5 +220,17 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   return {
     registry,
     observeRequest: (seconds, cache, protocol) => duration.observe(CACHE_INDEX[cache] * PROTOCOL_LABELS.length + PROTOCOL_INDEX[protocol], seconds),
+    durationCounts: () => {
+      const out = {} as Record<CacheLabel, number[]>;
+      for (const cache of CACHE_LABELS) {
+        const sum = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);
+        for (let p = 0; p < PROTOCOL_LABELS.length; p++) {
+          const c = duration.counts(CACHE_INDEX[cache] * PROTOCOL_LABELS.length + p);
+          for (let i = 0; i < sum.length; i++) sum[i]! += c[i] as number;
+        }
+        out[cache] = sum;
+      }
+      return out;
+    },
   };
 }

@@ -1,13 +1,16 @@
 /**
- * The dashboard's browser side (served as `/dashboard/view.js`, loaded by `/dashboard` as an ES module): polls
- * `/stats`, `/metrics` and `/ready` every `?interval=` ms (default 1000), keeps a minute of snapshots for the
- * latency window, and renders the numbers model.ts computes into the page's elements (by id); the bindings table
- * asks `/cache` with the search box's text. Only `textContent` is ever written, so nothing the admin returns is
- * interpreted as markup. `document.body.dataset.polls` counts completed polls (tests wait on it).
+ * The dashboard's browser side (served as `/dashboard/view.js`, loaded by `/dashboard` as an ES module): first draws
+ * the admin's answers embedded in the page (`#initial`), then polls `/stats`, `/metrics`, `/ready` and
+ * `/stats/history?since=` every `?interval=` ms (default 1000), keeps a minute of snapshots for the latency window and
+ * the last minutes of history for the charts, and renders the numbers model.ts and history.ts compute into the
+ * page's elements (by id); the bindings table asks `/cache` with the search box's text. Only `textContent` and SVG
+ * path data are ever written, so nothing the admin returns is interpreted as markup. `document.body.dataset.polls`
+ * counts completed polls and `dataset.frame` says what the last frame was drawn from (tests wait on them).
  *
  * The few DOM types it uses are declared here (the project compiles for Node.js, without the DOM library).
  */
 import { bindingRows, dashboardView, formatNumber, parseMetrics, type DashboardView, type Snapshot } from './model.js';
+import { historyPoints, linePath, mergeHistory, niceCeil, readHistory, type HistoryDoc, type HistoryPoint } from './history.js';
 
 interface Elem {
   textContent: string | null;
@@ -16,6 +19,7 @@ interface Elem {
   replaceChildren(...nodes: Elem[]): void;
   appendChild(node: Elem): Elem;
   addEventListener(type: string, listener: () => void): void;
+  setAttribute(name: string, value: string): void;
 }
 interface InputElem extends Elem {
   value: string;
@@ -24,6 +28,7 @@ interface Doc {
   readonly body: Elem;
   getElementById(id: string): Elem | null;
   createElement(tag: string): Elem;
+  createElementNS(ns: string, tag: string): Elem;
 }
 declare const document: Doc;
 declare const location: { readonly search: string };
@@ -59,9 +64,10 @@ function percent(ratio: number | null): string {
   return ratio === null ? '—' : `${(ratio * 100).toFixed(1)} %`;
 }
 
-function render(v: DashboardView): void {
+function render(v: DashboardView, lastSecond: HistoryPoint | undefined): void {
   set('processes', String(v.processes));
-  set('request-rate', formatNumber(v.requestRate, 1));
+  // Before a second poll there is no rate between polls: the last whole second of the history is one.
+  set('request-rate', formatNumber(v.requestRate ?? lastSecond?.rate ?? null, 1));
   set('requests-total', String(v.requestsTotal));
   set('hit-ratio', v.cacheEnabled ? percent(v.hitRatio) : 'cache off');
   set('hits', String(v.hits));
@@ -90,27 +96,104 @@ function render(v: DashboardView): void {
   );
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+const P99_FLOOR_MS = 0.1;
+const BOX = { width: 300, height: 96 };
+
+/** Draws the series into the chart `id` (one path each, `data-points`: how many points it joins). */
+function chart(id: string, points: readonly HistoryPoint[], scale: { readonly yMax: number; readonly yMin?: number }, series: readonly { readonly cls: string; readonly value: (p: HistoryPoint) => number | null }[]): void {
+  const from = points[0]?.at ?? 0;
+  const to = points[points.length - 1]?.at ?? 0;
+  const box = { ...BOX, ...scale, from, to, gapMs: 2.5 * (history?.intervalMs ?? 1000) };
+  el(id).replaceChildren(
+    ...series.map((s) => {
+      const path = document.createElementNS(SVG, 'path');
+      const values = points.map((p) => ({ at: p.at, value: s.value(p) }));
+      path.setAttribute('d', linePath(values, box));
+      path.setAttribute('class', s.cls);
+      path.dataset.points = String(values.filter((v) => v.value !== null).length);
+      return path;
+    }),
+  );
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function renderCharts(doc: HistoryDoc): HistoryPoint | undefined {
+  const points = historyPoints(doc);
+  const last = points[points.length - 1];
+  const span = points.length === 0 ? 0 : (last as HistoryPoint).at - (points[0] as HistoryPoint).at + doc.intervalMs;
+  set('history-window', duration(span));
+  const rateMax = niceCeil(Math.max(...points.map((p) => p.rate), 1));
+  chart('chart-rate', points, { yMax: rateMax }, [{ cls: 's-rate', value: (p) => p.rate }]);
+  set('chart-rate-now', `${formatNumber(last?.rate ?? null, 1)}/s`);
+  set('chart-rate-max', `${formatNumber(rateMax, 0)}/s`);
+  chart('chart-hit', points, { yMax: 1 }, [{ cls: 's-hit', value: (p) => p.hitRatio }]);
+  set('chart-hit-now', percent(last?.hitRatio ?? null));
+  // A log scale from 0.1 ms: hits and misses differ a hundredfold.
+  const p99Max = 10 ** Math.ceil(Math.log10(Math.max(...points.flatMap((p) => [p.p99HitMs ?? 0, p.p99MissMs ?? 0]), 1)));
+  chart('chart-p99', points, { yMin: P99_FLOOR_MS, yMax: p99Max }, [
+    { cls: 's-miss', value: (p) => p.p99MissMs },
+    { cls: 's-hit', value: (p) => p.p99HitMs },
+  ]);
+  set('chart-p99-hit-now', formatNumber(last?.p99HitMs ?? null, 2));
+  set('chart-p99-miss-now', formatNumber(last?.p99MissMs ?? null, 2));
+  set('chart-p99-max', formatNumber(p99Max, 0));
+  return last;
+}
+
 async function text(path: string, accept?: string): Promise<{ status: number; body: string }> {
   const res = await fetch(path, { headers: accept === undefined ? {} : { accept } });
   return { status: res.status, body: await res.text() };
 }
 
 const snapshots: Snapshot[] = [];
+let history: HistoryDoc | undefined;
 let polls = 0;
 
-async function poll(): Promise<void> {
-  const [stats, metrics, ready] = await Promise.all([text('/stats'), text('/metrics'), text('/ready', 'application/json')]);
-  if (stats.status !== 200 || metrics.status !== 200) throw new Error(`admin answered ${stats.status} / ${metrics.status}`);
-  const snap: Snapshot = { at: performance.now(), stats: JSON.parse(stats.body) as unknown, metrics: parseMetrics(metrics.body) };
+interface ReadyAnswer {
+  readonly status: number;
+  readonly body: { state?: string; reasons?: string[] };
+}
+
+/** Renders one set of the admin's answers (a poll's, or those embedded in the page). */
+function show(stats: unknown, metrics: string, ready: ReadyAnswer, freshHistory: HistoryDoc | undefined): void {
+  const snap: Snapshot = { at: performance.now(), stats, metrics: parseMetrics(metrics) };
   const previous = snapshots[snapshots.length - 1];
   snapshots.push(snap);
   while (snapshots.length > 2 && snap.at - (snapshots[0] as Snapshot).at > LATENCY_WINDOW_MS) snapshots.shift();
-  render(dashboardView(snap, previous, snapshots.length > 1 ? snapshots[0] : undefined));
-  const r = JSON.parse(ready.body) as { state?: string; reasons?: string[] };
+  if (freshHistory !== undefined) history = mergeHistory(history, freshHistory);
+  const lastSecond = history === undefined ? undefined : renderCharts(history);
+  render(dashboardView(snap, previous, snapshots.length > 1 ? snapshots[0] : undefined), lastSecond);
   const badge = el('ready');
-  badge.textContent = r.state ?? String(ready.status);
+  badge.textContent = ready.body.state ?? String(ready.status);
   badge.className = ready.status === 200 ? 'badge ok' : 'badge bad';
-  set('ready-reasons', (r.reasons ?? []).join(' · '));
+  set('ready-reasons', (ready.body.reasons ?? []).join(' · '));
+}
+
+async function poll(): Promise<void> {
+  // A few samples back: a cluster primary may have summed the newest one before every worker had taken it.
+  const since = history?.samples[Math.max(0, history.samples.length - 3)]?.at;
+  const [stats, metrics, ready, fresh] = await Promise.all([
+    text('/stats'),
+    text('/metrics'),
+    text('/ready', 'application/json'),
+    text(since === undefined ? '/stats/history' : `/stats/history?since=${since - 1}`),
+  ]);
+  if (stats.status !== 200 || metrics.status !== 200) throw new Error(`admin answered ${stats.status} / ${metrics.status}`);
+  const freshHistory = fresh.status === 200 ? readHistory(JSON.parse(fresh.body) as unknown) : undefined;
+  show(JSON.parse(stats.body) as unknown, metrics.body, { status: ready.status, body: JSON.parse(ready.body) as ReadyAnswer['body'] }, freshHistory);
+}
+
+/** The answers the admin embedded in the page (routes.ts), drawn before the first paint; false when there are none. */
+function showInitial(): boolean {
+  const data = JSON.parse(el('initial').textContent ?? 'null') as { stats?: unknown; metrics?: unknown; ready?: ReadyAnswer; history?: unknown } | null;
+  if (data === null || data.stats === null || typeof data.metrics !== 'string' || data.ready === undefined) return false;
+  show(data.stats, data.metrics, data.ready, readHistory(data.history));
+  return true;
 }
 
 async function refreshBindings(): Promise<void> {
@@ -136,13 +219,15 @@ async function refreshBindings(): Promise<void> {
 async function loop(): Promise<void> {
   try {
     await poll();
-    if (polls % 2 === 0) await refreshBindings();
+    // Every other poll; after an embedded first frame (which asked at once) the first poll skips them.
+    if ((polls + (embedded ? 1 : 0)) % 2 === 0) await refreshBindings();
     set('status', '');
   } catch (err) {
     set('status', `admin unreachable: ${(err as Error).message}`);
   }
   polls++;
   document.body.dataset.polls = String(polls);
+  document.body.dataset.frame = 'poll';
   set('updated', new Date().toLocaleTimeString());
   setTimeout(() => void loop(), intervalMs);
 }
@@ -153,4 +238,15 @@ el('search').addEventListener('input', () => {
   searchTimer = setTimeout(() => void refreshBindings().catch(() => undefined), 200);
 });
 set('interval', String(intervalMs));
-void loop();
+let embedded = false;
+try {
+  embedded = showInitial();
+} catch (err) {
+  set('status', `the page's data: ${(err as Error).message}`);
+}
+if (embedded) {
+  document.body.dataset.frame = 'embedded';
+  set('updated', new Date().toLocaleTimeString());
+  void refreshBindings().catch(() => undefined);
+  setTimeout(() => void loop(), intervalMs);
+} else void loop();
