@@ -28,6 +28,9 @@ import { addCloseListener } from './close-listeners.js';
 /** The handshake headers that have no meaning on HTTP/2 (RFC 8441 §5: the 200 replaces the 101's accept key). */
 const H2_HANDSHAKE_DROP: ReadonlySet<string> = new Set(['sec-websocket-accept']);
 
+/** How long a complete response waits for node to send its trailers before the request side is closed anyway. */
+const TRAILERS_WAIT_MS = 50;
+
 export class H2Exchange extends http2.Http2ServerResponse implements DownstreamExchange {
   /** `extended-connect` once the engine saw an RFC 8441 handshake on this stream. */
   kind: ExchangeKind = 'request';
@@ -38,13 +41,30 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     stream.once('finish', () => this.#responseWritten());
   }
 
-  /** RFC 9113 §8.1: the response is complete; a request side still open is closed without error. */
+  /**
+   * RFC 9113 §8.1: the response is complete; a request side the client has not ended yet (its END_STREAM not
+   * received: it is still sending, or blocked on flow control because nothing reads the body) is closed without
+   * error. The reset waits for the trailers: node's compatibility response sends them (empty or not) after its last
+   * DATA frame, on 'wantTrailers', which comes after 'finish'; a reset before them would lose a gRPC status.
+   */
   #responseWritten(): void {
     const stream = this.stream;
     // A tunnel's stream carries both directions: the worker's end is passed on, the client may go on sending.
     if (this.#tunnelStatus !== 0 || stream.closed || stream.endAfterHeaders || stream.readableEnded) return;
-    stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    if (stream.state.remoteClose === 1) return; // the request is complete: the stream closes by itself
+    if (stream.sentTrailers !== undefined || this.#endedAtHeaders) return this.#closeRequestSide();
+    stream.once('wantTrailers', () => setImmediate(() => this.#closeRequestSide()));
+    // A response that ended with its HEADERS frame sends no trailers: its stream is closed all the same.
+    setTimeout(() => this.#closeRequestSide(), TRAILERS_WAIT_MS).unref();
   }
+
+  #closeRequestSide(): void {
+    const stream = this.stream;
+    if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  }
+
+  /** Set by `respondHeadOnly`: this response ended with its HEADERS frame. */
+  #endedAtHeaders = false;
 
   get protocol(): ClientProtocol {
     return 'h2';
@@ -119,6 +139,7 @@ export class H2Exchange extends http2.Http2ServerResponse implements DownstreamE
     }
     // The stream's own respond, ending it with the HEADERS frame (node's compatibility API always sends a DATA end).
     this.stream.respond(head, { endStream: true });
+    this.#endedAtHeaders = true;
     this.end();
     this.#responseWritten(); // the stream's writable side is finished without its 'finish'
   }
