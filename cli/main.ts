@@ -2,6 +2,7 @@
 /** `actor-edge <component> [flags]`: the one entry point for every process the project runs. */
 import { UsageError } from '../lib/flags.js';
 import { ListenError } from '../lib/listen-error.js';
+import { StartFailure } from '../lib/start-failure.js';
 import { COMPONENTS } from './components.js';
 import { runNewFilter } from './new-filter.js';
 import { runValidate } from './validate.js';
@@ -59,6 +60,11 @@ run(process.argv.slice(2)).catch((err: unknown) => {
   // A port that cannot be bound says which setting moves it; its stack would only point into node:net.
   if (err instanceof ListenError) {
     process.stderr.write(`actor-edge ${err.message}\n`);
+    process.exit(1);
+  }
+  // A start that failed for a reason its process already logged: one line, no stack.
+  if (err instanceof StartFailure) {
+    process.stderr.write(`actor-edge: ${err.message}\n`);
     process.exit(1);
   }
   process.stderr.write(`actor-edge: ${(err as Error)?.stack ?? String(err)}\n`);

@@ -11,7 +11,8 @@ import { AccessLog } from '../ops/access-log.js';
 import { boundAddress } from '../../lib/address.js';
 import { onShutdownSignal } from '../../lib/shutdown.js';
 import { PROXY_FLAGS, type ProxyConfig } from '../config.js';
-import { listening, settingOf } from '../../lib/listen-error.js';
+import { assertFree, listening, settingOf } from '../../lib/listen-error.js';
+import type { HostPort } from '../../lib/address.js';
 import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
 import { createPrimaryAdmin, reloadWorkers } from './admin-fanout.js';
 import { relayBindings } from './binding-relay.js';
@@ -19,7 +20,10 @@ import { relayBindings } from './binding-relay.js';
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
 
-export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'ops'>, log: Logger): Promise<void> {
+export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'ops' | 'listeners'>, log: Logger): Promise<void> {
+  // Every worker binds the same client listeners, through this process: a taken port is told once, here, in one
+  // line, before any worker starts (the primary's own admin port too).
+  await assertListenersFree(config);
   const workers = new WorkerSupervisor(config.workers, log);
   relayBindings();
   await workers.start();
@@ -54,4 +58,16 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
     ...(first.connectTls === undefined ? {} : { connectTls: first.connectTls }),
     workers: String(config.workers),
   });
+}
+
+async function assertListenersFree(config: Pick<ProxyConfig, 'ops' | 'listeners'>): Promise<void> {
+  const { listen, tls, connect, connectTls } = config.listeners;
+  const binds: [string, HostPort | undefined][] = [
+    ['listen', listen],
+    ['tls-listen', tls?.listen],
+    ['connect-listen', connect],
+    ['connect-tls-listen', connectTls?.listen],
+    ['admin', config.ops.admin],
+  ];
+  for (const [flag, at] of binds) if (at !== undefined) await assertFree('proxy', at.host, at.port, settingOf(PROXY_FLAGS, flag));
 }

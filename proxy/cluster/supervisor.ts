@@ -3,6 +3,7 @@
  * (after start-up; during start-up a death fails the start; a crash loop is slowed down: `replacement-delay.ts`),
  * and drains them all at shutdown.
  */
+import { StartFailure } from '../../lib/start-failure.js';
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../lib/logger.js';
 import { LISTENING, type ListeningMessage } from './messages.js';
@@ -95,7 +96,9 @@ export class WorkerSupervisor {
       return;
     }
     if (!this.#ready) {
-      this.#failStart?.(new Error(`proxy worker exited during start-up (code ${code}, signal ${signal})`));
+      // The others would only fail the same way (or be left behind when the primary exits): they stop now.
+      for (const info of this.#infos.values()) info.worker.process.kill('SIGKILL');
+      this.#failStart?.(new StartFailure(`a proxy worker exited during start-up (code ${code}, signal ${signal}); its reason is in the log above`));
       return;
     }
     const now = Date.now();
