@@ -104,8 +104,11 @@ An actor-edge filter: adds \`x-${name}\` to every response.
 \`\`\`sh
 npm install
 npm test                                      # builds, then the unit and end-to-end tests
-npx actor-edge proxy --filter dist/${name}.js --extproc HOST:PORT
 \`\`\`
+
+Run it in the local stack (apiserver-stub, extproc and proxy), from the actor-edge clone:
+\`npm start -- --filter PATH/${name}/dist/${name}.js\`; in a proxy of your own deployment:
+\`npx actor-edge proxy --filter dist/${name}.js --extproc HOST:PORT\`.
 
 \`src/${name}.ts\` is the filter, \`src/${name}.test.ts\` its tests (\`actor-edge/testing\`).
 `;
