@@ -9,6 +9,11 @@ export interface ProjectDependencies {
   readonly actorEdge: string;
   readonly typescript: string;
   readonly typesNode: string;
+  /**
+   * actor-edge's own `overrides` (a dependency of a dependency pinned to a version that supports Node 20): npm applies
+   * only the root project's, so the project carries them to install what actor-edge is tested with.
+   */
+  readonly overrides?: Readonly<Record<string, unknown>>;
 }
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
@@ -27,6 +32,7 @@ function packageJson(name: string, deps: ProjectDependencies): string {
       test: 'tsc -p . && node --test dist/*.test.js',
     },
     devDependencies: { '@types/node': deps.typesNode, 'actor-edge': deps.actorEdge, typescript: deps.typescript },
+    ...(deps.overrides === undefined ? {} : { overrides: deps.overrides }),
   });
 }
 

@@ -26,6 +26,8 @@ test('new-filter NAME writes an ES-module project: package.json, tsconfig, the f
   const ownPkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as Record<string, any>;
   assert.equal(pkg.devDependencies.typescript, ownPkg.devDependencies.typescript, 'the TypeScript this build uses');
   assert.match(pkg.devDependencies['actor-edge'], /^file:/, 'a checkout: its directory');
+  const own = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { overrides?: unknown };
+  assert.deepEqual(pkg.overrides, own.overrides, "actor-edge's overrides (npm applies only the root project's)");
   const tsconfig = JSON.parse(read('add-hello', 'tsconfig.json')) as Record<string, any>;
   assert.equal(tsconfig.compilerOptions.module, 'NodeNext');
   assert.equal(tsconfig.compilerOptions.outDir, 'dist');

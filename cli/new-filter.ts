@@ -48,6 +48,7 @@ export function checkFilterName(name: string): void {
 interface Manifest {
   readonly version?: string;
   readonly devDependencies?: Readonly<Record<string, string>>;
+  readonly overrides?: Readonly<Record<string, unknown>>;
 }
 
 /** What the project asks for: actor-edge as given or as described above; TypeScript and Node's types as this build uses. */
@@ -61,6 +62,7 @@ export function projectDependencies(cwd: string, dir: string, spec: string | und
     actorEdge,
     typescript: manifest.devDependencies?.typescript ?? '^5.9.0',
     typesNode: manifest.devDependencies?.['@types/node'] ?? '^20.0.0',
+    ...(manifest.overrides === undefined ? {} : { overrides: manifest.overrides }),
   };
 }
 
