@@ -9,6 +9,7 @@
  * asked again; the worker never receives a client's internal header; nothing connects to the decoy; no request
  * stays in flight.
  */
+import { test } from 'node:test';
 import { WORKER_HOP_FIELDS, workerCaseArb } from '../testing/fuzz/arbitraries.js';
 import { sendClientRequest } from '../testing/fuzz/client-request.js';
 import { forwardedProblems } from '../testing/fuzz/forwarded-checks.js';
@@ -28,37 +29,39 @@ const AUTHORITY = actorHost('scripted-worker');
 const WORKER_ONLY = new Set(WORKER_HOP_FIELDS.filter((f) => f.name !== 'Trailer').map((f) => `${f.name.toLowerCase()}: ${String(f.value)}`));
 const NEVER_TO_CLIENT = new Set(['x-worker-hop', 'x-ate-assignment-stale']);
 
-fuzzTarget({
-  file: import.meta.url,
-  title: 'generated worker answers: the process lives, the client gets one well-formed answer or a close, nothing worker-only leaks',
-  runs: 80,
-  start: () => startScriptedStack(),
-  cases: () => workerCaseArb,
-  async send(c, { stack, n, count, settle }) {
-    const id = `fz-${n}`;
-    stack.worker.reset();
-    stack.worker.take();
-    const wires = c.answers.map((a) => workerWire(a, c.request.method));
-    stack.worker.script = (req, i) => wires[i] ?? { bytes: Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'), close: false };
-    const answer = await withDeadline(sendClientRequest(stack.proxy.address, c.request, AUTHORITY, id, stack.decoy.address), 30_000, 'the client request');
-    count(`${c.request.protocol} ${answer.status ?? 'none'}`);
-    const problems = [...answer.problems];
-    for (const [name, value] of [...answer.headers, ...answer.trailers]) {
-      const worker = WORKER_ONLY.has(`${name}: ${value}`) && !(name === 'upgrade' && answer.status === 101);
-      if (worker || NEVER_TO_CLIENT.has(name)) problems.push(`the client got the worker's ${name}: ${value}`);
-    }
-    if (answer.status === 101 && !c.request.upgrade) problems.push('a client that did not ask to upgrade got 101');
-    const first = wires[0];
-    if (first?.clean === true && !c.request.upgrade) {
-      if (answer.status === undefined) problems.push(`the worker answered ${first.status} (well-formed), the client got no answer`);
-      else if (answer.status !== first.status) problems.push(`the worker answered ${first.status} (well-formed), the client got ${answer.status}`);
-      else if (answer.bodyLength !== undefined && answer.bodyLength !== first.bodyLength) problems.push(`the worker sent ${first.bodyLength} body byte(s), the client got ${answer.bodyLength}`);
-    }
-    problems.push(...(await settle()));
-    const received = stack.worker.take();
-    if (first?.stale === true && !c.request.upgrade && received.length < 2) problems.push(`the worker answered 421 + x-ate-assignment-stale and was asked ${received.length} time(s) in all`);
-    for (const r of received) problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([stack.worker.address]) }, stack.decoy.address));
-    problems.push(...stack.worker.takeProblems());
-    return problems;
-  },
-});
+test(
+  'generated worker answers: the process lives, the client gets one well-formed answer or a close, nothing worker-only leaks',
+  fuzzTarget({
+    file: import.meta.url,
+    runs: 80,
+    start: () => startScriptedStack(),
+    cases: () => workerCaseArb,
+    async send(c, { stack, n, count, settle }) {
+      const id = `fz-${n}`;
+      stack.worker.reset();
+      stack.worker.take();
+      const wires = c.answers.map((a) => workerWire(a, c.request.method));
+      stack.worker.script = (req, i) => wires[i] ?? { bytes: Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'), close: false };
+      const answer = await withDeadline(sendClientRequest(stack.proxy.address, c.request, AUTHORITY, id, stack.decoy.address), 30_000, 'the client request');
+      count(`${c.request.protocol} ${answer.status ?? 'none'}`);
+      const problems = [...answer.problems];
+      for (const [name, value] of [...answer.headers, ...answer.trailers]) {
+        const worker = WORKER_ONLY.has(`${name}: ${value}`) && !(name === 'upgrade' && answer.status === 101);
+        if (worker || NEVER_TO_CLIENT.has(name)) problems.push(`the client got the worker's ${name}: ${value}`);
+      }
+      if (answer.status === 101 && !c.request.upgrade) problems.push('a client that did not ask to upgrade got 101');
+      const first = wires[0];
+      if (first?.clean === true && !c.request.upgrade) {
+        if (answer.status === undefined) problems.push(`the worker answered ${first.status} (well-formed), the client got no answer`);
+        else if (answer.status !== first.status) problems.push(`the worker answered ${first.status} (well-formed), the client got ${answer.status}`);
+        else if (answer.bodyLength !== undefined && answer.bodyLength !== first.bodyLength) problems.push(`the worker sent ${first.bodyLength} body byte(s), the client got ${answer.bodyLength}`);
+      }
+      problems.push(...(await settle()));
+      const received = stack.worker.take();
+      if (first?.stale === true && !c.request.upgrade && received.length < 2) problems.push(`the worker answered 421 + x-ate-assignment-stale and was asked ${received.length} time(s) in all`);
+      for (const r of received) problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([stack.worker.address]) }, stack.decoy.address));
+      problems.push(...stack.worker.takeProblems());
+      return problems;
+    },
+  }),
+);

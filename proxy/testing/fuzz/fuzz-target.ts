@@ -5,7 +5,7 @@
  * the decoy) and the run ends with (`afterRun`), and a summary of what the run covered. A target says only how to
  * start its stack, what to generate, and how to send one case and judge its answer.
  */
-import { after, before, test } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import type fc from 'fast-check';
 import type { ProxyHandle } from '../proxy.js';
 import { afterCase, afterRun, caseStats } from './case-checks.js';
@@ -37,8 +37,6 @@ export interface CaseContext<S extends FuzzStack> {
 export interface FuzzTarget<S extends FuzzStack, T> {
   /** The test file's `import.meta.url` (a failure's replay command names the file). */
   readonly file: string;
-  /** The property, as the test's name. */
-  readonly title: string;
   /** Cases per run in `npm test` (`npm run fuzz -- --runs N` sets more). */
   readonly runs: number;
   start(): Promise<S>;
@@ -49,8 +47,11 @@ export interface FuzzTarget<S extends FuzzStack, T> {
 
 const STOP_DEADLINE_MS = 40_000;
 
-/** Registers the target's property (with its before and after hooks) in the calling test file. */
-export function fuzzTarget<S extends FuzzStack, T>(target: FuzzTarget<S, T>): void {
+/**
+ * Registers the target's before and after hooks in the calling test file and returns its property, for the file's
+ * own `test(title, ...)` (so the test is the file's: node's reporters name the file that called `test`).
+ */
+export function fuzzTarget<S extends FuzzStack, T>(target: FuzzTarget<S, T>): (t: TestContext) => Promise<void> {
   let stack: S | undefined;
   let faults: FaultRecorder | undefined;
   const errors = new Map<string, number>();
@@ -67,7 +68,7 @@ export function fuzzTarget<S extends FuzzStack, T>(target: FuzzTarget<S, T>): vo
     faults?.stop();
   });
 
-  test(target.title, async (t) => {
+  return async (t) => {
     const s = stack as S;
     const watch = { proxy: s.proxy, faults: faults as FaultRecorder, decoy: s.decoy };
     let n = 0;
@@ -91,5 +92,5 @@ export function fuzzTarget<S extends FuzzStack, T>(target: FuzzTarget<S, T>): vo
     const end = await afterRun(watch);
     if (end.length > 0) throw new Error(`at the end of the run (seed ${settings.seed}):\n${end.join('\n')}`);
     t.diagnostic(`seed ${settings.seed}, ${settings.numRuns} case(s); seen ${JSON.stringify(Object.fromEntries(seen))}; proxy error-level log lines ${JSON.stringify(Object.fromEntries(errors))}`);
-  });
+  };
 }
