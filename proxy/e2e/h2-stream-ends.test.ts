@@ -13,8 +13,9 @@ import http2 from 'node:http2';
 import { once } from 'node:events';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { getJson, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
+import { startScriptedRoute, type ScriptedRoute } from '../testing/edge-harness.js';
+import { getJson, startUpstream, type Upstream } from '../testing/helpers.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { FRAME, H2_ERROR, RawH2 } from '../testing/raw-h2.js';
 
 const HOST = actorHost('streams');
@@ -27,7 +28,7 @@ const KEEP_ALIVE_MS = 1000;
 const WITHIN_MS = 5000;
 
 let upstream: Upstream;
-let ep: ScriptedExtProc;
+let route: ScriptedRoute<InProcessTestProxy>;
 let proxy: InProcessTestProxy;
 /** Paths of upstream requests that ended before their answer did (cancelled by the proxy). */
 const cancelled: string[] = [];
@@ -44,17 +45,15 @@ before(async () => {
     '127.0.0.1',
     { readBody: false },
   );
-  ep = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
-  proxy = await startTestProxy({
-    mode: 'in-process',
-    extproc: ep.address,
-    args: ['--actor-cache', 'off', '--headers-timeout-ms', String(REQUEST_TIMEOUT_MS), '--request-timeout-ms', String(REQUEST_TIMEOUT_MS), '--keep-alive-timeout-ms', String(KEEP_ALIVE_MS)],
-  });
+  route = await startScriptedRoute(upstream.address, [
+    '--actor-cache', 'off',
+    '--headers-timeout-ms', String(REQUEST_TIMEOUT_MS), '--request-timeout-ms', String(REQUEST_TIMEOUT_MS), '--keep-alive-timeout-ms', String(KEEP_ALIVE_MS),
+  ]);
+  proxy = route.proxy;
 });
 
 after(async () => {
-  await proxy?.stop();
-  await ep?.close();
+  await route?.close();
   await upstream?.close();
 });
 

@@ -12,8 +12,9 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { actorHost } from '../../lib/testing/actors.js';
 import { waitFor } from '../../lib/testing/wait.js';
-import { getJson, routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from '../testing/helpers.js';
-import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
+import { startScriptedRoute, type ScriptedRoute } from '../testing/edge-harness.js';
+import { getJson, startUpstream, type Upstream } from '../testing/helpers.js';
+import type { InProcessTestProxy } from '../testing/proxy.js';
 import { createTestCa, type TestCa } from '../testing/throwaway-ca.js';
 
 const HOST = actorHost('parse');
@@ -22,7 +23,7 @@ const WITHIN_MS = 5000;
 let ca: TestCa;
 let caPem: Buffer;
 let upstream: Upstream;
-let ep: ScriptedExtProc;
+let route: ScriptedRoute<InProcessTestProxy>;
 let proxy: InProcessTestProxy;
 
 before(async () => {
@@ -30,17 +31,12 @@ before(async () => {
   caPem = await readFile(ca.caFile);
   const serving = await ca.issue('serving');
   upstream = await startUpstream((_req, res) => res.end('ok'));
-  ep = await startScriptedExtProc(() => routeTo(upstream.address, '80'));
-  proxy = await startTestProxy({
-    mode: 'in-process',
-    extproc: ep.address,
-    args: ['--actor-cache', 'off', '--tls-listen', '127.0.0.1:0', '--tls-cert', serving.certFile, '--tls-key', serving.keyFile],
-  });
+  route = await startScriptedRoute(upstream.address, ['--actor-cache', 'off', '--tls-listen', '127.0.0.1:0', '--tls-cert', serving.certFile, '--tls-key', serving.keyFile]);
+  proxy = route.proxy;
 });
 
 after(async () => {
-  await proxy?.stop();
-  await ep?.close();
+  await route?.close();
   await upstream?.close();
   await ca?.remove();
 });
