@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { configFlag } from '../lib/config-file.js';
-import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
+import { readComponentConfig, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
@@ -121,8 +121,8 @@ export function stubHelp(): string {
 }
 
 /** Parses argv over env over the `--config` file into a frozen StubConfig. Throws UsageError on bad input. */
-export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<StubConfig> {
-  return readComponentConfig(STUB_FLAG_SET, buildStubConfig, argv, env);
+export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, opts: ReadOptions = {}): ComponentConfigRead<StubConfig> {
+  return readComponentConfig(STUB_FLAG_SET, buildStubConfig, argv, env, opts);
 }
 
 function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {

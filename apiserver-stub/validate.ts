@@ -4,13 +4,15 @@
  */
 import { formatHostPort, type HostPort } from '../lib/address.js';
 import { UsageError } from '../lib/flags.js';
-import { checkTlsFiles, type TlsFileCheck } from '../lib/tls/files.js';
+import { throwEveryProblem } from '../lib/config-problems.js';
+import type { TlsFileCheck } from '../lib/tls/files.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readStubConfig } from './config.js';
 import { readWorkerConfig } from './worker/config.js';
 import type { WorkerTlsSettings } from './worker/tls.js';
 
 const at = (a: HostPort): string => formatHostPort(a.host, a.port);
+
 
 function workerTlsFiles(tls: WorkerTlsSettings | undefined, prefix: string): TlsFileCheck[] {
   if (tls === undefined) return [];
@@ -25,10 +27,11 @@ function workerTlsText(tls: WorkerTlsSettings | undefined): string {
 }
 
 export async function validateStub(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
-  const read = readStubConfig(argv, env);
+  const problems: string[] = [];
+  const read = readStubConfig(argv, env, { problems });
   if (read.kind === 'help') throw new UsageError('validate takes apiserver-stub\'s flags; see actor-edge apiserver-stub --help');
   const c = read.config;
-  checkTlsFiles([
+  throwEveryProblem(problems, read.sources, [
     ...(c.tls === undefined
       ? []
       : [
@@ -53,10 +56,11 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
 }
 
 export async function validateWorker(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
-  const read = readWorkerConfig(argv, env);
+  const problems: string[] = [];
+  const read = readWorkerConfig(argv, env, { problems });
   if (read.kind === 'help') throw new UsageError('validate takes the worker\'s flags; see actor-edge worker --help');
   const c = read.config;
-  checkTlsFiles(workerTlsFiles(c.tls, ''));
+  throwEveryProblem(problems, read.sources, workerTlsFiles(c.tls, ''));
   return {
     component: 'worker',
     file: read.file,

@@ -86,7 +86,12 @@ test('validate: a certificate file that does not exist exits 1 naming the file',
   assert.ok(bundle.stderr.includes(`  PROXY_UPSTREAM_TRUST_BUNDLE: file not found: ${missing}\n`), bundle.stderr);
   const extproc = await cli(['validate', 'extproc', '--apiserver-ca', missing, '--apiserver-credential-bundle', missing, '--apiserver', 'cp.example:1']);
   assert.equal(extproc.code, 1);
-  assert.ok(extproc.stderr.includes(`extproc configuration is not valid: --apiserver-ca "${missing}" cannot be read`), extproc.stderr);
+  // extproc (and the stub and the worker) report every file in one run too.
+  assert.ok(extproc.stderr.includes(`  --apiserver-ca: file not found: ${missing}\n`), extproc.stderr);
+  assert.ok(extproc.stderr.includes(`  --apiserver-credential-bundle: file not found: ${missing}\n`), extproc.stderr);
+  const stub = await cli(['validate', 'apiserver-stub', '--tls-credential-bundle', missing, '--tls-client-ca', missing, '--worker-tls-credential-bundle', missing, '--worker-tls-client-ca', missing, '--worker-tls-client-identity', 'spiffe://demo/proxy']);
+  assert.equal(stub.code, 1);
+  assert.match(stub.stderr, /apiserver-stub configuration is not valid, 4 problems:/);
 });
 
 test('validate: every problem in one run, each named where it was set (the file\'s key, a flag, a variable)', async () => {

@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { configFlag } from '../lib/config-file.js';
-import { readComponentConfig, type ComponentConfigRead } from '../lib/component-config.js';
+import { readComponentConfig, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import type { ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import type { MtlsServerSettings } from '../lib/tls/grpc-mtls-server.js';
 import { parseSpiffeMatch } from '../lib/tls/identity.js';
@@ -262,8 +262,8 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: T
 }
 
 /** Reads argv over the environment over the `--config` file over the defaults (tracing from `OTEL_*`). */
-export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<ExtprocConfig> {
-  return readComponentConfig(EXTPROC_FLAG_SET, (values) => buildConfig(values, readTracingConfig(env, EXTPROC_SERVICE_NAME)), argv, env);
+export function readExtprocConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, opts: ReadOptions = {}): ComponentConfigRead<ExtprocConfig> {
+  return readComponentConfig(EXTPROC_FLAG_SET, (values) => buildConfig(values, readTracingConfig(env, EXTPROC_SERVICE_NAME)), argv, env, opts);
 }
 
 /** `readExtprocConfig` for a caller that never passes `--help` (a test): the frozen config. */

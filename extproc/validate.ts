@@ -4,21 +4,26 @@
  */
 import { formatHostPort } from '../lib/address.js';
 import { UsageError } from '../lib/flags.js';
-import { checkTlsFiles } from '../lib/tls/files.js';
+import { throwEveryProblem } from '../lib/config-problems.js';
+import type { TlsFileCheck } from '../lib/tls/files.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readExtprocConfig } from './config.js';
 
 export async function validateExtproc(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
-  const read = readExtprocConfig(argv, env);
+  // Every problem in one run: bad values, then every TLS file missing or unreadable.
+  const problems: string[] = [];
+  const read = readExtprocConfig(argv, env, { problems });
   if (read.kind === 'help') throw new UsageError('validate takes extproc\'s flags; see actor-edge extproc --help');
   const c = read.config;
   const tls = c.apiserverTls;
-  if (tls !== undefined) {
-    checkTlsFiles([
-      { kind: 'trust-bundle', path: tls.caFile, what: '--apiserver-ca' },
-      { kind: 'credential-bundle', path: tls.credentialBundle, what: '--apiserver-credential-bundle' },
-    ]);
-  }
+  const files: TlsFileCheck[] =
+    tls === undefined
+      ? []
+      : [
+          { kind: 'trust-bundle', path: tls.caFile, what: '--apiserver-ca' },
+          { kind: 'credential-bundle', path: tls.credentialBundle, what: '--apiserver-credential-bundle' },
+        ];
+  throwEveryProblem(problems, read.sources, files);
   return {
     component: 'extproc',
     file: read.file,

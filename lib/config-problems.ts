@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { UsageError } from './flags.js';
+import { checkTlsFiles, type TlsFileCheck } from './tls/files.js';
 
 export class ConfigProblems extends UsageError {
   constructor(readonly problems: readonly string[]) {
@@ -35,4 +36,35 @@ export function missingFiles(files: Readonly<Record<string, string | undefined>>
     problems.push(`${whereSet(sources[flag], flag)}: file not found: ${file}`);
   }
   return problems;
+}
+
+/**
+ * Every problem of the TLS files in `files` at once: each missing one named where its flag was set (`sources`), and
+ * for each one that exists, what is wrong with what it holds.
+ */
+export function tlsFileProblems(files: readonly TlsFileCheck[], sources: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const f of files) {
+    const flag = f.what.replace(/^--/, '');
+    if (!existsSync(f.path)) {
+      problems.push(`${whereSet(sources[flag], flag)}: file not found: ${f.path}`);
+      continue;
+    }
+    try {
+      checkTlsFiles([f]);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      problems.push(withoutFile(err.message));
+    }
+  }
+  return problems;
+}
+
+/**
+ * For a validator: every problem in one run — the bad values `problems` collected while reading (the file named
+ * once), then every TLS file of `files` missing or unreadable — thrown together as ConfigProblems; nothing if none.
+ */
+export function throwEveryProblem(problems: readonly string[], sources: Readonly<Record<string, string>>, files: readonly TlsFileCheck[]): void {
+  const all = [...problems.map(withoutFile), ...tlsFileProblems(files, sources)];
+  if (all.length > 0) throw new ConfigProblems(all);
 }

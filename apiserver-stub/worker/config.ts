@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, flagSetHelp, UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { configFlag } from '../../lib/config-file.js';
-import { readComponentConfig, type ComponentConfigRead } from '../../lib/component-config.js';
+import { readComponentConfig, type ComponentConfigRead, type ReadOptions } from '../../lib/component-config.js';
 import { parseHostPort, formatHostPort } from '../../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../../lib/actor-ref.js';
 import { certExpiryWarningFlag } from '../../lib/tls/expiry.js';
@@ -91,8 +91,8 @@ export function workerHelp(): string {
 }
 
 /** Parses argv over env over the `--config` file into a frozen WorkerConfig. Throws UsageError on bad input. */
-export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ComponentConfigRead<WorkerConfig> {
-  return readComponentConfig(WORKER_FLAG_SET, buildWorkerConfig, argv, env);
+export function readWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, opts: ReadOptions = {}): ComponentConfigRead<WorkerConfig> {
+  return readComponentConfig(WORKER_FLAG_SET, buildWorkerConfig, argv, env, opts);
 }
 
 function buildWorkerConfig(v: FlagValues<typeof WORKER_FLAGS>): WorkerConfig {
