@@ -20,6 +20,7 @@
  * `--keep-alive-timeout-ms`, ends the connection and its streams as a client gone. On drain every connection gets
  * GOAWAY and its open streams finish.
  */
+import { SessionClock } from './session-clock.js';
 import http2, { type Http2ServerRequest, type ServerHttp2Session } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -45,64 +46,6 @@ export interface H2EngineConfig {
   /** A connection with no stream open for this long is closed with GOAWAY (`--keep-alive-timeout-ms`). */
   readonly keepAliveTimeoutMs: number;
   readonly upgradeTokens: ReadonlySet<string>;
-}
-
-/**
- * One client connection's clock: no stream open for too long (before the first, or between streams) closes it;
- * and the client must acknowledge a PING within `keepAliveMs`, asked every `keepAliveMs`, or the connection is
- * destroyed. node's session stops reading and writing once it sent GOAWAY for a connection error (a header block
- * it cannot decompress, a protocol error) and never closes the connection itself: its open streams would wait
- * forever. A client that still reads its connection answers the PING whatever its streams do.
- */
-class SessionClock {
-  #open = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #probe: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly session: ServerHttp2Session,
-    private readonly keepAliveMs: number,
-    firstStreamMs: number,
-  ) {
-    this.#arm(firstStreamMs);
-    this.#nextProbe();
-  }
-
-  streamOpened(): void {
-    this.#open++;
-    clearTimeout(this.#timer);
-  }
-
-  streamClosed(): void {
-    if (--this.#open === 0) this.#arm(this.keepAliveMs);
-  }
-
-  stop(): void {
-    clearTimeout(this.#timer);
-    clearTimeout(this.#probe);
-  }
-
-  /** Bytes alone (a HEADERS frame trickled in, pings) do not count: only a stream ends the wait. */
-  #arm(ms: number): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.session.close();
-      // A client that does not read our GOAWAY (or keeps a frame half-sent) loses its connection.
-      setTimeout(() => this.session.destroy(), 1000).unref();
-    }, ms);
-    this.#timer.unref();
-  }
-
-  #nextProbe(): void {
-    this.#probe = setTimeout(() => {
-      this.#probe = setTimeout(() => this.session.destroy(), this.keepAliveMs).unref();
-      this.session.ping((err) => {
-        if (err !== null) return; // the session is closing
-        clearTimeout(this.#probe);
-        this.#nextProbe();
-      });
-    }, this.keepAliveMs).unref();
-  }
 }
 
 /** A session whose own handling threw is closed at once (its streams with it). */
