@@ -67,13 +67,20 @@ export interface InProcessProxy {
  * Starts the proxy as `actor-edge proxy --workers 1` does (`main.ts`): the files checked first, a reload reading
  * the flags (and the config file) again; as a cluster worker (no signal handlers, no ready line).
  */
+/**
+ * The overload monitors, off unless `args` turn them on (a later flag wins): in the caller's process they would read
+ * the caller's own load (its clients, floods, the other components) as the proxy's, and shed its requests.
+ */
+const OVERLOAD_OFF: readonly string[] = ['--overload-loop-delay-ms', '0', '--overload-loop-delay-critical-ms', '0', '--overload-heap-bytes', '0', '--overload-heap-critical-bytes', '0'];
+
 export async function startProxyInProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}, opts: InProcessProxyOptions = {}): Promise<InProcessProxy> {
-  const config = proxyConfigOf([...args], env);
+  const flags = [...OVERLOAD_OFF, ...args];
+  const config = proxyConfigOf(flags, env);
   if (config.workers > 1) throw new UsageError(`--workers ${config.workers} is node:cluster, processes: an in-process proxy is one worker`);
   checkProxyFiles(config);
   const { log, lines } = collectingLogger('proxy');
   const collect = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
-  const rereadConfig = () => proxyConfigOf([...args], env);
+  const rereadConfig = () => proxyConfigOf(flags, env);
   const running = await startProxyProcess(config, opts.assemble ?? assembleStages, {
     role: 'worker',
     log,

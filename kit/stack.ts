@@ -61,9 +61,7 @@ export interface TestStack extends AsyncDisposable {
 }
 
 /** Short timeouts, so a test against a hop that is down fails in seconds rather than hanging. */
-const TIMEOUTS = ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000'];
-/** The overload monitors would read the test's own load as the proxy's: off (an in-process proxy shares the loop). */
-const NO_OVERLOAD = ['--overload-loop-delay-ms', '0', '--overload-loop-delay-critical-ms', '0', '--overload-heap-bytes', '0', '--overload-heap-critical-bytes', '0'];
+export const STACK_TIMEOUTS: readonly string[] = ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000'];
 
 const moduleArg = (m: string | URL): string => (m instanceof URL ? m.href : m);
 
@@ -87,7 +85,7 @@ export async function startTestStack(opts: TestStackOptions = {}): Promise<TestS
     started.push(extproc);
     const filters = (opts.filters ?? []).flatMap((m) => ['--filter', moduleArg(m)]);
     const proxy: InProcessProxy = await startProxyInProcess([
-      '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...NO_OVERLOAD, ...TIMEOUTS,
+      '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...STACK_TIMEOUTS,
       ...wiringFlags('proxy', { extproc: extproc.addresses.grpc as string }), ...filters, ...(opts.proxyArgs ?? []),
     ]);
     // One client for the stack, closed before the proxy stops (a drain would otherwise wait out its idle sockets).

@@ -60,15 +60,14 @@ export interface InProcessTestProxy extends ProxyHandle {
 }
 
 const DEFAULTS = ['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--request-id-trusted', 'on'];
-const IN_PROCESS_DEFAULTS = ['--overload-loop-delay-ms', '0', '--overload-loop-delay-critical-ms', '0', '--overload-heap-bytes', '0', '--overload-heap-critical-bytes', '0'];
 
 export function startTestProxy(opts: TestProxyOptions & { readonly mode: 'in-process' }): Promise<InProcessTestProxy>;
 export function startTestProxy(opts?: TestProxyOptions & { readonly mode?: 'process' }): Promise<TestProxy>;
 export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestProxy | InProcessTestProxy> {
   const args = [...DEFAULTS, ...(opts.extproc === undefined ? [] : wiringFlags('proxy', { extproc: opts.extproc })), ...(opts.args ?? [])];
-  // In the test's process, the overload monitors would read the test's own load (its clients, floods, the other
-  // components) as the proxy's: they are off unless the test sets them (a later flag wins; overload.test.ts does).
-  if (opts.mode === 'in-process') return startInProcess([...IN_PROCESS_DEFAULTS, ...args], opts.assemble ?? assembleStages, opts.env ?? {}, opts.overload);
+  // In the test's process the overload monitors are off unless the test sets them (`startProxyInProcess`;
+  // overload.test.ts does).
+  if (opts.mode === 'in-process') return startInProcess(args, opts.assemble ?? assembleStages, opts.env ?? {}, opts.overload);
   const component = await startComponent('proxy', args, {
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: opts.readyTimeoutMs }),

@@ -9,6 +9,7 @@ import { startComponent, type InProcessComponent, type RunningComponent } from '
 import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
 import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
 import { wiringFlags } from '../../scripts/stack/wiring.js';
+import { STACK_TIMEOUTS } from '../../kit/stack.js';
 import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
@@ -96,8 +97,8 @@ export async function startExtproc(stub: Stub, args: string[] = [], listen = '12
   return { component, grpc: component.addresses.grpc as string, admin: `http://${component.addresses.admin}` };
 }
 
-/** The timeouts the stack tests run their proxies with (short, so a dead hop fails a test fast). */
-export const STACK_TIMEOUTS: readonly string[] = ['--extproc-message-timeout-ms', '3000', '--connect-timeout-ms', '1000', '--route-timeout-ms', '5000'];
+/** The timeouts the stack tests run their proxies with: the test kit's (short, so a dead hop fails a test fast). */
+export { STACK_TIMEOUTS };
 
 export interface StackOptions {
   /** The proxy's: `in-process` (default) or `process`. The stub's is `stub.mode`; extproc runs in this process. */
