@@ -147,3 +147,13 @@ test('behind trusted hops the forwarding headers pass, the first X-Forwarded-Pro
   const absent = new Map(pairs(sanitiseRequestHeaders(['Host', 'h'], '10.0.0.2', 'http', STRIP, 1).headers));
   assert.equal(absent.get('x-forwarded-proto'), 'http', 'set from the connection when the hop sent none');
 });
+
+test('the declared Content-Length: the first one when it is a plain number (what the body budget reserves)', () => {
+  const length = (raw: string[]) => sanitiseRequestHeaders(raw, '127.0.0.1', 'http', new Set()).contentLength;
+  assert.equal(length(['Content-Length', '1024']), 1024);
+  assert.equal(length(['content-length', '7', 'content-length', '9']), 7);
+  assert.equal(length(['Transfer-Encoding', 'chunked']), undefined);
+  assert.equal(length(['content-length', '1e3']), undefined);
+  assert.equal(length([]), undefined);
+  assert.equal(sanitiseRequestHeaders(['content-length', '5'], '127.0.0.1', 'http', new Set(['content-length'])).contentLength, undefined, 'a stripped header declares nothing');
+});

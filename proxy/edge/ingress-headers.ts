@@ -33,6 +33,8 @@ export interface IngressHead {
   readonly duplicateHost: boolean;
   /** The request announces a body (content-length > 0 or transfer-encoding). */
   readonly hasBody: boolean;
+  /** The first `Content-Length`, when it is a plain decimal number (undefined: absent, or not one). */
+  readonly contentLength: number | undefined;
   readonly requestId: string;
 }
 
@@ -59,6 +61,7 @@ export function sanitiseRequestHeaders(
   let host: string | undefined;
   let duplicateHost = false;
   let hasBody = false;
+  let contentLength: string | undefined;
   let requestId: string | undefined;
   let connection: string | undefined;
   let xff: string | undefined;
@@ -80,6 +83,7 @@ export function sanitiseRequestHeaders(
         break;
       case 'content-length':
         if (value !== '0') hasBody = true;
+        contentLength ??= value;
         break;
       case 'x-forwarded-for':
         xff = xff === undefined ? value : `${xff}, ${value}`;
@@ -101,5 +105,6 @@ export function sanitiseRequestHeaders(
   }
   out.push('x-forwarded-for', xff === undefined ? remoteAddress : `${xff}, ${remoteAddress}`);
   out.push('x-forwarded-proto', proto ?? scheme);
-  return { headers: out, host, duplicateHost, hasBody, requestId };
+  const declared = contentLength !== undefined && /^\d+$/.test(contentLength) ? Number(contentLength) : undefined;
+  return { headers: out, host, duplicateHost, hasBody, contentLength: declared, requestId };
 }

@@ -122,17 +122,6 @@ export interface EngineDeps<C> {
 /** A finished request's owner: an error after it finished has nothing left to end. */
 const NOTHING_TO_END = (): void => undefined;
 
-/** The request's declared `Content-Length` (undefined when absent or not a plain number: a chunked body). */
-function declaredLength(headers: readonly string[]): number | undefined {
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i] as string;
-    if (name.length === 14 && name.toLowerCase() === 'content-length') {
-      const value = headers[i + 1] as string;
-      return /^\d+$/.test(value) ? Number(value) : undefined;
-    }
-  }
-  return undefined;
-}
 
 export class RequestLifecycle {
   readonly #deps: LifecycleDeps;
@@ -188,7 +177,7 @@ export class RequestLifecycle {
         : { kind: 'forward', path: head.connectTarget, authority: head.connectTarget, headers: sanitised.headers };
     const hasBody = head.hasBody ?? sanitised.hasBody;
     // A body in flight takes its share of the body budget until it has been received whole; no share, no body read.
-    const bodyShare = hasBody && target.kind !== 'refuse' ? this.#deps.bodyBudget?.admit(declaredLength(target.headers)) : undefined;
+    const bodyShare = hasBody && target.kind !== 'refuse' ? this.#deps.bodyBudget?.admit(sanitised.contentLength) : undefined;
     const bodyRefused = hasBody && target.kind !== 'refuse' && this.#deps.bodyBudget !== undefined && bodyShare === undefined;
     const body = hasBody && !bodyRefused ? new RequestBody(exchange.requestBody, config.maxReplayBodyBytes, this.#deps.replayBudget, bodyShare) : null;
     const ctx = new ProxyRequest({

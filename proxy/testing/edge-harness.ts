@@ -98,8 +98,7 @@ export function startScriptedRoute(upstream: string, args?: readonly string[], m
 export async function startScriptedRoute(upstream: string, args: readonly string[] = [], mode: 'in-process' | 'process' = 'in-process'): Promise<ScriptedRoute> {
   const extproc = await startScriptedExtProc(() => routeTo(upstream));
   try {
-    const flags = [...args];
-    const proxy = mode === 'process' ? await startTestProxy({ extproc: extproc.address, args: flags }) : await startTestProxy({ mode, extproc: extproc.address, args: flags });
+    const proxy = mode === 'process' ? await startTestProxy({ extproc: extproc.address, args }) : await startTestProxy({ mode, extproc: extproc.address, args });
     return {
       extproc,
       proxy,
