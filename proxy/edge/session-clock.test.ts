@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerHttp2Session } from 'node:http2';
 import { SessionClock } from './session-clock.js';
+import { waitFor } from '../../lib/testing/wait.js';
 
 /** A session as the clock uses it: `ping` throws once destroyed, as node's does (ERR_HTTP2_INVALID_SESSION). */
 class FakeSession extends EventEmitter {
@@ -30,19 +31,16 @@ const clockOn = (session: FakeSession, keepAliveMs: number): SessionClock => new
 test('a PING unanswered within the keep-alive time destroys the session; an answered one asks again', async () => {
   const answered = new FakeSession();
   const clock = clockOn(answered, 20);
-  await sleep(35);
-  assert.equal(answered.pings.length, 1);
+  await waitFor(() => answered.pings.length === 1, 5000, 'the first PING');
   answered.pings[0]?.(null);
-  await sleep(30);
-  assert.equal(answered.pings.length, 2, 'asked again after the answer');
+  await waitFor(() => answered.pings.length === 2, 5000, 'a PING again after the answer');
   assert.equal(answered.destroys, 0);
   clock.stop();
 
   const silent = new FakeSession();
   clockOn(silent, 20);
-  await sleep(70);
-  assert.equal(silent.pings.length, 1);
-  assert.ok(silent.destroys >= 1, 'no answer: destroyed');
+  await waitFor(() => silent.destroys >= 1, 5000, 'the silent session destroyed');
+  assert.equal(silent.pings.length, 1, 'one PING, never answered');
 });
 
 test('a session destroyed without its clock stopped: the next probe does nothing (a PING there would throw)', async () => {
