@@ -36,6 +36,7 @@ import {
   type OverloadConfig,
 } from './ops/overload/config.js';
 import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
+import { buildEgressListenerConfig, type EgressListenerConfig } from './egress/config.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
 const DEFAULT_EXTPROC_MAX_STREAMS = 256;
@@ -351,6 +352,68 @@ export const PROXY_FLAGS = {
     key: 'connectTls',
     help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
   },
+  // The egress listener: actors' outbound CONNECTs (proxy/egress/).
+  'egress-listen': {
+    type: 'string?',
+    env: 'PROXY_EGRESS_LISTEN',
+    section: 'egress',
+    key: 'listen',
+    help: 'When set, the egress listener HOST:PORT: TLS with the actor\'s client certificate (ALPN h2 and http/1.1), CONNECT IP:PORT opens a TCP tunnel when ext_proc allows it; needs --egress-tls-cert, --egress-tls-key and --egress-client-ca.',
+  },
+  'egress-tls-cert': { type: 'string?', env: 'PROXY_EGRESS_TLS_CERT', section: 'egress', key: 'tlsCert', help: 'PEM certificate chain of the egress listener; reloaded when the file changes.' },
+  'egress-tls-key': { type: 'string?', env: 'PROXY_EGRESS_TLS_KEY', section: 'egress', key: 'tlsKey', help: 'PEM private key of the egress listener; reloaded when the file changes.' },
+  'egress-client-ca': {
+    type: 'string?',
+    env: 'PROXY_EGRESS_CLIENT_CA',
+    section: 'egress',
+    key: 'clientCa',
+    help: 'PEM file with the actor identity CA: an actor\'s client certificate must chain to it (required with --egress-listen).',
+  },
+  'egress-tunnel-idle-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_EGRESS_TUNNEL_IDLE_TIMEOUT_MS',
+    section: 'egress',
+    key: 'tunnelIdleTimeoutMs',
+    default: 300000,
+    min: 0,
+    help: 'An egress tunnel that carries no byte either way for this long is closed; 0 disables.',
+  },
+  'egress-tunnel-max-lifetime-ms': {
+    type: 'number',
+    env: 'PROXY_EGRESS_TUNNEL_MAX_LIFETIME_MS',
+    section: 'egress',
+    key: 'tunnelMaxLifetimeMs',
+    default: 3600000,
+    min: 0,
+    help: 'An egress tunnel is closed this long after it opened, busy or not (the verdict that opened it is not asked again); 0 disables.',
+  },
+  'egress-max-tunnels-per-actor': {
+    type: 'number',
+    env: 'PROXY_EGRESS_MAX_TUNNELS_PER_ACTOR',
+    section: 'egress',
+    key: 'maxTunnelsPerActor',
+    default: 256,
+    min: 1,
+    help: 'Egress tunnels one actor may have open (or being decided) at once in this process; one more CONNECT is answered 429.',
+  },
+  'egress-connect-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_EGRESS_CONNECT_TIMEOUT_MS',
+    section: 'egress',
+    key: 'connectTimeoutMs',
+    default: 5000,
+    min: 1,
+    help: 'An allowed CONNECT\'s destination must accept the TCP connection within this time (502 destination unreachable otherwise).',
+  },
+  'egress-extproc-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_EGRESS_EXTPROC_TIMEOUT_MS',
+    section: 'egress',
+    key: 'extprocTimeoutMs',
+    default: 2000,
+    min: 1,
+    help: 'ext_proc must answer an egress CONNECT within this time (503 control plane unavailable otherwise, not cached).',
+  },
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
@@ -490,6 +553,8 @@ export interface ProxyConfig {
   readonly healthCheck: HealthCheckConfig;
   readonly upstream: UpstreamConfig;
   readonly tunnels: { readonly idleTimeoutMs: number };
+  /** The egress listener (`--egress-listen` and its flags); undefined when off. */
+  readonly egressListener: EgressListenerConfig | undefined;
   /** The replay budget, the connection limit and the overload manager's thresholds. */
   readonly overload: OverloadConfig;
   readonly ops: OpsConfig;
@@ -622,6 +687,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       tls: upstreamTlsConfig(flags),
     }),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
+    egressListener: buildEgressListenerConfig(flags),
     overload: freeze({
       replayBufferBudgetBytes: flags['replay-buffer-budget-bytes'],
       bodyInflightBudgetBytes: flags['body-inflight-budget-bytes'],
@@ -700,6 +766,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
     extProc: 'The ext_proc server and the ext-proc stage, with the field names of Envoy\'s ExternalProcessor.',
     upstream: 'Connections to the workers: timeouts, pools and mTLS.',
     tunnels: 'WebSocket upgrades and CONNECT tunnels.',
+    egress: 'The egress listener: actors\' outbound CONNECTs, authorized through ext_proc, and their tunnels.',
     overload: 'Budgets and overload: the retained request bodies and the client connections, bounded over the whole process, and shedding load when the event loop or the heap is saturated.',
     admin: 'The admin API (/live, /ready, /stats, /metrics, reloads) and /ready\'s health check of the resolver.',
     ops: 'Processes, logs and draining.',

@@ -11,6 +11,7 @@
  *   handshake not complete within the head timeout closes the connection.
  * - the CONNECT listeners use the same code: plain TCP (`TcpListener`), or the same TLS listener offering only
  *   HTTP/1.1.
+ * - the egress listener (`proxy/egress/`) is the same TLS listener, asking every client for its certificate.
  *
  * Each takes the same `ConnectionAdmission` (`connection-gate.ts`: `--max-connections` over every client listener
  * together, and overload), asked as a connection is accepted: a refused one is closed at once, before a byte of it
@@ -117,6 +118,11 @@ export interface TlsListenerOptions {
   /** `h2-or-http1`: ALPN offers both (the HTTPS ingress); `http1`: HTTP/1.1 only (the TLS CONNECT listener). */
   readonly alpn: 'h2-or-http1' | 'http1';
   readonly admission?: ConnectionAdmission | undefined;
+  /**
+   * Ask every client for a certificate chaining to `ca` (PEM), without refusing the handshake when it does not: the
+   * connection's sink reads `authorized` and the peer certificate and answers on its own terms (the egress listener).
+   */
+  readonly clientCa?: Buffer | undefined;
 }
 
 /** TLS with ALPN; the serving certificate is reloaded from its files when they change. */
@@ -129,8 +135,10 @@ export class TlsListener implements Listener {
   constructor(files: TlsFiles, sink: ConnectionSink, log: Logger, opts: TlsListenerOptions) {
     const initial = loadCertificate(files);
     const alpn = opts.alpn === 'h2-or-http1' ? { ALPNCallback: selectProtocol } : { ALPNProtocols: [HTTP1] };
+    const ca = opts.clientCa;
+    const clientAuth = ca === undefined ? {} : { ca, requestCert: true, rejectUnauthorized: false };
     this.server = tls.createServer(
-      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, noDelay: true, allowHalfOpen: true, handshakeTimeout: opts.handshakeTimeoutMs },
+      { cert: initial.cert, key: initial.key, minVersion: TLS_MIN_VERSION, ...alpn, ...clientAuth, noDelay: true, allowHalfOpen: true, handshakeTimeout: opts.handshakeTimeoutMs },
       (socket: TLSSocket) => {
         socket.allowHalfOpen = true; // from the handshake on, a client's FIN is the engine's (and a tunnel's) to handle
         sink(socket, socket.alpnProtocol === H2 ? 'h2' : 'http/1.1');
@@ -144,7 +152,7 @@ export class TlsListener implements Listener {
       raw.allowHalfOpen = false;
     });
     admitOnAccept(this.server, opts.admission);
-    this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION }), log);
+    this.certificate = new CertificateWatch(files, initial, (loaded) => this.server.setSecureContext({ cert: loaded.cert, key: loaded.key, minVersion: TLS_MIN_VERSION, ...(ca === undefined ? {} : { ca }) }), log);
   }
 
   listen(host: string, port: number): Promise<void> {

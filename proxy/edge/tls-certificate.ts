@@ -10,6 +10,8 @@ import { UsageError } from '../../lib/flags.js';
 export interface TlsFiles {
   readonly certFile: string;
   readonly keyFile: string;
+  /** The flags that name the files, for the messages (default `--tls-cert`, `--tls-key`). */
+  readonly flags?: { readonly cert: string; readonly key: string };
 }
 
 /** The files' bytes and the secure context built from them. */
@@ -36,12 +38,13 @@ function read(file: string, flag: string): Buffer {
 
 /** Reads both files and builds the secure context; throws `TlsCertificateError`. */
 export function loadCertificate(files: TlsFiles): LoadedCertificate {
-  const cert = read(files.certFile, '--tls-cert');
-  const key = read(files.keyFile, '--tls-key');
+  const flags = files.flags ?? { cert: '--tls-cert', key: '--tls-key' };
+  const cert = read(files.certFile, flags.cert);
+  const key = read(files.keyFile, flags.key);
   try {
     return { cert, key, context: tls.createSecureContext({ cert, key, minVersion: TLS_MIN_VERSION }) };
   } catch (err) {
-    throw new TlsCertificateError(`--tls-cert ${files.certFile} / --tls-key ${files.keyFile}: not a usable certificate and key (${(err as Error).message})`);
+    throw new TlsCertificateError(`${flags.cert} ${files.certFile} / ${flags.key} ${files.keyFile}: not a usable certificate and key (${(err as Error).message})`);
   }
 }
 

@@ -28,6 +28,10 @@ export const CONTAINMENT_SITES = Object.freeze([
   'admin',
   /** A filter reload. */
   'filter-reload',
+  /** A request on the egress listener (an HTTP/1.1 CONNECT or other method, an HTTP/2 stream), up to its answer. */
+  'egress-connect',
+  /** An open egress tunnel's events. */
+  'egress-tunnel',
 ] as const);
 
 export type ContainmentSite = (typeof CONTAINMENT_SITES)[number];

@@ -1,0 +1,225 @@
+/**
+ * What the egress listener does with one request, in this order (reference §3, the plan's wire facts):
+ * 1. any method but CONNECT: 405 `method not allowed` (`Allow: CONNECT`);
+ * 2. the proxy draining: 503 `proxy draining`;
+ * 3. the connection's client certificate refused (checked once per connection; past its NotAfter since): 403
+ *    `invalid actor certificate` — never sent to ext_proc, never cached;
+ * 4. an authority that is not `IP:port`, or longer than 64 bytes: 403 `egress denied` — never sent to ext_proc;
+ * 5. the actor already holding `--egress-max-tunnels-per-actor` places (tunnels open and CONNECTs being decided):
+ *    429 `too many tunnels for this actor`;
+ * 6. the decider (the verdict cache, or none) with the slow path, one ext_proc stream: a denial is answered with its
+ *    status and body;
+ * 7. allowed: the destination is dialled within `--egress-connect-timeout-ms` (502 `destination unreachable`
+ *    otherwise), then 200 and the tunnel.
+ * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
+ * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
+ * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is
+ * refused, or when its tunnel closes.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { ContainedOwner } from '../../lib/containment.js';
+import type { AccessLog } from '../ops/access-log.js';
+import type { ProxyContainment } from '../ops/containment.js';
+import type { ActorCertificateCheck } from './actor-certificate-check.js';
+import type { EgressCacheUse, EgressDecider } from './decider.js';
+import { egressDestinationOf } from './destination.js';
+import { dial } from './dial.js';
+import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
+import type { EgressConnection, EgressExchange } from './exchange.js';
+import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
+import { EgressTunnel, type TunnelHooks, type TunnelLimits } from './tunnel.js';
+import type { ActorPlace, EgressTunnels } from './tunnels.js';
+
+export const INVALID_CERTIFICATE_BODY = 'invalid actor certificate';
+export const EGRESS_DENIED_BODY = 'egress denied';
+export const TOO_MANY_TUNNELS_BODY = 'too many tunnels for this actor';
+export const UNREACHABLE_BODY = 'destination unreachable';
+
+/** The longest authority an access-log line carries (a longer one is cut, with `…`). */
+const LOGGED_AUTHORITY_CHARS = 128;
+
+export interface ConnectHandlerDeps {
+  readonly limits: TunnelLimits & { readonly connectTimeoutMs: number };
+  readonly decider: EgressDecider;
+  /** The slow path: one ext_proc stream; `gone` cancels it. */
+  readonly slowPath: (q: EgressQuestion, gone: AbortSignal) => Promise<EgressAnswer>;
+  readonly tunnels: EgressTunnels;
+  readonly stats: EgressStats;
+  readonly guard: ProxyContainment;
+  readonly log: Logger;
+  readonly accessLog?: AccessLog | undefined;
+  /** Wall clock (ms) for certificate validity. */
+  readonly now: () => number;
+}
+
+/** One CONNECT's record, for its counters and its access-log line. */
+interface ConnectRecord {
+  readonly ex: EgressExchange;
+  readonly startedAt: number;
+  actor: string | undefined;
+  destination: string | undefined;
+  cache: EgressCacheUse | undefined;
+  detail: string | undefined;
+  place: ActorPlace | undefined;
+  tunnel: EgressTunnel | undefined;
+  /** Counted and (without a tunnel) logged. */
+  finished: boolean;
+}
+
+/** The connection's check, now: a certificate that was valid when the connection began may have expired since. */
+export function checkNow(connection: EgressConnection, nowMs: number): ActorCertificateCheck {
+  const check = connection.check;
+  if (check.kind === 'actor' && nowMs > check.notAfterMs) return { kind: 'refused', reason: 'expired', detail: 'expired since the connection began' };
+  return check;
+}
+
+function outcomeOf(name: string): EgressConnectOutcome {
+  return (EGRESS_CONNECT_OUTCOMES as readonly string[]).includes(name) ? (name as EgressConnectOutcome) : 'denied';
+}
+
+export class EgressConnectHandler {
+  readonly #hooks: TunnelHooks;
+
+  constructor(private readonly deps: ConnectHandlerDeps) {
+    this.#hooks = {
+      contained: (tunnel, fn) => deps.guard.wrap('egress-tunnel', { fail: () => tunnel.close('internal') }, fn),
+      closed: (tunnel, reason, bytes, durationMs) => this.#tunnelClosed(tunnel, reason, bytes, durationMs),
+    };
+  }
+
+  /** Handles one request on the egress listener, inside the containment boundary. */
+  handle(ex: EgressExchange): void {
+    const rec: ConnectRecord = {
+      ex,
+      startedAt: performance.now(),
+      actor: undefined,
+      destination: undefined,
+      cache: undefined,
+      detail: undefined,
+      place: undefined,
+      tunnel: undefined,
+      finished: false,
+    };
+    this.deps.guard.run('egress-connect', this.#owner(rec), () => this.#handle(rec));
+  }
+
+  #owner(rec: ConnectRecord): ContainedOwner {
+    return {
+      fail: () => {
+        if (rec.tunnel !== undefined) return rec.tunnel.close('internal');
+        if (!rec.ex.answered) rec.ex.refuse(500, 'internal error');
+        else rec.ex.destroy();
+        this.#finish(rec, 'internal', rec.ex.answered ? 500 : 499);
+      },
+    };
+  }
+
+  async #handle(rec: ConnectRecord): Promise<void> {
+    const { ex } = rec;
+    const { tunnels, decider, limits } = this.deps;
+    if (ex.method !== 'CONNECT') return this.#refuse(rec, 'method', 'method_not_allowed', 405, 'method not allowed', { allow: 'CONNECT' });
+    if (tunnels.draining) return this.#refuse(rec, 'draining', 'draining', 503, 'proxy draining');
+    const check = checkNow(ex.connection, this.deps.now());
+    if (check.kind === 'refused') {
+      this.deps.stats.tallies.certificateRefusals[check.reason]++;
+      rec.detail = `${check.reason}: ${check.detail}`;
+      return this.#refuse(rec, 'certificate', 'invalid_certificate', 403, INVALID_CERTIFICATE_BODY);
+    }
+    rec.actor = `${check.actor.atespace}/${check.actor.name}`;
+    const destination = egressDestinationOf(ex.authority);
+    if (destination === undefined) return this.#refuse(rec, 'authority', 'not_ip_authority', 403, EGRESS_DENIED_BODY);
+    rec.destination = destination.authority;
+    rec.place = tunnels.reserve(rec.actor);
+    if (rec.place === undefined) return this.#refuse(rec, 'too_many_tunnels', 'too_many_tunnels', 429, TOO_MANY_TUNNELS_BODY);
+
+    const question: EgressQuestion = { destination: destination.authority, certificatePem: ex.connection.certificatePem ?? '' };
+    const decided = await decider.decide({ certDigest: check.digest, destination: destination.authority }, check.notAfterMs, async () => {
+      const answer = await this.deps.slowPath(question, ex.gone);
+      if (answer.detail !== undefined) rec.detail = answer.detail;
+      return answer;
+    });
+    rec.cache = decided.cache;
+    this.deps.stats.tallies.cache[decided.cache]++;
+    if (ex.gone.aborted) return this.#finish(rec, 'cancelled', 499);
+    const verdict = decided.verdict;
+    if (verdict.kind === 'deny') {
+      ex.refuse(verdict.status, verdict.body);
+      return this.#finish(rec, outcomeOf(verdict.outcome), verdict.status);
+    }
+
+    const dialed = await dial(destination, limits.connectTimeoutMs, ex.gone);
+    if (dialed.kind === 'cancelled') return this.#finish(rec, 'cancelled', 499);
+    if (dialed.kind === 'failed') {
+      rec.detail = dialed.reason;
+      return this.#refuse(rec, 'unreachable', 'unreachable', 502, UNREACHABLE_BODY);
+    }
+    const side = ex.accept();
+    if (side === undefined) {
+      dialed.socket.destroy();
+      return this.#finish(rec, 'cancelled', 499);
+    }
+    rec.tunnel = new EgressTunnel(side, dialed.socket, side.head, limits, this.#hooks);
+    this.#tunnelOf.set(rec.tunnel, rec);
+    tunnels.opened(rec.tunnel);
+    this.deps.stats.tallies.tunnels.opened++;
+    this.#count(rec, 'allowed');
+  }
+
+  readonly #tunnelOf = new WeakMap<EgressTunnel, ConnectRecord>();
+
+  #refuse(rec: ConnectRecord, reason: EgressRefusal, outcome: EgressConnectOutcome, status: number, body: string, headers?: Record<string, string>): void {
+    this.deps.stats.tallies.refusals[reason]++;
+    rec.ex.refuse(status, body, headers);
+    this.#finish(rec, outcome, status);
+  }
+
+  /** Counts the CONNECT's outcome once. */
+  #count(rec: ConnectRecord, outcome: EgressConnectOutcome): boolean {
+    if (rec.finished) return false;
+    rec.finished = true;
+    this.deps.stats.tallies.connects[outcome]++;
+    return true;
+  }
+
+  /** A CONNECT that opened no tunnel: counted, its place given back, its line logged. */
+  #finish(rec: ConnectRecord, outcome: EgressConnectOutcome, status: number): void {
+    if (!this.#count(rec, outcome)) return;
+    rec.place?.release();
+    this.#logLine(rec, outcome, status, null);
+  }
+
+  #tunnelClosed(tunnel: EgressTunnel, reason: EgressCloseReason, bytes: EgressBytes, durationMs: number): void {
+    const t = this.deps.stats.tallies.tunnels;
+    t.closed[reason]++;
+    t.bytes.fromActor += bytes.fromActor;
+    t.bytes.toActor += bytes.toActor;
+    this.deps.tunnels.closed(tunnel);
+    const rec = this.#tunnelOf.get(tunnel);
+    if (rec === undefined) return;
+    rec.place?.release();
+    this.#logLine(rec, 'allowed', 200, { durationMs: Math.round(durationMs * 1000) / 1000, fromActor: bytes.fromActor, toActor: bytes.toActor, closedBy: reason });
+  }
+
+  #logLine(rec: ConnectRecord, outcome: EgressConnectOutcome, status: number, tunnel: Readonly<Record<string, unknown>> | null): void {
+    const log = this.deps.accessLog;
+    if (log === undefined || !log.enabled) return;
+    const authority = rec.ex.authority;
+    log.write({
+      msg: 'egress',
+      time: new Date().toISOString(),
+      pid: process.pid,
+      protocol: rec.ex.protocol,
+      client: rec.ex.connection.remoteAddress,
+      method: rec.ex.method.length > 32 ? `${rec.ex.method.slice(0, 32)}…` : rec.ex.method,
+      actor: rec.actor ?? null,
+      destination: rec.destination ?? (authority.length > LOGGED_AUTHORITY_CHARS ? `${authority.slice(0, LOGGED_AUTHORITY_CHARS)}…` : authority),
+      outcome,
+      cache: rec.cache ?? null,
+      status,
+      durationMs: Math.round((performance.now() - rec.startedAt) * 1000) / 1000,
+      tunnel,
+      detail: rec.detail ?? null,
+    });
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Prometheus metrics of the egress listener, read from `EgressStats` when scraped. Labels are fixed sets: the
+ * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the cache's part, the tunnel
+ * close reasons and the two directions; never anything an actor names.
+ */
+import type { Registry } from 'prom-client';
+import { samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
+import { PROXY_METRIC_PREFIX as P } from '../ops/metrics.js';
+import type { EgressStats } from './egress-stats.js';
+
+export function registerEgressMetrics(registry: Registry, stats: EgressStats): void {
+  const life = () => stats.lifetime();
+  scrapedCounterBy(registry, {
+    name: `${P}egress_connects_total`,
+    help: 'CONNECTs on the egress listener, by outcome: allowed (a tunnel opened), denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled, method_not_allowed, too_many_tunnels, unreachable, draining, internal.',
+    labelNames: ['outcome'],
+    read: () => samplesBy('outcome', life().connects),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_refusals_total`,
+    help: 'CONNECTs the egress listener refused itself, by reason: method, certificate, authority (not IP:port), too_many_tunnels, draining, unreachable (the allowed destination could not be dialled).',
+    labelNames: ['reason'],
+    read: () => samplesBy('reason', life().refusals),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_certificate_refusals_total`,
+    help: 'CONNECTs refused 403 invalid actor certificate, by what the certificate failed (never sent to ext_proc, never cached).',
+    labelNames: ['reason'],
+    read: () => samplesBy('reason', life().certificateRefusals),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_decisions_total`,
+    help: 'Egress verdicts by how the verdict cache took part: hit, miss (ext_proc asked), joined (waited for another CONNECT\'s miss), off (no cache).',
+    labelNames: ['cache'],
+    read: () => samplesBy('cache', life().cache),
+  });
+  scrapedGauge(registry, { name: `${P}egress_tunnels_open`, help: 'Egress tunnels open now.', read: () => stats.openTunnels });
+  scrapedCounter(registry, { name: `${P}egress_tunnels_total`, help: 'Egress tunnels opened.', read: () => life().tunnels.opened });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_tunnels_closed_total`,
+    help: 'Egress tunnels closed, by reason: actor, destination, idle, lifetime, drain, internal.',
+    labelNames: ['reason'],
+    read: () => samplesBy('reason', life().tunnels.closed),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_tunnel_bytes_total`,
+    help: 'Bytes through egress tunnels, by direction (open tunnels included).',
+    labelNames: ['direction'],
+    read: (): Sample<'direction'>[] => {
+      const b = life().tunnels.bytes;
+      return [
+        [{ direction: 'from_actor' }, b.fromActor],
+        [{ direction: 'to_actor' }, b.toActor],
+      ];
+    },
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * The egress listener's counters: every CONNECT by outcome, the refusals the listener made itself by reason (the
+ * certificate's by `ActorCertificateRefusal`), how the verdict cache took part, and the tunnels (opened, closed by
+ * reason, bytes each way). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since the
+ * last reset, except `open` and `actors`, which are now; Prometheus reads the lifetime tallies
+ * (`egress-metrics.ts`).
+ */
+import { SinceReset } from '../../lib/since-reset.js';
+import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
+import { ACTOR_CERTIFICATE_REFUSALS, type ActorCertificateRefusal } from './actor-certificate-check.js';
+import type { EgressCacheUse } from './decider.js';
+
+/**
+ * How one CONNECT ended: the slow path's outcomes (`lib/egress/wire.ts`), and the listener's own: another method
+ * (`method_not_allowed`), the per-actor bound (`too_many_tunnels`), an allowed destination that could not be dialled
+ * (`unreachable`), the drain (`draining`), an error inside the proxy (`internal`).
+ */
+export type EgressConnectOutcome = EgressOutcome | 'method_not_allowed' | 'too_many_tunnels' | 'unreachable' | 'draining' | 'internal';
+export const EGRESS_CONNECT_OUTCOMES: readonly EgressConnectOutcome[] = Object.freeze([
+  ...(Object.keys(EGRESS_OUTCOMES) as EgressOutcome[]),
+  'method_not_allowed',
+  'too_many_tunnels',
+  'unreachable',
+  'draining',
+  'internal',
+]);
+
+/** The refusals the listener makes itself, before or after the verdict. */
+export type EgressRefusal = 'method' | 'certificate' | 'authority' | 'too_many_tunnels' | 'draining' | 'unreachable';
+export const EGRESS_REFUSALS: readonly EgressRefusal[] = Object.freeze(['method', 'certificate', 'authority', 'too_many_tunnels', 'draining', 'unreachable']);
+
+/**
+ * Why a tunnel closed: `actor` / `destination` (that side ended or failed first), `idle`
+ * (`--egress-tunnel-idle-timeout-ms`), `lifetime` (`--egress-tunnel-max-lifetime-ms`), `drain` (still open at the end
+ * of the drain), `internal` (an error inside the proxy).
+ */
+export type EgressCloseReason = 'actor' | 'destination' | 'idle' | 'lifetime' | 'drain' | 'internal';
+export const EGRESS_CLOSE_REASONS: readonly EgressCloseReason[] = Object.freeze(['actor', 'destination', 'idle', 'lifetime', 'drain', 'internal']);
+
+export const EGRESS_CACHE_USES: readonly EgressCacheUse[] = Object.freeze(['hit', 'miss', 'joined', 'off']);
+
+/** Bytes through an egress tunnel: from the actor to the destination, and back. */
+export interface EgressBytes {
+  fromActor: number;
+  toActor: number;
+}
+
+const zeros = <K extends string>(keys: readonly K[]): Record<K, number> => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+
+export class EgressTallies {
+  readonly connects = zeros(EGRESS_CONNECT_OUTCOMES);
+  readonly refusals = zeros(EGRESS_REFUSALS);
+  readonly certificateRefusals = zeros(ACTOR_CERTIFICATE_REFUSALS);
+  readonly cache = zeros(EGRESS_CACHE_USES);
+  readonly tunnels = { opened: 0, closed: zeros(EGRESS_CLOSE_REASONS), bytes: { fromActor: 0, toActor: 0 } };
+}
+
+/** What the stats read from the open tunnels. */
+export interface OpenEgressTunnels {
+  readonly size: number;
+  /** Actors with at least one tunnel open or being decided. */
+  readonly actors: number;
+  /** Bytes so far of the tunnels still open. */
+  openBytes(): EgressBytes;
+}
+
+export interface EgressStatsBlock {
+  readonly open: number;
+  readonly actors: number;
+  readonly opened: number;
+  readonly closed: Record<EgressCloseReason, number>;
+  readonly bytes: EgressBytes;
+  readonly connects: Record<EgressConnectOutcome, number>;
+  readonly refusals: Record<EgressRefusal, number>;
+  readonly certificateRefusals: Record<ActorCertificateRefusal, number>;
+  readonly cache: Record<EgressCacheUse, number>;
+}
+
+export class EgressStats {
+  readonly tallies = new EgressTallies();
+  readonly #sinceReset: SinceReset<EgressTallies>;
+
+  constructor(private readonly open: OpenEgressTunnels) {
+    this.#sinceReset = new SinceReset(() => this.lifetime());
+  }
+
+  /** Lifetime tallies, the open tunnels' bytes included. */
+  lifetime(): EgressTallies {
+    const t = this.tallies;
+    const live = this.open.openBytes();
+    return {
+      ...t,
+      tunnels: { ...t.tunnels, bytes: { fromActor: t.tunnels.bytes.fromActor + live.fromActor, toActor: t.tunnels.bytes.toActor + live.toActor } },
+    };
+  }
+
+  get openTunnels(): number {
+    return this.open.size;
+  }
+
+  reset(): void {
+    this.#sinceReset.reset();
+  }
+
+  snapshot(): EgressStatsBlock {
+    const d = this.#sinceReset.current();
+    return {
+      open: this.open.size,
+      actors: this.open.actors,
+      opened: d.tunnels.opened,
+      closed: { ...d.tunnels.closed },
+      bytes: { ...d.tunnels.bytes },
+      connects: { ...d.connects },
+      refusals: { ...d.refusals },
+      certificateRefusals: { ...d.certificateRefusals },
+      cache: { ...d.cache },
+    };
+  }
+}

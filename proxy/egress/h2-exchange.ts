@@ -1,0 +1,76 @@
+/**
+ * An HTTP/2 stream on the egress listener. A classic CONNECT (`:method CONNECT`, `:authority`, no `:path` or
+ * `:scheme`: nghttp2 resets any other shape) is one tunnel; a connection carries as many as it has streams. The 200
+ * leaves the stream open both ways: its DATA frames are the tunnel's bytes, END_STREAM its half-close, and a
+ * destination that fails resets it with CONNECT_ERROR (RFC 9113 §8.5). Any other method gets its refusal on its
+ * stream, the connection untouched.
+ */
+import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchange.js';
+
+const { NGHTTP2_CONNECT_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const EMPTY = Buffer.alloc(0);
+
+const headerText = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(',') : (v ?? ''));
+
+export class H2StreamExchange implements EgressExchange {
+  readonly protocol = 'h2' as const;
+  readonly method: string;
+  readonly authority: string;
+  readonly #gone = new AbortController();
+  #answered = false;
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    readonly connection: EgressConnection,
+  ) {
+    this.method = headerText(headers[':method']);
+    this.authority = headerText(headers[':authority'] ?? headers.host);
+    stream.on('error', () => undefined); // a reset stream ends ('close' follows)
+    stream.once('close', () => {
+      if (!this.#answered) this.#gone.abort();
+    });
+  }
+
+  get gone(): AbortSignal {
+    return this.#gone.signal;
+  }
+
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  #open(): boolean {
+    return !this.stream.destroyed && !this.stream.closed && !this.stream.headersSent;
+  }
+
+  refuse(status: number, body: string, headers?: Readonly<Record<string, string>>): void {
+    if (this.#answered) return;
+    this.#answered = true;
+    if (!this.#open()) return;
+    const bytes = Buffer.from(body, 'utf8');
+    this.stream.resume(); // what the client still sends is discarded
+    this.stream.respond({ ...headers, ':status': status, 'content-type': 'text/plain; charset=utf-8', 'content-length': bytes.length });
+    this.stream.end(bytes);
+  }
+
+  accept(): AcceptedConnect | undefined {
+    if (this.#answered) return undefined;
+    this.#answered = true;
+    if (!this.#open()) return undefined;
+    const stream = this.stream;
+    stream.respond({ ':status': 200 });
+    return {
+      stream,
+      head: EMPTY,
+      abort: () => {
+        if (!stream.destroyed) stream.close(NGHTTP2_CONNECT_ERROR);
+      },
+    };
+  }
+
+  destroy(): void {
+    if (!this.stream.destroyed) this.stream.close(NGHTTP2_INTERNAL_ERROR);
+  }
+}
