@@ -43,6 +43,7 @@ import { cacheOutcome } from './stages/actor-cache/filter.js';
 import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
+import { createProcessEgress } from './egress/process-egress.js';
 import { createAdmin } from './admin/server.js';
 import { createProxyContainment } from './ops/containment.js';
 import type { ResolverHealthTarget } from './admin/resolver-health.js';
@@ -58,6 +59,8 @@ export interface RunningProxy {
   readonly connect?: string;
   /** The CONNECT-over-TLS listener's address (`--connect-tls-listen`). */
   readonly connectTls?: string;
+  /** The egress listener's address (`--egress-listen`). */
+  readonly egress?: string;
   /** Closes the ingress listener; open connections are served as before (the first step of a drain). */
   stopAccepting(): void;
   /** Drains and closes everything; resolves when done. */
@@ -206,6 +209,22 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log, admission: connectionGate };
   const connect = listeners.connect === undefined ? undefined : new ConnectListener(connectDeps);
   const connectTls = listeners.connectTls === undefined ? undefined : new ConnectListener({ ...connectDeps, tls: listeners.connectTls });
+  // The egress listener: actors' outbound CONNECTs, decided through ext_proc on the resolver's channel.
+  const egress =
+    config.egressListener === undefined
+      ? undefined
+      : createProcessEgress({
+          config: config.egressListener,
+          engine: ingressConfig,
+          extProc: config.extProc,
+          stages,
+          log,
+          guard,
+          counters,
+          registry: metrics.registry,
+          accessLog,
+          admission: connectionGate,
+        });
   const tunnelStage: ProxyStage = { stats: () => ({ tunnels: hub.stats.snapshot() }), resetStats: () => hub.stats.reset() };
   const overloadStage: ProxyStage = { stats: () => ({ overload: overloadStats.snapshot() }), resetStats: () => overloadStats.reset() };
   /** Set at SIGTERM: /ready answers 503 for `--drain-delay-ms` before the drain starts. */
@@ -214,7 +233,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     adminToken: ops.adminToken,
     stats,
     registry: metrics.registry,
-    stages: [...stages, tunnelStage, overloadStage],
+    stages: [...stages, tunnelStage, overloadStage, ...(egress === undefined ? [] : [egress.stage])],
     draining: () => readinessFailed || ingress.draining,
     resolverHealth: resolverHealthTarget(config, stages),
     readinessChecks: [overload],
@@ -233,8 +252,11 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const bind = (flag: string, at: HostPort, listen: () => Promise<unknown>): Promise<unknown> => listening('proxy', at.host, at.port, settingOf(PROXY_FLAGS, flag), listen);
   const adminAt = opts.role === 'worker' ? { host: '127.0.0.1', port: 0 } : ops.admin;
   const { tls: tlsAt, connect: connectAt, connectTls: connectTlsAt } = listeners;
+  const egressAt = config.egressListener?.listen;
   const release = async (): Promise<void> => {
-    await Promise.all([ingress.stopAccepting(), connect?.stopAccepting(), connectTls?.stopAccepting()]);
+    egress?.listener.closeAll();
+    await Promise.all([ingress.stopAccepting(), connect?.stopAccepting(), connectTls?.stopAccepting(), egress?.listener.stopAccepting()]);
+    egress?.close();
     router.close();
     overload.stop();
     await Promise.all([pools.destroy(), h2Sessions.destroy()]);
@@ -250,6 +272,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     if (tlsAt !== undefined) await bind('tls-listen', tlsAt.listen, () => ingress.listenTls(tlsAt.listen.host, tlsAt.listen.port, tlsAt));
     if (connect !== undefined && connectAt !== undefined) await bind('connect-listen', connectAt, () => connect.listen(connectAt.host, connectAt.port));
     if (connectTls !== undefined && connectTlsAt !== undefined) await bind('connect-tls-listen', connectTlsAt.listen, () => connectTls.listen(connectTlsAt.listen.host, connectTlsAt.listen.port));
+    if (egress !== undefined && egressAt !== undefined) await bind('egress-listen', egressAt, () => egress.listener.listen(egressAt.host, egressAt.port));
     await bind('admin', adminAt, () => admin.listen({ host: adminAt.host, port: adminAt.port }));
   } catch (err) {
     await release().catch(() => undefined);
@@ -262,11 +285,13 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     admin: boundAddress(admin.server),
     ...(connect === undefined ? {} : { connect: boundAddress(connect.server) }),
     ...(connectTls === undefined ? {} : { connectTls: boundAddress(connectTls.server) }),
+    ...(egress === undefined ? {} : { egress: boundAddress(egress.listener.server) }),
   };
   const stopAccepting = (): void => {
     void ingress.stopAccepting();
     void connect?.stopAccepting();
     void connectTls?.stopAccepting();
+    void egress?.listener.stopAccepting();
   };
 
   let stopping: Promise<void> | undefined;
@@ -283,7 +308,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       void connectTls?.stopAccepting();
       // Open tunnels keep flowing until the drain timeout, then are closed; the ingress waits for their sockets.
       const tunnels = hub.drain(ops.drainTimeoutMs);
-      const clean = (await ingress.drain(ops.drainTimeoutMs)) && (await tunnels);
+      // Egress tunnels the same: no new CONNECT from now on, the open ones closed at the end of the drain.
+      const egressTunnels = egress?.listener.drain(ops.drainTimeoutMs) ?? Promise.resolve(true);
+      const clean = (await Promise.all([ingress.drain(ops.drainTimeoutMs), tunnels, egressTunnels])).every(Boolean);
       if (!clean) log.warn({ inflight: ingress.inflight }, 'drain timeout: closing remaining connections');
       router.close();
       overload.stop();
@@ -291,6 +318,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       await Promise.all([pools, h2Sessions].map((p) => (clean ? p.close() : p.destroy())));
       upstreamTls?.close();
       certificateExpiry.close();
+      egress?.close();
       for (const stage of stages) await stage.close?.();
       await admin.close();
       await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));

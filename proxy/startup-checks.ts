@@ -1,6 +1,7 @@
 /**
  * The proxy's start-up checks of its files, shared by `actor-edge proxy` (before any listener) and `actor-edge
- * validate`: the HTTPS and CONNECT-over-TLS serving certificate, and the mTLS bundles for the workers. A missing or
+ * validate`: the HTTPS and CONNECT-over-TLS serving certificate, the egress listener's serving certificate and
+ * actor identity CA, and the mTLS bundles for the workers. A missing or
  * unusable file is a UsageError naming the flag, the file and the reason.
  */
 import { TlsFileError } from '../lib/tls/files.js';
@@ -9,6 +10,7 @@ import type { ProxyConfig } from './config.js';
 import { loadCertificate } from './edge/tls-certificate.js';
 import { loadUpstreamTls } from './upstream/tls.js';
 import { loadExtProcTls } from './stages/ext-proc/channel-tls.js';
+import { loadClientCa } from './egress/config.js';
 
 /** What was checked: the files and what they hold, e.g. the proxy's own identity. */
 export interface CheckedFiles {
@@ -20,9 +22,17 @@ export interface CheckedFiles {
   readonly extProcTls: boolean;
 }
 
-export function checkProxyFiles(config: Pick<ProxyConfig, 'listeners' | 'upstream' | 'extProc' | 'resolver'>, opts: { readonly upstream?: boolean } = {}): CheckedFiles {
+export function checkProxyFiles(
+  config: Pick<ProxyConfig, 'listeners' | 'upstream' | 'extProc' | 'resolver'> & Partial<Pick<ProxyConfig, 'egressListener'>>,
+  opts: { readonly upstream?: boolean } = {},
+): CheckedFiles {
   const serving = config.listeners.tls ?? config.listeners.connectTls;
   if (serving !== undefined) loadCertificate(serving);
+  const egress = config.egressListener;
+  if (egress !== undefined) {
+    loadCertificate(egress.tls);
+    loadClientCa(egress.clientCaFile);
+  }
   let upstreamIdentity: readonly string[] | undefined;
   if (config.upstream.tls !== undefined && opts.upstream !== false) {
     try {

@@ -18,4 +18,6 @@ export interface ListeningMessage {
   readonly connect?: string;
   /** The CONNECT-over-TLS listener (`--connect-tls-listen`), shared the same way. */
   readonly connectTls?: string;
+  /** The egress listener (`--egress-listen`), shared the same way. */
+  readonly egress?: string;
 }

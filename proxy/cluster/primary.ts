@@ -20,7 +20,7 @@ import { relayBindings } from './binding-relay.js';
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
 
-export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'ops' | 'listeners'>, log: Logger): Promise<void> {
+export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'ops' | 'listeners' | 'egressListener'>, log: Logger): Promise<void> {
   // Every worker binds the same client listeners, through this process: a taken port is told once, here, in one
   // line, before any worker starts (the primary's own admin port too).
   await assertListenersFree(config);
@@ -56,17 +56,19 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
     admin: boundAddress(admin.server),
     ...(first.connect === undefined ? {} : { connect: first.connect }),
     ...(first.connectTls === undefined ? {} : { connectTls: first.connectTls }),
+    ...(first.egress === undefined ? {} : { egress: first.egress }),
     workers: String(config.workers),
   });
 }
 
-async function assertListenersFree(config: Pick<ProxyConfig, 'ops' | 'listeners'>): Promise<void> {
+async function assertListenersFree(config: Pick<ProxyConfig, 'ops' | 'listeners' | 'egressListener'>): Promise<void> {
   const { listen, tls, connect, connectTls } = config.listeners;
   const binds: [string, HostPort | undefined][] = [
     ['listen', listen],
     ['tls-listen', tls?.listen],
     ['connect-listen', connect],
     ['connect-tls-listen', connectTls?.listen],
+    ['egress-listen', config.egressListener?.listen],
     ['admin', config.ops.admin],
   ];
   for (const [flag, at] of binds) if (at !== undefined) await assertFree('proxy', at.host, at.port, settingOf(PROXY_FLAGS, flag));

@@ -17,6 +17,7 @@ export interface WorkerInfo {
   tls?: string;
   connect?: string;
   connectTls?: string;
+  egress?: string;
   admin?: string;
 }
 
@@ -80,6 +81,7 @@ export class WorkerSupervisor {
       info.ingress = m.ingress;
       info.connect = m.connect;
       info.connectTls = m.connectTls;
+      info.egress = m.egress;
       info.admin = m.admin;
       info.tls = m.tls;
       if (!this.#ready && this.live().length >= this.#count) {

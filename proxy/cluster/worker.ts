@@ -42,6 +42,7 @@ export async function runClusterWorker(config: ProxyConfig, assemble: AssembleSt
     admin: running.admin,
     ...(running.connect === undefined ? {} : { connect: running.connect }),
     ...(running.connectTls === undefined ? {} : { connectTls: running.connectTls }),
+    ...(running.egress === undefined ? {} : { egress: running.egress }),
   };
   process.send?.(listening);
 }

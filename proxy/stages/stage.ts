@@ -16,6 +16,7 @@ import type { HealthClient } from '../../lib/grpc-health.js';
 import type { Revalidator } from './revalidator.js';
 import type { CacheConfig } from './actor-cache/config.js';
 import type { ExtProcStageConfig } from './ext-proc/config.js';
+import type { ExtProcClient } from './ext-proc/client.js';
 import type { ResolverConfig } from './apiserver/config.js';
 
 /** Everything the stages are configured with. */
@@ -70,6 +71,8 @@ export interface ProxyStage {
    * readiness check asks it before every check, so it checks that very connection, also after a rotation).
    */
   readonly healthClient?: () => HealthClient;
+  /** A resolver stage's ext_proc client: the egress listener opens its streams on the same channel. */
+  readonly extProcClient?: ExtProcClient;
   /** Top-level blocks merged into `/stats`, e.g. `{ cache: {...} }` or `{ resolver: {...} }`. */
   stats?(): Readonly<Record<string, unknown>>;
   /** `POST /stats/reset`. */

@@ -39,7 +39,7 @@ export interface ProxyHandle {
   readonly address: string;
   /** The admin API as a base URL. */
   readonly admin: string;
-  /** Every address of the ready line (`tls`, `connect`, `connectTls` when those listeners are on). */
+  /** Every address of the ready line (`tls`, `connect`, `connectTls`, `egress` when those listeners are on). */
   readonly addresses: Readonly<Record<string, string | undefined>>;
   /** The JSON log lines so far. */
   logs(): Record<string, unknown>[];
@@ -89,7 +89,7 @@ export async function startTestProxy(opts: TestProxyOptions = {}): Promise<TestP
 /** The test kit's in-process proxy, with the handle every test proxy offers. */
 async function startInProcess(args: string[], assemble: AssembleStages, env: NodeJS.ProcessEnv, overload: ProcessOptions['overload']): Promise<InProcessTestProxy> {
   const { running, logs, stop } = await startProxyInProcess(args, env, { assemble, ...(overload === undefined ? {} : { overload }) });
-  const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls };
+  const addresses = { ingress: running.ingress, admin: running.admin, tls: running.tls, connect: running.connect, connectTls: running.connectTls, egress: running.egress };
   return {
     ingress: `http://${running.ingress}`,
     address: running.ingress,

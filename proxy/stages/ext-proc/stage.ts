@@ -42,6 +42,7 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
       return { extprocMs: state === undefined ? null : Math.round(state.elapsedMs * 1000) / 1000 };
     },
     healthClient: () => client.healthClient(),
+    extProcClient: client,
     close: () => client.close(),
   };
 }
