@@ -140,7 +140,6 @@ export class EgressConnectHandler {
       return answer;
     });
     rec.cache = decided.cache;
-    this.deps.stats.tallies.cache[decided.cache]++;
     if (ex.gone.aborted) return this.#finish(rec, 'cancelled', 499);
     const verdict = decided.verdict;
     if (verdict.kind === 'deny') {

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the egress listener, read from `EgressStats` when scraped. Labels are fixed sets: the
- * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the cache's part, the tunnel
+ * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the tunnel
  * close reasons and the two directions; never anything an actor names.
  */
 import type { Registry } from 'prom-client';
@@ -27,12 +27,6 @@ export function registerEgressMetrics(registry: Registry, stats: EgressStats): v
     help: 'CONNECTs refused 403 invalid actor certificate, by what the certificate failed (never sent to ext_proc, never cached).',
     labelNames: ['reason'],
     read: () => samplesBy('reason', life().certificateRefusals),
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}egress_decisions_total`,
-    help: 'Egress verdicts by how the verdict cache took part: hit, miss (ext_proc asked), joined (waited for another CONNECT\'s miss), off (no cache).',
-    labelNames: ['cache'],
-    read: () => samplesBy('cache', life().cache),
   });
   scrapedGauge(registry, { name: `${P}egress_tunnels_open`, help: 'Egress tunnels open now.', read: () => stats.openTunnels });
   scrapedCounter(registry, { name: `${P}egress_tunnels_total`, help: 'Egress tunnels opened.', read: () => life().tunnels.opened });

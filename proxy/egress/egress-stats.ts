@@ -1,6 +1,6 @@
 /**
  * The egress listener's counters: every CONNECT by outcome, the refusals the listener made itself by reason (the
- * certificate's by `ActorCertificateRefusal`), how the verdict cache took part, and the tunnels (opened, closed by
+ * certificate's by `ActorCertificateRefusal`), and the tunnels (opened, closed by
  * reason, bytes each way). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since the
  * last reset, except `open` and `actors`, which are now; Prometheus reads the lifetime tallies
  * (`egress-metrics.ts`).
@@ -8,7 +8,6 @@
 import { SinceReset } from '../../lib/since-reset.js';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
 import { ACTOR_CERTIFICATE_REFUSALS, type ActorCertificateRefusal } from './actor-certificate-check.js';
-import type { EgressCacheUse } from './decider.js';
 
 /**
  * How one CONNECT ended: the slow path's outcomes (`lib/egress/wire.ts`), and the listener's own: another method
@@ -37,8 +36,6 @@ export const EGRESS_REFUSALS: readonly EgressRefusal[] = Object.freeze(['method'
 export type EgressCloseReason = 'actor' | 'destination' | 'idle' | 'lifetime' | 'drain' | 'internal';
 export const EGRESS_CLOSE_REASONS: readonly EgressCloseReason[] = Object.freeze(['actor', 'destination', 'idle', 'lifetime', 'drain', 'internal']);
 
-export const EGRESS_CACHE_USES: readonly EgressCacheUse[] = Object.freeze(['hit', 'miss', 'joined', 'off']);
-
 /** Bytes through an egress tunnel: from the actor to the destination, and back. */
 export interface EgressBytes {
   fromActor: number;
@@ -51,7 +48,6 @@ export class EgressTallies {
   readonly connects = zeros(EGRESS_CONNECT_OUTCOMES);
   readonly refusals = zeros(EGRESS_REFUSALS);
   readonly certificateRefusals = zeros(ACTOR_CERTIFICATE_REFUSALS);
-  readonly cache = zeros(EGRESS_CACHE_USES);
   readonly tunnels = { opened: 0, closed: zeros(EGRESS_CLOSE_REASONS), bytes: { fromActor: 0, toActor: 0 } };
 }
 
@@ -73,7 +69,6 @@ export interface EgressStatsBlock {
   readonly connects: Record<EgressConnectOutcome, number>;
   readonly refusals: Record<EgressRefusal, number>;
   readonly certificateRefusals: Record<ActorCertificateRefusal, number>;
-  readonly cache: Record<EgressCacheUse, number>;
 }
 
 export class EgressStats {
@@ -113,7 +108,6 @@ export class EgressStats {
       connects: { ...d.connects },
       refusals: { ...d.refusals },
       certificateRefusals: { ...d.certificateRefusals },
-      cache: { ...d.cache },
     };
   }
 }

@@ -10,6 +10,9 @@ import { Counters } from '../../proxy/ops/stats.js';
 import { createProxyMetrics } from '../../proxy/ops/metrics.js';
 import { registerReadinessMetrics, resolverHealthProbe } from '../../proxy/admin/resolver-health.js';
 import { registerTunnelMetrics } from '../../proxy/ops/tunnel-metrics.js';
+import { registerEgressMetrics } from '../../proxy/egress/egress-metrics.js';
+import { EgressStats } from '../../proxy/egress/egress-stats.js';
+import { EgressTunnels } from '../../proxy/egress/tunnels.js';
 import { TunnelHub } from '../../proxy/tunnels/hub.js';
 import { assembleStages } from '../../proxy/stages/assemble.js';
 import { resolverHealthTarget, stagesConfig } from '../../proxy/proxy-process.js';
@@ -67,6 +70,8 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
       const stages = await assembleStages({ config: stagesConfig(config), log: silent, registry: metrics.registry, counters });
       closers.push(...stages.map((s) => () => s.close?.()));
       registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
+      // As a process with --egress-listen registers them.
+      registerEgressMetrics(metrics.registry, new EgressStats(new EgressTunnels(1)));
       const manager = new OverloadManager({ triggers: config.overload.triggers, tallies: new OverloadTallies(), log: silent });
       registerOverloadMetrics(metrics.registry, {
         manager,
