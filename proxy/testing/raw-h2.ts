@@ -69,10 +69,14 @@ export class RawH2 {
   }
 
   /**
-   * Connects (`tls`: over TLS with ALPN h2, any certificate accepted), sends the preface and a SETTINGS frame
-   * (`settings`: its identifier/value pairs, none by default), and acknowledges the server's SETTINGS.
+   * Connects (`tls`: over TLS with ALPN h2, any certificate accepted, with `tlsOptions` such as a client
+   * certificate), sends the preface and a SETTINGS frame (`settings`: its identifier/value pairs, none by default),
+   * and acknowledges the server's SETTINGS.
    */
-  static connect(address: string, opts: { readonly tls?: boolean; readonly settings?: readonly (readonly [number, number])[] } = {}): Promise<RawH2> {
+  static connect(
+    address: string,
+    opts: { readonly tls?: boolean; readonly settings?: readonly (readonly [number, number])[]; readonly tlsOptions?: tls.ConnectionOptions } = {},
+  ): Promise<RawH2> {
     const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
     const settings = Buffer.alloc(6 * (opts.settings?.length ?? 0));
     (opts.settings ?? []).forEach(([id, value], i) => {
@@ -86,7 +90,7 @@ export class RawH2 {
         socket.write(Buffer.concat([HTTP2_PREFACE, frameBytes(FRAME.SETTINGS, 0, 0, settings)]));
         resolve(c);
       };
-      const socket: net.Socket = opts.tls === true ? tls.connect({ host, port, ALPNProtocols: ['h2'], rejectUnauthorized: false }, start) : net.connect(port, host, start);
+      const socket: net.Socket = opts.tls === true ? tls.connect({ host, port, ALPNProtocols: ['h2'], rejectUnauthorized: false, ...opts.tlsOptions }, start) : net.connect(port, host, start);
       socket.once('error', reject);
     });
   }

@@ -31,6 +31,8 @@ export interface H2Send {
   /** Each stream with the request id it carries (`x-request-id`, after the generated fields). */
   readonly streams: readonly (H2Stream & { readonly id: string })[];
   readonly deadlineMs: number;
+  /** With `tls`: a client certificate to present (the egress listener's actors). */
+  readonly clientCertificate?: { readonly cert: string; readonly key: string } | undefined;
 }
 
 type Outgoing = H2Send['streams'][number];
@@ -63,7 +65,7 @@ function nodeHeaders(s: Outgoing): http2.OutgoingHttpHeaders | undefined {
 }
 
 async function viaNode(send: H2Send, streams: readonly Outgoing[], refused: Outgoing[]): Promise<H2StreamOutcome[]> {
-  const session = http2.connect(`${send.tls ? 'https' : 'http'}://${send.address}`, { rejectUnauthorized: false });
+  const session = http2.connect(`${send.tls ? 'https' : 'http'}://${send.address}`, { rejectUnauthorized: false, ...send.clientCertificate });
   session.on('error', () => undefined);
   const out: H2StreamOutcome[] = [];
   const waits: Promise<void>[] = [];
@@ -116,7 +118,7 @@ async function viaNode(send: H2Send, streams: readonly Outgoing[], refused: Outg
 
 async function viaRaw(send: H2Send, streams: readonly Outgoing[]): Promise<H2StreamOutcome[]> {
   if (streams.length === 0) return [];
-  const c = await RawH2.connect(send.address, { tls: send.tls, settings: [[SETTING.HEADER_TABLE_SIZE, 0]] });
+  const c = await RawH2.connect(send.address, { tls: send.tls, settings: [[SETTING.HEADER_TABLE_SIZE, 0]], ...(send.clientCertificate === undefined ? {} : { tlsOptions: send.clientCertificate }) });
   const ids = streams.map((_, i) => 1 + 2 * i);
   try {
     streams.forEach((s, i) => {
