@@ -7,6 +7,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { replaceFile } from '../../lib/tls/testing/pki.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { OUTBOUND_DIRECTION } from '../../lib/egress/wire.js';
 import type { ClientCredentials } from './testing/egress-pki.js';
@@ -352,5 +356,29 @@ test('drain: new CONNECTs are refused, open tunnels flow until the drain timeout
     assert.equal((lastLine(rig).tunnel as { closedBy: string }).closedBy, 'drain');
   } finally {
     await rig.close();
+  }
+});
+
+test('the serving certificate is reloaded when its file changes; actor certificates are still verified after it', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'egress-serving-'));
+  const bundle = path.join(dir, 'server.pem');
+  await replaceFile(pki.server.certFile, bundle);
+  const rig = await startEgressRig({ serverBundle: bundle });
+  try {
+    const before = await h1Connect(rig.target, actor, echo.address);
+    assert.equal(before.status, 200);
+    const firstSerial = before.socket.getPeerCertificate().serialNumber;
+    before.socket.destroy();
+    await replaceFile(await pki.rotatedServer(), bundle);
+    await waitFor(() => rig.listener.listener.certificate.reloads === 1, 5000, 'the reload');
+    const after = await h1Connect(rig.target, actor, echo.address);
+    assert.equal(after.status, 200, 'the actor certificate verified against the actor identity CA after the reload');
+    assert.notEqual(after.socket.getPeerCertificate().serialNumber, firstSerial);
+    after.socket.destroy();
+    const untrusted = await h1Connect(rig.target, pki.otherCa, echo.address);
+    assert.deepEqual([untrusted.status, untrusted.body], [403, 'invalid actor certificate']);
+  } finally {
+    await rig.close();
+    await rm(dir, { recursive: true, force: true });
   }
 });

@@ -87,7 +87,7 @@ export class EgressListener {
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
   /** The connection `#onConnection` is handing to the HTTP/2 engine (its session is made while it does). */
-  #accepting: EgressConnection | undefined;
+  #accepting: { readonly connection: EgressConnection; readonly socket: Socket } | undefined;
   #closed: Promise<void> | undefined;
 
   /** Throws a UsageError when the certificate files or the client CA are missing or unusable. */
@@ -169,7 +169,7 @@ export class EgressListener {
     socket.once('close', () => this.#sockets.delete(socket));
     socket.on('error', () => undefined); // a broken connection ends what it carries ('close' follows)
     if (protocol === 'h2') {
-      this.#accepting = connection;
+      this.#accepting = { connection, socket };
       try {
         this.#h2.emit('connection', socket);
       } finally {
@@ -181,8 +181,8 @@ export class EgressListener {
   }
 
   #onSession(session: ServerHttp2Session): void {
-    const connection = this.#accepting ?? UNKNOWN_CONNECTION;
-    this.#connections.set(session, connection);
+    const accepting = this.#accepting;
+    this.#connections.set(session, accepting?.connection ?? UNKNOWN_CONNECTION);
     this.#sessions.add(session);
     session.once('close', () => this.#sessions.delete(session));
     session.on('error', () => undefined); // a broken connection ends its streams ('close' follows)
@@ -190,7 +190,7 @@ export class EgressListener {
     (session as ServerHttp2Session & { [CLOCK]?: SessionClock })[CLOCK] = clock;
     session.once('close', () => clock.stop());
     // HTTP/2 has no half-closed connection: the client's FIN ends it and every tunnel on it.
-    session.socket?.once('end', () => session.destroy());
+    accepting?.socket.once('end', () => session.destroy());
     if (this.tunnels.draining) session.close();
   }
 

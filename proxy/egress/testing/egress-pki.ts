@@ -25,6 +25,8 @@ export interface EgressPki {
   readonly server: { readonly certFile: string; readonly keyFile: string };
   /** What a client trusts the listener with. */
   readonly serverCa: string;
+  /** Another serving certificate from the same CA (a rotation), its bundle file. */
+  rotatedServer(): Promise<string>;
   /** A fresh certificate for `<atespace>/<name>` from the actor identity CA. */
   actor(atespace: string, name: string, opts?: { readonly days?: number }): Promise<ClientCredentials>;
   /** A certificate naming an actor, from another CA. */
@@ -63,6 +65,7 @@ async function build(): Promise<EgressPki> {
     actorCaFile: actorCa.certFile,
     server: { certFile: serverBundle, keyFile: serverBundle },
     serverCa: await readFile(serverCa.certFile, 'utf8'),
+    rotatedServer: () => serverCa.issue({ name: `egress-server-${serial++}`, commonName: 'egress', dnsNames: ['localhost'], ips: ['127.0.0.1'], usage: 'server' }),
     actor,
     otherCa: await credentials(await other.issue({ name: 'other-actor', commonName: 'a', uris: [`${ACTOR_URI_PREFIX}/team/a`], usage: 'client-and-server' })),
     noUri: await credentials(await actorCa.issue({ name: 'no-uri', commonName: 'a', usage: 'client-and-server' })),

@@ -59,6 +59,8 @@ export interface EgressRigOptions {
   readonly decider?: EgressDecider;
   readonly log?: Logger;
   readonly keepAliveTimeoutMs?: number;
+  /** The serving certificate's bundle (default: the test PKI's). */
+  readonly serverBundle?: string;
 }
 
 export async function startEgressRig(opts: EgressRigOptions = {}): Promise<EgressRig> {
@@ -72,7 +74,7 @@ export async function startEgressRig(opts: EgressRigOptions = {}): Promise<Egres
   const accessLog = new AccessLog({ kind: 'stdout' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   const config: EgressListenerConfig = {
     listen: { host: '127.0.0.1', port: 0 },
-    tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile, flags: { cert: '--egress-tls-cert', key: '--egress-tls-key' } },
+    tls: { certFile: opts.serverBundle ?? pki.server.certFile, keyFile: opts.serverBundle ?? pki.server.keyFile, flags: { cert: '--egress-tls-cert', key: '--egress-tls-key' } },
     clientCaFile: pki.actorCaFile,
     tunnelIdleTimeoutMs: 300_000,
     tunnelMaxLifetimeMs: 3_600_000,
