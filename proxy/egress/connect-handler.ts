@@ -140,7 +140,7 @@ export class EgressConnectHandler {
       return answer;
     });
     rec.cache = decided.cache;
-    if (ex.gone.aborted) return this.#finish(rec, 'cancelled', 499);
+    if (ex.gone.aborted) return this.#cancelled(rec);
     const verdict = decided.verdict;
     if (verdict.kind === 'deny') {
       ex.refuse(verdict.status, verdict.body);
@@ -148,7 +148,7 @@ export class EgressConnectHandler {
     }
 
     const dialed = await dial(destination, limits.connectTimeoutMs, ex.gone);
-    if (dialed.kind === 'cancelled') return this.#finish(rec, 'cancelled', 499);
+    if (dialed.kind === 'cancelled') return this.#cancelled(rec);
     if (dialed.kind === 'failed') {
       rec.detail = dialed.reason;
       return this.#refuse(rec, 'unreachable', 'unreachable', 502, UNREACHABLE_BODY);
@@ -156,7 +156,7 @@ export class EgressConnectHandler {
     const side = ex.accept();
     if (side === undefined) {
       dialed.socket.destroy();
-      return this.#finish(rec, 'cancelled', 499);
+      return this.#cancelled(rec);
     }
     rec.tunnel = new EgressTunnel(side, dialed.socket, side.head, limits, this.#hooks);
     this.#tunnelOf.set(rec.tunnel, rec);
@@ -179,6 +179,12 @@ export class EgressConnectHandler {
     rec.finished = true;
     this.deps.stats.tallies.connects[outcome]++;
     return true;
+  }
+
+  /** The actor went away before its answer: what is left of its connection or stream is closed. */
+  #cancelled(rec: ConnectRecord): void {
+    rec.ex.destroy();
+    this.#finish(rec, 'cancelled', 499);
   }
 
   /** A CONNECT that opened no tunnel: counted, its place given back, its line logged. */

@@ -2,7 +2,7 @@
  * The egress listener's counters: every CONNECT by outcome, the refusals the listener made itself by reason (the
  * certificate's by `ActorCertificateRefusal`), and the tunnels (opened, closed by
  * reason, bytes each way). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since the
- * last reset, except `open` and `actors`, which are now; Prometheus reads the lifetime tallies
+ * last reset, except `connections`, `open` and `actors`, which are now; Prometheus reads the lifetime tallies
  * (`egress-metrics.ts`).
  */
 import { SinceReset } from '../../lib/since-reset.js';
@@ -61,6 +61,8 @@ export interface OpenEgressTunnels {
 }
 
 export interface EgressStatsBlock {
+  /** TLS connections to the egress listener open now. */
+  readonly connections: number;
   readonly open: number;
   readonly actors: number;
   readonly opened: number;
@@ -75,7 +77,11 @@ export class EgressStats {
   readonly tallies = new EgressTallies();
   readonly #sinceReset: SinceReset<EgressTallies>;
 
-  constructor(private readonly open: OpenEgressTunnels) {
+  constructor(
+    private readonly open: OpenEgressTunnels,
+    /** TLS connections open now. */
+    private readonly connections: () => number = () => 0,
+  ) {
     this.#sinceReset = new SinceReset(() => this.lifetime());
   }
 
@@ -100,6 +106,7 @@ export class EgressStats {
   snapshot(): EgressStatsBlock {
     const d = this.#sinceReset.current();
     return {
+      connections: this.connections(),
       open: this.open.size,
       actors: this.open.actors,
       opened: d.tunnels.opened,

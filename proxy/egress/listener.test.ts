@@ -233,6 +233,7 @@ test('an actor that goes away while ext_proc decides cancels the stream', async 
     await waitFor(() => rig.extproc.closedByClient >= 1, 5000, 'the stream cancelled');
     await waitFor(() => lastLine(rig).outcome === 'cancelled', 5000, 'the CONNECT logged as cancelled');
     assert.equal(rig.listener.tunnels.held('team/a'), 0, 'its place is given back');
+    await waitFor(() => rig.listener.stats.snapshot().connections === 0, 5000, 'its connection closed on the proxy\'s side too');
   } finally {
     await rig.close();
   }

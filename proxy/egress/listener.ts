@@ -96,7 +96,7 @@ export class EgressListener {
     const { config, engine, guard } = deps;
     const now = deps.now ?? Date.now;
     this.tunnels = new EgressTunnels(config.maxTunnelsPerActor);
-    this.stats = new EgressStats(this.tunnels);
+    this.stats = new EgressStats(this.tunnels, () => this.#sockets.size);
     this.#handler = new EgressConnectHandler({
       limits: { idleTimeoutMs: config.tunnelIdleTimeoutMs, maxLifetimeMs: config.tunnelMaxLifetimeMs, connectTimeoutMs: config.connectTimeoutMs },
       decider: deps.decider,
