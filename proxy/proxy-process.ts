@@ -1,7 +1,7 @@
 /**
  * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`), the
  * router and its pools, the chain, the request lifecycle and the ingress (listeners and protocol engines), the
- * CONNECT listeners, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one
+ * CONNECT listeners, the egress listener (`--egress-listen`), the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one
  * node:cluster worker (then its admin listens on an internal loopback port and the primary aggregates it).
  */
 import type { FastifyInstance } from 'fastify';

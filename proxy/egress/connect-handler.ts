@@ -108,9 +108,10 @@ export class EgressConnectHandler {
     return {
       fail: () => {
         if (rec.tunnel !== undefined) return rec.tunnel.close('internal');
-        if (!rec.ex.answered) rec.ex.refuse(500, 'internal error');
-        else rec.ex.destroy();
-        this.#finish(rec, 'internal', rec.ex.answered ? 500 : 499);
+        const answered = rec.ex.answered;
+        if (answered) rec.ex.destroy();
+        else rec.ex.refuse(500, 'internal error');
+        this.#finish(rec, 'internal', 500);
       },
     };
   }

@@ -51,8 +51,9 @@ export class H2StreamExchange implements EgressExchange {
     if (!this.#open()) return;
     const bytes = Buffer.from(body, 'utf8');
     this.stream.resume(); // what the client still sends is discarded
-    this.stream.respond({ ...headers, ':status': status, 'content-type': 'text/plain; charset=utf-8', 'content-length': bytes.length });
-    this.stream.end(bytes);
+    const head = this.method === 'HEAD'; // its answer has no body
+    this.stream.respond({ ...headers, ':status': status, 'content-type': 'text/plain; charset=utf-8', 'content-length': bytes.length }, { endStream: head });
+    if (!head) this.stream.end(bytes);
   }
 
   accept(): AcceptedConnect | undefined {

@@ -7,6 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -381,5 +382,52 @@ test('the serving certificate is reloaded when its file changes; actor certifica
   } finally {
     await rig.close();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('the decider answers first: a cached verdict skips ext_proc; its key is the certificate digest and the normalised destination', async () => {
+  const keys: { certDigest: string; destination: string; notAfterMs: number }[] = [];
+  const rig = await startEgressRig({
+    decider: {
+      async decide(key, notAfterMs) {
+        keys.push({ ...key, notAfterMs });
+        return { verdict: { kind: 'deny', status: 403, body: 'egress denied', outcome: 'denied' }, cache: 'hit' };
+      },
+    },
+  });
+  try {
+    const answer = await h1Connect(rig.target, actor, '127.0.0.1:0080');
+    assert.deepEqual([answer.status, answer.body], [403, 'egress denied']);
+    assert.equal(asked(rig), 0);
+    assert.equal(lastLine(rig).cache, 'hit');
+    const leaf = new X509Certificate(actor.cert);
+    assert.deepEqual(keys, [{ certDigest: createHash('sha256').update(leaf.raw).digest('hex'), destination: '127.0.0.1:80', notAfterMs: Date.parse(leaf.validTo) }]);
+  } finally {
+    await rig.close();
+  }
+});
+
+test('an error inside the proxy ends that CONNECT alone: 500, counted at egress-connect, its place given back, the listener serves on', async () => {
+  let fail = true;
+  const rig = await startEgressRig({
+    decider: {
+      async decide(_key, _notAfter, slowPath) {
+        if (fail) throw new Error('a decider that throws');
+        return { verdict: (await slowPath()).verdict, cache: 'off' };
+      },
+    },
+  });
+  try {
+    const answer = await h1Connect(rig.target, actor, echo.address);
+    assert.deepEqual([answer.status, answer.body], [500, 'internal error']);
+    assert.equal(rig.internalErrors['egress-connect'], 1);
+    assert.equal(lastLine(rig).outcome, 'internal');
+    assert.equal(rig.listener.tunnels.actors, 0);
+    fail = false;
+    const next = await h1Connect(rig.target, actor, echo.address);
+    assert.equal(next.status, 200);
+    next.socket.destroy();
+  } finally {
+    await rig.close();
   }
 });
