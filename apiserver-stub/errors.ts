@@ -17,6 +17,7 @@ export class StubError extends Error {
 export const errors = Object.freeze({
   invalidArgument: (message: string) => new StubError(Code.INVALID_ARGUMENT, message),
   actorNotFound: (key: string) => new StubError(Code.NOT_FOUND, `actor "${key}" not found`),
+  noEgressPolicy: (key: string) => new StubError(Code.NOT_FOUND, `actor "${key}" has no egress policy`),
   actorExists: (key: string) => new StubError(Code.ALREADY_EXISTS, `actor "${key}" already exists`),
   leaseConflict: () => new StubError(Code.ABORTED, 'another operation is in progress for this actor'),
   noFreeWorkers: () => new StubError(Code.RESOURCE_EXHAUSTED, 'no free workers available'),

@@ -87,8 +87,8 @@ const GRPC_SERVER_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_
 
 export async function startApiserverStub(config: StubConfig, log: Logger): Promise<RunningStub> {
   const store = new Store();
-  const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
-  seedActors(store, config.atespace, config.actors);
+  const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, readLatencyMs: config.readLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
+  seedActors(store, config.atespace, config.actors, cp.egress, config.egressSeed);
   const counters = new RpcCounters();
   const churn = new Churn(cp, log);
 

@@ -8,6 +8,7 @@ import { throwEveryProblem } from '../lib/config-problems.js';
 import type { TlsFileCheck } from '../lib/tls/files.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readStubConfig } from './config.js';
+import type { EgressSeed } from './egress-seed.js';
 import { readWorkerConfig } from './worker/config.js';
 import type { WorkerTlsSettings } from './worker/tls.js';
 
@@ -24,6 +25,13 @@ function workerTlsFiles(tls: WorkerTlsSettings | undefined, prefix: string): Tls
 
 function workerTlsText(tls: WorkerTlsSettings | undefined): string {
   return tls === undefined ? 'plain HTTP' : `mTLS, accepting only ${tls.clientIdentity}`;
+}
+
+function egressSeedText(seed: EgressSeed): string {
+  const own = seed.byName.size === 0 ? [] : [`${seed.byName.size} seeded actor(s) with their own`];
+  const others = seed.others === undefined ? [] : [`${own.length === 0 ? 'every' : 'every other'} seeded actor with the "*" one`];
+  const parts = [...own, ...others];
+  return parts.length === 0 ? 'none (the seeded actors reach nothing)' : parts.join(', ');
 }
 
 export async function validateStub(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
@@ -50,6 +58,7 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
       ['admin', at(c.admin)],
       ['workers', `${c.workers} in-process from ${c.workerIpBase}:${c.workerPort}, ${c.workerCapacity} actor(s) each, ${workerTlsText(c.workerTls)}`],
       ['actors', `${c.actors} in atespace ${c.atespace} under ${c.actorSuffix}, all SUSPENDED`],
+      ['egress policies', egressSeedText(c.egressSeed)],
     ],
     config: c,
   };
