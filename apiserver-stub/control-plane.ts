@@ -64,10 +64,13 @@ export class ControlPlane {
     return this.store.requireActor(ref);
   }
 
-  /** A read as the gRPC API answers it: after the `readLatencyMs` delay (none by default). */
+  /**
+   * A read as the gRPC API answers it: after the `readLatencyMs` delay (none by default). The delay does not hold
+   * the process open: a read still waiting when the stub stops has no one left to answer.
+   */
   read<T>(answer: () => T): T | Promise<T> {
     const ms = this.settings.readLatencyMs;
-    return ms > 0 ? sleep(ms).then(answer) : answer();
+    return ms > 0 ? sleep(ms, undefined, { ref: false }).then(answer) : answer();
   }
 
   create(ref: ActorRef, templateNamespace = '', templateName = ''): ActorRecord {
