@@ -6,14 +6,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, egressOutcomeOf, type EgressOutcome } from '../lib/egress/wire.js';
 import type { InProcessComponent } from '../lib/testing/component.js';
 import { eventually } from '../lib/testing/wait.js';
 import { workerNet } from '../lib/loopback.js';
-import { DevCa } from '../lib/tls/dev-ca.js';
+import { createActorCa, mintActorCertificate } from '../lib/tls/actor-certs.js';
+import { actorCertFixtures, type ActorCertFixtures, type BadActorCert } from '../lib/tls/testing/actor-certs.js';
 import { startStubInProcess } from '../apiserver-stub/testing/in-process.js';
 import { controlClient } from '../apiserver-stub/testing/clients.js';
 import type * as api from '../apiserver-stub/ateapi-types.js';
@@ -25,19 +26,14 @@ let stub: InProcessComponent;
 let extproc: InProcessComponent;
 let client: EnvoyLikeClient;
 let dir: string;
-let ca: DevCa;
+let fixtures: ActorCertFixtures;
 const certificates = new Map<string, Promise<string>>();
 
-async function mint(name: string, atespace: string): Promise<string> {
-  const bundle = await ca.issue({ name: `${atespace}-${name}`, commonName: name, uris: [`spiffe://substrate-actor.local/ateom-for-actor/${atespace}/${name}`], usage: 'client-and-server' });
-  return firstCertificate(await readFile(bundle, 'utf8'));
-}
-
-/** A certificate for `actor` (the URI form the platform mints), made once. */
+/** A certificate for `actor` from the stub's actor identity CA (as its admin API mints one), made once. */
 function certificateOf(name: string, atespace = 'demo'): Promise<string> {
   const key = `${atespace}/${name}`;
   let pem = certificates.get(key);
-  if (pem === undefined) certificates.set(key, (pem = mint(name, atespace)));
+  if (pem === undefined) certificates.set(key, (pem = mintActorCertificate(dir, { atespace, name }).then((m) => m.certPem)));
   return pem;
 }
 
@@ -79,10 +75,11 @@ async function rpcCounts(): Promise<Record<string, Record<string, number>>> {
 
 before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-egress-'));
-  ca = await DevCa.create(dir, { name: 'actor-ca', commonName: 'actor identity CA' });
+  await createActorCa(dir);
+  fixtures = await actorCertFixtures();
   const net = await workerNet();
   stub = await startStubInProcess([
-    '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '10', '--worker-ip-base', net.ipBase,
+    '--actor-ca-dir', dir, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '10', '--worker-ip-base', net.ipBase,
     '--worker-port', String(net.port), '--actors', '10', '--atespace', 'demo', '--cold-resume-ms', '5', '--resolve-latency-ms', '0',
   ]);
   extproc = await startExtprocInProcess(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port)]);
@@ -94,6 +91,7 @@ after(async () => {
   await extproc?.stop();
   await stub?.stop();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await fixtures?.close();
 });
 
 describe('extproc egress mode', () => {
@@ -175,30 +173,27 @@ describe('extproc egress mode', () => {
     assert.equal(outcomeOf(await connect('actor-005', '192.0.2.1:1')), 'allowed');
   });
 
-  test('a missing or malformed certificate attribute is 403 invalid_certificate, and costs no control-plane call', async () => {
+  test('a missing or malformed certificate attribute, or a certificate an actor must not present, is 403 invalid_certificate, and costs no control-plane call', async () => {
     const before = await rpcCounts();
-    const noUri = firstCertificate(await readFile(await ca.issue({ name: 'no-uri', commonName: 'x', dnsNames: ['x.example'], usage: 'client' }), 'utf8'));
-    const twoUris = firstCertificate(
-      await readFile(
-        await ca.issue({
-          name: 'two-uris',
-          commonName: 'x',
-          uris: ['spiffe://substrate-actor.local/ateom-for-actor/demo/actor-005', 'spiffe://substrate-actor.local/ateom-for-actor/demo/actor-006'],
-          usage: 'client',
-        }),
-        'utf8',
-      ),
-    );
-    const otherDomain = firstCertificate(await readFile(await ca.issue({ name: 'other-domain', commonName: 'x', uris: ['spiffe://cluster.local/ns/demo/sa/actor-005'], usage: 'client' }), 'utf8'));
-    const badName = firstCertificate(await readFile(await ca.issue({ name: 'bad-name', commonName: 'x', uris: ['spiffe://substrate-actor.local/ateom-for-actor/demo/Actor_5'], usage: 'client' }), 'utf8'));
     const garbage = ['not a certificate', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', 'x'.repeat(20_000), ''];
-    for (const certificate of [undefined, ...garbage, noUri, twoUris, otherDomain, badName]) {
+    // Another CA's certificate is the data plane's to refuse (it verifies the chain); extproc sees an actor.
+    const bad = (Object.keys(fixtures.bad) as BadActorCert[]).filter((n) => n !== 'other-ca').map((n) => fixtures.bad[n].certPem);
+    for (const certificate of [undefined, ...garbage, ...bad]) {
       const { verdict } = await egressConnect(client, { authority: '127.0.0.1:9000', certificate });
       assert.equal(outcomeOf(verdict), 'invalid_certificate', String(certificate).slice(0, 40));
     }
     const after = await rpcCounts();
     assert.deepEqual(after.GetActor, before.GetActor);
     assert.deepEqual(after.GetActorEgressPolicy, before.GetActorEgressPolicy);
+  });
+
+  test('a certificate minted through the stub\'s admin API for a running actor is the one its CONNECTs present', async () => {
+    await running('actor-005');
+    assert.equal((await stubAdmin('PUT', '/actors/demo/actor-005/egress-policy', { rules: [{ kind: 'all' }] })).status, 200);
+    const minted = await stubAdmin<{ bundle: string; notAfter: string }>('POST', '/actors/demo/actor-005/certificate');
+    assert.equal(minted.status, 200);
+    const { verdict } = await egressConnect(client, { authority: '192.0.2.9:443', certificate: firstCertificate(minted.body.bundle) });
+    assert.equal(outcomeOf(verdict), 'allowed');
   });
 
   test('no cache: every CONNECT costs one GetActor and one GetActorEgressPolicy, counted in both components', async () => {

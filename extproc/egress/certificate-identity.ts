@@ -1,11 +1,12 @@
 /**
- * The actor an egress CONNECT's `source.certificate` attribute names: the PEM parsed as an X.509 certificate, whose
- * one URI SAN must name an actor. The data plane verified the certificate (chain, validity, usage) before it sent
- * it; this reads who it belongs to. Never throws.
+ * The actor an egress CONNECT's `source.certificate` attribute names. The data plane verified the certificate's
+ * chain against the actor identity CA before it sent it (extproc does not hold that CA); everything else an actor
+ * certificate must be is checked again here, now, with the shared check (lib/egress/actor-certificate.ts): inside its
+ * validity window (a connection can outlive its certificate), not a CA, ClientAuth, exactly one URI SAN naming an
+ * actor. Never throws.
  */
 import { X509Certificate } from 'node:crypto';
-import { uriSans } from '../../lib/tls/identity.js';
-import { actorIdentityOfUri, type ActorIdentity } from './actor-identity-shim.js';
+import { checkActorCertificate, type ActorIdentity } from '../../lib/egress/actor-certificate.js';
 
 export type CertificateIdentity =
   | { readonly kind: 'actor'; readonly actor: ActorIdentity }
@@ -18,24 +19,22 @@ function invalid(detail: string): CertificateIdentity {
   return { kind: 'invalid', detail };
 }
 
-/** `pem`: the attribute's value (undefined: the attribute was absent or not a string). */
-export function identityOfCertificate(pem: string | undefined): CertificateIdentity {
+/** `pem`: the attribute's value (undefined: the attribute was absent or not a string); `nowMs`: the clock. */
+export function identityOfCertificate(pem: string | undefined, nowMs = Date.now()): CertificateIdentity {
   if (pem === undefined || pem === '') return invalid('no source.certificate attribute');
   if (pem.length > MAX_CERTIFICATE_PEM) return invalid(`source.certificate is ${pem.length} characters, more than ${MAX_CERTIFICATE_PEM}`);
-  let certificate: X509Certificate;
+  let leaf: X509Certificate;
   try {
-    certificate = new X509Certificate(pem);
+    leaf = new X509Certificate(pem);
   } catch (err) {
     return invalid(`source.certificate is not a PEM certificate (${(err as Error).message})`);
   }
-  let uris: string[];
+  let check;
   try {
-    uris = uriSans(certificate.subjectAltName);
+    // The chain was verified by the data plane's TLS layer: `authorized` stands for that.
+    check = checkActorCertificate({ leaf, authorized: true }, nowMs);
   } catch (err) {
-    return invalid(`the certificate's subject alternative names cannot be read (${(err as Error).message})`);
+    return invalid(`the certificate cannot be read (${(err as Error).message})`);
   }
-  if (uris.length !== 1) return invalid(`the certificate has ${uris.length} URI SANs; an actor certificate has one`);
-  const actor = actorIdentityOfUri(uris[0] as string);
-  if (actor === undefined) return invalid(`the URI SAN ${JSON.stringify(uris[0])} names no actor`);
-  return { kind: 'actor', actor };
+  return check.kind === 'actor' ? { kind: 'actor', actor: check.actor } : invalid(`${check.reason}: ${check.detail}`);
 }
