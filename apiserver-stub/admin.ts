@@ -1,7 +1,7 @@
 /**
  * The admin HTTP API (fastify): the common ops routes (lib/ops-routes.ts: /ready, /stats, /stats/reset, /metrics),
  * actors (list, inspect with delivered request ids,
- * create, delete, resume, suspend, move, egress policy), workers (list, stop, start), run-time latencies (PUT /config),
+ * create, delete, resume, suspend, move, egress policy, certificate), workers (list, stop, start), run-time latencies (PUT /config),
  * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
@@ -14,6 +14,7 @@ import { grpcCodeName } from '../lib/wire-contract.js';
 import { asStubError, errors, httpStatusOf } from './errors.js';
 import { actorView, egressPolicyView, workerView } from './messages.js';
 import { checkedPolicy } from './egress-policies.js';
+import { ActorCertificates, lifetimeOf } from './actor-certificates.js';
 import type { RpcCounters } from './rpc-counters.js';
 import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
@@ -38,6 +39,8 @@ export interface AdminDeps {
   readonly certificateExpiry?: CertificateExpiry;
   /** Where state-changing calls are logged with the caller's address. */
   readonly log?: Logger;
+  /** Mints actor certificates (`--actor-ca-dir`); absent: the route answers 501. */
+  readonly actorCertificates?: ActorCertificates;
 }
 
 interface ActorParams {
@@ -58,7 +61,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log, actorCertificates = new ActorCertificates(undefined) }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -115,6 +118,11 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
   app.delete<{ Params: ActorParams }>('/actors/:atespace/:name/egress-policy', { config: { description: "removes the actor's egress policy (it then reaches nothing)" } }, async (req) => {
     cp.egress.delete(validRef(req.params));
     return { ok: true };
+  });
+
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/certificate', { config: { description: 'mints a certificate for the running (or resuming) actor with the actor identity CA: {bundle, notAfter, notAfterMs}; optional {"lifetimeMs"} (default 1 h); 409 not running, 501 no --actor-ca-dir' } }, async (req) => {
+    const actor = cp.get(validRef(req.params));
+    return actorCertificates.mint(actor, lifetimeOf(req.body));
   });
 
   app.get('/workers', { config: { description: 'every worker: ip, alive, actors, requests' } }, async () => {

@@ -75,6 +75,14 @@ export const STUB_FLAGS = {
     key: 'egressPolicies',
     help: 'egress policies of the seeded actors: a JSON object of actor name (or "*" for every other seeded actor) → policy, e.g. {"actor-000":{"rules":[{"kind":"cidrs","cidrs":["127.0.0.1/32"],"ports":[9000]}]}}; an actor without one reaches nothing',
   },
+  'actor-ca-dir': {
+    type: 'string',
+    env: 'APISERVER_ACTOR_CA_DIR',
+    default: '',
+    section: 'actors',
+    key: 'caDir',
+    help: 'directory of the actor identity CA (actor-ca.pem, actor-ca.key; `actor-edge certs` writes one): POST /actors/:atespace/:name/certificate then mints a certificate for a running actor (empty: it answers 501)',
+  },
   'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, section: 'actors', help: 'delay before ResumeActor answers for a RUNNING actor' },
   'read-latency-ms': { type: 'number', env: 'APISERVER_READ_LATENCY_MS', default: 0, max: 60_000, section: 'actors', help: 'delay before GetActor and GetActorEgressPolicy answer' },
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
@@ -112,6 +120,8 @@ export interface StubConfig {
   readonly atespace: string;
   /** The seeded actors' egress policies. */
   readonly egressSeed: EgressSeed;
+  /** The actor identity CA's directory; undefined: the stub mints no actor certificates. */
+  readonly actorCaDir: string | undefined;
   readonly resolveLatencyMs: number;
   readonly readLatencyMs: number;
   readonly coldResumeMs: number;
@@ -156,6 +166,7 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     workerCapacity: v['worker-capacity'],
     actors: v.actors,
     atespace: v.atespace,
+    actorCaDir: v['actor-ca-dir'] === '' ? undefined : v['actor-ca-dir'],
     egressSeed: parseEgressSeed(v['seed-egress-policies'], () => seedActorNames(v.actors)),
     resolveLatencyMs: v['resolve-latency-ms'],
     readLatencyMs: v['read-latency-ms'],

@@ -9,6 +9,7 @@ import type { TlsFileCheck } from '../lib/tls/files.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readStubConfig } from './config.js';
 import type { EgressSeed } from './egress-seed.js';
+import { actorCaFiles } from '../lib/tls/actor-certs.js';
 import { readWorkerConfig } from './worker/config.js';
 import type { WorkerTlsSettings } from './worker/tls.js';
 
@@ -47,6 +48,7 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
           { kind: 'trust-bundle', path: c.tls.clientCa, what: '--tls-client-ca' } as const,
         ]),
     ...workerTlsFiles(c.workerTls, 'worker-'),
+    ...(c.actorCaDir === undefined ? [] : [{ kind: 'trust-bundle', path: actorCaFiles(c.actorCaDir).certFile, what: '--actor-ca-dir' } as const]),
   ]);
   return {
     component: 'apiserver-stub',
@@ -59,6 +61,7 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
       ['workers', `${c.workers} in-process from ${c.workerIpBase}:${c.workerPort}, ${c.workerCapacity} actor(s) each, ${workerTlsText(c.workerTls)}`],
       ['actors', `${c.actors} in atespace ${c.atespace} under ${c.actorSuffix}, all SUSPENDED`],
       ['egress policies', egressSeedText(c.egressSeed)],
+      ['actor certificates', c.actorCaDir === undefined ? 'none (no --actor-ca-dir)' : `minted by the actor identity CA in ${c.actorCaDir}`],
     ],
     config: c,
   };

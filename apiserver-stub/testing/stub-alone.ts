@@ -35,6 +35,7 @@ export async function startTestStub(overrides: Partial<StubConfig> = {}): Promis
     actors: 10,
     atespace: 'demo',
     egressSeed: NO_EGRESS_SEED,
+    actorCaDir: undefined,
     resolveLatencyMs: 0,
     readLatencyMs: 0,
     coldResumeMs: 10,
