@@ -1,8 +1,9 @@
 /**
- * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`), the
- * router and its pools, the chain, the request lifecycle and the ingress (listeners and protocol engines), the
- * CONNECT listeners, the egress listener (`--egress-listen`), the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one
- * node:cluster worker (then its admin listens on an internal loopback port and the primary aggregates it).
+ * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`) and the
+ * egress verdict cache (`egress/egress-cache-stage.ts`), the router and its pools, the chain, the request lifecycle
+ * and the ingress (listeners and protocol engines), the CONNECT listeners, the egress listener (`--egress-listen`),
+ * the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one node:cluster worker (then its
+ * admin listens on an internal loopback port and the primary aggregates it).
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger, logReady, type Logger } from '../lib/logger.js';
@@ -46,6 +47,7 @@ import { ConnectListener } from './edge/connect-listener.js';
 import { createProcessEgress } from './egress/process-egress.js';
 import { createAdmin } from './admin/server.js';
 import { createProxyContainment } from './ops/containment.js';
+import { createEgressStage } from './egress/egress-cache-stage.js';
 import type { ResolverHealthTarget } from './admin/resolver-health.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
@@ -147,7 +149,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   };
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);
-  const stages = await assemble({
+  const assembled = await assemble({
     config: stagesConfig(config),
     log,
     registry: metrics.registry,
@@ -155,6 +157,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     guard,
     overload,
   });
+  // The egress verdict cache: no filter; listed with the stages for its /stats block, admin routes and shutdown.
+  const egressCache = createEgressStage(config.egressCache, { registry: metrics.registry });
+  const stages: ProxyStage[] = [...assembled, egressCache];
   const poolOptions: PoolOptions = {
     connectTimeoutMs: upstream.connectTimeoutMs,
     headersTimeoutMs: upstream.routeTimeoutMs,
@@ -218,6 +223,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
           engine: ingressConfig,
           extProc: config.extProc,
           stages,
+          decider: egressCache.decider,
           log,
           guard,
           counters,

@@ -21,8 +21,8 @@ import type { Logger } from 'pino';
 import type { ContainedOwner } from '../../lib/containment.js';
 import type { AccessLog } from '../ops/access-log.js';
 import type { ProxyContainment } from '../ops/containment.js';
-import type { ActorCertificateCheck } from './actor-certificate-check.js';
-import type { EgressCacheUse, EgressDecider } from './decider.js';
+import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
+import type { EgressCacheUse, EgressDecider } from './egress-decider.js';
 import { egressDestinationOf } from './destination.js';
 import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
@@ -135,7 +135,8 @@ export class EgressConnectHandler {
     if (rec.place === undefined) return this.#refuse(rec, 'too_many_tunnels', 'too_many_tunnels', 429, TOO_MANY_TUNNELS_BODY);
 
     const question: EgressQuestion = { destination: destination.authority, certificatePem: ex.connection.certificatePem ?? '' };
-    const decided = await decider.decide({ certDigest: check.digest, destination: destination.authority }, check.notAfterMs, async () => {
+    const key = { certDigest: check.digest, destination: destination.authority, actor: check.actor };
+    const decided = await decider.decide(key, check.notAfterMs, async () => {
       const answer = await this.deps.slowPath(question, ex.gone);
       if (answer.detail !== undefined) rec.detail = answer.detail;
       return answer;

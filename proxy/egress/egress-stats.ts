@@ -7,7 +7,7 @@
  */
 import { SinceReset } from '../../lib/since-reset.js';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
-import { ACTOR_CERTIFICATE_REFUSALS, type ActorCertificateRefusal } from './actor-certificate-check.js';
+import type { ActorCertificateRefusal } from '../../lib/egress/actor-certificate.js';
 
 /**
  * How one CONNECT ended: the slow path's outcomes (`lib/egress/wire.ts`), and the listener's own: another method
@@ -34,6 +34,20 @@ export const EGRESS_REFUSALS: readonly EgressRefusal[] = Object.freeze(['method'
  * of the drain), `internal` (an error inside the proxy).
  */
 export type EgressCloseReason = 'actor' | 'destination' | 'idle' | 'lifetime' | 'drain' | 'internal';
+/** Every reason a certificate is refused (the record makes the list complete). */
+const REFUSAL_SET: Readonly<Record<ActorCertificateRefusal, true>> = {
+  'no-certificate': true,
+  untrusted: true,
+  expired: true,
+  'not-yet-valid': true,
+  'ca-certificate': true,
+  'no-client-auth': true,
+  'no-uri-san': true,
+  'several-uri-sans': true,
+  'malformed-uri': true,
+};
+export const ACTOR_CERTIFICATE_REFUSALS: readonly ActorCertificateRefusal[] = Object.freeze(Object.keys(REFUSAL_SET) as ActorCertificateRefusal[]);
+
 export const EGRESS_CLOSE_REASONS: readonly EgressCloseReason[] = Object.freeze(['actor', 'destination', 'idle', 'lifetime', 'drain', 'internal']);
 
 /** Bytes through an egress tunnel: from the actor to the destination, and back. */

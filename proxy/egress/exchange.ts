@@ -4,7 +4,7 @@
  * that connection), a signal for the actor going away, and the two ways to answer it — a refusal, or 200 and the
  * tunnel.
  */
-import type { ActorCertificateCheck } from './actor-certificate-check.js';
+import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
 import type { ActorSide } from './tunnel.js';
 
 /** One TLS connection to the egress listener: what its client certificate is, checked once. */

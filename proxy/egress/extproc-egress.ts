@@ -15,7 +15,7 @@ import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, egressOutcomeOf, DIRECTION_
 import { ATTRIBUTES_KEY } from '../stages/ext-proc/attributes.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from '../stages/ext-proc/client.js';
 import type { ProcessingRequest, ProcessingResponse, StructValue } from '../stages/ext-proc/messages.js';
-import type { EgressVerdict, SlowPathAnswer } from './decider.js';
+import type { EgressVerdict, Resolution } from './verdict-cache.js';
 
 /** One CONNECT as ext_proc is asked about it. */
 export interface EgressQuestion {
@@ -33,7 +33,7 @@ export interface EgressAskOptions {
 }
 
 /** The slow path's answer, with what it was (`outcome`) and, when the processor did not decide, why (`detail`). */
-export interface EgressAnswer extends SlowPathAnswer {
+export interface EgressAnswer extends Resolution {
   readonly outcome: EgressOutcome;
   readonly detail?: string;
 }

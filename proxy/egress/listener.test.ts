@@ -386,7 +386,7 @@ test('the serving certificate is reloaded when its file changes; actor certifica
 });
 
 test('the decider answers first: a cached verdict skips ext_proc; its key is the certificate digest and the normalised destination', async () => {
-  const keys: { certDigest: string; destination: string; notAfterMs: number }[] = [];
+  const keys: { certDigest: string; destination: string; actor: { atespace: string; name: string }; notAfterMs: number }[] = [];
   const rig = await startEgressRig({
     decider: {
       async decide(key, notAfterMs) {
@@ -401,7 +401,7 @@ test('the decider answers first: a cached verdict skips ext_proc; its key is the
     assert.equal(asked(rig), 0);
     assert.equal(lastLine(rig).cache, 'hit');
     const leaf = new X509Certificate(actor.cert);
-    assert.deepEqual(keys, [{ certDigest: createHash('sha256').update(leaf.raw).digest('hex'), destination: '127.0.0.1:80', notAfterMs: Date.parse(leaf.validTo) }]);
+    assert.deepEqual(keys, [{ certDigest: createHash('sha256').update(leaf.raw).digest('hex'), destination: '127.0.0.1:80', actor: { atespace: 'team', name: 'a' }, notAfterMs: Date.parse(leaf.validTo) }]);
   } finally {
     await rig.close();
   }
@@ -427,6 +427,22 @@ test('an error inside the proxy ends that CONNECT alone: 500, counted at egress-
     const next = await h1Connect(rig.target, actor, echo.address);
     assert.equal(next.status, 200);
     next.socket.destroy();
+  } finally {
+    await rig.close();
+  }
+});
+
+test('HTTP/2: a client that leaves while its streams wait for their answers leaves no connection behind', async () => {
+  const rig = await startEgressRig({ script: () => 'ignore', config: { extprocTimeoutMs: 60_000 } });
+  try {
+    const session = await h2Session(rig.target, actor);
+    const waiting = session.request({ ':method': 'CONNECT', ':authority': echo.address }, { endStream: false });
+    waiting.on('error', () => undefined);
+    waiting.end('early');
+    await waitFor(() => rig.extproc.seen.length === 1, 5000, 'the CONNECT at ext_proc');
+    session.destroy();
+    await waitFor(() => rig.listener.stats.snapshot().connections === 0, 5000, 'the connection closed on the proxy\'s side');
+    await waitFor(() => lastLine(rig).outcome === 'cancelled', 5000, 'the CONNECT cancelled');
   } finally {
     await rig.close();
   }

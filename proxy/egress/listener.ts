@@ -31,10 +31,10 @@ import { timeoutCheckInterval } from '../edge/http1-engine.js';
 import { TlsListener, type ConnectionAdmission } from '../edge/listeners.js';
 import { SessionClock } from '../edge/session-clock.js';
 import type { ExtProcClient } from '../stages/ext-proc/client.js';
-import { checkActorCertificate } from './actor-certificate-check.js';
+import { checkActorCertificate, presentedCertificateOf } from '../../lib/egress/actor-certificate.js';
 import { loadClientCa, type EgressListenerConfig } from './config.js';
 import { EgressConnectHandler } from './connect-handler.js';
-import type { EgressDecider } from './decider.js';
+import type { EgressDecider } from './egress-decider.js';
 import { EgressStats } from './egress-stats.js';
 import type { EgressConnection } from './exchange.js';
 import { askExtProcEgress } from './extproc-egress.js';
@@ -154,14 +154,10 @@ export class EgressListener {
 
   /** A connection after its handshake: its certificate checked once, then handed to the engine ALPN chose. */
   #onConnection(socket: TLSSocket, protocol: WireProtocol, nowMs: number): void {
-    const leaf = socket.getPeerX509Certificate();
-    const authorizationError = socket.authorizationError as unknown;
+    const presented = presentedCertificateOf(socket);
     const connection: EgressConnection = {
-      check: checkActorCertificate(
-        { leaf, authorized: socket.authorized, authorizationError: typeof authorizationError === 'string' ? authorizationError : (authorizationError as Error | undefined)?.message },
-        nowMs,
-      ),
-      certificatePem: leaf?.toString(),
+      check: checkActorCertificate(presented, nowMs),
+      certificatePem: presented.leaf?.toString(),
       remoteAddress: socket.remoteAddress ?? '',
     };
     this.#connections.set(socket, connection);
@@ -189,8 +185,18 @@ export class EgressListener {
     const clock = new SessionClock(session, this.#deps.engine.keepAliveTimeoutMs, this.#deps.engine.headersTimeoutMs);
     (session as ServerHttp2Session & { [CLOCK]?: SessionClock })[CLOCK] = clock;
     session.once('close', () => clock.stop());
-    // HTTP/2 has no half-closed connection: the client's FIN ends it and every tunnel on it.
-    accepting?.socket.once('end', () => session.destroy());
+    // A session destroyed while a stream is still open may leave its connection open (and never emit 'close'):
+    // whoever destroys it (the client's FIN below, the session clock, the drain), the connection goes with it.
+    const socket = accepting?.socket;
+    if (socket !== undefined) {
+      const destroy = session.destroy.bind(session);
+      session.destroy = (...args: Parameters<ServerHttp2Session['destroy']>) => {
+        destroy(...args);
+        socket.destroy();
+      };
+      // HTTP/2 has no half-closed connection: the client's FIN ends it and every tunnel on it.
+      socket.once('end', () => session.destroy());
+    }
     if (this.tunnels.draining) session.close();
   }
 

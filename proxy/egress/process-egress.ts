@@ -15,7 +15,7 @@ import type { ExtProcClient } from '../stages/ext-proc/client.js';
 import { GrpcExtProcClient } from '../stages/ext-proc/grpc-client.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { EgressListenerConfig } from './config.js';
-import { passThroughDecider, type EgressDecider } from './decider.js';
+import type { EgressDecider } from './egress-decider.js';
 import { registerEgressMetrics } from './egress-metrics.js';
 import { EgressListener, type EgressEngineSettings } from './listener.js';
 
@@ -24,8 +24,8 @@ export interface ProcessEgressDeps {
   readonly engine: EgressEngineSettings;
   readonly extProc: ExtProcStageConfig;
   readonly stages: readonly ProxyStage[];
-  /** The verdict cache's decider (default: none, every CONNECT through ext_proc). */
-  readonly decider?: EgressDecider | undefined;
+  /** The verdict cache's decider (`egress-cache-stage.ts`; with `--egress-cache off`, every CONNECT through ext_proc). */
+  readonly decider: EgressDecider;
   readonly log: Logger;
   readonly guard: ProxyContainment;
   readonly counters: Counters;
@@ -61,7 +61,7 @@ export function createProcessEgress(deps: ProcessEgressDeps): ProcessEgress {
     listener = new EgressListener({
       config: deps.config,
       engine: deps.engine,
-      decider: deps.decider ?? passThroughDecider,
+      decider: deps.decider,
       extProc,
       guard: deps.guard,
       log: deps.log,

@@ -4,7 +4,7 @@
  * odd fields; truncated, pipelined and binary heads; bytes past the head) and HTTP/2 header blocks (classic and
  * extended CONNECT, other methods, noisy blocks, through node's client or raw frames), with an actor certificate,
  * one from another CA or none, while ext_proc answers with the policy, a denial, a broken allow, an error or
- * silence. The process lives on; every request gets a well-formed answer (or a reset, or its connection closes);
+ * silence (the verdict cache on, its TTL short). The process lives on; every request gets a well-formed answer (or a reset, or its connection closes);
  * a tunnel opens only for an actor certificate, an allow from ext_proc and the allowed destination, and carries
  * its bytes; nothing connects to the decoy; no connection, tunnel, actor's place or request stays behind.
  */
@@ -61,7 +61,7 @@ test(
             const fields = s?.fields ?? [];
             const method = fields.find(([k]) => k === ':method')?.[1];
             const authority = fields.find(([k]) => k === ':authority')?.[1];
-            const problem = method !== 'CONNECT' || authority === undefined ? 'a 200 to a stream that is not a CONNECT' : tunnelProblem(c, expand(authority), stack.echo.address);
+            const problem = method !== 'CONNECT' || authority === undefined ? 'a 200 to a stream that is not a CONNECT' : tunnelProblem(c, expand(authority), stack.echo.address, stack.allowedAt);
             if (problem !== undefined) problems.push(`stream ${o.id}: ${problem}`);
           }
         }

@@ -16,6 +16,7 @@ import { EgressTunnels } from '../../proxy/egress/tunnels.js';
 import { TunnelHub } from '../../proxy/tunnels/hub.js';
 import { assembleStages } from '../../proxy/stages/assemble.js';
 import { resolverHealthTarget, stagesConfig } from '../../proxy/proxy-process.js';
+import { createEgressStage } from '../../proxy/egress/egress-cache-stage.js';
 import { ExtprocMetrics } from '../../extproc/metrics.js';
 import { ParkingLot } from '../../lib/resume/parking-lot.js';
 import type { HandshakeCounts } from '../../lib/tls/grpc-mtls-server.js';
@@ -69,6 +70,8 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
       const metrics = createProxyMetrics(counters);
       const stages = await assembleStages({ config: stagesConfig(config), log: silent, registry: metrics.registry, counters });
       closers.push(...stages.map((s) => () => s.close?.()));
+      const egress = createEgressStage(config.egressCache, { registry: metrics.registry, channel: null });
+      closers.push(() => egress.close());
       registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
       // As a process with --egress-listen registers them.
       registerEgressMetrics(metrics.registry, new EgressStats(new EgressTunnels(1)));
@@ -93,7 +96,7 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
     const extprocExpiry = startCertificateExpiry('extproc', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: extproc.registry });
     closers.push(() => extprocExpiry.close());
     out.push({ component: 'extproc', metrics: declared(extproc.registry) });
-    const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
+    const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, readLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
     const stub = createStubMetrics(cp, new RpcCounters(), new WorkerTlsCounters());
     const stubExpiry = startCertificateExpiry('apiserver-stub', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: stub });
     closers.push(() => stubExpiry.close());

@@ -1,8 +1,8 @@
 /**
- * The egress listener's fuzz stack and cases. The stack: the proxy in this process with `--egress-listen`, a
- * scripted ext_proc whose answer each case picks (the policy — the echo destination allowed, anything else denied —,
- * a denial of any outcome, a broken allow, a stream error, no answer), an echo destination, and the decoy (denied by
- * every answer: a connection to it is a finding). The cases: HTTP/1.1 heads (CONNECT with generated authorities,
+ * The egress listener's fuzz stack and cases. The stack: the proxy in this process with `--egress-listen` (and its
+ * verdict cache on, as by default), a scripted ext_proc whose answer each case picks (the policy — the echo
+ * destination allowed, anything else denied —, a denial of any outcome, a broken allow, a stream error, no answer),
+ * an echo destination, and the decoy (denied by every answer: a connection to it is a finding). The cases: HTTP/1.1 heads (CONNECT with generated authorities,
  * other methods, versions, fields, truncated or pipelined heads, bytes past the head) and HTTP/2 header blocks
  * (classic and extended CONNECT, other methods, noisy blocks, through node's client or as raw frames), each with an
  * actor certificate, one from another CA, or none, and a way to leave (end, reset, or just close).
@@ -39,6 +39,8 @@ export interface EgressStack extends FuzzStack {
   readonly creds: Readonly<Record<Creds, ClientCredentials | undefined>>;
   /** The answer mode of the case being sent. */
   mode: AnswerMode;
+  /** When ext_proc last allowed the echo destination (a cached allow may open a tunnel for up to the TTL). */
+  allowedAt: number;
 }
 
 /** Answers that look like an allow and are not one: each must be 503, never a tunnel. */
@@ -54,17 +56,21 @@ const BROKEN: readonly ProcessingResponse[] = [
 
 /** The extproc timeout the stack runs with (a silent ext_proc costs a case this long). */
 const EXTPROC_TIMEOUT_MS = 300;
+/** The verdict cache's TTL the stack runs with. */
+const CACHE_TTL_MS = 1000;
 
 export async function startEgressStack(): Promise<EgressStack> {
   const pki = await egressPki();
   const decoy = await Decoy.start();
   const echo = await startEcho();
-  const stack = { mode: { kind: 'policy' } as AnswerMode } as { mode: AnswerMode };
+  const stack = { mode: { kind: 'policy' } as AnswerMode, allowedAt: Number.NEGATIVE_INFINITY } as { mode: AnswerMode; allowedAt: number };
   const extproc = await startScriptedExtProc((m) => {
     const mode = stack.mode;
     switch (mode.kind) {
       case 'policy':
-        return m.headers[':authority'] === echo.address ? allowAnswer() : outcomeAnswer('denied');
+        if (m.headers[':authority'] !== echo.address) return outcomeAnswer('denied');
+        stack.allowedAt = Date.now();
+        return allowAnswer();
       case 'deny':
         return outcomeAnswer(mode.outcome);
       case 'broken':
@@ -86,6 +92,7 @@ export async function startEgressStack(): Promise<EgressStack> {
       '--egress-extproc-timeout-ms', String(EXTPROC_TIMEOUT_MS),
       '--egress-connect-timeout-ms', '1000',
       '--egress-max-tunnels-per-actor', '3',
+      '--egress-cache-ttl-ms', String(CACHE_TTL_MS),
       '--headers-timeout-ms', '3000',
       // A connection node stopped serving after a connection error (GOAWAY sent, nothing read or written since)
       // is found by its unanswered PING: within twice this.
@@ -222,10 +229,13 @@ export function namesEcho(authority: string, echo: string): boolean {
   return egressDestinationOf(authority)?.authority === echo;
 }
 
-/** What the oracle requires of a 200: an actor certificate, the policy answering, the echo destination. */
-export function tunnelProblem(c: { readonly creds: Creds; readonly mode: AnswerMode }, authority: string, echo: string): string | undefined {
+/**
+ * What the oracle requires of a 200: an actor certificate, the echo destination, and ext_proc's policy allowing it —
+ * in this case, or within the cache's TTL (`allowedAt`).
+ */
+export function tunnelProblem(c: { readonly creds: Creds; readonly mode: AnswerMode }, authority: string, echo: string, allowedAt: number): string | undefined {
   if (c.creds !== 'actor') return `a tunnel opened for a client with ${c.creds} certificate`;
-  if (c.mode.kind !== 'policy') return `a tunnel opened though ext_proc answered ${JSON.stringify(c.mode)}`;
+  if (c.mode.kind !== 'policy' && Date.now() - allowedAt > CACHE_TTL_MS + 1000) return `a tunnel opened though ext_proc answered ${JSON.stringify(c.mode)} and allowed nothing within the cache's TTL`;
   if (!namesEcho(authority, echo)) return `a tunnel opened to ${JSON.stringify(authority.slice(0, 80))}, which the policy does not allow`;
   return undefined;
 }
@@ -277,7 +287,7 @@ export async function sendH1Case(stack: EgressStack, c: H1Case): Promise<H1Outco
     }
     const status = Number(line[1]);
     if (status === 200) {
-      const problem = c.connectTo === undefined ? 'a 200 to a request that is not a CONNECT' : tunnelProblem(c, c.connectTo, stack.echo.address);
+      const problem = c.connectTo === undefined ? 'a 200 to a request that is not a CONNECT' : tunnelProblem(c, c.connectTo, stack.echo.address, stack.allowedAt);
       if (problem !== undefined) problems.push(problem);
       // The tunnel echoes: whatever was sent past the head, then the payload, comes back.
       const payload = Buffer.from(c.payload);

@@ -1,7 +1,7 @@
 /**
  * An egress listener on 127.0.0.1:0 for tests, in this process: the test PKI's certificates, a scripted ext_proc
  * server answering the egress CONNECTs (allow everything unless the test scripts otherwise), the proxy's ext_proc
- * client to it, no verdict cache, and the access-log lines and contained errors collected.
+ * client to it, the decider without a verdict cache (unless the test brings one), and the access-log lines and contained errors collected.
  */
 import type { Logger } from 'pino';
 import { pino } from 'pino';
@@ -13,7 +13,7 @@ import { GrpcExtProcClient } from '../../stages/ext-proc/grpc-client.js';
 import type { ProcessingResponse } from '../../stages/ext-proc/messages.js';
 import { startScriptedExtProc, type ExtProcScript, type ScriptedExtProc } from '../../testing/helpers.js';
 import type { EgressListenerConfig } from '../config.js';
-import { passThroughDecider, type EgressDecider } from '../decider.js';
+import { DecisionTallies, uncachedDecider, type EgressDecider } from '../egress-decider.js';
 import { EgressListener } from '../listener.js';
 import type { EgressTarget } from './egress-clients.js';
 import { egressPki } from './egress-pki.js';
@@ -86,7 +86,7 @@ export async function startEgressRig(opts: EgressRigOptions = {}): Promise<Egres
   const listener = new EgressListener({
     config,
     engine: { headersTimeoutMs: 10_000, keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 60_000, h2MaxConcurrentStreams: 100 },
-    decider: opts.decider ?? passThroughDecider,
+    decider: opts.decider ?? uncachedDecider(new DecisionTallies()),
     extProc: client,
     guard: createProxyContainment(log, internalErrors),
     log,
