@@ -8,7 +8,7 @@
  * 5. the actor already holding `--egress-max-tunnels-per-actor` places (tunnels open and CONNECTs being decided):
  *    429 `too many tunnels for this actor`;
  * 6. the decider (the verdict cache, or none) with the slow path, one ext_proc stream: a denial is answered with its
- *    status and body;
+ *    status and body (a `cancelled` verdict this CONNECT shared with one whose actor left is asked for once more);
  * 7. allowed: the destination is dialled within `--egress-connect-timeout-ms` (502 `destination unreachable`
  *    otherwise), then 200 and the tunnel.
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
@@ -28,6 +28,7 @@ import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
 import type { EgressConnection, EgressExchange } from './exchange.js';
 import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
+import type { EgressVerdict } from './verdict-cache.js';
 import { EgressTunnel, type TunnelHooks, type TunnelLimits } from './tunnel.js';
 import type { ActorPlace, EgressTunnels } from './tunnels.js';
 
@@ -73,6 +74,8 @@ export function checkNow(connection: EgressConnection, nowMs: number): ActorCert
   if (check.kind === 'actor' && nowMs > check.notAfterMs) return { kind: 'refused', reason: 'expired', detail: 'expired since the connection began' };
   return check;
 }
+
+const isCancelled = (v: EgressVerdict): boolean => v.kind === 'deny' && v.outcome === 'cancelled';
 
 function outcomeOf(name: string): EgressConnectOutcome {
   return (EGRESS_CONNECT_OUTCOMES as readonly string[]).includes(name) ? (name as EgressConnectOutcome) : 'denied';
@@ -136,11 +139,14 @@ export class EgressConnectHandler {
 
     const question: EgressQuestion = { destination: destination.authority, certificatePem: ex.connection.certificatePem ?? '' };
     const key = { certDigest: check.digest, destination: destination.authority, actor: check.actor };
-    const decided = await decider.decide(key, check.notAfterMs, async () => {
+    const slowPath = async (): Promise<EgressAnswer> => {
       const answer = await this.deps.slowPath(question, ex.gone);
       if (answer.detail !== undefined) rec.detail = answer.detail;
       return answer;
-    });
+    };
+    let decided = await decider.decide(key, check.notAfterMs, slowPath);
+    // A verdict shared with another CONNECT whose actor left (its stream cancelled) is not this one's: ask once more.
+    if (isCancelled(decided.verdict) && !ex.gone.aborted) decided = await decider.decide(key, check.notAfterMs, slowPath);
     rec.cache = decided.cache;
     if (ex.gone.aborted) return this.#cancelled(rec);
     const verdict = decided.verdict;

@@ -18,6 +18,8 @@ import type { ClientCredentials } from './testing/egress-pki.js';
 import { egressPki, type EgressPki } from './testing/egress-pki.js';
 import { h1Connect, h1Request, h2Connect, h2Session, h2Stream, readBytes, refusingPort, startEcho, tlsConnect, resetConnection, type Destination } from './testing/egress-clients.js';
 import { allowAnswer, outcomeAnswer, startEgressRig, type EgressRig } from './testing/egress-rig.js';
+import { EgressVerdictCache } from './verdict-cache.js';
+import { cachedDecider, DecisionTallies } from './egress-decider.js';
 
 let pki: EgressPki;
 let actor: ClientCredentials;
@@ -443,6 +445,33 @@ test('HTTP/2: a client that leaves while its streams wait for their answers leav
     session.destroy();
     await waitFor(() => rig.listener.stats.snapshot().connections === 0, 5000, 'the connection closed on the proxy\'s side');
     await waitFor(() => lastLine(rig).outcome === 'cancelled', 5000, 'the CONNECT cancelled');
+  } finally {
+    await rig.close();
+  }
+});
+
+test('with the verdict cache: a CONNECT that joined another\'s ext_proc stream is not refused when that other actor leaves', async () => {
+  const cache = new EgressVerdictCache({ maxEntries: 100, ttlMs: 5000 });
+  let first = true;
+  const rig = await startEgressRig({
+    decider: cachedDecider(cache, new DecisionTallies()),
+    script: () => {
+      if (!first) return allowAnswer();
+      first = false;
+      return 'ignore'; // the first stream waits until its actor leaves
+    },
+  });
+  try {
+    const leaving = await tlsConnect(rig.target, actor);
+    leaving.write(`CONNECT ${echo.address} HTTP/1.1\r\n\r\n`);
+    await waitFor(() => rig.extproc.seen.length === 1, 5000, 'the first CONNECT at ext_proc');
+    const staying = h1Connect(rig.target, actor, echo.address); // the same key: it joins the first stream
+    await waitFor(() => cache.stats().joined === 1, 5000, 'the second CONNECT joined');
+    leaving.destroy();
+    const answer = await staying;
+    assert.equal(answer.status, 200);
+    answer.socket.destroy();
+    assert.equal(rig.extproc.seen.length, 2, 'the one that stayed asked ext_proc itself');
   } finally {
     await rig.close();
   }
