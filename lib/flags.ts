@@ -280,10 +280,12 @@ function renderHelp(
   variables: Readonly<Record<string, string>> = {},
 ): string {
   const lines = [`Usage: actor-edge ${command} [flags]`, '', summary, ''];
+  // A flag set with no config file (no flag has a file key) reads like plain flags.
+  const withFile = sections !== undefined && Object.entries(specs).some(([name, spec]) => fileKey(name, spec) !== undefined);
   lines.push(
-    sections === undefined
-      ? 'Flags (each can also be set by the environment variable shown):'
-      : 'Flags (each can also be set by the environment variable shown, or in the --config file at the key shown):',
+    withFile
+      ? 'Flags (each can also be set by the environment variable shown, or in the --config file at the key shown):'
+      : 'Flags (each can also be set by the environment variable shown):',
   );
   const groups: [string | undefined, [string, FlagSpec][]][] = [[undefined, flagsIn(specs, undefined)]];
   for (const section of Object.keys(sections ?? {})) groups.push([section, flagsIn(specs, section)]);
@@ -291,7 +293,7 @@ function renderHelp(
     if (flags.length === 0) continue;
     if (section !== undefined) lines.push('', `${section}: ${sections?.[section] ?? ''}`);
     for (const [name, spec] of flags) {
-      const where = sections === undefined ? spec.env : flagWhere(name, spec);
+      const where = withFile ? flagWhere(name, spec) : spec.env;
       lines.push(`  --${name}${valueHint(spec)}    [${where}]`);
       lines.push(`      ${spec.help}${describeDefault(spec)}`);
     }

@@ -3,8 +3,9 @@
  * scripts, flags, variables and files that are there.
  * - `npm run X` → X is a script in package.json; `npm start -- --flag` → a flag of the launcher
  *   (scripts/stack/flags.ts), `npm run fleet -- --flag` → one of the fleet's (scripts/fleet/flags.ts);
- * - `actor-edge CMD --flag` (also `node dist/cli/main.js`, `npx actor-edge`) → CMD is a component, `validate` or
- *   `new-filter`, and the flag one it declares (FLAG_SETS in scripts/flag-sets.ts);
+ * - `actor-edge CMD --flag` (also `node dist/cli/main.js`, `npx actor-edge`) → CMD is a component (or a command of
+ *   two words such as `certs actor`), `validate` or `new-filter`, and the flag one it declares (FLAG_SETS in
+ *   scripts/flag-sets.ts);
  * - `NAME=value` before a command → a variable some component, the launcher, the fleet, compose.yaml or an
  *   example filter reads;
  * - a relative path into the repository (`examples/…`, `deploy/…`, `dist/examples/x.js` for examples/x.ts) → it
@@ -171,12 +172,14 @@ export function problemsOf(words: readonly string[]): string[] {
     }
     const validate = sub === 'validate';
     const component = validate ? (rest[0] !== undefined && !rest[0].startsWith('-') ? rest[0] : 'proxy') : sub;
-    const set = FLAG_SETS.find((s) => s.command === component);
+    // A command of two words (`certs actor`) when the word after the component is its second.
+    const twoWords = validate ? undefined : FLAG_SETS.find((s) => s.command === `${component} ${rest[0] ?? ''}`);
+    const set = twoWords ?? FLAG_SETS.find((s) => s.command === component);
     if (!(component in COMPONENTS) || set === undefined) {
       problems.push(`actor-edge ${validate ? `validate ${component}` : component}: no such command`);
       return problems;
     }
-    for (const f of flagsIn(rest)) if (!flagNames(set.flags).has(f) && f !== 'version') problems.push(`actor-edge ${component} --${f}: not a flag of ${component}`);
+    for (const f of flagsIn(rest)) if (!flagNames(set.flags).has(f) && f !== 'version') problems.push(`actor-edge ${set.command} --${f}: not a flag of ${set.command}`);
   }
   return problems;
 }
@@ -206,6 +209,9 @@ test('the check finds a made-up script, flag, command, variable or path', () => 
   assert.match(block('actor-edge no-such-command').join(), /no such command/);
   assert.match(block('actor-edge validate extproc --config f.yaml --filter a.js').join(), /not a flag of extproc/);
   assert.match(block('actor-edge new-filter x --made-up').join(), /not a flag of new-filter/);
+  assert.equal(block('actor-edge certs actor --ca-dir certs --atespace a --name n --out a.pem').length, 0);
+  assert.match(block('actor-edge certs actor --ca-dir certs --days 3').join(), /actor-edge certs actor --days: not a flag of certs actor/);
+  assert.match(block('actor-edge certs --atespace a').join(), /actor-edge certs --atespace: not a flag of certs/);
   assert.match(block('PROXY_MADE_UP=1 npm start').join(), /PROXY_MADE_UP: no component/);
   assert.equal(block('PROXY_ACTOR_CACHE=off OTEL_TRACES_EXPORTER=otlp npm start').length, 0);
   assert.match(block('actor-edge proxy --config examples/config/no-such.yaml').join(), /does not exist/);

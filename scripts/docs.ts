@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { replaceFlagTables } from '../lib/flag-docs.js';
 import { configSchema } from '../lib/flag-schema.js';
-import { FLAG_SETS } from './flag-sets.js';
+import { CONFIG_FILE_SETS, FLAG_SETS } from './flag-sets.js';
 import { configSchemaPage } from './reference/config-schema.js';
 import { metricsPage } from './reference/metrics.js';
 import { adminApiPage } from './reference/admin-api.js';
@@ -31,7 +31,7 @@ export function generatedFlagTables(text: string): string {
 }
 
 export function schemaText(command: string): string {
-  const set = FLAG_SETS.find((s) => s.command === command);
+  const set = CONFIG_FILE_SETS.find((s) => s.command === command);
   if (set === undefined) throw new Error(`no flag set "${command}"`);
   return JSON.stringify(configSchema(set), null, 2) + '\n';
 }
@@ -47,9 +47,9 @@ export const GENERATED_PAGES: readonly { readonly file: string; generate(): stri
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(FLAGS_PAGE, generatedFlagTables(readFileSync(FLAGS_PAGE, 'utf8')));
   mkdirSync(path.join(ROOT, 'schema'), { recursive: true });
-  for (const set of FLAG_SETS) writeFileSync(schemaFile(set.command), schemaText(set.command));
+  for (const set of CONFIG_FILE_SETS) writeFileSync(schemaFile(set.command), schemaText(set.command));
   mkdirSync(REFERENCE, { recursive: true });
   for (const p of GENERATED_PAGES) writeFileSync(p.file, await p.generate());
   const pages = ['flags.md', ...GENERATED_PAGES.map((p) => path.basename(p.file))];
-  process.stdout.write(`docs: docs/reference/ (${pages.join(', ')}) and schema/ for ${FLAG_SETS.map((s) => s.command).join(', ')}\n`);
+  process.stdout.write(`docs: docs/reference/ (${pages.join(', ')}) and schema/ for ${CONFIG_FILE_SETS.map((s) => s.command).join(', ')}\n`);
 }

@@ -3,13 +3,10 @@
  * certificates it signs, each written as one credential bundle (certificate then private key, mode 0600) — the
  * form every component reads. For local stacks and tests only: production identities come from the platform.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { openssl } from './openssl.js';
 
 export interface LeafSpec {
   /** File name without `.pem`. */
@@ -21,16 +18,6 @@ export interface LeafSpec {
   /** Validity in days from now; a negative number makes a certificate that has already expired. */
   readonly days?: number;
   readonly usage: 'client' | 'server' | 'client-and-server';
-}
-
-async function openssl(args: readonly string[]): Promise<void> {
-  try {
-    await run('openssl', [...args], { maxBuffer: 1 << 20 });
-  } catch (err) {
-    const e = err as { code?: string; stderr?: string; message: string };
-    if (e.code === 'ENOENT') throw new Error('the "openssl" command is not installed (it writes the development certificates)');
-    throw new Error(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim()}`);
-  }
 }
 
 const EKU: Readonly<Record<LeafSpec['usage'], string>> = {

@@ -31,7 +31,7 @@ const DIALS: Readonly<Partial<Record<PlanComponent, { readonly flag: string; rea
 };
 
 /** Placeholder files: only the variables' names and the identities are compared, not where compose mounts files. */
-const FILES: DevCertFiles = { ca: 'ca', proxy: 'proxy', extproc: 'extproc', controlPlane: 'control-plane', ingress: 'ingress', worker: 'worker', workers: [] };
+const FILES: DevCertFiles = { ca: 'ca', proxy: 'proxy', extproc: 'extproc', controlPlane: 'control-plane', ingress: 'ingress', egress: 'egress', actorCa: 'actor-ca', worker: 'worker', workers: [] };
 
 /** The names a service answers to: its own and its network aliases. */
 function namesOf(name: string, service: Service): string[] {

@@ -3,7 +3,7 @@
  * JSON Schemas the flag declarations generate (`lib/flag-schema.ts`, written to schema/ by `npm run docs`).
  */
 import { configSchema } from '../../lib/flag-schema.js';
-import { FLAG_SETS } from '../flag-sets.js';
+import { CONFIG_FILE_SETS } from '../flag-sets.js';
 import { cell, code, generatedNote, page, table } from './markdown.js';
 
 interface Schema {
@@ -68,7 +68,7 @@ export function configSchemaPage(): string {
     "field's flag and environment variable are in parentheses; [flags.md](flags.md) has the same settings by flag.",
     '',
   ];
-  for (const set of FLAG_SETS) {
+  for (const set of CONFIG_FILE_SETS) {
     const schema = configSchema(set) as Schema;
     lines.push(`## ${set.command}`, '', `${schema.description ?? ''} File: \`schema/${set.command}.schema.json\`.`, '');
     const top = Object.entries(schema.properties ?? {}).filter(([key]) => key !== '$schema');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { stackTlsEnv } from './tls.js';
 
 test('every hop gets its files through its own variables, the workers accept only the proxy identity', () => {
-  const env = stackTlsEnv({ ca: 'ca.pem', proxy: 'proxy.pem', extproc: 'extproc.pem', controlPlane: 'cp.pem', ingress: 'ingress.pem', worker: 'worker.pem', workers: [] });
+  const env = stackTlsEnv({ ca: 'ca.pem', proxy: 'proxy.pem', extproc: 'extproc.pem', controlPlane: 'cp.pem', ingress: 'ingress.pem', egress: 'egress.pem', actorCa: 'actor-ca.pem', worker: 'worker.pem', workers: [] });
   assert.equal(env.PROXY_UPSTREAM_CREDENTIAL_BUNDLE, 'proxy.pem');
   assert.equal(env.PROXY_UPSTREAM_TRUST_BUNDLE, 'ca.pem');
   assert.equal(env.EXTPROC_APISERVER_CREDENTIAL_BUNDLE, 'extproc.pem');
