@@ -206,3 +206,18 @@ test('budgets and overload: the defaults, the overload section and the ext_proc 
   assert.throws(() => readProxyConfig(['--max-connections', '-1'], {}), UsageError);
   assert.throws(() => readProxyConfig(['--body-inflight-budget-bytes', '-1'], {}), UsageError);
 });
+
+test('the egress verdict cache: on, 5 s and 100000 entries by default; flags, variables and the egressCache section set it; a TTL or a bound below 1 is refused', () => {
+  const { config: d } = configOf([], {});
+  assert.deepEqual(d.egressCache, { enabled: true, ttlMs: 5000, maxEntries: 100000 });
+  assert.ok(Object.isFrozen(d.egressCache));
+  const { config: flags } = configOf(['--egress-cache', 'off', '--egress-cache-ttl-ms', '250'], { PROXY_EGRESS_CACHE_MAX_ENTRIES: '7' });
+  assert.deepEqual(flags.egressCache, { enabled: false, ttlMs: 250, maxEntries: 7 });
+  withDir((write) => {
+    const file = write('e.yaml', 'egressCache:\n  enabled: off\n  ttlMs: 1000\n');
+    assert.deepEqual(configOf(['--config', file], {}).config.egressCache, { enabled: false, ttlMs: 1000, maxEntries: 100000 });
+  });
+  for (const argv of [['--egress-cache-ttl-ms', '0'], ['--egress-cache-max-entries', '0'], ['--egress-cache', 'maybe']]) {
+    assert.throws(() => readProxyConfig(argv, {}), UsageError, argv.join(' '));
+  }
+});

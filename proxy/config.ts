@@ -16,6 +16,7 @@ import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import type { CacheConfig } from './stages/actor-cache/config.js';
+import type { EgressCacheConfig } from './egress/egress-cache-config.js';
 import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
@@ -108,6 +109,25 @@ export const PROXY_FLAGS = {
     default: 'on',
     help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
   },
+  // The egress verdict cache (proxy/egress/verdict-cache.ts): its three flags, together.
+  'egress-cache': {
+    type: 'choice',
+    env: 'PROXY_EGRESS_CACHE',
+    section: 'egressCache',
+    key: 'enabled',
+    choices: ['on', 'off'],
+    default: 'on',
+    help: 'Cache egress verdicts (allowed and policy-denied) per actor certificate and destination; concurrent misses share one ext_proc exchange (off: every CONNECT goes through ext_proc).',
+  },
+  'egress-cache-ttl-ms': {
+    type: 'number',
+    env: 'PROXY_EGRESS_CACHE_TTL_MS',
+    section: 'egressCache',
+    default: 5000,
+    min: 1,
+    help: 'How long an egress verdict is served at most (never past the actor certificate\'s expiry): the longest a policy change, a suspension or a deletion waits to take effect.',
+  },
+  'egress-cache-max-entries': { type: 'number', env: 'PROXY_EGRESS_CACHE_MAX_ENTRIES', section: 'egressCache', default: 100000, min: 1, help: 'The egress verdict cache LRU bound.' },
   'max-reruns': {
     type: 'number',
     env: 'PROXY_MAX_RERUNS',
@@ -484,6 +504,8 @@ export interface ProxyConfig {
   readonly ingress: IngressSettings;
   readonly chain: ChainSettings;
   readonly cache: CacheConfig;
+  /** The egress verdict cache. */
+  readonly egressCache: EgressCacheConfig;
   readonly extProc: ExtProcStageConfig;
   readonly resolver: ResolverConfig;
   /** `/ready`'s gRPC health check of the resolver. */
@@ -603,6 +625,11 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       maxEntries: flags['cache-max-entries'],
       refreshAhead: flags['cache-refresh-ahead'] === 'on',
     }),
+    egressCache: freeze({
+      enabled: flags['egress-cache'] === 'on',
+      ttlMs: flags['egress-cache-ttl-ms'],
+      maxEntries: flags['egress-cache-max-entries'],
+    }),
     extProc: freeze({
       address: parseHostPort(flags.extproc, '--extproc'),
       settings: buildExtProcSettings(flags),
@@ -697,6 +724,7 @@ export const PROXY_FLAG_SET = defineFlagSet({
     ingress: 'What a client request must look like, and what the ingress does to it.',
     chain: 'User filters, and re-running the chain after a stale answer, connect failure or reset.',
     cache: 'The actor-binding cache in front of ext_proc.',
+    egressCache: 'The egress verdict cache in front of ext_proc: actor certificate and destination to the verdict.',
     extProc: 'The ext_proc server and the ext-proc stage, with the field names of Envoy\'s ExternalProcessor.',
     upstream: 'Connections to the workers: timeouts, pools and mTLS.',
     tunnels: 'WebSocket upgrades and CONNECT tunnels.',

@@ -1,8 +1,9 @@
 /**
- * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`), the
- * router and its pools, the chain, the request lifecycle and the ingress (listeners and protocol engines), the
- * CONNECT listeners, the admin server, and the SIGTERM drain. Runs standalone (`--workers 1`) or as one
- * node:cluster worker (then its admin listens on an internal loopback port and the primary aggregates it).
+ * One proxy process, wired from its config slices: counters and metrics, the stages (`stages/assemble.ts`) and the
+ * egress verdict cache (`egress/egress-cache-stage.ts`), the router and its pools, the chain, the request lifecycle
+ * and the ingress (listeners and protocol engines), the CONNECT listeners, the admin server, and the SIGTERM drain.
+ * Runs standalone (`--workers 1`) or as one node:cluster worker (then its admin listens on an internal loopback port
+ * and the primary aggregates it).
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger, logReady, type Logger } from '../lib/logger.js';
@@ -45,6 +46,7 @@ import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
 import { createAdmin } from './admin/server.js';
 import { createProxyContainment } from './ops/containment.js';
+import { createEgressStage } from './egress/egress-cache-stage.js';
 import type { ResolverHealthTarget } from './admin/resolver-health.js';
 
 export type AssembleStages = (deps: StageDeps) => Promise<ProxyStage[]>;
@@ -144,7 +146,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   };
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);
-  const stages = await assemble({
+  const assembled = await assemble({
     config: stagesConfig(config),
     log,
     registry: metrics.registry,
@@ -152,6 +154,9 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     guard,
     overload,
   });
+  // The egress verdict cache: no filter; listed with the stages for its /stats block, admin routes and shutdown.
+  const egress = createEgressStage(config.egressCache, { registry: metrics.registry });
+  const stages: ProxyStage[] = [...assembled, egress];
   const poolOptions: PoolOptions = {
     connectTimeoutMs: upstream.connectTimeoutMs,
     headersTimeoutMs: upstream.routeTimeoutMs,

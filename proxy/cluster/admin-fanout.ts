@@ -49,8 +49,10 @@ export interface PrimaryAdminOptions {
 /** The summed `/stats` of the workers, with the ratios computed again from the summed counts. */
 export function summedStats(docs: readonly unknown[]): Record<string, unknown> {
   const summed = (sumDocuments(docs) ?? {}) as Record<string, unknown>;
-  const cache = summed.cache as Record<string, unknown> | undefined;
-  if (cache !== undefined && typeof cache.hits === 'number' && typeof cache.misses === 'number') cache.hitRatio = hitRatio(cache.hits, cache.misses);
+  const egress = summed.egress as { cache?: Record<string, unknown> } | undefined;
+  for (const cache of [summed.cache as Record<string, unknown> | undefined, egress?.cache]) {
+    if (cache !== undefined && typeof cache.hits === 'number' && typeof cache.misses === 'number') cache.hitRatio = hitRatio(cache.hits, cache.misses);
+  }
   return summed;
 }
 

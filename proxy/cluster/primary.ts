@@ -1,7 +1,7 @@
 /**
  * `--workers N`: a node:cluster primary and N proxy processes sharing the ingress listener. Each worker runs the
- * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), relays the binding table's learn and
- * evict events between them (`binding-relay.ts`), owns the public admin listener and fans admin calls out to them
+ * whole chain (`worker.ts`); the primary supervises them (`supervisor.ts`), relays the events of the tables they share
+ * (actor bindings, egress verdicts) between them (`shared-table-relay.ts`), owns the public admin listener and fans admin calls out to them
  * (`admin-fanout.ts`), on SIGHUP has every worker reload its filters, on SIGUSR1 every process reopen its access-log file, and on SIGTERM drains every worker
  * (`drain.ts`), then exits.
  */
@@ -15,7 +15,7 @@ import { assertFree, listening, settingOf } from '../../lib/listen-error.js';
 import type { HostPort } from '../../lib/address.js';
 import { WorkerSupervisor, type WorkerInfo } from './supervisor.js';
 import { createPrimaryAdmin, reloadWorkers } from './admin-fanout.js';
-import { relayBindings } from './binding-relay.js';
+import { relaySharedTables } from './shared-table-relay.js';
 
 /** How long after a worker's own drain timeout the primary stops waiting and kills it. */
 const KILL_GRACE_MS = 5000;
@@ -25,7 +25,7 @@ export async function runClusterPrimary(config: Pick<ProxyConfig, 'workers' | 'o
   // line, before any worker starts (the primary's own admin port too).
   await assertListenersFree(config);
   const workers = new WorkerSupervisor(config.workers, log);
-  relayBindings();
+  relaySharedTables();
   await workers.start();
   // The primary's own access-log stream carries the admin calls it serves (the workers write their requests' lines).
   const accessLog = new AccessLog(config.ops.accessLog);

@@ -1,7 +1,7 @@
 /**
  * The admin API an operator meets on a `--workers 2` proxy (the primary serves it and fans calls out): the index,
  * one binding, evicting every binding on one worker (a node being drained), paging, the hit ratio of the summed
- * `/stats`, readiness, the product's 404 for unknown routes, the dashboard's files, and state-changing calls
+ * `/stats`, the egress verdict cache's routes and block, readiness, the product's 404 for unknown routes, the dashboard's files, and state-changing calls
  * logged once, by the primary, with the caller's address, and `/stats/history` summed over the workers. A real stub and extproc (in the test's process) and proxy.
  * Needs processes: `--workers 2` (node:cluster): a primary and its worker processes.
  */
@@ -58,6 +58,25 @@ test('--workers 2: GET / lists the primary\'s and the forwarded endpoints; an un
   const ready = await request(`${proxy.admin}/ready`, { dispatcher: client, headers: { accept: 'application/json' } });
   assert.equal(ready.statusCode, 200);
   assert.deepEqual(await ready.body.json(), { state: 'LIVE', ready: true, reasons: [] });
+});
+
+test('--workers 2: the egress verdict cache\'s routes are answered by every process, and /stats sums its block', async () => {
+  const index = await call('/');
+  const byRoute = new Map<string, string>(index.body.endpoints.map((e: { method: string; path: string; description: string }) => [`${e.method} ${e.path}`, e.description]));
+  for (const e of ['GET /cache/egress', 'DELETE /cache/egress']) assert.match(byRoute.get(e) ?? '', /\(on every worker process\)$/, e);
+  const listing = await call('/cache/egress');
+  assert.equal(listing.status, 200);
+  assert.deepEqual(listing.body.workers.map((w: { status: number; body: { entries: number; ttlMs: number } }) => [w.status, w.body.entries, w.body.ttlMs]), [[200, 0, 5000], [200, 0, 5000]]);
+  const evicted = await call('/cache/egress?all=true', 'DELETE');
+  assert.equal(evicted.status, 200);
+  assert.deepEqual(evicted.body.workers.map((w: { body: unknown }) => w.body), [{ evicted: 0, all: true }, { evicted: 0, all: true }]);
+  const refused = await call('/cache/egress', 'DELETE');
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.code, 'BAD_REQUEST');
+  const s = await adminJson<{ egress: { cache: { enabled: boolean; hits: number; hitRatio: number | null; shared: { enabled: boolean } } } }>(proxy.admin, '/stats');
+  assert.equal(s.egress.cache.enabled, true);
+  assert.equal(s.egress.cache.hitRatio, null, 'no lookup yet');
+  assert.equal(s.egress.cache.shared.enabled, true, 'each worker shares its verdicts through the primary');
 });
 
 test('--workers 2: one binding, paging, eviction of every binding on one worker, and the summed hit ratio', async () => {

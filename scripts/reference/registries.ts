@@ -13,6 +13,7 @@ import { registerTunnelMetrics } from '../../proxy/ops/tunnel-metrics.js';
 import { TunnelHub } from '../../proxy/tunnels/hub.js';
 import { assembleStages } from '../../proxy/stages/assemble.js';
 import { resolverHealthTarget, stagesConfig } from '../../proxy/proxy-process.js';
+import { createEgressStage } from '../../proxy/egress/egress-cache-stage.js';
 import { ExtprocMetrics } from '../../extproc/metrics.js';
 import { ParkingLot } from '../../lib/resume/parking-lot.js';
 import type { HandshakeCounts } from '../../lib/tls/grpc-mtls-server.js';
@@ -66,6 +67,8 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
       const metrics = createProxyMetrics(counters);
       const stages = await assembleStages({ config: stagesConfig(config), log: silent, registry: metrics.registry, counters });
       closers.push(...stages.map((s) => () => s.close?.()));
+      const egress = createEgressStage(config.egressCache, { registry: metrics.registry, channel: null });
+      closers.push(() => egress.close());
       registerTunnelMetrics(metrics.registry, new TunnelHub(silent).stats);
       const manager = new OverloadManager({ triggers: config.overload.triggers, tallies: new OverloadTallies(), log: silent });
       registerOverloadMetrics(metrics.registry, {

@@ -25,6 +25,11 @@ export class CounterSet<Name extends string> {
     this.#live[name] += 1;
   }
 
+  /** Counts `n` (≥ 0) at once. */
+  add(name: Name, n: number): void {
+    this.#live[name] += n;
+  }
+
   /** Counts since the last `reset()`. */
   view(): Record<Name, number> {
     return this.#sinceReset.current() as Record<Name, number>;

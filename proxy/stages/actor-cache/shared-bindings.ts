@@ -2,7 +2,7 @@
  * One binding table for every process of a `--workers N` cluster. Each process keeps its own BindingCache; this
  * module sends what the cache hears (a binding learned or renewed here, a binding evicted here through use) over a
  * channel, and applies what the other processes sent: their learns are adopted, their evictions dropped. The
- * cluster primary relays every message to the other workers (proxy/cluster/binding-relay.ts), so an actor is
+ * cluster primary relays every message to the other workers (proxy/cluster/shared-table-relay.ts), so an actor is
  * resolved once for all processes and a stale binding seen by one is gone from all.
  *
  * Every event names its binding by origin (the id of the process that learned it) and that process's generation.
@@ -10,8 +10,8 @@
  * eviction of the same or a newer generation of that origin is ignored, so a late learn never undoes a newer evict.
  * The cache itself stays unaware of processes and HTTP: it only sees origins and generations.
  */
-import cluster from 'node:cluster';
 import { LRUCache } from 'lru-cache';
+import { clusterWorkerChannel as workerChannel, hasMessageType, type ProcessChannel } from '../../../lib/cluster-channel.js';
 import { LOCAL_ORIGIN, type BindingCache, type BindingEvent, type Origin } from './binding-cache.js';
 import { CounterSet } from './counter-set.js';
 
@@ -25,15 +25,11 @@ export interface BindingMessage {
 }
 
 export function isBindingMessage(m: unknown): m is BindingMessage {
-  return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === BINDING_MESSAGE;
+  return hasMessageType(m, BINDING_MESSAGE);
 }
 
 /** How a process reaches the others: its own id (> 0), a send, and a subscription (returns its undo). */
-export interface BindingChannel {
-  readonly self: Origin;
-  send(message: BindingMessage): void;
-  onMessage(handler: (message: BindingMessage) => void): () => void;
-}
+export type BindingChannel = ProcessChannel<BindingMessage>;
 
 export type SharedCount = 'sent' | 'received' | 'adopted' | 'dropped' | 'ignored';
 export const SHARED_COUNTS: readonly SharedCount[] = Object.freeze(['sent', 'received', 'adopted', 'dropped', 'ignored']);
@@ -101,19 +97,5 @@ export class SharedBindings {
 
 /** The node:cluster channel of a proxy worker (undefined in a process that is not a cluster worker). */
 export function clusterWorkerChannel(): BindingChannel | undefined {
-  const worker = cluster.isWorker ? cluster.worker : undefined;
-  if (worker === undefined || process.send === undefined) return undefined;
-  return {
-    self: worker.id,
-    send: (message) => {
-      if (process.connected) process.send?.(message);
-    },
-    onMessage: (handler) => {
-      const listener = (m: unknown): void => {
-        if (isBindingMessage(m)) handler(m);
-      };
-      process.on('message', listener);
-      return () => process.off('message', listener);
-    },
-  };
+  return workerChannel(isBindingMessage);
 }
