@@ -1,7 +1,7 @@
 /**
  * The admin HTTP API (fastify): the common ops routes (lib/ops-routes.ts: /ready, /stats, /stats/reset, /metrics),
  * actors (list, inspect with delivered request ids,
- * create, delete, resume, suspend, move), workers (list, stop, start), run-time latencies (PUT /config),
+ * create, delete, resume, suspend, move, egress policy, certificate), workers (list, stop, start), run-time latencies (PUT /config),
  * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
@@ -12,7 +12,9 @@ import type { Logger } from 'pino';
 import { registerOpsRoutes, type Readiness } from '../lib/ops-routes.js';
 import { grpcCodeName } from '../lib/wire-contract.js';
 import { asStubError, errors, httpStatusOf } from './errors.js';
-import { actorView, workerView } from './messages.js';
+import { actorView, egressPolicyView, workerView } from './messages.js';
+import { checkedPolicy } from './egress-policies.js';
+import { ActorCertificates, lifetimeOf } from './actor-certificates.js';
 import type { RpcCounters } from './rpc-counters.js';
 import { applySettings } from './settings.js';
 import { Churn, parseChurnRates } from './churn.js';
@@ -37,6 +39,8 @@ export interface AdminDeps {
   readonly certificateExpiry?: CertificateExpiry;
   /** Where state-changing calls are logged with the caller's address. */
   readonly log?: Logger;
+  /** Mints actor certificates (`--actor-ca-dir`); absent: the route answers 501. */
+  readonly actorCertificates?: ActorCertificates;
 }
 
 interface ActorParams {
@@ -57,7 +61,7 @@ function workerIp(params: WorkerParams): string {
   return params.ip;
 }
 
-export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log }: AdminDeps): FastifyInstance {
+export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log, actorCertificates = new ActorCertificates(undefined) }: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
   const store = cp.store;
 
@@ -101,6 +105,26 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
   app.post<{ Params: ActorParams }>('/actors/:atespace/:name/suspend', { config: { description: 'suspends the actor (frees its worker)' } }, async (req) => actorView(await cp.suspend(validRef(req.params))));
   app.post<{ Params: ActorParams }>('/actors/:atespace/:name/move', { config: { description: 'moves the actor to another free worker' } }, async (req) => actorView(await cp.move(validRef(req.params))));
 
+  // Egress policies: one per actor, lib/egress/policy.ts's JSON; none (or zero rules): the actor reaches nothing.
+  app.put<{ Params: ActorParams }>('/actors/:atespace/:name/egress-policy', { config: { description: 'sets the actor\'s egress policy ({"rules":[{"kind":"cidrs","cidrs":["127.0.0.1/32"],"ports":[9000]}]}); 400 names the bad field' } }, async (req) => {
+    const ref = validRef(req.params);
+    const policy = checkedPolicy(req.body);
+    return egressPolicyView(ref, cp.egress.set(ref, policy));
+  });
+  app.get<{ Params: ActorParams }>('/actors/:atespace/:name/egress-policy', { config: { description: "the actor's egress policy and its generation (404: none, it reaches nothing)" } }, async (req) => {
+    const ref = validRef(req.params);
+    return egressPolicyView(ref, cp.egress.get(ref));
+  });
+  app.delete<{ Params: ActorParams }>('/actors/:atespace/:name/egress-policy', { config: { description: "removes the actor's egress policy (it then reaches nothing)" } }, async (req) => {
+    cp.egress.delete(validRef(req.params));
+    return { ok: true };
+  });
+
+  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/certificate', { config: { description: 'mints a certificate for the running (or resuming) actor with the actor identity CA: {bundle, notAfter, notAfterMs}; optional {"lifetimeMs"} (default 1 h); 409 not running, 501 no --actor-ca-dir' } }, async (req) => {
+    const actor = cp.get(validRef(req.params));
+    return actorCertificates.mint(actor, lifetimeOf(req.body));
+  });
+
   app.get('/workers', { config: { description: 'every worker: ip, alive, actors, requests' } }, async () => {
     await cp.flushWorkers();
     return { workers: [...store.workers.values()].map(workerView) };
@@ -108,7 +132,7 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
   app.post<{ Params: WorkerParams }>('/workers/:ip/stop', { config: { description: "closes the worker's listener and suspends its actors" } }, async (req) => workerView(await cp.stopWorker(workerIp(req.params))));
   app.post<{ Params: WorkerParams }>('/workers/:ip/start', { config: { description: 'the worker listens again' } }, async (req) => workerView(await cp.startWorker(workerIp(req.params))));
 
-  app.get('/config', { config: { description: 'the run-time settings: resolveLatencyMs, coldResumeMs, autoCreate' } }, async () => ({ ...cp.settings }));
+  app.get('/config', { config: { description: 'the run-time settings: resolveLatencyMs, readLatencyMs, coldResumeMs, autoCreate' } }, async () => ({ ...cp.settings }));
   app.put('/config', { config: { description: 'changes any subset of the run-time settings, at once' } }, async (req) => ({ ...applySettings(cp.settings, req.body) }));
 
   // A control-plane outage: every ateapi.Control call answers UNAVAILABLE for `ms` (workers stay attached).

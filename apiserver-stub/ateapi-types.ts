@@ -3,6 +3,9 @@
  * (snake_case fields, enums as names, int64 as strings). Checked by hand against proto/ateapi/ateapi.proto.
  */
 
+/** The egress policy messages, shared with extproc (which decodes them). */
+export type { EgressPolicyMessage, EgressRuleMessage, GetActorEgressPolicyResponse } from '../lib/egress/policy-message.js';
+
 export type ActorStatusName =
   | 'STATUS_UNSPECIFIED'
   | 'STATUS_RESUMING'
@@ -50,6 +53,7 @@ export interface ActorRefRequest {
   actor_ref: ActorRefMessage | null;
 }
 export type GetActorRequest = ActorRefRequest;
+export type GetActorEgressPolicyRequest = ActorRefRequest;
 export type SuspendActorRequest = ActorRefRequest;
 export type DeleteActorRequest = ActorRefRequest;
 export interface ResumeActorRequest extends ActorRefRequest {

@@ -9,6 +9,8 @@ import { readComponentConfig, type ComponentConfigRead, type ReadOptions } from 
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, isResourceName, normaliseSuffix } from '../lib/actor-ref.js';
 import { ipv4Add } from './ip.js';
+import { parseEgressSeed, type EgressSeed } from './egress-seed.js';
+import { seedActorNames } from './seed.js';
 import { WORKER_TLS_FLAGS } from './worker/config.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { workerTlsSettings, type WorkerTlsSettings } from './worker/tls.js';
@@ -65,7 +67,24 @@ export const STUB_FLAGS = {
   'worker-tls-client-identity': inProcess(WORKER_TLS_FLAGS['tls-client-identity'], 'tlsClientIdentity'),
   actors: { type: 'number', env: 'APISERVER_ACTORS', default: 100, max: 1_000_000, section: 'actors', key: 'count', help: 'actors created SUSPENDED at start (actor-000, actor-001, ...)' },
   atespace: { type: 'string', env: 'APISERVER_ATESPACE', default: 'demo', section: 'actors', help: 'atespace of the seeded actors' },
+  'seed-egress-policies': {
+    type: 'string',
+    env: 'APISERVER_SEED_EGRESS_POLICIES',
+    default: '',
+    section: 'actors',
+    key: 'egressPolicies',
+    help: 'egress policies of the seeded actors: a JSON object of actor name (or "*" for every other seeded actor) → policy, e.g. {"actor-000":{"rules":[{"kind":"cidrs","cidrs":["127.0.0.1/32"],"ports":[9000]}]}}; an actor without one reaches nothing',
+  },
+  'actor-ca-dir': {
+    type: 'string',
+    env: 'APISERVER_ACTOR_CA_DIR',
+    default: '',
+    section: 'actors',
+    key: 'caDir',
+    help: 'directory of the actor identity CA (actor-ca.pem, actor-ca.key; `actor-edge certs` writes one): POST /actors/:atespace/:name/certificate then mints a certificate for a running actor (empty: it answers 501)',
+  },
   'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, section: 'actors', help: 'delay before ResumeActor answers for a RUNNING actor' },
+  'read-latency-ms': { type: 'number', env: 'APISERVER_READ_LATENCY_MS', default: 0, max: 60_000, section: 'actors', help: 'delay before GetActor and GetActorEgressPolicy answer' },
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
   'auto-create': { type: 'boolean', env: 'APISERVER_AUTO_CREATE', default: false, section: 'actors', help: 'ResumeActor creates unknown (validly named) actors instead of answering NOT_FOUND' },
   'actor-suffix': { type: 'string', env: 'ACTOR_SUFFIX', default: DEFAULT_ACTOR_SUFFIX, section: 'actors', key: 'suffix', help: 'DNS suffix of actor hosts' },
@@ -99,7 +118,12 @@ export interface StubConfig {
   readonly workerCapacity: number;
   readonly actors: number;
   readonly atespace: string;
+  /** The seeded actors' egress policies. */
+  readonly egressSeed: EgressSeed;
+  /** The actor identity CA's directory; undefined: the stub mints no actor certificates. */
+  readonly actorCaDir: string | undefined;
   readonly resolveLatencyMs: number;
+  readonly readLatencyMs: number;
   readonly coldResumeMs: number;
   readonly autoCreate: boolean;
   readonly actorSuffix: string;
@@ -142,7 +166,10 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     workerCapacity: v['worker-capacity'],
     actors: v.actors,
     atespace: v.atespace,
+    actorCaDir: v['actor-ca-dir'] === '' ? undefined : v['actor-ca-dir'],
+    egressSeed: parseEgressSeed(v['seed-egress-policies'], () => seedActorNames(v.actors)),
     resolveLatencyMs: v['resolve-latency-ms'],
+    readLatencyMs: v['read-latency-ms'],
     coldResumeMs: v['cold-resume-ms'],
     autoCreate: v['auto-create'],
     actorSuffix: suffix,

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { actorKey, isResourceName, type ActorRef } from '../lib/actor-ref.js';
 import type { Logger } from '../lib/logger.js';
+import { EgressPolicies } from './egress-policies.js';
 import { errors } from './errors.js';
 import type { RuntimeSettings } from './settings.js';
 import { Store, workerAlive, type ActorRecord, type WorkerLink, type WorkerRecord } from './store.js';
@@ -43,12 +44,16 @@ export class ControlPlane {
   closing = false;
   /** Until this time (epoch ms) every ateapi.Control call answers UNAVAILABLE (admin `POST /outage`). */
   outageUntil = 0;
+  /** Actors' egress policies (kept on their records). */
+  readonly egress: EgressPolicies;
 
   constructor(
     readonly store: Store,
     readonly settings: RuntimeSettings,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.egress = new EgressPolicies(store);
+  }
 
   /** Throws UNAVAILABLE during an outage set through the admin API; workers stay attached meanwhile. */
   assertAvailable(): void {
@@ -57,6 +62,15 @@ export class ControlPlane {
 
   get(ref: ActorRef): ActorRecord {
     return this.store.requireActor(ref);
+  }
+
+  /**
+   * A read as the gRPC API answers it: after the `readLatencyMs` delay (none by default). The delay does not hold
+   * the process open: a read still waiting when the stub stops has no one left to answer.
+   */
+  read<T>(answer: () => T): T | Promise<T> {
+    const ms = this.settings.readLatencyMs;
+    return ms > 0 ? sleep(ms, undefined, { ref: false }).then(answer) : answer();
   }
 
   create(ref: ActorRef, templateNamespace = '', templateName = ''): ActorRecord {

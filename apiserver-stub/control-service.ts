@@ -1,6 +1,7 @@
 /**
  * gRPC handlers of ateapi.Control: decode, validate, call the control plane, encode; every call is counted by
- * method and status code. Errors leave as the StubError's code and message.
+ * method and status code, answers UNAVAILABLE during an admin-set outage, and the reads (GetActor,
+ * GetActorEgressPolicy) answer after `readLatencyMs`. Errors leave as the StubError's code and message.
  */
 import * as grpc from '@grpc/grpc-js';
 import { controlService } from '../lib/resume/control-client.js';
@@ -9,6 +10,7 @@ import type * as api from './ateapi-types.js';
 import { asStubError, errors } from './errors.js';
 import { validRef, type ControlPlane } from './control-plane.js';
 import { actorMessage, workerMessage } from './messages.js';
+import { egressPolicyMessage } from '../lib/egress/policy-message.js';
 import type { RpcCounters } from './rpc-counters.js';
 
 export function controlServiceDefinition(): grpc.ServiceDefinition {
@@ -48,9 +50,18 @@ export function controlHandlers(cp: ControlPlane, counters: RpcCounters): grpc.U
       return handler(req);
     });
   return {
-    GetActor: gated<api.GetActorRequest, api.ActorResponse>('GetActor', (req) => ({
-      actor: actorMessage(store, cp.get(validRef(req.actor_ref))),
-    })),
+    GetActor: gated<api.GetActorRequest, api.ActorResponse>('GetActor', (req) => {
+      const ref = validRef(req.actor_ref);
+      return cp.read(() => ({ actor: actorMessage(store, cp.get(ref)) }));
+    }),
+    // NOT_FOUND both for an unknown actor and for an actor without a policy (which reaches nothing).
+    GetActorEgressPolicy: gated<api.GetActorEgressPolicyRequest, api.GetActorEgressPolicyResponse>('GetActorEgressPolicy', (req) => {
+      const ref = validRef(req.actor_ref);
+      return cp.read(() => {
+        const stored = cp.egress.get(ref);
+        return { policy: egressPolicyMessage(ref.atespace, ref.name, stored.policy, stored.generation) };
+      });
+    }),
     CreateActor: gated<api.CreateActorRequest, api.ActorResponse>('CreateActor', (req) => ({
       actor: actorMessage(store, cp.create(validRef(req.actor_ref), req.actor_template_namespace, req.actor_template_name)),
     })),

@@ -17,6 +17,8 @@ export class StubError extends Error {
 export const errors = Object.freeze({
   invalidArgument: (message: string) => new StubError(Code.INVALID_ARGUMENT, message),
   actorNotFound: (key: string) => new StubError(Code.NOT_FOUND, `actor "${key}" not found`),
+  noActorCa: () => new StubError(Code.UNIMPLEMENTED, 'the stub has no actor identity CA (start it with --actor-ca-dir)'),
+  noEgressPolicy: (key: string) => new StubError(Code.NOT_FOUND, `actor "${key}" has no egress policy`),
   actorExists: (key: string) => new StubError(Code.ALREADY_EXISTS, `actor "${key}" already exists`),
   leaseConflict: () => new StubError(Code.ABORTED, 'another operation is in progress for this actor'),
   noFreeWorkers: () => new StubError(Code.RESOURCE_EXHAUSTED, 'no free workers available'),
@@ -44,6 +46,8 @@ export function httpStatusOf(code: Code): number {
     case Code.RESOURCE_EXHAUSTED:
     case Code.UNAVAILABLE:
       return 503;
+    case Code.UNIMPLEMENTED:
+      return 501;
     default:
       return 500;
   }

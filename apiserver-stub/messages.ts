@@ -1,6 +1,8 @@
 /** Store records → ateapi messages (and the admin API's JSON views of the same records). */
 import type { ActorMessage, ActorStatusName, WorkerMessage } from './ateapi-types.js';
-import { workerAlive, type ActorRecord, type ActorStatus, type Store, type WorkerRecord } from './store.js';
+import type { ActorRef } from '../lib/actor-ref.js';
+import type { EgressRule } from '../lib/egress/policy.js';
+import { workerAlive, type ActorRecord, type ActorStatus, type Store, type StoredEgressPolicy, type WorkerRecord } from './store.js';
 
 const WORKER_NAMESPACE = 'ate-system';
 const WORKER_POOL = 'stub';
@@ -79,4 +81,16 @@ export function workerView(worker: WorkerRecord) {
     misdirected: worker.misdirected,
     actors: [...worker.actors].sort(),
   };
+}
+
+export interface EgressPolicyView {
+  readonly atespace: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly rules: readonly EgressRule[];
+}
+
+/** An actor's egress policy as the admin API shows it (the JSON it is set with, plus its generation). */
+export function egressPolicyView(ref: ActorRef, stored: StoredEgressPolicy): EgressPolicyView {
+  return { atespace: ref.atespace, name: ref.name, generation: stored.generation, rules: stored.policy.rules };
 }

@@ -50,6 +50,7 @@ export function createStubMetrics(cp: ControlPlane, counters: RpcCounters, worke
       return samplesBy('status', byStatus);
     },
   });
+  scrapedGauge(registry, { name: `${P}egress_policies`, help: 'Actors with an egress policy now (the others reach nothing).', read: () => cp.egress.count() });
   scrapedGauge(registry, {
     name: `${P}workers_live`,
     help: 'Workers attached and listening now.',

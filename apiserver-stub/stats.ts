@@ -33,6 +33,7 @@ export class StubStats {
     return {
       rpc: this.counters.snapshot(),
       actors,
+      egressPolicies: this.cp.egress.count(),
       workers,
       deliveries: { total: since.deliveries, duplicates: since.duplicates },
       placements: since.placements,

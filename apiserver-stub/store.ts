@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { actorKey, type ActorRef } from '../lib/actor-ref.js';
 import { CappedSet } from '../lib/capped-set.js';
+import type { CheckedEgressPolicy } from '../lib/egress/policy.js';
 import { errors } from './errors.js';
 
 /** How many delivered request ids each actor remembers for duplicate detection (the oldest are forgotten). */
@@ -37,6 +38,14 @@ export interface ActorRecord {
   /** x-request-id of the latest MAX_REQUEST_IDS_PER_ACTOR delivered requests (since the last stats reset). */
   readonly requestIds: CappedSet<string>;
   deleted: boolean;
+  /** The actor's egress policy (none: it reaches nothing); it goes with the actor. */
+  egressPolicy: StoredEgressPolicy | null;
+}
+
+export interface StoredEgressPolicy {
+  readonly policy: CheckedEgressPolicy;
+  /** Raised on every change: unique across the stub's lifetime, so a recreated actor's policy never repeats one. */
+  readonly generation: number;
 }
 
 /** The control plane's handle on an attached worker (implemented over the Attach stream). */
@@ -109,6 +118,7 @@ export class Store {
       lease: null,
       requestIds: new CappedSet(MAX_REQUEST_IDS_PER_ACTOR),
       deleted: false,
+      egressPolicy: null,
     };
     this.actors.set(key, actor);
     return actor;

@@ -19,6 +19,8 @@ import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
+import { ActorCertificates, checkActorCaDir } from './actor-certificates.js';
+import { actorCaFiles } from '../lib/tls/actor-certs.js';
 import { STUB_FLAGS, type StubConfig } from './config.js';
 import { assertFree, listening, settingOf, type ListenSetting } from '../lib/listen-error.js';
 import { ControlPlane } from './control-plane.js';
@@ -86,9 +88,10 @@ function shutdown(server: grpc.Server): Promise<void> {
 const GRPC_SERVER_OPTIONS = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000 };
 
 export async function startApiserverStub(config: StubConfig, log: Logger): Promise<RunningStub> {
+  await checkActorCaDir(config.actorCaDir);
   const store = new Store();
-  const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
-  seedActors(store, config.atespace, config.actors);
+  const cp = new ControlPlane(store, { resolveLatencyMs: config.resolveLatencyMs, readLatencyMs: config.readLatencyMs, coldResumeMs: config.coldResumeMs, autoCreate: config.autoCreate }, log);
+  seedActors(store, config.atespace, config.actors, cp.egress, config.egressSeed);
   const counters = new RpcCounters();
   const churn = new Churn(cp, log);
 
@@ -116,11 +119,13 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
       { what: '--tls-client-ca', file: config.tls?.clientCa ?? '' },
       { what: '--worker-tls-credential-bundle', file: config.workerTls?.credentialBundle ?? '' },
       { what: '--worker-tls-client-ca', file: config.workerTls?.clientCa ?? '' },
+      { what: '--actor-ca-dir', file: config.actorCaDir === undefined ? '' : actorCaFiles(config.actorCaDir).certFile },
     ],
     { warningHours: config.certExpiryWarningHours, log },
   );
 
-  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, log, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
+  const actorCertificates = new ActorCertificates(config.actorCaDir);
+  const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, log, actorCertificates, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
   const closeAll = async (): Promise<void> => {

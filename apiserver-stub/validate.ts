@@ -8,6 +8,8 @@ import { throwEveryProblem } from '../lib/config-problems.js';
 import type { TlsFileCheck } from '../lib/tls/files.js';
 import type { ValidConfig } from '../lib/validation.js';
 import { readStubConfig } from './config.js';
+import type { EgressSeed } from './egress-seed.js';
+import { actorCaFiles } from '../lib/tls/actor-certs.js';
 import { readWorkerConfig } from './worker/config.js';
 import type { WorkerTlsSettings } from './worker/tls.js';
 
@@ -26,6 +28,13 @@ function workerTlsText(tls: WorkerTlsSettings | undefined): string {
   return tls === undefined ? 'plain HTTP' : `mTLS, accepting only ${tls.clientIdentity}`;
 }
 
+function egressSeedText(seed: EgressSeed): string {
+  const own = seed.byName.size === 0 ? [] : [`${seed.byName.size} seeded actor(s) with their own`];
+  const others = seed.others === undefined ? [] : [`${own.length === 0 ? 'every' : 'every other'} seeded actor with the "*" one`];
+  const parts = [...own, ...others];
+  return parts.length === 0 ? 'none (the seeded actors reach nothing)' : parts.join(', ');
+}
+
 export async function validateStub(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<ValidConfig> {
   const problems: string[] = [];
   const read = readStubConfig(argv, env, { problems });
@@ -39,6 +48,7 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
           { kind: 'trust-bundle', path: c.tls.clientCa, what: '--tls-client-ca' } as const,
         ]),
     ...workerTlsFiles(c.workerTls, 'worker-'),
+    ...(c.actorCaDir === undefined ? [] : [{ kind: 'trust-bundle', path: actorCaFiles(c.actorCaDir).certFile, what: '--actor-ca-dir' } as const]),
   ]);
   return {
     component: 'apiserver-stub',
@@ -50,6 +60,8 @@ export async function validateStub(argv: readonly string[], env: NodeJS.ProcessE
       ['admin', at(c.admin)],
       ['workers', `${c.workers} in-process from ${c.workerIpBase}:${c.workerPort}, ${c.workerCapacity} actor(s) each, ${workerTlsText(c.workerTls)}`],
       ['actors', `${c.actors} in atespace ${c.atespace} under ${c.actorSuffix}, all SUSPENDED`],
+      ['egress policies', egressSeedText(c.egressSeed)],
+      ['actor certificates', c.actorCaDir === undefined ? 'none (no --actor-ca-dir)' : `minted by the actor identity CA in ${c.actorCaDir}`],
     ],
     config: c,
   };

@@ -120,6 +120,16 @@ export const EXTPROC_FLAGS = {
     section: 'resume',
     help: 'Most requests waiting on a retrying resume at once (parked); more are answered 503 "router at capacity" at once. Requests for running actors never take a slot.',
   },
+  'egress-timeout-ms': {
+    type: 'number',
+    env: 'EXTPROC_EGRESS_TIMEOUT_MS',
+    default: 2000,
+    min: 1,
+    max: 600_000,
+    section: 'egress',
+    key: 'timeoutMs',
+    help: 'How long the control-plane reads of one egress CONNECT (GetActor, then GetActorEgressPolicy) may take together; past it, or past the data plane\'s own budget when shorter, the CONNECT is answered 503 control plane unavailable.',
+  },
   'worker-port': {
     type: 'number',
     env: 'EXTPROC_WORKER_PORT',
@@ -181,6 +191,7 @@ export const EXTPROC_FLAG_SET = defineFlagSet({
     controlPlane: 'The control plane extproc calls ResumeActor on, and mTLS to it.',
     resume: 'How a resume is retried, and parking while the platform has no capacity.',
     routing: 'How a host names an actor, and the worker port published.',
+    egress: 'Egress CONNECTs (request headers whose xds.listener_direction attribute is OUTBOUND): the actor named by the source.certificate attribute, checked with GetActor and its egress policy.',
   },
   flags: EXTPROC_FLAGS,
   variables: { ...LOG_LEVEL_VARIABLE, ...OTEL_VARIABLES },
@@ -195,6 +206,8 @@ export interface ExtprocConfig {
   readonly workerPort: number;
   readonly actorSuffix: string;
   readonly resumeBudgetMs: number;
+  /** The control-plane reads of one egress CONNECT, together, at most. */
+  readonly egressTimeoutMs: number;
   /** 0: no idle timeout. */
   readonly streamIdleTimeoutMs: number;
   /** `--parking on`: its budget; undefined: off. */
@@ -250,6 +263,7 @@ export function buildConfig(values: FlagValues<typeof EXTPROC_FLAGS>, tracing: T
     workerPort: values['worker-port'],
     actorSuffix: normaliseSuffix(values['actor-suffix']),
     resumeBudgetMs: values['resume-budget-ms'],
+    egressTimeoutMs: values['egress-timeout-ms'],
     streamIdleTimeoutMs: values['stream-idle-timeout-ms'],
     parking: values.parking === 'on' ? Object.freeze({ budgetMs: values['park-budget-ms'] }) : undefined,
     parkedMax: values['parked-max'],

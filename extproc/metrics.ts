@@ -11,6 +11,8 @@ import { processStats, resetProcessStats, type ProcessStats } from '../lib/proce
 import { histogram, metricPrefix, registerBuildInfo, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge } from '../lib/prom-metrics.js';
 import { SinceReset } from '../lib/since-reset.js';
 import type { HandshakeCounts } from '../lib/tls/grpc-mtls-server.js';
+import { EGRESS_OUTCOMES, type EgressOutcome } from '../lib/egress/wire.js';
+import type { Sample } from '../lib/prom-metrics.js';
 
 /** actor-ingress route-duration buckets, in seconds. */
 export const ROUTE_DURATION_BUCKETS = Object.freeze([
@@ -37,6 +39,10 @@ interface Tallies {
   /** Requests answered with the last retryable error because no retry could start within their data plane's budget. */
   outOfBudget: number;
   flightJoins: number;
+  /** Egress CONNECTs answered, by outcome. */
+  egress: Record<EgressOutcome, number>;
+  /** The control-plane reads egress CONNECTs made, by RPC and gRPC code. */
+  egressCalls: Record<string, Record<string, number>>;
 }
 
 export interface ExtprocStats {
@@ -47,6 +53,8 @@ export interface ExtprocStats {
   readonly outOfBudget: number;
   readonly flightJoins: number;
   readonly parked: { readonly active: number; readonly rejected: number };
+  /** Egress CONNECTs by outcome, and the control-plane reads they made by RPC and code. */
+  readonly egress: { readonly requests: Readonly<Record<string, number>>; readonly controlCalls: Readonly<Record<string, Readonly<Record<string, number>>>> };
   /** The ext_proc listener's connections by outcome (present with mTLS on the listener). */
   readonly tls?: HandshakeCounts;
   readonly process: ProcessStats;
@@ -56,12 +64,43 @@ function zeroRequests(): Record<OutcomeLabel, number> {
   return Object.fromEntries(OUTCOME_LABELS.map((l) => [l, 0])) as Record<OutcomeLabel, number>;
 }
 
+function zeroEgress(): Record<EgressOutcome, number> {
+  return Object.fromEntries(Object.keys(EGRESS_OUTCOMES).map((o) => [o, 0])) as Record<EgressOutcome, number>;
+}
+
+/** Counts by RPC and code, without those that stayed at zero (since the last reset). */
+function calledOnly(calls: Readonly<Record<string, Readonly<Record<string, number>>>>): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const [rpc, byCode] of Object.entries(calls)) {
+    const called = Object.entries(byCode).filter(([, n]) => n > 0);
+    if (called.length > 0) out[rpc] = Object.fromEntries(called);
+  }
+  return out;
+}
+
+function callSamples(calls: Readonly<Record<string, Readonly<Record<string, number>>>>): Sample<'rpc' | 'code'>[] {
+  const out: Sample<'rpc' | 'code'>[] = [];
+  for (const [rpc, byCode] of Object.entries(calls)) for (const [code, n] of Object.entries(byCode)) out.push([{ rpc, code }, n]);
+  return out;
+}
+
 export class ExtprocMetrics {
   readonly registry = new Registry();
-  private readonly life: Tallies = { streams: 0, idleTimeouts: 0, requests: zeroRequests(), resumeCalls: {}, resumeRetries: {}, outOfBudget: 0, flightJoins: 0 };
+  private readonly life: Tallies = {
+    streams: 0,
+    idleTimeouts: 0,
+    requests: zeroRequests(),
+    resumeCalls: {},
+    resumeRetries: {},
+    outOfBudget: 0,
+    flightJoins: 0,
+    egress: zeroEgress(),
+    egressCalls: {},
+  };
   private readonly sinceReset: SinceReset<Tallies & { parkedRejected: number; tls: HandshakeCounts | Record<string, never> }>;
   private activeStreams = 0;
   private readonly routeDuration: Histogram<'outcome' | 'resume'>;
+  private readonly egressDuration: Histogram<'outcome'>;
 
   #health: ReadinessGauge = { ready: () => false, checks: () => ({ ok: 0, failed: 0 }) };
 
@@ -133,6 +172,24 @@ export class ExtprocMetrics {
       labelNames: ['outcome', 'resume'],
       buckets: ROUTE_DURATION_BUCKETS,
     });
+    scrapedCounterBy(r, {
+      name: `${P}egress_requests_total`,
+      help: 'Egress CONNECTs answered (request headers with xds.listener_direction OUTBOUND), by outcome: allowed, denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled.',
+      labelNames: ['outcome'],
+      read: () => samplesBy('outcome', life.egress),
+    });
+    scrapedCounterBy(r, {
+      name: `${P}egress_control_calls_total`,
+      help: 'Control-plane reads made for egress CONNECTs (GetActor, GetActorEgressPolicy), by RPC and gRPC status code.',
+      labelNames: ['rpc', 'code'],
+      read: () => callSamples(life.egressCalls),
+    });
+    this.egressDuration = histogram(r, {
+      name: `${P}egress_duration_seconds`,
+      help: 'From an egress CONNECT\'s request headers received until it was answered, by outcome.',
+      labelNames: ['outcome'],
+      buckets: ROUTE_DURATION_BUCKETS,
+    });
   }
 
   /** What the readiness gauge and the health-check counter read (the server's readiness and probe). */
@@ -174,6 +231,16 @@ export class ExtprocMetrics {
     this.life.outOfBudget++;
   }
 
+  egressRequest(outcome: EgressOutcome, seconds: number): void {
+    this.life.egress[outcome]++;
+    this.egressDuration.observe({ outcome }, seconds);
+  }
+
+  egressControlCall(rpc: string, code: string): void {
+    const byCode = (this.life.egressCalls[rpc] ??= {});
+    byCode[code] = (byCode[code] ?? 0) + 1;
+  }
+
   stats(): ExtprocStats {
     const d = this.sinceReset.current();
     return {
@@ -184,6 +251,7 @@ export class ExtprocMetrics {
       outOfBudget: d.outOfBudget,
       flightJoins: d.flightJoins,
       parked: { active: this.lot().active, rejected: d.parkedRejected },
+      egress: { requests: d.egress, controlCalls: calledOnly(d.egressCalls) },
       ...(this.tls === undefined ? {} : { tls: d.tls as HandshakeCounts }),
       process: processStats(),
     };

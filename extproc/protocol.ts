@@ -55,9 +55,9 @@ export function externalProcessorServerDefinition(): grpc.ServiceDefinition {
  * The field names of google.protobuf.Value in the loaded definition. protobufjs bundles them camelCase
  * (`stringValue`), and a future version may spell them snake_case; reading the definition avoids depending on either.
  */
-export function structValueFields(): { readonly string: string; readonly struct: string } {
+export function structValueFields(): { readonly string: string; readonly number: string; readonly struct: string } {
   const value = lookup<{ type: { field: readonly { name: string }[] } }>(extProcRoot(), 'google.protobuf.Value');
   const names = new Set(value.type.field.map((f) => f.name));
   const pick = (camel: string, snake: string): string => (names.has(camel) ? camel : snake);
-  return Object.freeze({ string: pick('stringValue', 'string_value'), struct: pick('structValue', 'struct_value') });
+  return Object.freeze({ string: pick('stringValue', 'string_value'), number: pick('numberValue', 'number_value'), struct: pick('structValue', 'struct_value') });
 }

@@ -402,7 +402,7 @@ test('admin: /ready, /stats counts and reset, /metrics without actor names and w
   }
   await waitFor(() => fresh.extproc.metrics.stats().streams.active === 0, 5000, 'streams to close');
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, any>;
-  assert.deepEqual(Object.keys(stats).sort(), ['flightJoins', 'outOfBudget', 'parked', 'process', 'requests', 'resumeCalls', 'resumeRetries', 'streams']);
+  assert.deepEqual(Object.keys(stats).sort(), ['egress', 'flightJoins', 'outOfBudget', 'parked', 'process', 'requests', 'resumeCalls', 'resumeRetries', 'streams']);
   assert.deepEqual(stats.streams, { total: 5, active: 0, idleTimeouts: 0 });
   assert.deepEqual([stats.requests.ok, stats.requests.invalid_host, stats.requests.not_found], [3, 1, 1]);
   assert.deepEqual([stats.resumeCalls.OK, stats.resumeCalls.ABORTED, stats.resumeCalls.NOT_FOUND], [3, 1, 1]);

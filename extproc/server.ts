@@ -1,7 +1,8 @@
 /**
  * Starts extproc in this process: the ExternalProcessor gRPC server (with the gRPC health service), the admin
- * server, one control-plane client (one channel, reused by every request), the per-actor resume flights, and the
- * control plane's health check over that same channel.
+ * server, one control-plane client (one channel, reused by every request), the per-actor resume flights, the egress
+ * mode (CONNECTs answered from GetActor and the actor's egress policy, on the same channel), and the control plane's
+ * health check over that same channel.
  *
  * Readiness (`/ready`, and the health service): extproc is ready while it serves and its control plane answers
  * health checks. The health service reports `""` (the server) SERVING while it serves, and
@@ -25,6 +26,9 @@ import { assertFree, listening, settingOf } from '../lib/listen-error.js';
 import { ExtprocMetrics } from './metrics.js';
 import { externalProcessorServerDefinition, type ProcessCall } from './protocol.js';
 import { Resolver } from './resolver.js';
+import { EgressResolver } from './egress/egress-resolver.js';
+import { ControlReads } from './egress/control-reads.js';
+import { ThrottledWarnings } from '../lib/throttled-warnings.js';
 import { serveStream } from './stream.js';
 import { ReloadingTlsCredentials, type ClientTlsFiles } from '../lib/tls/grpc-client-credentials.js';
 import { TlsFileError } from '../lib/tls/files.js';
@@ -124,6 +128,13 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   const m = metrics;
   const expiry = startCertificateExpiry('extproc', certificateSources(config), { warningHours: config.certExpiryWarningHours, log, registry: m.registry });
   const resolver = new Resolver({ flights, metrics: m, log, actorSuffix: config.actorSuffix, workerPort: config.workerPort });
+  const egress = new EgressResolver({
+    reads: new ControlReads(control, { call: (rpc, code) => m.egressControlCall(rpc, code) }),
+    metrics: m,
+    log,
+    warnings: new ThrottledWarnings(log, 10_000),
+    timeoutMs: config.egressTimeoutMs,
+  });
 
   let phase: Phase = 'starting';
   // The control plane's health, checked over the control client's own channel (the connection ResumeActor uses).
@@ -148,7 +159,7 @@ export async function startExtproc(config: ExtprocConfig, log: Logger): Promise<
   });
 
   server.addService(externalProcessorServerDefinition(), {
-    Process: (call: ProcessCall) => serveStream(call, { resolver, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs, tracer }),
+    Process: (call: ProcessCall) => serveStream(call, { resolver, egress, metrics: m, log, idleTimeoutMs: config.streamIdleTimeoutMs, tracer }),
   });
   // The health service is on the ext_proc port itself, behind the same mTLS as Process.
   health.addTo(server);

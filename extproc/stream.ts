@@ -1,6 +1,8 @@
 /**
  * One ext_proc Process stream (one HTTP request). Messages are answered strictly in order, one response each:
- * request headers are resolved (asynchronously); response headers, bodies and trailers get a plain CONTINUE.
+ * request headers are resolved (asynchronously: an actor's request by the resolver, an egress CONNECT — its
+ * `xds.listener_direction` attribute OUTBOUND — by the egress resolver); response headers, bodies and trailers get a
+ * plain CONTINUE.
  * When the data plane half-closes, the server finishes what is pending and ends the RPC with OK. Envoy then
  * usually resets the stream (CANCELLED): that is its normal way to end a stream, not an error.
  *
@@ -16,11 +18,15 @@ import type { ExtprocMetrics } from './metrics.js';
 import type { ProcessCall, ProcessingResponse } from './protocol.js';
 import type { RequestSummary } from './wire.js';
 import type { Resolver } from './resolver.js';
+import type { EgressResolver } from './egress/egress-resolver.js';
+import { OUTBOUND_DIRECTION } from '../lib/egress/wire.js';
 import { CONTINUE } from './responses.js';
 import { callerBudgetMs } from './caller-budget.js';
 
 export interface StreamDeps {
   readonly resolver: Resolver;
+  /** Answers request headers whose `xds.listener_direction` attribute is OUTBOUND (an egress CONNECT). */
+  readonly egress: EgressResolver;
   readonly metrics: ExtprocMetrics;
   readonly log: Logger;
   /** 0: no idle timeout. */
@@ -122,16 +128,22 @@ class ProcessStream {
 
   private handle(message: RequestSummary): void {
     const kind = message.request;
-    if (kind === 'request_headers') this.resolve(message.authority);
+    if (kind === 'request_headers') this.resolve(message);
     else if (kind !== undefined) this.write(CONTINUE[kind]);
     else this.fail(grpc.status.INVALID_ARGUMENT, 'ProcessingRequest has no request set');
   }
 
-  private resolve(authority: string): void {
+  /** Request headers: an egress CONNECT when the message says OUTBOUND, else an actor's request (the ingress path). */
+  private resolve(message: RequestSummary): void {
     const resolving = { kind: 'resolving' as const, abort: new AbortController(), queue: [] as RequestSummary[], halfClosed: false };
     this.state = resolving;
     const budgetMs = this.budgetDeadline === undefined ? undefined : Math.max(0, this.budgetDeadline - Date.now());
-    this.deps.resolver.requestHeaders(authority, resolving.abort.signal, budgetMs, this.span).then(
+    const attributes = message.attributes;
+    const answer =
+      attributes !== undefined && attributes.direction === OUTBOUND_DIRECTION
+        ? this.deps.egress.connect(message.authority, attributes, resolving.abort.signal, budgetMs, this.span)
+        : this.deps.resolver.requestHeaders(message.authority, resolving.abort.signal, budgetMs, this.span);
+    answer.then(
       (response) => {
         if (this.state !== resolving) return;
         this.state = IDLE;

@@ -15,7 +15,7 @@ test('reads :authority from raw_value, with everything Envoy sends around it', (
     protocol_config: { request_body_mode: 'BUFFERED', response_body_mode: 'STREAMED', send_body_without_waiting_for_header_response: true },
     observability_mode: false,
   };
-  assert.deepEqual(summariseProcessingRequest(encode(message)), { request: 'request_headers', authority: 'counter-7.team-a.example:8080' });
+  assert.deepEqual(summariseProcessingRequest(encode(message)), { request: 'request_headers', authority: 'counter-7.team-a.example:8080', attributes: undefined });
 });
 
 test('host (any case) when :authority is absent; :authority wins wherever it appears', () => {
@@ -34,8 +34,8 @@ test('UTF-8 values, many headers, empty header lists', () => {
   assert.equal(summariseProcessingRequest(encode(headers(raw(':authority', 'cöunter.x')))).authority, 'cöunter.x');
   const many = Array.from({ length: 200 }, (_, i) => raw(`x-h-${i}`, 'v'.repeat(i)));
   assert.equal(summariseProcessingRequest(encode(headers(...many, raw(':authority', 'late.example')))).authority, 'late.example');
-  assert.deepEqual(summariseProcessingRequest(encode(headers())), { request: 'request_headers', authority: '' });
-  assert.deepEqual(summariseProcessingRequest(encode({ request_headers: {} })), { request: 'request_headers', authority: '' });
+  assert.deepEqual(summariseProcessingRequest(encode(headers())), { request: 'request_headers', authority: '', attributes: undefined });
+  assert.deepEqual(summariseProcessingRequest(encode({ request_headers: {} })), { request: 'request_headers', authority: '', attributes: undefined });
 });
 
 test('every other request kind, and none', () => {
@@ -46,9 +46,9 @@ test('every other request kind, and none', () => {
     [{ request_trailers: { trailers: { headers: [raw('x', 'y')] } } }, 'request_trailers'],
     [{ response_trailers: { trailers: {} } }, 'response_trailers'],
   ];
-  for (const [message, kind] of cases) assert.deepEqual(summariseProcessingRequest(encode(message)), { request: kind, authority: '' });
-  assert.deepEqual(summariseProcessingRequest(encode({ metadata_context: {} })), { request: undefined, authority: '' });
-  assert.deepEqual(summariseProcessingRequest(Buffer.alloc(0)), { request: undefined, authority: '' });
+  for (const [message, kind] of cases) assert.deepEqual(summariseProcessingRequest(encode(message)), { request: kind, authority: '', attributes: undefined });
+  assert.deepEqual(summariseProcessingRequest(encode({ metadata_context: {} })), { request: undefined, authority: '', attributes: undefined });
+  assert.deepEqual(summariseProcessingRequest(Buffer.alloc(0)), { request: undefined, authority: '', attributes: undefined });
 });
 
 test('unknown fields of every wire type are skipped', () => {
@@ -59,7 +59,7 @@ test('unknown fields of every wire type are skipped', () => {
     (96 << 3) | 2, 2, 0xff, 0xfe, // bytes
   ].flatMap((b) => (b > 0xff ? [(b & 0x7f) | 0x80, b >> 7] : [b])));
   const buf = Buffer.concat([unknown, encode(headers(raw(':authority', 'a.example')))]);
-  assert.deepEqual(summariseProcessingRequest(buf), { request: 'request_headers', authority: 'a.example' });
+  assert.deepEqual(summariseProcessingRequest(buf), { request: 'request_headers', authority: 'a.example', attributes: undefined });
 });
 
 test('truncated input is rejected', () => {

@@ -6,6 +6,7 @@ import { createLogger } from '../../lib/logger.js';
 import { workerNet } from '../../lib/loopback.js';
 import { SUFFIX } from '../../lib/testing/actors.js';
 import type { StubConfig } from '../config.js';
+import { NO_EGRESS_SEED } from '../egress-seed.js';
 import { startApiserverStub, type RunningStub } from '../stub.js';
 import { controlClient, type ControlTestClient } from './clients.js';
 
@@ -33,7 +34,10 @@ export async function startTestStub(overrides: Partial<StubConfig> = {}): Promis
     workerCapacity: 1,
     actors: 10,
     atespace: 'demo',
+    egressSeed: NO_EGRESS_SEED,
+    actorCaDir: undefined,
     resolveLatencyMs: 0,
+    readLatencyMs: 0,
     coldResumeMs: 10,
     autoCreate: false,
     actorSuffix: SUFFIX,

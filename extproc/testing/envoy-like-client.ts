@@ -30,6 +30,11 @@ export interface EnvoyLikeRequest {
   readonly close?: 'legacy' | 'graceful';
   /** Initial metadata of the stream (Envoy sends none by default; the actor-edge proxy sends its budget). */
   readonly metadata?: Readonly<Record<string, string>>;
+  /**
+   * Attributes sent with the request headers under `envoy.filters.http.ext_proc`, as google.protobuf.Struct fields in
+   * proto-loader's form (`{ 'xds.listener_direction': { numberValue: 2 } }`); none by default, as Envoy sends.
+   */
+  readonly attributes?: Readonly<Record<string, unknown>>;
 }
 
 export interface SetHeader {
@@ -46,7 +51,7 @@ export type ExtProcVerdict =
       readonly kind: 'continue';
       readonly setHeaders: Readonly<Record<string, SetHeader>>;
       readonly removeHeaders: readonly string[];
-      /** dynamic_metadata as namespace → key → string value. */
+      /** dynamic_metadata as namespace → key → string value (a number as its decimal text). */
       readonly metadata: Readonly<Record<string, Readonly<Record<string, string>>>>;
       readonly clearRouteCache: boolean;
     }
@@ -115,7 +120,9 @@ function decodeSetHeaders(mutation: Decoded | null | undefined): Record<string, 
 
 function structString(value: Decoded | undefined): string | undefined {
   const v = value?.stringValue ?? value?.string_value;
-  return typeof v === 'string' ? v : undefined;
+  if (typeof v === 'string') return v;
+  const n = value?.numberValue ?? value?.number_value;
+  return typeof n === 'number' && value?.kind === 'numberValue' ? String(n) : undefined;
 }
 
 function decodeMetadata(struct: Decoded | null | undefined): Record<string, Record<string, string>> {
@@ -197,6 +204,7 @@ export class EnvoyLikeClient {
       request_headers: { headers: { headers: list }, end_of_stream: true },
       metadata_context: {},
       protocol_config: { request_body_mode: 'NONE', response_body_mode: 'NONE' },
+      ...(req.attributes === undefined ? {} : { attributes: { 'envoy.filters.http.ext_proc': { fields: req.attributes } } }),
     };
   }
 

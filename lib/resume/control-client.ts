@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadProto, lookup } from '../proto.js';
 import type { ActorRef } from '../actor-ref.js';
 import { CONTROL_PROTO, CONTROL_SERVICE } from '../wire-contract.js';
+import type { GetActorEgressPolicyResponse } from '../egress/policy-message.js';
 
 /** An actor as the control plane reports it (only the fields the resolvers read are typed strictly). */
 export interface ControlActor {
@@ -39,6 +40,7 @@ type Unary<Req, Res> = (
 export interface ControlClient extends grpc.Client {
   ResumeActor: Unary<ResumeActorRequest, ResumeActorResponse>;
   GetActor: Unary<{ readonly actor_ref: ResumeActorRequest['actor_ref'] }, { readonly actor: ControlActor | null }>;
+  GetActorEgressPolicy: Unary<{ readonly actor_ref: ResumeActorRequest['actor_ref'] }, GetActorEgressPolicyResponse>;
 }
 
 export const RUNNING_STATUS = 'STATUS_RUNNING';

@@ -91,7 +91,7 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
     const extprocExpiry = startCertificateExpiry('extproc', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: extproc.registry });
     closers.push(() => extprocExpiry.close());
     out.push({ component: 'extproc', metrics: declared(extproc.registry) });
-    const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
+    const cp = new ControlPlane(new Store(), { resolveLatencyMs: 0, readLatencyMs: 0, coldResumeMs: 0, autoCreate: false }, silent);
     const stub = createStubMetrics(cp, new RpcCounters(), new WorkerTlsCounters());
     const stubExpiry = startCertificateExpiry('apiserver-stub', [{ what: '--tls-credential-bundle', file: NO_FILE }], { warningHours: 0, log: silent, registry: stub });
     closers.push(() => stubExpiry.close());
