@@ -263,6 +263,8 @@ export function stubArgs(config: BenchConfig, workerPort: number): string[] {
     '--actors', String(config.actors),
     '--atespace', config.atespace,
     '--resolve-latency-ms', String(config.resolveLatencyMs),
+    // GetActor and GetActorEgressPolicy (the egress slow path) cost the same as a warm resolve
+    '--read-latency-ms', String(config.resolveLatencyMs),
     '--cold-resume-ms', String(config.coldResumeMs),
     '--actor-suffix', config.actorSuffix,
   ];
