@@ -16,9 +16,10 @@ function exchange(address: string, payload: string): Promise<string> {
 }
 
 test('each destination answers every request with its name, keeps the connection open until asked to close, and closes what is left when stopped', async () => {
-  const d = await Destinations.start(2);
+  const d = await Destinations.start([{ host: '127.0.0.1', port: 0 }, { host: '127.0.0.2', port: 0 }]);
   try {
     assert.deepEqual(d.list.map((x) => x.name), ['destination-1', 'destination-2']);
+    assert.match(d.addresses()['destination-2'] ?? '', /^127\.0\.0\.2:\d+$/);
     const [first, second] = d.list;
     const text = await exchange(first!.address, 'GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     assert.equal(text.match(/HTTP\/1\.1 200 OK/g)?.length, 2, 'two answers on one connection');

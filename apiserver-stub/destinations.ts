@@ -5,7 +5,7 @@
  * the head limit, so a tunnel to one of them carries real bytes both ways without the destination trusting them.
  */
 import net, { type Server, type Socket } from 'node:net';
-import { formatHostPort } from '../lib/address.js';
+import { formatHostPort, type HostPort } from '../lib/address.js';
 
 const HEAD_LIMIT = 16 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
@@ -54,18 +54,18 @@ export class Destinations {
     readonly list: readonly Destination[],
   ) {}
 
-  /** Starts `count` destinations on `host` (port 0 each), named `destination-1` …. */
-  static async start(count: number, host = '127.0.0.1'): Promise<Destinations> {
+  /** Starts one destination at each of `at` (port 0 picks one), named `destination-1` … in that order. */
+  static async start(at: readonly HostPort[]): Promise<Destinations> {
     const servers: Server[] = [];
     const list: Destination[] = [];
     const sockets = new Set<Socket>();
     try {
-      for (let i = 1; i <= count; i++) {
-        const name = `destination-${i}`;
+      for (const [i, { host, port: wanted }] of at.entries()) {
+        const name = `destination-${i + 1}`;
         const server = net.createServer();
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
-          server.listen(0, host, () => resolve());
+          server.listen(wanted, host, () => resolve());
         });
         const port = (server.address() as net.AddressInfo).port;
         const address = formatHostPort(host, port);
@@ -83,6 +83,11 @@ export class Destinations {
       throw err;
     }
     return new Destinations(servers, sockets, Object.freeze(list));
+  }
+
+  /** The ready line's entries: `destination-1` → `ip:port`, …. */
+  addresses(): Record<string, string> {
+    return Object.fromEntries(this.list.map((d) => [d.name, d.address]));
   }
 
   /** Stops listening and ends every connection a tunnel left open. */

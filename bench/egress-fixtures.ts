@@ -37,7 +37,7 @@ export class EgressFixtures {
         const minted = await mintActorCertificate(dir, { atespace, name });
         actors.push({ actor: `${atespace}/${name}`, bundle: minted.bundle });
       }
-      const destinations = await Destinations.start(1);
+      const destinations = await Destinations.start([{ host: '127.0.0.1', port: 0 }]);
       return new EgressFixtures(dir, serverBundle, actorCa.certFile, await readFile(ca.certFile, 'utf8'), actors, destinations);
     } catch (err) {
       await rm(dir, { recursive: true, force: true });
