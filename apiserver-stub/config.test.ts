@@ -67,3 +67,11 @@ test('seeded names are zero-padded to 3 digits, wider when needed', () => {
   assert.equal(wide.at(-1), 'actor-1000');
   assert.deepEqual(seedActorNames(0), []);
 });
+
+test('--destinations: loopback HOST:PORT entries, in order; anything off 127.0.0.0/8 or without a port is a usage error', () => {
+  const parsed = configOf(readStubConfig([], { APISERVER_DESTINATIONS: '127.0.0.2:0,127.0.0.3:9702' }));
+  assert.deepEqual(parsed.destinations, [{ host: '127.0.0.2', port: 0 }, { host: '127.0.0.3', port: 9702 }]);
+  assert.deepEqual(configOf(readStubConfig([], {})).destinations, []);
+  assert.throws(() => readStubConfig(['--destinations', '10.0.0.1:80'], {}), /--destinations\[0\].*127\.0\.0\.0\/8/);
+  assert.throws(() => readStubConfig(['--destinations', '127.0.0.2'], {}), UsageError);
+});

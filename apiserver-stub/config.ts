@@ -83,6 +83,12 @@ export const STUB_FLAGS = {
     key: 'caDir',
     help: 'directory of the actor identity CA (actor-ca.pem, actor-ca.key; `actor-edge certs` writes one): POST /actors/:atespace/:name/certificate then mints a certificate for a running actor (empty: it answers 501)',
   },
+  destinations: {
+    type: 'list',
+    env: 'APISERVER_DESTINATIONS',
+    section: 'actors',
+    help: 'loopback destinations outside the platform for actors\' egress, HOST:PORT each (comma-separated in the environment; port 0 picks one): each answers every HTTP/1.1 request with 200 and its name; the ready line lists them as destination-1, destination-2, …',
+  },
   'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, section: 'actors', help: 'delay before ResumeActor answers for a RUNNING actor' },
   'read-latency-ms': { type: 'number', env: 'APISERVER_READ_LATENCY_MS', default: 0, max: 60_000, section: 'actors', help: 'delay before GetActor and GetActorEgressPolicy answer' },
   'cold-resume-ms': { type: 'number', env: 'APISERVER_COLD_RESUME_MS', default: 50, max: 600_000, section: 'actors', help: 'restore time of a cold resume (SUSPENDED → RUNNING) or a move' },
@@ -122,6 +128,8 @@ export interface StubConfig {
   readonly egressSeed: EgressSeed;
   /** The actor identity CA's directory; undefined: the stub mints no actor certificates. */
   readonly actorCaDir: string | undefined;
+  /** Simulated destinations outside the platform (`destinations.ts`), on loopback. */
+  readonly destinations: readonly HostPort[];
   readonly resolveLatencyMs: number;
   readonly readLatencyMs: number;
   readonly coldResumeMs: number;
@@ -149,6 +157,14 @@ export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv =
   return readComponentConfig(STUB_FLAG_SET, buildStubConfig, argv, env, opts);
 }
 
+/** A `--destinations` entry: HOST:PORT with a loopback IPv4 host (the outside world is simulated on this machine). */
+function loopbackDestination(text: string, index: number): HostPort {
+  const where = `--destinations[${index}]`;
+  const at = parseHostPort(text, where);
+  if (!net.isIPv4(at.host) || !at.host.startsWith('127.')) throw new UsageError(`${where}: "${text}" is not on 127.0.0.0/8 (destinations are simulated on loopback)`);
+  return at;
+}
+
 function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
   if (!net.isIPv4(v['worker-ip-base'])) throw new UsageError(`--worker-ip-base: expected an IPv4 address, got "${v['worker-ip-base']}"`);
   if (v.workers > 0) ipv4Add(v['worker-ip-base'], v.workers - 1); // throws past 255.255.255.255
@@ -167,6 +183,7 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     actors: v.actors,
     atespace: v.atespace,
     actorCaDir: v['actor-ca-dir'] === '' ? undefined : v['actor-ca-dir'],
+    destinations: Object.freeze(v.destinations.map((d, i) => loopbackDestination(d, i))),
     egressSeed: parseEgressSeed(v['seed-egress-policies'], () => seedActorNames(v.actors)),
     resolveLatencyMs: v['resolve-latency-ms'],
     readLatencyMs: v['read-latency-ms'],

@@ -19,6 +19,7 @@ import { buildAdmin } from './admin.js';
 import { guardAdmin } from '../lib/admin-guard.js';
 import { workersServiceDefinition } from './atestub-types.js';
 import { Churn } from './churn.js';
+import { Destinations } from './destinations.js';
 import { ActorCertificates, checkActorCaDir } from './actor-certificates.js';
 import { actorCaFiles } from '../lib/tls/actor-certs.js';
 import { STUB_FLAGS, type StubConfig } from './config.js';
@@ -37,7 +38,8 @@ import { WorkersService } from './workers-service.js';
 
 export interface RunningStub {
   /** `attach` is where workers attach (the `grpc` address unless --attach-listen is given). */
-  readonly addresses: { readonly grpc: string; readonly attach: string; readonly admin: string; readonly workers: string };
+  /** Also `destination-1` … when `--destinations` started some. */
+  readonly addresses: { readonly grpc: string; readonly attach: string; readonly admin: string; readonly workers: string; readonly [destination: string]: string };
   readonly workerAddresses: readonly string[];
   readonly cp: ControlPlane;
   readonly agents: readonly WorkerAgent[];
@@ -128,6 +130,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
   const admin = buildAdmin({ cp, counters, churn, readiness: () => readiness, certificateExpiry, log, actorCertificates, ...(workerTls === undefined ? {} : { workerTls: workerTls.counters }) });
   guardAdmin(admin, { token: config.adminToken });
   const agents: WorkerAgent[] = [];
+  let destinations: Destinations | undefined;
   const closeAll = async (): Promise<void> => {
     readiness = 'draining';
     health.close();
@@ -139,6 +142,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     await Promise.all([...new Set([server, attachServer])].map(shutdown));
     workerTls?.close();
     certificateExpiry.close();
+    await destinations?.close();
   };
 
   try {
@@ -162,6 +166,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
     }
     await Promise.all(agents.map((a) => a.start()));
     await Promise.all(agents.map((a) => a.whenAttached()));
+    destinations = config.destinations.length === 0 ? undefined : await Destinations.start(config.destinations);
     readiness = 'live';
     const workerAddresses = agents.map((a) => a.listener.address);
     const workers =
@@ -170,7 +175,7 @@ export async function startApiserverStub(config: StubConfig, log: Logger): Promi
         : config.workers === 1
           ? workerAddresses[0]!
           : `${agents[0]!.ip}-${agents[agents.length - 1]!.ip}:${config.workerPort}`;
-    return { addresses: { grpc: grpcAddress, attach: attachAddress, admin: adminAddress, workers }, workerAddresses, cp, agents, close: closeAll };
+    return { addresses: { grpc: grpcAddress, attach: attachAddress, admin: adminAddress, workers, ...destinations?.addresses() }, workerAddresses, cp, agents, close: closeAll };
   } catch (err) {
     await closeAll().catch(() => undefined);
     throw err;

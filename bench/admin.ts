@@ -54,11 +54,11 @@ export interface ProxyCounters {
 
 type Json = Record<string, unknown>;
 
-function obj(v: unknown): Json {
+export function obj(v: unknown): Json {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
 }
 
-function num(v: unknown): number {
+export function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : 0;
 }
 

@@ -17,6 +17,8 @@
  * - A-extproc-mtls: A with mTLS on the proxy → extproc hop only, against the plaintext stub: with the cache off
  *   every request is a miss, so A-extproc-mtls / A is what that hop's mTLS costs per miss.
  * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
+ * - egress-A, egress-C: the egress listener with its verdict cache off (ext_proc, GetActor and the policy for
+ *   every CONNECT: the platform's path) and on (the egress scenario only).
  * - fleet-affinity, fleet-rr, fleet-sni: --replicas proxies (C each, one cache per process) behind HAProxy, by
  *   consistent hash of Host, round robin, or consistent hash of the TLS SNI (the fleet scenario only).
  */
@@ -48,6 +50,8 @@ export interface ArmSpec {
   readonly transport?: H2Transport;
   /** Fleet arms: how HAProxy spreads the load over the replicas (scripts/fleet/haproxy-config.ts). */
   readonly fleet?: FleetMode;
+  /** Egress arms: the proxy runs its egress listener (the run's `EgressFixtures`), where the load goes. */
+  readonly egress?: boolean;
 }
 
 /** A fleet arm: --replicas proxy processes (cache on, misses through one extproc) behind HAProxy in `mode`. */
@@ -95,6 +99,8 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   'fleet-affinity': fleetArm('fleet-affinity', 'affinity', 'replicas behind HAProxy, consistent hash of Host (HTTP)'),
   'fleet-rr': fleetArm('fleet-rr', 'roundrobin', 'replicas behind HAProxy, round robin (no affinity)'),
   'fleet-sni': fleetArm('fleet-sni', 'sni', 'replicas behind HAProxy, TLS passthrough, consistent hash of the SNI; 421 for coalesced requests'),
+  'egress-A': { name: 'egress-A', kind: 'proxy', description: 'egress, verdict cache off: ext_proc, GetActor and the policy per CONNECT', proxyFlags: ['--egress-cache', 'off'], extproc: true, cache: false, mtls: false, egress: true },
+  'egress-C': { name: 'egress-C', kind: 'proxy', description: 'egress, verdict cache on, misses through ext_proc (the product)', proxyFlags: ['--egress-cache', 'on'], extproc: true, cache: true, mtls: false, egress: true },
 });
 
 export const TARGET_ARM: ArmSpec = Object.freeze({

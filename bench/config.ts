@@ -59,7 +59,7 @@ export const BENCH_FLAGS = {
   'churn-rate': { type: 'number', float: true, default: 10, env: 'BENCH_CHURN_RATE', help: 'churn: actor suspends plus moves per second (half each)' },
   'cache-ttl-ms': { type: 'number', default: 5000, min: 1, env: 'BENCH_CACHE_TTL_MS', help: 'proxy --cache-ttl-ms for the cache arms' },
   'cache-max-entries': { type: 'number', default: 0, env: 'BENCH_CACHE_MAX_ENTRIES', help: 'proxy --cache-max-entries; 0 = default (100000; many-actors 2000)' },
-  'resolve-latency-ms': { type: 'number', default: 1, env: 'BENCH_RESOLVE_LATENCY_MS', help: 'stub --resolve-latency-ms (cost of one resolve)' },
+  'resolve-latency-ms': { type: 'number', default: 1, env: 'BENCH_RESOLVE_LATENCY_MS', help: 'stub --resolve-latency-ms and --read-latency-ms (cost of one resolve, and of one GetActor or GetActorEgressPolicy read)' },
   'cold-resume-ms': { type: 'number', default: 50, env: 'BENCH_COLD_RESUME_MS', help: 'stub --cold-resume-ms (cost of waking a suspended actor)' },
   'grpc-calls': { type: 'number', default: 10, min: 1, max: 1000, env: 'BENCH_GRPC_CALLS', help: 'grpc: concurrent streaming calls per round (K), all to one actor' },
   'grpc-replies': { type: 'number', default: 40, min: 1, max: 200, env: 'BENCH_GRPC_REPLIES', help: 'grpc: replies per streaming call (the worker sends one every 5 ms: 40 ≈ 200 ms)' },

@@ -5,6 +5,7 @@
 import type { ArmName, ArmResult, BenchReport, FaultPhase, ScenarioName, TargetResult } from './types.js';
 import { fleetTables, fleetTargets } from './fleet-report.js';
 import { overloadTable, overloadTargets } from './overload-report.js';
+import { egressTable, egressTargets } from './egress-report.js';
 import { fmt, fmtInt, mb, pct, statusText, table } from './markdown.js';
 import { legendMarkdown } from './legend.js';
 
@@ -153,6 +154,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
   if (scenario === 'grpc') out.push(...grpcTargets(arms));
   if (scenario === 'fleet') out.push(...fleetTargets(arms));
   if (scenario === 'overload') out.push(...overloadTargets(arms));
+  if (scenario === 'egress') out.push(...egressTargets(arms));
   if (scenario === 'cold') {
     for (const arm of arms) {
       const cold = arm.cold;
@@ -336,6 +338,7 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
   if (scenario === 'grpc') return grpcTable(arms);
   if (scenario === 'fleet') return fleetTables(arms);
   if (scenario === 'overload') return overloadTable(arms);
+  if (scenario === 'egress') return egressTable(arms);
   if (scenario === 'cold') {
     return table(
       ['arm', 'actors answered', 'concurrent per actor', 'first success p50 ms', 'p99 ms', 'max ms', 'ResumeActor per actor', 'OK per actor'],

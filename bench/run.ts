@@ -15,6 +15,7 @@ import { armDescription } from './legend.js';
 import { buildConfig, helpText, type BenchConfig } from './config.js';
 import { computeRatios, correctnessFailed, evaluateTargets, fileStem, fmt, fmtInt, renderMarkdown } from './report.js';
 import { churn } from './scenarios/churn.js';
+import { egress } from './scenarios/egress.js';
 import { faults } from './scenarios/faults.js';
 import { fleet } from './scenarios/fleet.js';
 import { grpcScenario } from './scenarios/grpc.js';
@@ -42,6 +43,7 @@ export const SCENARIO_TABLE: Readonly<Record<Exclude<ScenarioName, 'side-by-side
   fleet,
   grpc: grpcScenario,
   overload,
+  egress,
 });
 
 function log(message: string): void {

@@ -17,6 +17,7 @@ import type { BenchConfig } from './config.js';
 import { forEachLimited, resumeAll } from './control.js';
 import { launch } from '../lib/launch.js';
 import { launchComponent, launchFloor, LaunchGroup, type Launched } from './launcher.js';
+import { EgressFixtures } from './egress-fixtures.js';
 import { ingressTlsArgs, writeIngressCertificate, type IngressCertificate } from './ingress-cert.js';
 import { controlCredentials, writeBenchCertificates, type BenchCertificates } from './tls.js';
 import { extprocListenTlsFlags, proxyExtprocTlsFlags, tlsFlags, wiringFlags } from '../scripts/stack/wiring.js';
@@ -62,6 +63,8 @@ export class Stack {
   #traceSink: TraceSink | undefined;
   /** Certificates for an arm with mTLS on the ext_proc hop alone (A-extproc-mtls), written by the first of them. */
   #hopCerts: Promise<BenchCertificates> | undefined;
+  /** The egress arms' certificates, actor credentials and destination (`egressFixtures`). */
+  #egress: Promise<EgressFixtures> | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -117,6 +120,11 @@ export class Stack {
   async placements(): Promise<ActorPlacement[]> {
     const all = readActors(await this.stubAdmin.get('/actors'));
     return all.filter((a) => a.atespace === this.config.atespace).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The egress arms' fixtures for `names` (written by the first call; later calls get the same). */
+  egressFixtures(names: readonly string[]): Promise<EgressFixtures> {
+    return (this.#egress ??= EgressFixtures.write(this.config.atespace, names));
   }
 
   /** Wakes every actor through ResumeActor (before hot arms; not measured). */
@@ -206,7 +214,8 @@ export class Stack {
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
       const hopArgs = hop === undefined ? [] : proxyExtprocTlsFlags(hop);
-      const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : tlsFlags('proxy', tls)), ...hopArgs, ...serving];
+      const egressArgs = spec.egress === true ? (await this.egressFixtures([])).proxyArgs() : [];
+      const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : tlsFlags('proxy', tls)), ...hopArgs, ...serving, ...egressArgs];
       const proxy = await group.add(
         build === undefined
           ? launchComponent('proxy', args, { ...opts, nodeArgs })
@@ -216,7 +225,7 @@ export class Stack {
       probes.push(stubProbe);
       return {
         spec,
-        url: spec.transport?.tls ? `https://${proxy.addresses['tls']}` : `http://${proxy.addresses['ingress']}`,
+        url: spec.egress === true ? `https://${proxy.addresses['egress']}` : spec.transport?.tls ? `https://${proxy.addresses['tls']}` : `http://${proxy.addresses['ingress']}`,
         probes,
         ...(profileDir === undefined ? {} : { profileDir }),
         stop: () => group.stopAll(),
@@ -231,11 +240,14 @@ export class Stack {
     this.#ingressCert = undefined;
     const hop = this.#hopCerts;
     this.#hopCerts = undefined;
+    const egress = this.#egress;
+    this.#egress = undefined;
     await Promise.all([
       this.stub.stop(),
       mtls?.then((s) => s.stop(), () => undefined),
       cert?.then((c) => c.remove(), () => undefined),
       hop?.then((c) => c.remove(), () => undefined),
+      egress?.then((e) => e.remove(), () => undefined),
       this.#traceSink?.close(),
     ]);
     await this.certs?.remove();
@@ -251,6 +263,8 @@ export function stubArgs(config: BenchConfig, workerPort: number): string[] {
     '--actors', String(config.actors),
     '--atespace', config.atespace,
     '--resolve-latency-ms', String(config.resolveLatencyMs),
+    // GetActor and GetActorEgressPolicy (the egress slow path) cost the same as a warm resolve
+    '--read-latency-ms', String(config.resolveLatencyMs),
     '--cold-resume-ms', String(config.coldResumeMs),
     '--actor-suffix', config.actorSuffix,
   ];

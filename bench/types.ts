@@ -1,10 +1,10 @@
 /** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
 import { H2_ARM_NAMES } from './h2-arms.js';
 
-export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni'] as const;
+export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni', 'egress-A', 'egress-C'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'overload', 'side-by-side'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'overload', 'egress', 'side-by-side'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -362,6 +362,8 @@ export interface ArmResult {
   readonly phases?: readonly FleetPhase[];
   readonly fleet?: FleetUsage;
   readonly overload?: OverloadUsage;
+  /** The egress scenario: what each tunnel cost the control plane, and the verdict cache. */
+  readonly egress?: EgressUsage;
   /**
    * `--tracing on`: spans the bench's receiver counted from the arm's start to its stop (its proxy's and extproc's,
    * warm-up included; a proxy exports the spans it still holds as it stops).
@@ -407,4 +409,15 @@ export interface BenchReport {
   readonly targets: readonly TargetResult[];
   /** Arms that failed to start or answered nothing. */
   readonly failures?: readonly string[];
+}
+
+/** One egress arm's control-plane reads and cache, over its measured window (`egress-report.ts`). */
+export interface EgressUsage {
+  readonly tunnels: number;
+  readonly getActorCalls: number;
+  readonly policyCalls: number;
+  readonly getActorCallsPer1k: number | null;
+  readonly policyCallsPer1k: number | null;
+  /** The proxy's verdict cache (null when it is off). */
+  readonly cache: { readonly hits: number; readonly misses: number; readonly joined: number; readonly entries: number } | null;
 }

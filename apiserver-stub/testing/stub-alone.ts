@@ -33,6 +33,7 @@ export async function startTestStub(overrides: Partial<StubConfig> = {}): Promis
     workerPort: net.port,
     workerCapacity: 1,
     actors: 10,
+    destinations: [],
     atespace: 'demo',
     egressSeed: NO_EGRESS_SEED,
     actorCaDir: undefined,
