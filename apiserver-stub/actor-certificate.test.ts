@@ -56,6 +56,19 @@ describe('apiserver-stub actor certificates', () => {
     assert.notEqual(again.body.bundle, r.body.bundle, 'a fresh key and certificate each time');
   });
 
+  test('?format=pem answers the bundle alone, as a file curl can save; any other format is a 400', async () => {
+    assert.equal((await admin(s.admin, 'POST', '/actors/demo/actor-000/resume')).status, 200);
+    const r = await fetch(`http://${s.admin}/actors/demo/actor-000/certificate?format=pem`, { method: 'POST' });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/x-pem-file/);
+    const pem = await r.text();
+    assert.match(pem, /^-----BEGIN CERTIFICATE-----/);
+    assert.match(pem, /-----BEGIN (EC )?PRIVATE KEY-----/);
+    const check = checkActorCertificate({ leaf: new X509Certificate(pem), authorized: true }, Date.now());
+    assert.ok(check.kind === 'actor' && check.actor.name === 'actor-000', JSON.stringify(check));
+    assert.equal((await fetch(`http://${s.admin}/actors/demo/actor-000/certificate?format=der`, { method: 'POST' })).status, 400);
+  });
+
   test('lifetimeMs is honoured and checked', async () => {
     assert.equal((await admin(s.admin, 'POST', '/actors/demo/actor-001/resume')).status, 200);
     const short = await admin<Minted>(s.admin, 'POST', '/actors/demo/actor-001/certificate', { lifetimeMs: 60_000 });

@@ -120,9 +120,13 @@ export function buildAdmin({ cp, counters, churn, readiness, workerTls, certific
     return { ok: true };
   });
 
-  app.post<{ Params: ActorParams }>('/actors/:atespace/:name/certificate', { config: { description: 'mints a certificate for the running (or resuming) actor with the actor identity CA: {bundle, notAfter, notAfterMs}; optional {"lifetimeMs"} (default 1 h); 409 not running, 501 no --actor-ca-dir' } }, async (req) => {
+  app.post<{ Params: ActorParams; Querystring: { format?: string } }>('/actors/:atespace/:name/certificate', { config: { description: 'mints a certificate for the running (or resuming) actor with the actor identity CA: {bundle, notAfter, notAfterMs}, or with ?format=pem the bundle alone (certificate then key, text); optional {"lifetimeMs"} (default 1 h); 409 not running, 501 no --actor-ca-dir' } }, async (req, reply) => {
+    const format = req.query.format ?? 'json';
+    if (format !== 'json' && format !== 'pem') throw errors.invalidArgument(`format: expected "json" or "pem", got "${format}"`);
     const actor = cp.get(validRef(req.params));
-    return actorCertificates.mint(actor, lifetimeOf(req.body));
+    const minted = await actorCertificates.mint(actor, lifetimeOf(req.body));
+    if (format === 'json') return minted;
+    return reply.type('application/x-pem-file').send(minted.bundle);
   });
 
   app.get('/workers', { config: { description: 'every worker: ip, alive, actors, requests' } }, async () => {

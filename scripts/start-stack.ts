@@ -13,6 +13,7 @@ import { UsageError } from '../lib/flags.js';
 import { runStack } from './stack/launcher.js';
 import { levelValue } from './stack/log-format.js';
 import { filterArgs, readStackFlags, stackHelp, type StackFlags } from './stack/flags.js';
+import { egressEnv } from './stack/wiring.js';
 import { generateStackCertificates, PLAINTEXT_WARNING, type StackCertificates } from './stack/tls.js';
 
 /** A usage error: one line, and where the flags are listed; exit 2 (nothing was started). */
@@ -51,7 +52,14 @@ if (flags.tls === 'on') {
 }
 
 const code = await runStack({
-  env: { ...certificates?.env, ...process.env, STACK_TLS: flags.tls, LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel },
+  env: {
+    ...certificates?.env,
+    // the egress listener needs the certificates: with --tls off there is none
+    ...(certificates === undefined ? {} : { ...egressEnv(certificates.files), STACK_CA_FILE: certificates.files.ca }),
+    ...process.env,
+    STACK_TLS: flags.tls,
+    LOG_LEVEL: minLevel > 30 ? 'info' : requestedLevel,
+  },
   // Paths are relative to where `npm start` was typed; npm itself runs this in the package's directory.
   args: { proxy: filterArgs(flags.filter, process.env.INIT_CWD || process.cwd()) },
   minLevel,

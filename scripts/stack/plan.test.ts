@@ -49,3 +49,17 @@ test('the banner says whether the internal hops run mTLS', () => {
   assert.ok(banner(ready, { STACK_TLS: 'on' }).lines.some((l) => /mTLS +on every internal hop/.test(l)));
   assert.ok(banner(ready, { STACK_TLS: 'off' }).lines.some((l) => /mTLS +off: every internal hop is plaintext/.test(l)));
 });
+
+test('with an egress listener and the stub\'s destinations, the banner shows the listener and how to open a tunnel as actor-000', () => {
+  assert.ok(!banner(ready, {}).lines.some((l) => l.includes('egress')), 'no egress line without the listener');
+  const withEgress = {
+    ...ready,
+    'apiserver-stub': { ...ready['apiserver-stub'], 'destination-1': '127.0.0.2:9701' },
+    proxy: { ...ready.proxy, egress: '127.0.0.1:9443' },
+  };
+  const lines = banner(withEgress, { STACK_CA_FILE: '/certs/ca.pem' }).lines;
+  assert.ok(lines.includes("  egress   https://127.0.0.1:9443 (actors' CONNECT IP:port, each with its actor certificate)"), lines.join('\n'));
+  assert.ok(lines.includes("  try      curl -s -X POST 'http://127.0.0.1:9903/actors/demo/actor-000/certificate?format=pem' -o actor-000.pem"), lines.join('\n'));
+  assert.ok(lines.includes('           curl -p -x https://127.0.0.1:9443 --proxy-cacert /certs/ca.pem --proxy-cert actor-000.pem --proxy-key actor-000.pem http://127.0.0.2:9701/'), lines.join('\n'));
+  assert.ok(banner(withEgress, {}).lines.some((l) => l.includes('--proxy-insecure')), 'no CA file: curl is told not to verify');
+});

@@ -74,6 +74,25 @@ function filtersLine(filters: readonly LoadedFilter[] | undefined): string[] {
   return [`  filters  ${filters.length === 0 ? 'none (npm start -- --filter ./my-filter.js adds one)' : describeFilters(filters)}`];
 }
 
+/**
+ * The egress lines: where actors' CONNECTs go, and the two commands that open a tunnel as actor-000 (whose seeded
+ * policy reaches the stub's first destination): its certificate from the stub, then curl through the listener.
+ * `STACK_CA_FILE`: the CA of the listener's certificate (`npm start` sets it); without it curl is told not to verify.
+ */
+function egressLines(ready: ReadyMap, env: NodeJS.ProcessEnv, atespace: string): string[] {
+  const egress = ready.proxy?.egress;
+  const stubAdmin = ready['apiserver-stub']?.admin;
+  const destination = ready['apiserver-stub']?.['destination-1'];
+  if (egress === undefined || stubAdmin === undefined || destination === undefined) return [];
+  const listener = `https://${dialable(egress)}`;
+  const verify = env.STACK_CA_FILE ? `--proxy-cacert ${env.STACK_CA_FILE}` : '--proxy-insecure';
+  return [
+    `  egress   ${listener} (actors' CONNECT IP:port, each with its actor certificate)`,
+    `  try      curl -s -X POST 'http://${dialable(stubAdmin)}/actors/${atespace}/actor-000/certificate?format=pem' -o actor-000.pem`,
+    `           curl -p -x ${listener} ${verify} --proxy-cert actor-000.pem --proxy-key actor-000.pem http://${dialable(destination)}/`,
+  ];
+}
+
 /** What the launcher prints once every component is ready; `filters`: the proxy's user filters, as it logged them. */
 export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv, filters?: readonly LoadedFilter[]): Banner {
   const ingress = `http://${need(ready, 'proxy', 'ingress')}`;
@@ -90,6 +109,7 @@ export function banner(ready: ReadyMap, env: NodeJS.ProcessEnv, filters?: readon
     `  ingress  ${ingress}`,
     ...(ready.proxy?.tls === undefined ? [] : [`  https    https://${dialable(ready.proxy.tls)}/ (the HTTPS listener)`]),
     `  try      ${curl}`,
+    ...egressLines(ready, env, atespace),
     ...filtersLine(filters),
     `  stats    ${[stats('proxy'), stats('extproc'), stats('apiserver-stub')].filter((s) => s !== '').join('  ')}`,
     ...(ready.proxy?.admin === undefined ? [] : [`  dashboard http://${dialable(ready.proxy.admin)}/dashboard`]),

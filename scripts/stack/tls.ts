@@ -19,11 +19,12 @@ export const PLAINTEXT_WARNING =
 
 export interface StackCertificates {
   readonly env: NodeJS.ProcessEnv;
+  readonly files: DevCertFiles;
   remove(): Promise<void>;
 }
 
 export async function generateStackCertificates(): Promise<StackCertificates> {
   // Valid for two weeks: above every component's default expiry warning (a week), so a fresh stack does not warn.
   const certs = await writeTemporaryDevCertificates('actor-edge-certs-', { workers: 0, days: 14 });
-  return { env: stackTlsEnv(certs.files), remove: certs.remove };
+  return { env: stackTlsEnv(certs.files), files: certs.files, remove: certs.remove };
 }

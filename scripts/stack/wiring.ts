@@ -7,6 +7,7 @@
  * TLS is declared once, as flags (`tlsFlags`); the environment form a launcher or compose passes instead
  * (`tlsEnv`) is derived from each component's own flag declarations, so the two forms cannot disagree.
  */
+import path from 'node:path';
 import { devIdentities, type DevCertFiles } from '../../lib/tls/dev-certs.js';
 import type { FlagSpecs } from '../../lib/flags.js';
 import { PROXY_FLAGS } from '../../proxy/config.js';
@@ -118,4 +119,40 @@ export function flagsAsEnv(component: PlanComponent, flags: readonly string[]): 
 /** mTLS on every hop, as `component`'s environment variables (what `npm start` and compose pass). */
 export function tlsEnv(component: PlanComponent, files: DevCertFiles, layout: TlsLayout = LOOPBACK_LAYOUT): Record<string, string> {
   return flagsAsEnv(component, tlsFlags(component, files, layout));
+}
+
+/**
+ * The local stack's egress (`npm start` with its certificates): the proxy's egress listener with the development
+ * serving certificate, trusting the actor identity CA; the stub mints actor certificates from that CA and simulates
+ * two destinations outside the platform, on loopback addresses nothing else uses. actor-000 may reach the first,
+ * actor-001 both, every other seeded actor nothing (no policy: deny by default).
+ */
+export const LOCAL_EGRESS = Object.freeze({
+  listen: '127.0.0.1:9443',
+  destinations: Object.freeze(['127.0.0.2:9701', '127.0.0.3:9702']),
+  policies: Object.freeze({
+    'actor-000': { rules: [{ kind: 'cidrs', cidrs: ['127.0.0.2/32'], ports: 'all' }] },
+    'actor-001': { rules: [{ kind: 'cidrs', cidrs: ['127.0.0.2/32', '127.0.0.3/32'], ports: 'all' }] },
+  }),
+});
+
+/** The egress part of the local stack, as `component`'s flags (the stub's and the proxy's; nothing for others). */
+export function egressFlags(component: PlanComponent, files: DevCertFiles): string[] {
+  switch (component) {
+    case 'apiserver-stub':
+      return [
+        '--actor-ca-dir', path.dirname(files.actorCa),
+        '--destinations', LOCAL_EGRESS.destinations.join(','),
+        '--seed-egress-policies', JSON.stringify(LOCAL_EGRESS.policies),
+      ];
+    case 'proxy':
+      return ['--egress-listen', LOCAL_EGRESS.listen, '--egress-tls-cert', files.egress, '--egress-tls-key', files.egress, '--egress-client-ca', files.actorCa];
+    default:
+      return [];
+  }
+}
+
+/** The egress part of the local stack as environment variables (what `npm start` passes; a variable set wins). */
+export function egressEnv(files: DevCertFiles): Record<string, string> {
+  return { ...flagsAsEnv('apiserver-stub', egressFlags('apiserver-stub', files)), ...flagsAsEnv('proxy', egressFlags('proxy', files)) };
 }
