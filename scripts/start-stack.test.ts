@@ -5,7 +5,10 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -16,6 +19,8 @@ import { waitFor } from '../lib/testing/wait.js';
 import { OtlpReceiver } from '../lib/testing/otlp-receiver.js';
 import { runScript } from '../lib/testing/run-script.js';
 import { takePort } from '../lib/testing/taken-port.js';
+
+const run = promisify(execFile);
 
 const LAUNCHER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'start-stack.js');
 const HOST = 'actor-000.demo.actors.resources.substrate.ate.dev';
@@ -80,6 +85,8 @@ async function launch({ viaShell = false, env = {}, waitReady = true, args = [] 
       EXTPROC_ADMIN: '127.0.0.1:0',
       PROXY_LISTEN: '127.0.0.1:0',
       PROXY_ADMIN: '127.0.0.1:0',
+      PROXY_EGRESS_LISTEN: '127.0.0.1:0',
+      APISERVER_DESTINATIONS: '127.0.0.2:0,127.0.0.3:0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -133,6 +140,24 @@ test('npm start -- --filter: serves the curl example through the proxy and the f
   assert.equal(body.headers['x-filtered-by'], 'rewrite-header', 'the filter ran');
   assert.equal(body.actor, 'actor-000');
   assert.equal(body.atespace, 'demo');
+
+  // Egress, as the banner says (the request above woke actor-000): its certificate from the stub, then curl through
+  // the listener to the destination its seeded policy allows, verifying the listener with the stack's CA.
+  const commands = stack.output.map((l) => /^stack +\| +(?:try +)?(curl (?:-s -X POST|-p -x) .*)$/.exec(l)?.[1]).filter((c): c is string => c !== undefined);
+  assert.equal(commands.length, 2, `the banner's two egress commands:\n${stack.output.join('\n')}`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-egress-'));
+  try {
+    await run('/bin/sh', ['-c', commands[0] as string], { cwd: dir });
+    const tunnelled = await run('/bin/sh', ['-c', `${commands[1] as string} -sS --max-time 10`], { cwd: dir });
+    assert.match(tunnelled.stdout, /^destination destination-1 127\.0\.0\.2:\d+$/m, 'the allowed destination answered through the tunnel');
+    const other = /127\.0\.0\.2:\d+/.exec(commands[1] as string)?.[0] ?? '';
+    const second = stack.output.map((l) => /"destination-2":"([^"]+)"/.exec(l)?.[1]).find((a) => a !== undefined);
+    assert.ok(second !== undefined && other !== '', "the stub's ready line lists both destinations");
+    const denied = await run('/bin/sh', ['-c', `${(commands[1] as string).replace(other, second)} -sS --max-time 10 -o /dev/null -w '%{http_connect}'`], { cwd: dir }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+    assert.equal(denied.stdout, '403', 'actor-000 may not reach the second destination');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
   for (const name of ['apiserver-stub', 'extproc', 'proxy']) {
     assert.ok(stack.output.some((l) => l.startsWith(`${name.padEnd(14)} | `)), `${name}'s lines are prefixed with its name`);
   }
