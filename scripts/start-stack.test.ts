@@ -85,7 +85,8 @@ async function launch({ viaShell = false, env = {}, waitReady = true, args = [] 
       EXTPROC_ADMIN: '127.0.0.1:0',
       PROXY_LISTEN: '127.0.0.1:0',
       PROXY_ADMIN: '127.0.0.1:0',
-      PROXY_EGRESS_LISTEN: '127.0.0.1:0',
+      // the egress listener exists only with the stack's certificates (not with --tls off)
+      ...(env['STACK_TLS'] === 'off' ? {} : { PROXY_EGRESS_LISTEN: '127.0.0.1:0' }),
       APISERVER_DESTINATIONS: '127.0.0.2:0,127.0.0.3:0',
       ...env,
     },
