@@ -220,6 +220,7 @@ test('npm start -- --tls off: plaintext everywhere, said at start-up by the laun
   assert.ok(first >= 0 && first < started, 'the launcher warns before it starts anything');
   assert.ok(stack.output.some((l) => /^extproc +\| WARN +ext_proc listener is plaintext/.test(l)));
   assert.ok(stack.output.some((l) => /^proxy +\| WARN +ext_proc hop is plaintext/.test(l)));
+  assert.ok(!stack.output.some((l) => /^stack +\| +egress /.test(l)), 'no egress listener without the certificates');
   stack.launcher.kill('SIGTERM');
   assert.equal(await stack.exited, 0);
 });
