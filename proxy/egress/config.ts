@@ -21,6 +21,10 @@ export interface EgressListenerConfig {
   readonly maxTunnelsPerActor: number;
   readonly connectTimeoutMs: number;
   readonly extprocTimeoutMs: number;
+  /** A tunnel decided on its traffic: its first bytes must decide within this time (`--egress-sni-timeout-ms`)... */
+  readonly sniTimeoutMs: number;
+  /** ...and within this many bytes (`--egress-sni-max-bytes`). */
+  readonly sniMaxBytes: number;
 }
 
 /** The `--egress-*` flag values this slice is built from. */
@@ -34,6 +38,8 @@ export interface EgressListenerFlags {
   readonly 'egress-max-tunnels-per-actor': number;
   readonly 'egress-connect-timeout-ms': number;
   readonly 'egress-extproc-timeout-ms': number;
+  readonly 'egress-sni-timeout-ms': number;
+  readonly 'egress-sni-max-bytes': number;
 }
 
 /** Undefined without `--egress-listen`; a UsageError when a file it needs is not named. */
@@ -60,6 +66,8 @@ export function buildEgressListenerConfig(flags: EgressListenerFlags): EgressLis
     maxTunnelsPerActor: flags['egress-max-tunnels-per-actor'],
     connectTimeoutMs: flags['egress-connect-timeout-ms'],
     extprocTimeoutMs: flags['egress-extproc-timeout-ms'],
+    sniTimeoutMs: flags['egress-sni-timeout-ms'],
+    sniMaxBytes: flags['egress-sni-max-bytes'],
   });
 }
 
