@@ -181,10 +181,12 @@ test('curl through the listener: https:// with the allowed SNI gets its answer; 
         );
       };
       assert.deepEqual(await curl('https://api.example.com/', secure), { code: 0, out: 'sni=api.example.com host=api.example.com' });
+      await waitFor(() => rig.listener.tunnels.size === 0, 5000, 'the tunnel to close');
       const refused = await curl('https://other.example.com/', secure);
       assert.notEqual(refused.code, 0);
       assert.deepEqual([lastLine(rig).outcome, lastLine(rig).hostname], ['hostname_refused', 'other.example.com']);
       assert.deepEqual(await curl('http://web.test/', plain), { code: 0, out: 'sni=undefined host=web.test' });
+      await waitFor(() => rig.listener.tunnels.size === 0, 5000, 'the tunnel to close');
       assert.equal(lastLine(rig).hostname, 'web.test');
       const other = await curl('http://other.test/', plain);
       assert.notEqual(other.code, 0);
@@ -219,6 +221,9 @@ test("node's ClientHello split across many small writes: decided once whole, the
     const answer = await h1Connect(rig.target, actor, echo.address);
     const echoed = received(answer.socket);
     for (let i = 0; i < hello.length; i += 7) {
+      if (i + 7 >= hello.length) {
+        assert.equal(echo.accepted.length, dialled, 'nothing dialled before the ClientHello is whole');
+      }
       answer.socket.write(hello.subarray(i, i + 7));
       await new Promise((resolve) => setImmediate(resolve));
     }
