@@ -18,6 +18,9 @@ import path from 'node:path';
 import tls, { type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
+import { FirstBytesReader } from '../../lib/egress/first-bytes.js';
+import { decideOnTraffic, type HostnameDecision } from '../../lib/egress/hostname-decision.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { decideEgress, parseEgressPolicy, parseIpAuthority } from '../../lib/egress/policy.js';
 import { clientHello, clientHelloMessage, inRecords, nodeClientHello } from '../../lib/egress/testing/client-hello.js';
@@ -340,4 +343,60 @@ test('HTTP/2: an allowed stream tunnels; a refused one is reset (RST_STREAM CONN
       session.destroy();
     }
   });
+});
+
+test('fuzz through the listener: generated first bytes in generated writes, then the actor ends; the tunnel opens exactly when the readers allow, with the bytes untouched', async () => {
+  const rules = [{ rule: 0, hostnames: ['a.example.com', '*.svc.test'] }];
+  const name = fc.constantFrom('a.example.com', 'A.EXAMPLE.com', 'x.svc.test', 'y.x.svc.test', 'b.example.com', 'svc.test');
+  const hello = fc.tuple(name, fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 4 })).map(([n, sizes]) => inRecords(clientHelloMessage({ sni: n }), sizes));
+  const head = name.map((n) => Buffer.from(`GET / HTTP/1.1\r\nHost: ${n}:80\r\nAccept: */*\r\n\r\n`));
+  const mutated = (base: fc.Arbitrary<Buffer>) =>
+    fc.tuple(base, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }), fc.option(fc.nat(), { freq: 4 })).map(([b, flips, cut]) => {
+      const out = Buffer.from(b);
+      for (const [at, v] of flips) out[at % out.length] = v;
+      return cut === null ? out : out.subarray(0, cut % (out.length + 1));
+    });
+  const bytes = fc.oneof(hello, head, mutated(hello), mutated(head), fc.uint8Array({ minLength: 1, maxLength: 120 }).map((b) => Buffer.from(b)));
+  await withRig(
+    [{ kind: 'hostnames', hostnames: rules[0]!.hostnames, ports: 'all' }],
+    async (rig) => {
+      await fc.assert(
+        fc.asyncProperty(bytes, fc.array(fc.nat(), { maxLength: 6 }), fc.constantFrom<'h1' | 'h2'>('h1', 'h2'), async (sent, cuts, via) => {
+          const reader = new FirstBytesReader(1024);
+          reader.push(sent);
+          const answer = reader.answer;
+          const expected: HostnameDecision | undefined = answer.kind === 'need-more' ? (sent.length === 0 ? undefined : { kind: 'refuse', reason: 'malformed' }) : decideOnTraffic(answer, rules);
+          const dialled = echo.accepted.length;
+          const refusedBefore = rig.listener.stats.snapshot().hostnames.refused;
+          const session = via === 'h2' ? await h2Session(rig.target, actor) : undefined;
+          try {
+            const tunnel: Duplex = session === undefined ? (await h1Connect(rig.target, actor, echo.address)).socket : (await h2Connect(session, echo.address)).stream;
+            const echoed = received(tunnel);
+            const at = [...new Set(cuts.map((c) => c % (sent.length + 1)))].sort((x, y) => x - y);
+            let from = 0;
+            for (const to of [...at, sent.length]) {
+              tunnel.write(sent.subarray(from, to));
+              from = to;
+              await new Promise((resolve) => setImmediate(resolve));
+            }
+            tunnel.end();
+            await closed(tunnel);
+            if (expected?.kind === 'allow') {
+              assert.deepEqual(Buffer.concat(echoed), sent, 'allowed: the destination got every byte, untouched');
+              assert.equal(echo.accepted.length, dialled + 1);
+            } else {
+              assert.equal(echo.accepted.length, dialled, 'refused: never dialled');
+              const refused = rig.listener.stats.snapshot().hostnames.refused;
+              if (expected !== undefined) assert.equal(refused[expected.reason], refusedBefore[expected.reason] + 1, expected.reason);
+            }
+          } finally {
+            session?.destroy();
+          }
+        }),
+        { seed: 4471, numRuns: 100 },
+      );
+      assert.ok(Object.values(rig.internalErrors).every((n) => n === 0), JSON.stringify(rig.internalErrors));
+    },
+    { config: { sniMaxBytes: 1024 } },
+  );
 });
