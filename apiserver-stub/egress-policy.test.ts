@@ -71,6 +71,12 @@ describe('apiserver-stub egress policies', () => {
       [['all', [], []], ['cidrs', ['10.0.0.0/8', 'fd00::/8'], []]],
       'every port is an empty list',
     );
+    const named = await admin<PolicyView>(s.admin, 'PUT', path('actor-001'), { rules: [{ kind: 'hostnames', hostnames: ['API.example.com', '*.example.com'], ports: [443] }] });
+    assert.equal(named.status, 200);
+    assert.deepEqual(named.body.rules, [{ kind: 'hostnames', hostnames: ['api.example.com', '*.example.com'], ports: [443] }], 'patterns are kept lowered');
+    const rpc3 = await getPolicy('actor-001');
+    assert.ok(rpc3.ok);
+    assert.deepEqual(rpc3.value.policy?.rules, [{ kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['api.example.com', '*.example.com'] }]);
     const empty = await admin<PolicyView>(s.admin, 'PUT', path('actor-001'), { rules: [] });
     assert.equal(empty.status, 200, 'zero rules is a policy (that reaches nothing)');
     assert.ok(empty.body.generation > all.body.generation);
@@ -81,7 +87,8 @@ describe('apiserver-stub egress policies', () => {
     const cases: [unknown, string][] = [
       [{ rules: [{ kind: 'cidrs', cidrs: ['127.0.0.1/32'], ports: [9000, 70000] }] }, 'rules[0].ports[1]'],
       [{ rules: [{ kind: 'all' }, { kind: 'cidrs', cidrs: ['10.0.0.0/33'] }] }, 'rules[1].cidrs[0]'],
-      [{ rules: [{ kind: 'hostnames', hostnames: ['*.example.com'] }] }, 'rules[0].kind'],
+      [{ rules: [{ kind: 'tls', hostnames: ['*.example.com'] }] }, 'rules[0].kind'],
+      [{ rules: [{ kind: 'hostnames', hostnames: ['*.*.example.com'] }] }, 'rules[0].hostnames[0]'],
       [{ rules: [{ kind: 'cidrs', cidrs: [] }] }, 'rules[0].cidrs'],
       [{ rule: [] }, 'expected {"rules": [...]}'],
       [[], 'expected {"rules": [...]}'],

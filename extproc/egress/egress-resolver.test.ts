@@ -1,7 +1,7 @@
 /**
  * The egress resolver against a control plane that answers what the test scripts (in the process, no network): the
- * answers a real control plane may give that the simulator never does (a policy the model cannot take, hostname
- * rules, an actor missing from an OK answer, unexpected codes, other states), each with its outcome.
+ * answers a real control plane may give that the simulator never does (a policy the model cannot take, an actor
+ * missing from an OK answer, unexpected codes, other states), and hostname rules, each with its outcome.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,7 +75,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test('hostname rules are left out, and the metadata names the rule as the control plane numbered it', async () => {
+test('hostname rules: off their port they do not count; the rule is named as the control plane numbered it; a destination only they may allow is answered with them', async () => {
   actorAnswer = { ok: { actor: RUNNING } };
   policyAnswer = policy([
     { kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*.example.com'] },
@@ -84,8 +84,23 @@ test('hostname rules are left out, and the metadata names the rule as the contro
   const v = await connect();
   assert.ok(v.kind === 'continue');
   assert.deepEqual(v.metadata[EGRESS_METADATA_NAMESPACE], { verdict: 'allow', actor_id: 'id-1', atespace: 'demo', name: 'actor-000', rule: '1' });
+  policyAnswer = policy([
+    { kind: 'cidrs', cidrs: ['10.0.0.0/8'], ports: [], hostnames: [] },
+    { kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*.Example.com', 'api.test'] },
+    { kind: 'hostnames', cidrs: [], ports: [], hostnames: ['*'] },
+  ]);
+  assert.equal(outcome(await connect('127.0.0.1:9000')), 'allowed');
+  const h = await connect('127.0.0.1:443');
+  assert.ok(h.kind === 'continue');
+  assert.deepEqual(h.metadata[EGRESS_METADATA_NAMESPACE], {
+    verdict: 'hostnames',
+    actor_id: 'id-1',
+    atespace: 'demo',
+    name: 'actor-000',
+    hostnames: '[{"rule":1,"hostnames":["*.example.com","api.test"]},{"rule":2,"hostnames":["*"]}]',
+  });
   policyAnswer = policy([{ kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*'] }]);
-  assert.equal(outcome(await connect()), 'denied', 'hostname rules alone reach nothing on a CONNECT');
+  assert.equal(outcome(await connect('127.0.0.1:9000')), 'denied', 'a hostname rule on another port reaches nothing');
 });
 
 test('a policy the model cannot take is 503 (not a denial to cache), with one warning', async () => {
@@ -97,6 +112,8 @@ test('a policy the model cannot take is 503 (not a denial to cache), with one wa
   const warnings = lines.filter((l) => String(l.msg).startsWith('the control plane answered an egress policy'));
   assert.equal(warnings.length, 1, 'throttled');
   assert.match(String(warnings[0]?.error), /not-a-cidr/);
+  policyAnswer = policy([{ kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['bad..name'] }]);
+  assert.equal(outcome(await connect('127.0.0.1:443')), 'unavailable', 'a hostname pattern the model cannot take');
 });
 
 test('GetActor answers: other states are not_running; no actor, or an unexpected code, is 503', async () => {

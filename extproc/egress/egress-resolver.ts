@@ -6,7 +6,8 @@
  *    state); UNAVAILABLE, DEADLINE_EXCEEDED or any other error → 503 unavailable (fail closed);
  * 3. the authority is `IP:port` (else 403 not_ip_authority);
  * 4. GetActorEgressPolicy: NOT_FOUND → no policy, denied; an error, or a policy the model cannot take → 503;
- * 5. the policy's verdict: allowed (CONTINUE with `actor_edge.egress` metadata) or 403 denied.
+ * 5. the policy's verdict: allowed (CONTINUE with `actor_edge.egress` metadata: the rule that allows it, or the
+ *    `hostnames` rules the proxy decides it by on the traffic) or 403 denied.
  * The caller going away at any point cancels the call under way; nothing is written (the stream is gone) and the
  * CONNECT is counted `cancelled`. No cache and no retry here: every CONNECT costs one GetActor and one
  * GetActorEgressPolicy (the data plane's egress cache is what saves them).
@@ -16,7 +17,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { decideEgress, parseIpAuthority } from '../../lib/egress/policy.js';
 import { policyOfMessage } from '../../lib/egress/policy-message.js';
-import type { EgressOutcome } from '../../lib/egress/wire.js';
+import { encodeHostnameRules, type EgressOutcome } from '../../lib/egress/wire.js';
 import type { ControlActor } from '../../lib/resume/control-client.js';
 import { ATTR_ACTOR, ATTR_ATESPACE, ATTR_RESOLVE_OUTCOME } from '../../lib/tracing/attributes.js';
 import type { ThrottledWarnings } from '../../lib/throttled-warnings.js';
@@ -114,9 +115,11 @@ export class EgressResolver {
       verdict = decideEgress(policy.policy, destination);
     }
     if (verdict.kind === 'deny') return refused('denied');
-    return {
-      outcome: 'allowed',
-      response: allowResponse({ verdict: 'allow', actor_id: actor.actor_id, atespace: ref.atespace, name: ref.name, rule: messageIndex[verdict.rule] ?? verdict.rule }),
-    };
+    const who = { actor_id: actor.actor_id, atespace: ref.atespace, name: ref.name };
+    if (verdict.kind === 'hostnames') {
+      const rules = verdict.rules.map((r) => ({ rule: messageIndex[r.rule] ?? r.rule, hostnames: r.hostnames }));
+      return { outcome: 'allowed', response: allowResponse({ verdict: 'hostnames', ...who, hostnames: encodeHostnameRules(rules) }) };
+    }
+    return { outcome: 'allowed', response: allowResponse({ verdict: 'allow', ...who, rule: messageIndex[verdict.rule] ?? verdict.rule }) };
   }
 }

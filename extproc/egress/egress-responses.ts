@@ -3,15 +3,19 @@
  * `actor_edge.egress` dynamic metadata; every other outcome is an immediate response with the contract's status,
  * body and details (encoded once; `not_running` names the actor's state in its body).
  */
-import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, type EgressAllowMetadata, type EgressOutcome } from '../../lib/egress/wire.js';
+import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, type EgressContinueMetadata, type EgressOutcome } from '../../lib/egress/wire.js';
 import { encodeResponse, structValueFields, type ProcessingResponse } from '../protocol.js';
 import { immediateResponse } from '../responses.js';
 
 const VALUE = structValueFields();
 
-/** CONTINUE, with what the proxy records of an allowed CONNECT. */
-export function allowResponse(allow: EgressAllowMetadata): ProcessingResponse {
+/**
+ * CONTINUE, with what the proxy records of an allowed CONNECT (`allow`: its rule), or of one it decides on the
+ * traffic (`hostnames`: the rules that may allow it).
+ */
+export function allowResponse(allow: EgressContinueMetadata): ProcessingResponse {
   const text = (value: string) => ({ [VALUE.string]: value });
+  const decision = allow.verdict === 'allow' ? { rule: { [VALUE.number]: allow.rule } } : { hostnames: text(allow.hostnames) };
   return encodeResponse({
     request_headers: { response: { status: 'CONTINUE' } },
     dynamic_metadata: {
@@ -23,7 +27,7 @@ export function allowResponse(allow: EgressAllowMetadata): ProcessingResponse {
               actor_id: text(allow.actor_id),
               atespace: text(allow.atespace),
               name: text(allow.name),
-              rule: { [VALUE.number]: allow.rule },
+              ...decision,
             },
           },
         },

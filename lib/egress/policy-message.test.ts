@@ -23,24 +23,25 @@ test('a stored policy survives the message both ways: same rules, same verdicts,
   assert.deepEqual(back.messageIndex, [0, 1]);
 });
 
-test('hostname rules are left out (decided on the tunnelled traffic); the rule index still names the message rule', () => {
+test('hostname rules survive the message both ways; the rule index names the message rule', () => {
   const message: EgressPolicyMessage = {
     atespace: 'demo',
     name: 'a',
     rules: [
-      { kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*.example.com'] },
+      { kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*.Example.com'] },
       { kind: 'cidrs', cidrs: ['127.0.0.1/32'], ports: [9000], hostnames: [] },
     ],
     generation: '1',
   };
   const r = policyOfMessage(message);
   assert.ok(r.kind === 'policy');
-  const verdict = decideEgress(r.policy, { ip: '127.0.0.1', port: 9000 });
-  assert.ok(verdict.kind === 'allow');
-  assert.equal(r.messageIndex[verdict.rule], 1);
-  const onlyHostnames = policyOfMessage({ ...message, rules: [message.rules[0]!] });
-  assert.ok(onlyHostnames.kind === 'policy');
-  assert.deepEqual(decideEgress(onlyHostnames.policy, { ip: '1.2.3.4', port: 443 }), { kind: 'deny', reason: 'no-rules' });
+  assert.deepEqual(r.policy.rules[0], { kind: 'hostnames', hostnames: ['*.example.com'], ports: [443] });
+  assert.deepEqual(r.messageIndex, [0, 1]);
+  assert.deepEqual(decideEgress(r.policy, { ip: '127.0.0.1', port: 9000 }), { kind: 'allow', rule: 1 });
+  assert.deepEqual(decideEgress(r.policy, { ip: '1.2.3.4', port: 443 }), { kind: 'hostnames', rules: [{ rule: 0, hostnames: ['*.example.com'] }] });
+  assert.deepEqual(egressPolicyMessage('demo', 'a', r.policy, 1).rules[0], { kind: 'hostnames', cidrs: [], ports: [443], hostnames: ['*.example.com'] });
+  const bad = policyOfMessage({ ...message, rules: [{ kind: 'hostnames', cidrs: [], ports: [], hostnames: ['a..b'] }] });
+  assert.equal(bad.kind, 'invalid');
 });
 
 test('a message the model cannot take is invalid, with the reason', () => {

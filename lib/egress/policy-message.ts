@@ -28,7 +28,14 @@ export interface GetActorEgressPolicyResponse {
 
 function ruleMessage(rule: EgressRule): EgressRuleMessage {
   const ports = rule.ports === 'all' ? [] : rule.ports;
-  return rule.kind === 'cidrs' ? { kind: 'cidrs', cidrs: rule.cidrs, ports, hostnames: [] } : { kind: 'all', cidrs: [], ports, hostnames: [] };
+  switch (rule.kind) {
+    case 'cidrs':
+      return { kind: 'cidrs', cidrs: rule.cidrs, ports, hostnames: [] };
+    case 'hostnames':
+      return { kind: 'hostnames', cidrs: [], ports, hostnames: rule.hostnames };
+    case 'all':
+      return { kind: 'all', cidrs: [], ports, hostnames: [] };
+  }
 }
 
 /** The message for a stored policy of actor `atespace/name`. */
@@ -38,24 +45,22 @@ export function egressPolicyMessage(atespace: string, name: string, policy: Chec
 
 export type PolicyOfMessage =
   | { readonly kind: 'policy'; readonly policy: CheckedEgressPolicy; readonly generation: number;
-      /** For each rule of `policy`, its index in the message (rules that cannot be decided on a CONNECT are left out). */
+      /** For each rule of `policy`, its index in the message (every rule is kept: the same index). */
       readonly messageIndex: readonly number[] }
   | { readonly kind: 'invalid'; readonly error: string };
 
-/**
- * The policy a control plane answered, checked as a client's would be. `hostnames` rules are left out: they match
- * on the tunnelled traffic, never on a CONNECT's IP, so in an allow-only list leaving them out can only deny more.
- */
+/** The policy a control plane answered, checked as a client's would be (each rule as its kind reads it). */
 export function policyOfMessage(message: EgressPolicyMessage | null | undefined): PolicyOfMessage {
   if (message === null || message === undefined) return { kind: 'invalid', error: 'the response carries no policy' };
-  const rules = Array.isArray(message.rules) ? message.rules : [];
-  const messageIndex = rules.flatMap((r, i) => (r?.kind === 'hostnames' ? [] : [i]));
-  const decidable = messageIndex.map((i) => rules[i] as EgressRuleMessage);
+  const rules: readonly (EgressRuleMessage | null | undefined)[] = Array.isArray(message.rules) ? message.rules : [];
+  const messageIndex = rules.map((_r, i) => i);
   try {
     const policy = parseEgressPolicy({
-      rules: decidable.map((r) => {
-        const ports = Array.isArray(r.ports) && r.ports.length > 0 ? r.ports : 'all';
-        return r.kind === 'cidrs' ? { kind: 'cidrs', cidrs: r.cidrs, ports } : { kind: r.kind, ports };
+      rules: rules.map((r) => {
+        const ports = Array.isArray(r?.ports) && r.ports.length > 0 ? r.ports : 'all';
+        if (r?.kind === 'cidrs') return { kind: 'cidrs', cidrs: r.cidrs, ports };
+        if (r?.kind === 'hostnames') return { kind: 'hostnames', hostnames: r.hostnames, ports };
+        return { kind: r?.kind, ports };
       }),
     });
     const generation = Number(message.generation);

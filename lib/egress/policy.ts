@@ -1,17 +1,35 @@
 /**
  * An actor's egress policy and its verdict for one destination, as the platform defines them: one ordered, allow-only
  * list of rules per actor; the first rule that matches decides; no policy, or a policy without rules, reaches nothing
- * (deny by default). A rule matches the dialled IP (`cidrs`) or any address (`all`), on its ports (a list, or all).
- * Shared by the control-plane simulator (which stores policies) and extproc (which decides a CONNECT); pure: no I/O,
- * no clock. Hostname rules, decided on the tunnelled traffic itself, are not part of this model yet.
+ * (deny by default). A rule matches the dialled IP (`cidrs`), any address (`all`), or the hostname the connection
+ * carries (`hostnames`: the SNI of its TLS ClientHello, or the Host of its cleartext HTTP/1.1 request; patterns in
+ * hostname-pattern.ts), each on its ports (a list, or all).
+ *
+ * A CONNECT names an IP and a port, never the hostname, so its verdict (`decideEgress`) is one of:
+ * - `allow`: some `cidrs` or `all` rule matches the destination, and no `hostnames` rule on this port comes before
+ *   it; `rule` is that rule;
+ * - `allow` as well when `hostnames` rules on this port come before such a rule: the connection is allowed whatever
+ *   hostname it carries (rules only allow), so the gateway neither waits for its first bytes nor reads them. `rule`
+ *   is the first rule certain to match; an earlier hostname rule would be the first match of the connections whose
+ *   hostname it matches, which changes nothing here: rules carry no effects in this gateway;
+ * - `hostnames`: no `cidrs` or `all` rule matches the destination, and `hostnames` rules on this port exist: the
+ *   connection is decided on its traffic. `rules` are those rules in policy order; the connection is allowed by the
+ *   first whose patterns match the hostname it carries (`decideHostname`), and closed when none does, or when it
+ *   carries no hostname;
+ * - `deny`: no rule can match a connection to this destination.
+ * Shared by the control-plane simulator (which stores policies), extproc (which decides a CONNECT) and the proxy
+ * (which decides on the traffic); pure: no I/O, no clock.
  */
 import net from 'node:net';
+import { checkHostnamePattern, hostnameMatches } from './hostname-pattern.js';
 
 export type EgressPorts = 'all' | readonly number[];
 
 export type EgressRule =
   | { readonly kind: 'cidrs'; readonly cidrs: readonly string[]; readonly ports: EgressPorts }
-  | { readonly kind: 'all'; readonly ports: EgressPorts };
+  | { readonly kind: 'all'; readonly ports: EgressPorts }
+  /** `hostnames`: the patterns, lowered (hostname-pattern.ts). */
+  | { readonly kind: 'hostnames'; readonly hostnames: readonly string[]; readonly ports: EgressPorts };
 
 export interface EgressPolicy {
   readonly rules: readonly EgressRule[];
@@ -23,12 +41,23 @@ export interface EgressDestination {
   readonly port: number;
 }
 
+/** A `hostnames` rule that may allow a connection to the destination it was decided for: its index and patterns. */
+export interface HostnameCandidate {
+  readonly rule: number;
+  readonly hostnames: readonly string[];
+}
+
 export type EgressVerdict =
   | { readonly kind: 'allow'; readonly rule: number }
+  | { readonly kind: 'hostnames'; readonly rules: readonly HostnameCandidate[] }
   | { readonly kind: 'deny'; readonly reason: 'no-policy' | 'no-rules' | 'no-match' };
 
 /** A policy that was checked (`parseEgressPolicy`): each rule's CIDRs compiled once. */
 export interface CheckedEgressPolicy extends EgressPolicy {
+  /**
+   * Per rule, whether it can match a connection to `destination`: a `cidrs` or `all` rule does match it; a
+   * `hostnames` rule on a matching port can, by the hostname the connection carries.
+   */
   readonly matchers: readonly ((destination: EgressDestination) => boolean)[];
 }
 
@@ -38,6 +67,9 @@ export class EgressPolicyError extends Error {
 
 const MAX_RULES = 256;
 const MAX_CIDRS = 1024;
+const MAX_HOSTNAMES = 1024;
+/** Hostname patterns of a whole policy (what one verdict may carry to the proxy stays near 1 MiB). */
+const MAX_POLICY_HOSTNAMES = 4096;
 
 function checkPorts(value: unknown, where: string): EgressPorts {
   if (value === undefined || value === 'all') return 'all';
@@ -71,16 +103,30 @@ export function parseEgressPolicy(value: unknown): CheckedEgressPolicy {
   if (rules.length > MAX_RULES) throw new EgressPolicyError(`rules: at most ${MAX_RULES}`);
   const checked: EgressRule[] = [];
   const matchers: ((d: EgressDestination) => boolean)[] = [];
+  let patterns = 0;
   rules.forEach((rule: unknown, i) => {
     const where = `rules[${i}]`;
-    const r = rule as { kind?: unknown; cidrs?: unknown; ports?: unknown } | null;
+    const r = rule as { kind?: unknown; cidrs?: unknown; hostnames?: unknown; ports?: unknown } | null;
     const ports = checkPorts(r?.ports, where);
     if (r?.kind === 'all') {
       checked.push({ kind: 'all', ports });
       matchers.push((d) => portMatches(ports, d.port));
       return;
     }
-    if (r?.kind !== 'cidrs') throw new EgressPolicyError(`${where}.kind: expected "cidrs" or "all", got ${JSON.stringify(r?.kind)}`);
+    if (r?.kind === 'hostnames') {
+      if (!Array.isArray(r.hostnames) || r.hostnames.length === 0 || r.hostnames.length > MAX_HOSTNAMES) throw new EgressPolicyError(`${where}.hostnames: expected 1 to ${MAX_HOSTNAMES} hostname patterns`);
+      patterns += r.hostnames.length;
+      if (patterns > MAX_POLICY_HOSTNAMES) throw new EgressPolicyError(`${where}.hostnames: a policy has at most ${MAX_POLICY_HOSTNAMES} hostname patterns`);
+      const hostnames = r.hostnames.map((h: unknown, j) => {
+        const pattern = checkHostnamePattern(h);
+        if (pattern === undefined) throw new EgressPolicyError(`${where}.hostnames[${j}]: ${JSON.stringify(h)} is not a hostname pattern (a DNS name, "*." and a DNS name, or "*")`);
+        return pattern;
+      });
+      checked.push({ kind: 'hostnames', hostnames, ports });
+      matchers.push((d) => portMatches(ports, d.port));
+      return;
+    }
+    if (r?.kind !== 'cidrs') throw new EgressPolicyError(`${where}.kind: expected "cidrs", "all" or "hostnames", got ${JSON.stringify(r?.kind)}`);
     if (!Array.isArray(r.cidrs) || r.cidrs.length === 0 || r.cidrs.length > MAX_CIDRS) throw new EgressPolicyError(`${where}.cidrs: expected 1 to ${MAX_CIDRS} CIDRs`);
     const cidrs = r.cidrs.map((c, j) => parseCidr(c, `${where}.cidrs[${j}]`));
     const list = new net.BlockList();
@@ -91,12 +137,27 @@ export function parseEgressPolicy(value: unknown): CheckedEgressPolicy {
   return Object.freeze({ rules: Object.freeze(checked), matchers: Object.freeze(matchers) });
 }
 
-/** The verdict for `destination`: the first rule that matches allows it; otherwise, and without rules, denied. */
+/** The verdict for a CONNECT to `destination`, as the header of this file defines it. */
 export function decideEgress(policy: CheckedEgressPolicy | undefined, destination: EgressDestination): EgressVerdict {
   if (policy === undefined) return { kind: 'deny', reason: 'no-policy' };
   if (policy.rules.length === 0) return { kind: 'deny', reason: 'no-rules' };
-  const rule = policy.matchers.findIndex((matches) => matches(destination));
-  return rule === -1 ? { kind: 'deny', reason: 'no-match' } : { kind: 'allow', rule };
+  const candidates: HostnameCandidate[] = [];
+  for (let i = 0; i < policy.rules.length; i++) {
+    if (!(policy.matchers[i] as (d: EgressDestination) => boolean)(destination)) continue;
+    const rule = policy.rules[i] as EgressRule;
+    if (rule.kind !== 'hostnames') return { kind: 'allow', rule: i };
+    candidates.push({ rule: i, hostnames: rule.hostnames });
+  }
+  return candidates.length > 0 ? { kind: 'hostnames', rules: candidates } : { kind: 'deny', reason: 'no-match' };
+}
+
+/**
+ * A `hostnames` verdict decided on the traffic: the index of the first rule whose patterns match `name` (from
+ * hostname-pattern.ts's `observedName`), or undefined when none does or the connection carries no name.
+ */
+export function decideHostname(rules: readonly HostnameCandidate[], name: string | undefined): number | undefined {
+  if (name === undefined) return undefined;
+  return rules.find((r) => r.hostnames.some((p) => hostnameMatches(p, name)))?.rule;
 }
 
 /**

@@ -20,10 +20,10 @@ test('off by default; --egress-listen needs --egress-client-ca and the serving c
   assert.throws(() => proxyConfigOf(['--egress-listen', '127.0.0.1:0', '--egress-client-ca', 'ca.pem'], {}), (err: unknown) => err instanceof UsageError && /--egress-tls-cert and --egress-tls-key/.test(err.message));
   assert.throws(() => proxyConfigOf(['--egress-client-ca', 'ca.pem'], {}), (err: unknown) => err instanceof UsageError && /--egress-client-ca needs --egress-listen/.test(err.message));
   const config = proxyConfigOf(
-    ['--egress-listen', '127.0.0.1:8443', '--egress-tls-cert', 'c.pem', '--egress-tls-key', 'k.pem', '--egress-client-ca', 'ca.pem', '--egress-max-tunnels-per-actor', '3', '--egress-extproc-timeout-ms', '700'],
+    ['--egress-listen', '127.0.0.1:8443', '--egress-tls-cert', 'c.pem', '--egress-tls-key', 'k.pem', '--egress-client-ca', 'ca.pem', '--egress-max-tunnels-per-actor', '3', '--egress-extproc-timeout-ms', '700', '--egress-sni-max-bytes', '4096'],
     {},
   ).egressListener;
-  assert.deepEqual(config && { listen: config.listen, ca: config.clientCaFile, max: config.maxTunnelsPerActor, extproc: config.extprocTimeoutMs, idle: config.tunnelIdleTimeoutMs, life: config.tunnelMaxLifetimeMs, dial: config.connectTimeoutMs }, {
+  assert.deepEqual(config && { listen: config.listen, ca: config.clientCaFile, max: config.maxTunnelsPerActor, extproc: config.extprocTimeoutMs, idle: config.tunnelIdleTimeoutMs, life: config.tunnelMaxLifetimeMs, dial: config.connectTimeoutMs, sni: config.sniTimeoutMs, sniBytes: config.sniMaxBytes }, {
     listen: { host: '127.0.0.1', port: 8443 },
     ca: 'ca.pem',
     max: 3,
@@ -31,7 +31,11 @@ test('off by default; --egress-listen needs --egress-client-ca and the serving c
     idle: 300000,
     life: 3600000,
     dial: 5000,
+    sni: 5000,
+    sniBytes: 4096,
   });
+  assert.throws(() => proxyConfigOf(['--egress-sni-max-bytes', '10'], {}), (err: unknown) => err instanceof UsageError && /--egress-sni-max-bytes/.test(err.message));
+  assert.throws(() => proxyConfigOf(['--egress-sni-timeout-ms', '0'], {}), (err: unknown) => err instanceof UsageError && /--egress-sni-timeout-ms/.test(err.message));
   const fromEnv = proxyConfigOf([], { PROXY_EGRESS_LISTEN: '127.0.0.1:1', PROXY_EGRESS_TLS_CERT: 'c', PROXY_EGRESS_TLS_KEY: 'k', PROXY_EGRESS_CLIENT_CA: 'ca' }).egressListener;
   assert.equal(fromEnv?.clientCaFile, 'ca');
 });

@@ -24,6 +24,10 @@ export interface EgressListenerConfig {
   readonly extprocTimeoutMs: number;
   /** `--egress-never-dial`: CIDRs never dialled whatever a policy allows (`forbidden-destinations.ts`). */
   readonly neverDial: readonly string[];
+  /** A tunnel decided on its traffic: its first bytes must decide within this time (`--egress-sni-timeout-ms`)... */
+  readonly sniTimeoutMs: number;
+  /** ...and within this many bytes (`--egress-sni-max-bytes`). */
+  readonly sniMaxBytes: number;
 }
 
 /** The `--egress-*` flag values this slice is built from. */
@@ -37,6 +41,8 @@ export interface EgressListenerFlags {
   readonly 'egress-max-tunnels-per-actor': number;
   readonly 'egress-connect-timeout-ms': number;
   readonly 'egress-extproc-timeout-ms': number;
+  readonly 'egress-sni-timeout-ms': number;
+  readonly 'egress-sni-max-bytes': number;
   readonly 'egress-never-dial': string;
 }
 
@@ -77,6 +83,8 @@ export function buildEgressListenerConfig(flags: EgressListenerFlags): EgressLis
     connectTimeoutMs: flags['egress-connect-timeout-ms'],
     extprocTimeoutMs: flags['egress-extproc-timeout-ms'],
     neverDial: neverDialOf(flags['egress-never-dial']),
+    sniTimeoutMs: flags['egress-sni-timeout-ms'],
+    sniMaxBytes: flags['egress-sni-max-bytes'],
   });
 }
 

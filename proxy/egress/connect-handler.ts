@@ -10,26 +10,35 @@
  * 6. the decider (the verdict cache, or none) with the slow path, one ext_proc stream: a denial is answered with its
  *    status and body (a `cancelled` verdict this CONNECT shared with one whose actor left is asked for once more);
  * 7. allowed: the destination is dialled within `--egress-connect-timeout-ms` (502 `destination unreachable`
- *    otherwise), then 200 and the tunnel.
+ *    otherwise), then 200 and the tunnel;
+ * 8. to be decided on the traffic (only hostname rules may allow the destination): 200 at once, then the actor's
+ *    first bytes are read (`hostname-gate.ts`: within `--egress-sni-timeout-ms` and `--egress-sni-max-bytes`) for
+ *    the SNI of its ClientHello or the Host of its request. A name a rule matches: the destination is dialled (only
+ *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other. Otherwise the actor's side is
+ *    closed (HTTP/1.1: its connection destroyed; HTTP/2: RST_STREAM CONNECT_ERROR), counted by reason
+ *    (`hostname_refused`); a destination that cannot be dialled then is closed the same way (`unreachable`).
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
  * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
  * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is
  * refused, or when its tunnel closes.
  */
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ContainedOwner } from '../../lib/containment.js';
 import type { AccessLog } from '../ops/access-log.js';
 import type { ProxyContainment } from '../ops/containment.js';
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
+import type { HostnameCandidate } from '../../lib/egress/policy.js';
 import type { EgressCacheUse, EgressDecider } from './egress-decider.js';
 import { egressDestinationOf } from './destination.js';
 import type { ForbiddenDestinations } from './forbidden-destinations.js';
 import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
-import type { EgressConnection, EgressExchange } from './exchange.js';
+import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchange.js';
 import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
 import type { EgressVerdict } from './verdict-cache.js';
+import { readHostname, type HostnameLimits } from './hostname-gate.js';
 import { EgressTunnel, type TunnelHooks, type TunnelLimits } from './tunnel.js';
 import type { ActorPlace, EgressTunnels } from './tunnels.js';
 
@@ -40,9 +49,13 @@ export const UNREACHABLE_BODY = 'destination unreachable';
 
 /** The longest authority an access-log line carries (a longer one is cut, with `…`). */
 const LOGGED_AUTHORITY_CHARS = 128;
+/** The longest hostname an access-log line carries (a DNS name has at most 253). */
+const LOGGED_HOSTNAME_CHARS = 253;
 
 export interface ConnectHandlerDeps {
   readonly limits: TunnelLimits & { readonly connectTimeoutMs: number };
+  /** A tunnel decided on its traffic: how long and how many bytes its first bytes may take. */
+  readonly hostnameLimits: HostnameLimits;
   readonly decider: EgressDecider;
   /** The slow path: one ext_proc stream; `gone` cancels it. */
   readonly slowPath: (q: EgressQuestion, gone: AbortSignal) => Promise<EgressAnswer>;
@@ -65,6 +78,8 @@ interface ConnectRecord {
   destination: string | undefined;
   cache: EgressCacheUse | undefined;
   detail: string | undefined;
+  /** Decided on the traffic: the SNI or Host the actor sent. */
+  hostname: string | undefined;
   place: ActorPlace | undefined;
   tunnel: EgressTunnel | undefined;
   /** Counted and (without a tunnel) logged. */
@@ -103,6 +118,7 @@ export class EgressConnectHandler {
       destination: undefined,
       cache: undefined,
       detail: undefined,
+      hostname: undefined,
       place: undefined,
       tunnel: undefined,
       finished: false,
@@ -162,6 +178,7 @@ export class EgressConnectHandler {
       ex.refuse(verdict.status, verdict.body);
       return this.#finish(rec, outcomeOf(verdict.outcome), verdict.status);
     }
+    if (verdict.kind === 'hostnames') return this.#decideOnTraffic(rec, destination, verdict.rules);
 
     const dialed = await dial(destination, limits.connectTimeoutMs, ex.gone);
     if (dialed.kind === 'cancelled') return this.#cancelled(rec);
@@ -174,11 +191,53 @@ export class EgressConnectHandler {
       dialed.socket.destroy();
       return this.#cancelled(rec);
     }
-    rec.tunnel = new EgressTunnel(side, dialed.socket, side.head, limits, this.#hooks);
+    this.#openTunnel(rec, side, dialed.socket, side.head);
+  }
+
+  #openTunnel(rec: ConnectRecord, side: AcceptedConnect, socket: Socket, head: Buffer): void {
+    rec.tunnel = new EgressTunnel(side, socket, head, this.deps.limits, this.#hooks);
     this.#tunnelOf.set(rec.tunnel, rec);
-    tunnels.opened(rec.tunnel);
+    this.deps.tunnels.opened(rec.tunnel);
     this.deps.stats.tallies.tunnels.opened++;
     this.#count(rec, 'allowed');
+  }
+
+  /** Step 8: 200, the first bytes, then the tunnel or the actor's side closed. */
+  async #decideOnTraffic(rec: ConnectRecord, destination: { readonly ip: string; readonly port: number }, rules: readonly HostnameCandidate[]): Promise<void> {
+    const side = rec.ex.accept();
+    if (side === undefined) return this.#cancelled(rec);
+    const hostnames = this.deps.stats.tallies.hostnames;
+    const read = await readHostname(side, rules, this.deps.hostnameLimits);
+    if (read.kind === 'gone') return this.#closeAccepted(rec, side, 'cancelled');
+    if (read.name !== undefined) rec.hostname = read.name.length > LOGGED_HOSTNAME_CHARS ? `${read.name.slice(0, LOGGED_HOSTNAME_CHARS)}…` : read.name;
+    if (read.kind === 'refuse') {
+      hostnames.refused[read.reason]++;
+      rec.detail = read.detail === undefined ? read.reason : `${read.reason}: ${read.detail}`;
+      return this.#closeAccepted(rec, side, 'hostname_refused');
+    }
+    // The actor may close while its destination is dialled: the dial is given up.
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    side.stream.once('close', onClose);
+    const dialed = await dial(destination, this.deps.limits.connectTimeoutMs, gone.signal);
+    side.stream.off('close', onClose);
+    if (dialed.kind === 'failed') {
+      this.deps.stats.tallies.refusals.unreachable++;
+      rec.detail = dialed.reason;
+      return this.#closeAccepted(rec, side, 'unreachable');
+    }
+    if (dialed.kind === 'cancelled' || side.stream.destroyed) {
+      if (dialed.kind === 'connected') dialed.socket.destroy();
+      return this.#closeAccepted(rec, side, 'cancelled');
+    }
+    hostnames.allowed[read.by]++;
+    this.#openTunnel(rec, side, dialed.socket, read.head);
+  }
+
+  /** A CONNECT answered 200 that opens no tunnel: the actor's side is closed (RST_STREAM on HTTP/2). */
+  #closeAccepted(rec: ConnectRecord, side: AcceptedConnect, outcome: EgressConnectOutcome): void {
+    side.abort();
+    this.#finish(rec, outcome, 200);
   }
 
   readonly #tunnelOf = new WeakMap<EgressTunnel, ConnectRecord>();
@@ -240,6 +299,7 @@ export class EgressConnectHandler {
       status,
       durationMs: Math.round((performance.now() - rec.startedAt) * 1000) / 1000,
       tunnel,
+      hostname: rec.hostname ?? null,
       detail: rec.detail ?? null,
     });
   }

@@ -55,6 +55,19 @@ test('GET /cache/egress lists live verdicts, most recently used first, at most `
   }
 });
 
+test('GET /cache/egress: a verdict decided on the traffic is listed with its rules and no rule of its own', async () => {
+  const cache = new EgressVerdictCache({ ttlMs: TTL, maxEntries: 100 });
+  const rules = [{ rule: 1, hostnames: ['api.example.com', '*.svc.test'] }];
+  cache.store(egressKey(digest('a')), { kind: 'hostnames', actorId: 'uid-a', atespace: 'demo', name: 'a', rules }, Infinity);
+  const app = await adminWith(cache);
+  try {
+    const [listed] = ((await app.inject({ method: 'GET', url: '/cache/egress' })).json() as { verdicts: ListedVerdict[] }).verdicts;
+    assert.deepEqual([listed?.verdict, listed?.status, listed?.outcome, listed?.rule, listed?.hostnames], ['hostnames', 200, 'allowed', null, rules]);
+  } finally {
+    await app.close();
+  }
+});
+
 test('GET /cache/egress?actor= and ?cert= list one actor\'s or one certificate\'s verdicts', async () => {
   const { cache } = filled();
   const app = await adminWith(cache);

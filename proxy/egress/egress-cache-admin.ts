@@ -3,7 +3,8 @@
  * bindings' `/cache` routes:
  * - `GET /cache/egress?limit=N&actor=ATESPACE/NAME&cert=DIGEST`: live verdicts, most recently used first (default
  *   100, at most 10000), only the actor's or the certificate's when asked. Per verdict: the certificate digest, the
- *   actor, the destination, the verdict (`allow` with its rule, or `deny` with its status and outcome), the time left,
+ *   actor, the destination, the verdict (`allow` with its rule, `hostnames` with the rules the traffic is decided by,
+ *   or `deny` with its status and outcome), the time left,
  *   its age, the hits it served and its origin (0: stored here; else the process it was adopted from);
  * - `DELETE /cache/egress?actor=ATESPACE/NAME`, `?cert=DIGEST` or `?all=true`: evicts the actor's verdicts (every
  *   certificate of it), the certificate's, or all, here and (through the shared table) in every other process of a
@@ -31,12 +32,14 @@ export interface ListedVerdict {
   readonly atespace: string;
   readonly name: string;
   readonly destination: string;
-  readonly verdict: 'allow' | 'deny';
+  readonly verdict: 'allow' | 'hostnames' | 'deny';
   readonly status: number;
   /** `allowed`, or the deny's outcome. */
   readonly outcome: string;
-  /** The policy rule that allowed it (null for a deny). */
+  /** The policy rule that allowed it (null for a deny, and for a verdict decided on the traffic). */
   readonly rule: number | null;
+  /** Decided on the traffic: the rules that may allow it, with their hostname patterns. */
+  readonly hostnames?: readonly { readonly rule: number; readonly hostnames: readonly string[] }[];
   readonly expiresInMs: number;
   readonly ageMs: number;
   readonly hits: number;
@@ -96,9 +99,10 @@ export function egressCacheAdminPlugin(opts: EgressCacheAdminOptions): FastifyPl
             name: key.actor.name,
             destination: key.destination,
             verdict: v.kind,
-            status: v.kind === 'allow' ? 200 : v.status,
-            outcome: v.kind === 'allow' ? 'allowed' : v.outcome,
+            status: v.kind === 'deny' ? v.status : 200,
+            outcome: v.kind === 'deny' ? v.outcome : 'allowed',
             rule: v.kind === 'allow' ? v.rule : null,
+            ...(v.kind === 'hostnames' ? { hostnames: v.rules } : {}),
             expiresInMs: Math.max(0, Math.round(entry.expiresAtMs - now)),
             ageMs: Math.max(0, Math.round(now - entry.storedAtMs)),
             hits: entry.hits,

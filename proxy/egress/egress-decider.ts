@@ -22,7 +22,7 @@ export type VerdictOutcome = EgressOutcome | 'other';
 export const VERDICT_OUTCOMES: readonly VerdictOutcome[] = Object.freeze([...(Object.keys(EGRESS_OUTCOMES) as EgressOutcome[]), 'other']);
 
 export function outcomeOf(verdict: EgressVerdict): VerdictOutcome {
-  if (verdict.kind === 'allow') return 'allowed';
+  if (verdict.kind !== 'deny') return 'allowed';
   return Object.hasOwn(EGRESS_OUTCOMES, verdict.outcome) ? (verdict.outcome as EgressOutcome) : 'other';
 }
 

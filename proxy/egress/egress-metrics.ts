@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics of the egress listener, read from `EgressStats` when scraped. Labels are fixed sets: the
- * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the tunnel
- * close reasons and the two directions; never anything an actor names.
+ * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the hostname decisions' sources
+ * and refusal reasons, the tunnel close reasons and the two directions; never anything an actor names.
  */
 import type { Registry } from 'prom-client';
 import { samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
@@ -12,7 +12,7 @@ export function registerEgressMetrics(registry: Registry, stats: EgressStats): v
   const life = () => stats.lifetime();
   scrapedCounterBy(registry, {
     name: `${P}egress_connects_total`,
-    help: 'CONNECTs on the egress listener, by outcome: allowed (a tunnel opened), denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled, method_not_allowed, too_many_tunnels, unreachable, draining, internal.',
+    help: 'CONNECTs on the egress listener, by outcome: allowed (a tunnel opened), denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled, method_not_allowed, too_many_tunnels, unreachable, draining, internal, hostname_refused.',
     labelNames: ['outcome'],
     read: () => samplesBy('outcome', life().connects),
   });
@@ -27,6 +27,18 @@ export function registerEgressMetrics(registry: Registry, stats: EgressStats): v
     help: 'CONNECTs refused 403 invalid actor certificate, by what the certificate failed (never sent to ext_proc, never cached).',
     labelNames: ['reason'],
     read: () => samplesBy('reason', life().certificateRefusals),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_hostname_allowed_total`,
+    help: 'Egress tunnels decided on their traffic (only hostname rules could allow the destination) that a rule allowed, by where the name came from: sni (a TLS ClientHello), host (a cleartext HTTP/1.1 request).',
+    labelNames: ['by'],
+    read: () => samplesBy('by', life().hostnames.allowed),
+  });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_hostname_refusals_total`,
+    help: 'Egress tunnels decided on their traffic that were closed after their 200, by reason: no_sni, no_match, unknown_protocol (neither TLS nor HTTP/1.1), malformed, timeout (--egress-sni-timeout-ms), too_large (--egress-sni-max-bytes).',
+    labelNames: ['reason'],
+    read: () => samplesBy('reason', life().hostnames.refused),
   });
   scrapedGauge(registry, { name: `${P}egress_tunnels_open`, help: 'Egress tunnels open now.', read: () => stats.openTunnels });
   scrapedCounter(registry, { name: `${P}egress_tunnels_total`, help: 'Egress tunnels opened.', read: () => life().tunnels.opened });

@@ -1,20 +1,22 @@
 /**
  * The egress listener's counters: every CONNECT by outcome, the refusals the listener made itself by reason (the
- * certificate's by `ActorCertificateRefusal`), and the tunnels (opened, closed by
- * reason, bytes each way). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since the
+ * certificate's by `ActorCertificateRefusal`), the tunnels decided on their traffic (allowed by SNI or Host, refused
+ * by `HostnameRefusal`), and the tunnels (opened, closed by reason, bytes each way). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since the
  * last reset, except `connections`, `open` and `actors`, which are now; Prometheus reads the lifetime tallies
  * (`egress-metrics.ts`).
  */
 import { SinceReset } from '../../lib/since-reset.js';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
 import type { ActorCertificateRefusal } from '../../lib/egress/actor-certificate.js';
+import { HOSTNAME_REFUSALS, HOSTNAME_SOURCES, type HostnameRefusal, type HostnameSource } from '../../lib/egress/hostname-decision.js';
 
 /**
  * How one CONNECT ended: the slow path's outcomes (`lib/egress/wire.ts`), and the listener's own: another method
  * (`method_not_allowed`), the per-actor bound (`too_many_tunnels`), an allowed destination that could not be dialled
- * (`unreachable`), the drain (`draining`), an error inside the proxy (`internal`).
+ * (`unreachable`), the drain (`draining`), an error inside the proxy (`internal`), a tunnel decided on its traffic
+ * that its first bytes did not allow (`hostname_refused`).
  */
-export type EgressConnectOutcome = EgressOutcome | 'method_not_allowed' | 'too_many_tunnels' | 'unreachable' | 'draining' | 'internal';
+export type EgressConnectOutcome = EgressOutcome | 'method_not_allowed' | 'too_many_tunnels' | 'unreachable' | 'draining' | 'internal' | 'hostname_refused';
 export const EGRESS_CONNECT_OUTCOMES: readonly EgressConnectOutcome[] = Object.freeze([
   ...(Object.keys(EGRESS_OUTCOMES) as EgressOutcome[]),
   'method_not_allowed',
@@ -22,6 +24,7 @@ export const EGRESS_CONNECT_OUTCOMES: readonly EgressConnectOutcome[] = Object.f
   'unreachable',
   'draining',
   'internal',
+  'hostname_refused',
 ]);
 
 /** The refusals the listener makes itself, before or after the verdict. */
@@ -62,6 +65,7 @@ export class EgressTallies {
   readonly connects = zeros(EGRESS_CONNECT_OUTCOMES);
   readonly refusals = zeros(EGRESS_REFUSALS);
   readonly certificateRefusals = zeros(ACTOR_CERTIFICATE_REFUSALS);
+  readonly hostnames = { allowed: zeros(HOSTNAME_SOURCES), refused: zeros(HOSTNAME_REFUSALS) };
   readonly tunnels = { opened: 0, closed: zeros(EGRESS_CLOSE_REASONS), bytes: { fromActor: 0, toActor: 0 } };
 }
 
@@ -85,6 +89,8 @@ export interface EgressStatsBlock {
   readonly connects: Record<EgressConnectOutcome, number>;
   readonly refusals: Record<EgressRefusal, number>;
   readonly certificateRefusals: Record<ActorCertificateRefusal, number>;
+  /** Tunnels decided on their traffic: allowed by where the name came from, refused by reason. */
+  readonly hostnames: { readonly allowed: Record<HostnameSource, number>; readonly refused: Record<HostnameRefusal, number> };
 }
 
 export class EgressStats {
@@ -129,6 +135,7 @@ export class EgressStats {
       connects: { ...d.connects },
       refusals: { ...d.refusals },
       certificateRefusals: { ...d.certificateRefusals },
+      hostnames: { allowed: { ...d.hostnames.allowed }, refused: { ...d.hostnames.refused } },
     };
   }
 }

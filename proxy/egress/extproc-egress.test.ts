@@ -14,7 +14,7 @@ import { GrpcExtProcClient } from '../stages/ext-proc/grpc-client.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
 import { silentLog, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
 import { askExtProcEgress, egressAnswerOf, egressRequestMessage } from './extproc-egress.js';
-import { allowAnswer, outcomeAnswer } from './testing/egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './testing/egress-rig.js';
 
 let ep: ScriptedExtProc;
 let client: GrpcExtProcClient;
@@ -59,6 +59,21 @@ test('each immediate response outcome: its status, its body, and only a policy d
   assert.deepEqual(suspended.verdict, { kind: 'deny', status: 403, body: 'actor is STATUS_SUSPENDED, not running', outcome: 'not_running' });
   ep.script = () => ({ immediate_response: { status: { code: 403 }, body: Buffer.from([0x00, 0x1b, 0x5b]), details: EGRESS_OUTCOMES.denied.details } });
   assert.deepEqual((await askExtProcEgress(client, question, { timeoutMs: 2000 })).verdict, { kind: 'deny', status: 403, body: 'egress denied', outcome: 'denied' }, 'a body that is not printable is not relayed');
+});
+
+test('a CONNECT to be decided on the traffic: the rules, checked, cacheable; rules that are not valid are 503', async () => {
+  ep.script = () => hostnamesAnswer([{ rule: 2, hostnames: ['API.example.com', '*.svc.test'] }], { actorId: 'uid-9', atespace: 'team', name: 'b' });
+  assert.deepEqual(await askExtProcEgress(client, question, { timeoutMs: 2000 }), {
+    verdict: { kind: 'hostnames', actorId: 'uid-9', atespace: 'team', name: 'b', rules: [{ rule: 2, hostnames: ['api.example.com', '*.svc.test'] }] },
+    cacheable: true,
+    outcome: 'allowed',
+  });
+  for (const text of ['[]', 'not json', '[{"rule":0,"hostnames":["a..b"]}]']) {
+    ep.script = () => hostnamesAnswer(text);
+    const got = await askExtProcEgress(client, question, { timeoutMs: 2000 });
+    assert.deepEqual([got.outcome, got.cacheable], ['unavailable', false], text);
+    assert.match(got.detail ?? '', /^actor_edge\.egress hostnames/);
+  }
 });
 
 test('answers that decide nothing are 503 control plane unavailable, never cacheable', async () => {
@@ -161,6 +176,7 @@ test('generated answers: the mapping never throws; allow only with well-formed m
         assert.ok(Number.isInteger(got.verdict.rule) && got.verdict.rule >= 0);
         assert.equal(got.outcome, 'allowed');
       } else {
+        assert.ok(got.verdict.kind === 'deny', 'no hostnames field, no hostnames verdict');
         assert.ok(statuses.has(got.verdict.status), `status ${got.verdict.status}`);
         assert.equal(got.cacheable, got.outcome === 'denied');
         assert.ok(got.verdict.body.length > 0 && got.verdict.body.length <= 256);

@@ -4,14 +4,15 @@
  * destination, `end_of_stream`), with the `source.certificate` (the actor's verified leaf, PEM) and
  * `xds.listener_direction` (2, outbound) attributes; the first answer decides:
  * - `request_headers` CONTINUE with `actor_edge.egress` metadata `{ verdict: "allow", actor_id, atespace, name, rule }`:
- *   allowed (cacheable);
+ *   allowed (cacheable); with `{ verdict: "hostnames", actor_id, atespace, name, hostnames }`: to be decided on the
+ *   traffic by those rules (cacheable, the rules with it; a `hostnames` text that is not valid is 503);
  * - an immediate response: the outcome its `details` names (`EGRESS_OUTCOMES`: its status, its body — the
  *   processor's own when it sent a short printable one, e.g. the actor's state — and whether it may be cached);
  * - anything else, a stream error, the processor ending the stream, or no answer within the deadline: 503
  *   `control plane unavailable`, never cached. The actor going away first: 408 `request cancelled`, never cached.
  * Then the stream is half-closed (reset at once when its message is still unanswered).
  */
-import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, egressOutcomeOf, DIRECTION_ATTRIBUTE, OUTBOUND_DIRECTION, SOURCE_CERTIFICATE_ATTRIBUTE, type EgressOutcome } from '../../lib/egress/wire.js';
+import { decodeHostnameRules, EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, egressOutcomeOf, DIRECTION_ATTRIBUTE, OUTBOUND_DIRECTION, SOURCE_CERTIFICATE_ATTRIBUTE, type EgressOutcome } from '../../lib/egress/wire.js';
 import { ATTRIBUTES_KEY } from '../stages/ext-proc/attributes.js';
 import type { ExchangeResult, ExtProcClient, ExtProcStream } from '../stages/ext-proc/client.js';
 import type { ProcessingRequest, ProcessingResponse, StructValue } from '../stages/ext-proc/messages.js';
@@ -86,8 +87,13 @@ function allowOf(m: ProcessingResponse): EgressVerdict | string {
   const atespace = str(fields.atespace);
   const name = str(fields.name);
   const rule = fields.rule?.numberValue;
-  if (verdict !== 'allow') return `${EGRESS_METADATA_NAMESPACE} verdict is not "allow"`;
+  if (verdict !== 'allow' && verdict !== 'hostnames') return `${EGRESS_METADATA_NAMESPACE} verdict is neither "allow" nor "hostnames"`;
   if (actorId === undefined || atespace === undefined || name === undefined) return `${EGRESS_METADATA_NAMESPACE} lacks actor_id, atespace or name`;
+  if (verdict === 'hostnames') {
+    const rules = decodeHostnameRules(str(fields.hostnames) ?? '');
+    if (typeof rules === 'string') return `${EGRESS_METADATA_NAMESPACE} ${rules}`;
+    return { kind: 'hostnames', actorId, atespace, name, rules };
+  }
   if (typeof rule !== 'number' || !Number.isInteger(rule) || rule < 0) return `${EGRESS_METADATA_NAMESPACE} rule is not a rule index`;
   return { kind: 'allow', actorId, atespace, name, rule };
 }

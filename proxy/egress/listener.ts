@@ -103,6 +103,7 @@ export class EgressListener {
     this.stats = new EgressStats(this.tunnels, () => this.#sockets.size);
     this.#handler = new EgressConnectHandler({
       limits: { idleTimeoutMs: config.tunnelIdleTimeoutMs, maxLifetimeMs: config.tunnelMaxLifetimeMs, connectTimeoutMs: config.connectTimeoutMs },
+      hostnameLimits: { timeoutMs: config.sniTimeoutMs, maxBytes: config.sniMaxBytes },
       decider: deps.decider,
       slowPath: (q, gone) => askExtProcEgress(deps.extProc, q, { timeoutMs: config.extprocTimeoutMs, signal: gone }),
       tunnels: this.tunnels,

@@ -11,7 +11,7 @@ import { startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.j
 import { startTestProxy } from '../testing/proxy.js';
 import { h1Connect, h2Connect, h2Session, readBytes, startEcho, type Destination, type EgressTarget } from './testing/egress-clients.js';
 import { egressPki, type ClientCredentials, type EgressPki } from './testing/egress-pki.js';
-import { allowAnswer, outcomeAnswer } from './testing/egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './testing/egress-rig.js';
 
 let pki: EgressPki;
 let actor: ClientCredentials;
@@ -80,6 +80,29 @@ test('in the proxy process: tunnels through ext_proc, /stats egressTunnels, the 
     const drained = proxy.logs().filter((l) => l.msg === 'egress' && (l.tunnel as { closedBy?: string } | null)?.closedBy === 'drain');
     assert.equal(drained.length, 1);
   } finally {
+    await proxy.stop();
+  }
+});
+
+test('--egress-sni-timeout-ms: a tunnel decided on its traffic that sends nothing is closed at it, counted in /stats and the metrics', async () => {
+  const script = extproc.script;
+  extproc.script = () => hostnamesAnswer([{ rule: 0, hostnames: ['api.example.com'] }]);
+  const proxy = await startTestProxy({ mode: 'in-process', extproc: extproc.address, args: [...egressArgs(), '--egress-sni-timeout-ms', '100'] });
+  try {
+    const answer = await h1Connect(targetOf(proxy.addresses.egress), actor, echo.address);
+    assert.equal(answer.status, 200);
+    await new Promise((resolve) => answer.socket.once('close', resolve));
+    const stats = (await (await request(`${proxy.admin}/stats`)).body.json()) as { egressTunnels: { connects: Record<string, number>; hostnames: { refused: Record<string, number> } } };
+    assert.equal(stats.egressTunnels.connects.hostname_refused, 1);
+    assert.equal(stats.egressTunnels.hostnames.refused.timeout, 1);
+    const metrics = await (await request(`${proxy.admin}/metrics`)).body.text();
+    assert.match(metrics, /^actor_edge_proxy_egress_hostname_refusals_total\{reason="timeout"\} 1$/m);
+    assert.match(metrics, /^actor_edge_proxy_egress_hostname_allowed_total\{by="sni"\} 0$/m);
+    assert.match(metrics, /^actor_edge_proxy_egress_connects_total\{outcome="hostname_refused"\} 1$/m);
+    const line = proxy.logs().find((l) => l.msg === 'egress');
+    assert.deepEqual([line?.outcome, line?.status, line?.detail], ['hostname_refused', 200, 'timeout']);
+  } finally {
+    extproc.script = script;
     await proxy.stop();
   }
 });

@@ -58,6 +58,15 @@ test('a verdict stored in one process is a hit in the other, until it expires wh
   assert.deepEqual(sb.stats(), { sent: 0, received: 1, adopted: 1, ignored: 0, evictions: 0, dropped: 0 });
 });
 
+test('a verdict decided on the traffic crosses with its rules', () => {
+  const { clock, h, a, b } = pair();
+  const verdict = { kind: 'hostnames' as const, actorId: 'uid-a', atespace: 'demo', name: 'a', rules: [{ rule: 0, hostnames: ['api.example.com'] }] };
+  a.store(A, verdict, clock.now() + 3000);
+  h.flush();
+  const hit = b.lookup(A);
+  assert.deepEqual(hit.kind === 'hit' && hit.entry.verdict, verdict);
+});
+
 test("an admin eviction in one process is applied in the other, to the other's own verdicts too", () => {
   const { h, a, b, sa, sb } = pair();
   a.store(A, ALLOW, Infinity);

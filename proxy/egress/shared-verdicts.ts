@@ -70,7 +70,7 @@ interface RememberedEviction {
 
 function isVerdict(v: unknown): v is EgressVerdict {
   const kind = (v as { kind?: unknown } | null)?.kind;
-  return kind === 'allow' || kind === 'deny';
+  return kind === 'allow' || kind === 'hostnames' || kind === 'deny';
 }
 
 export class SharedVerdicts {

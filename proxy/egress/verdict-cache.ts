@@ -18,6 +18,7 @@
  * Knows nothing of HTTP, TLS or ext_proc: a verdict is data, a resolution a promise.
  */
 import { LRUCache } from 'lru-cache';
+import type { HostnameCandidate } from '../../lib/egress/policy.js';
 import { CounterSet } from '../stages/actor-cache/counter-set.js';
 
 export interface EgressKey {
@@ -34,6 +35,8 @@ export interface EgressKey {
 
 export type EgressVerdict =
   | { readonly kind: 'allow'; readonly actorId: string; readonly atespace: string; readonly name: string; readonly rule: number }
+  /** Decided on the traffic: the rules (policy order) whose hostname patterns may allow it (lib/egress/policy.ts). */
+  | { readonly kind: 'hostnames'; readonly actorId: string; readonly atespace: string; readonly name: string; readonly rules: readonly HostnameCandidate[] }
   | { readonly kind: 'deny'; readonly status: number; readonly body: string; readonly outcome: string };
 
 export interface CachedVerdict {

@@ -19,7 +19,7 @@ import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js'
 import { egressDestinationOf } from '../destination.js';
 import { resetConnection, startEcho, tlsConnect, type Destination, type EgressTarget } from './egress-clients.js';
 import { egressPki, type ClientCredentials } from './egress-pki.js';
-import { allowAnswer, outcomeAnswer } from './egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './egress-rig.js';
 
 /** How ext_proc answers a case's CONNECTs. */
 export type AnswerMode =
@@ -52,6 +52,8 @@ const BROKEN: readonly ProcessingResponse[] = [
   { immediate_response: { status: { code: 200 }, details: 'something' } },
   { response_headers: { response: {} } },
   {},
+  hostnamesAnswer('[]'),
+  hostnamesAnswer('[{"rule":0,"hostnames":["*.*.example.com"]}]'),
 ];
 
 /** The extproc timeout the stack runs with (a silent ext_proc costs a case this long). */

@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { pino } from 'pino';
-import { EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, type EgressOutcome } from '../../../lib/egress/wire.js';
+import { encodeHostnameRules, EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, type EgressOutcome } from '../../../lib/egress/wire.js';
+import type { HostnameCandidate } from '../../../lib/egress/policy.js';
 import { AccessLog } from '../../ops/access-log.js';
 import { createProxyContainment, internalErrorTallies, type InternalErrorTallies } from '../../ops/containment.js';
 import { Counters } from '../../ops/stats.js';
@@ -29,6 +30,23 @@ export function allowAnswer(rule = 0, actor: { readonly actorId: string; readonl
         [EGRESS_METADATA_NAMESPACE]: {
           kind: 'structValue',
           structValue: { fields: { verdict: s('allow'), actor_id: s(actor.actorId), atespace: s(actor.atespace), name: s(actor.name), rule: { kind: 'numberValue', numberValue: rule } } },
+        },
+      },
+    },
+  };
+}
+
+/** extproc's answer for a CONNECT to be decided on the traffic: CONTINUE with the `hostnames` rules (JSON text). */
+export function hostnamesAnswer(rules: readonly HostnameCandidate[] | string, actor: { readonly actorId: string; readonly atespace: string; readonly name: string } = { actorId: 'uid-1', atespace: 'team', name: 'a' }): ProcessingResponse {
+  const s = (v: string) => ({ kind: 'stringValue', stringValue: v });
+  const text = typeof rules === 'string' ? rules : encodeHostnameRules(rules);
+  return {
+    request_headers: { response: { status: 'CONTINUE' } },
+    dynamic_metadata: {
+      fields: {
+        [EGRESS_METADATA_NAMESPACE]: {
+          kind: 'structValue',
+          structValue: { fields: { verdict: s('hostnames'), actor_id: s(actor.actorId), atespace: s(actor.atespace), name: s(actor.name), hostnames: s(text) } },
         },
       },
     },
@@ -83,6 +101,8 @@ export async function startEgressRig(opts: EgressRigOptions = {}): Promise<Egres
     connectTimeoutMs: 5000,
     extprocTimeoutMs: 2000,
     neverDial: DEFAULT_NEVER_DIAL,
+    sniTimeoutMs: 5000,
+    sniMaxBytes: 16384,
     ...opts.config,
   };
   const listener = new EgressListener({
