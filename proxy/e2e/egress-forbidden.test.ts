@@ -1,8 +1,8 @@
 /**
  * End to end, what the egress gateway never dials whatever a policy allows: an actor whose policy allows every
  * destination still cannot tunnel into the proxy itself (its admin, ingress or egress listener) nor to the cloud
- * metadata address, and these refusals never reach ext_proc. `--egress-never-dial none` drops the ranges, never the
- * proxy's own listeners.
+ * metadata address (refused before any dial: nothing here leaves loopback), and these refusals never reach ext_proc.
+ * `--egress-never-dial` replaces the default ranges, never the proxy's own listeners.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ let echo: Destination;
 before(async () => {
   stack = await startEgressStack();
   proxy = await stack.startProxy({ ttlMs: 60_000 });
-  open = await stack.startProxy({ ttlMs: 60_000, args: ['--egress-never-dial', 'none'] });
+  open = await stack.startProxy({ ttlMs: 60_000, args: ['--egress-never-dial', '127.0.0.3/32'] });
   echo = await startEcho();
 });
 
@@ -41,8 +41,10 @@ test("an actor allowed everything still never reaches the proxy's own listeners 
   assert.deepEqual(await stack.controlCalls(), before, 'no control-plane read for a destination never dialled');
   const stats = (await proxy.admin<{ egressTunnels: { refusals: Record<string, number> } }>('GET', '/stats')).body;
   assert.equal(stats.egressTunnels.refusals['forbidden_destination'], 5);
-  // Without the ranges, the metadata address is the policy's again (nothing listens there: unreachable, not denied),
-  // while the proxy's own listeners stay refused.
+  // --egress-never-dial replaces the ranges (nothing here dials outside loopback): its own range is refused, the
+  // defaults' are the policy's again (an IPv4-mapped address reaches the echo server), the proxy's listeners never.
+  const port = echo.address.slice(echo.address.lastIndexOf(':') + 1);
+  assert.equal((await h1Through(open, cert, `127.0.0.3:${port}`)).status, 403);
+  assert.equal((await h1Through(open, cert, `[::ffff:127.0.0.1]:${port}`)).status, 200);
   assert.equal((await h1Through(open, cert, hostPort(open.handle.admin))).status, 403);
-  assert.notEqual((await h1Through(open, cert, '169.254.169.254:80')).status, 403);
 });
