@@ -33,7 +33,7 @@ test('cache on: concurrent misses run one slow path, the others join it, the nex
   answer.resolve({ verdict: ALLOW, cacheable: true });
   assert.deepEqual((await Promise.all(decisions)).map((d) => d.cache), ['miss', 'joined', 'joined', 'joined', 'joined']);
   const hit = await stage.decider.decide(A, clock.now() + HOUR, slowPath);
-  assert.deepEqual(hit, { verdict: ALLOW, cache: 'hit' });
+  assert.deepEqual(hit, { verdict: ALLOW, cache: 'hit', lease: { origin: 0, generation: 1, expiresAtMs: clock.now() + 5000 } }, 'a hit holds the entry that granted it');
   assert.equal(slowPaths, 1);
   const block = stage.stats().egress.cache;
   assert.equal(block.enabled, true);
@@ -90,7 +90,10 @@ test('cache off: the slow path for every CONNECT, nothing stored, and the admin 
   const { clock, registry, stage } = stageWith({ ...ON, enabled: false });
   let slowPaths = 0;
   const slowPath = async (): Promise<Resolution> => ((slowPaths += 1), { verdict: ALLOW, cacheable: true });
-  for (let i = 0; i < 3; i++) assert.deepEqual(await stage.decider.decide(A, clock.now() + HOUR, slowPath), { verdict: ALLOW, cache: 'off' });
+  for (let i = 1; i <= 3; i++) {
+    // Each allow gets a lease of its own, lasting the TTL (what its tunnels are re-validated within).
+    assert.deepEqual(await stage.decider.decide(A, clock.now() + HOUR, slowPath), { verdict: ALLOW, cache: 'off', lease: { origin: 0, generation: i, expiresAtMs: clock.now() + 5000 } });
+  }
   assert.equal(slowPaths, 3);
   assert.equal(stage.cache, undefined);
   const block = stage.cacheStats();
