@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
+import Fastify from 'fastify';
 import { createEgressStage } from './egress-cache-stage.js';
 import type { Resolution } from './verdict-cache.js';
 import { ALLOW, deferred, DENY, digest, egressKey, fakeClock, UNAVAILABLE } from './testing/verdicts.js';
@@ -114,4 +115,35 @@ test('/stats/reset starts the block from zero; the metrics keep counting from th
   const block = stage.cacheStats();
   assert.deepEqual([block.hits, block.misses, block.slowPaths, block.stored, block.entries], [0, 0, 0, 0, 1]);
   assert.equal(await sample(registry, 'actor_edge_proxy_egress_cache_hits_total'), 1);
+});
+
+test('POST /egress/revoke: the actor\'s (or the certificate\'s) verdicts evicted and its grants told, with the cache on or off; one filter exactly', async () => {
+  for (const enabled of [true, false]) {
+    const { clock, stage } = stageWith({ ...ON, enabled });
+    const revoked: unknown[] = [];
+    stage.signals.attach({ verdict: () => undefined, holdsCertificate: () => true, revoke: (filter, reason) => (revoked.push({ filter, reason }), 3) });
+    const allow = async (): Promise<Resolution> => ({ verdict: ALLOW, cacheable: true });
+    await stage.decider.decide(A, clock.now() + HOUR, allow);
+    await stage.decider.decide(egressKey(digest('a'), '127.0.0.1:9001'), clock.now() + HOUR, allow);
+    await stage.decider.decide(egressKey(digest('b'), '127.0.0.1:9000', { atespace: 'demo', name: 'b' }), clock.now() + HOUR, allow);
+    const app = Fastify();
+    await app.register(stage.admin as NonNullable<typeof stage.admin>);
+    try {
+      const res = await app.inject({ method: 'POST', url: '/egress/revoke?actor=demo/a' });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), { actor: 'demo/a', evicted: enabled ? 2 : 0, tunnelsClosed: 3 });
+      assert.deepEqual(revoked, [{ filter: { atespace: 'demo', name: 'a' }, reason: 'revoked-admin' }]);
+      if (enabled) assert.equal(stage.cache?.size, 1, "another actor's verdict stays");
+      const byCert = await app.inject({ method: 'POST', url: `/egress/revoke?cert=${digest('B')}` });
+      assert.deepEqual(byCert.json(), { cert: digest('b'), evicted: enabled ? 1 : 0, tunnelsClosed: 3 });
+      for (const url of ['/egress/revoke', '/egress/revoke?actor=demo', `/egress/revoke?actor=demo/a&cert=${digest('a')}`, '/egress/revoke?cert=xyz']) {
+        const bad = await app.inject({ method: 'POST', url });
+        assert.equal(bad.statusCode, 400, url);
+        assert.equal((bad.json() as { code: string }).code, 'BAD_REQUEST');
+      }
+      assert.equal(revoked.length, 2, 'a bad request revokes nothing');
+    } finally {
+      await app.close();
+    }
+  }
 });

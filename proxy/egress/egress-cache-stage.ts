@@ -1,6 +1,7 @@
 /**
  * The egress cache stage: what the egress listener asks (`decider`) and the operational surface around it (the
- * `/stats` block `egress.cache`, the `/cache/egress` admin routes, the `actor_edge_proxy_egress_cache_…` metrics),
+ * `/stats` block `egress.cache`, the `/cache/egress` and `/egress/revoke` admin routes, the
+ * `actor_edge_proxy_egress_cache_…` metrics),
  * with the verdict table shared across the processes of a `--workers` cluster, and the signals that tell the egress
  * listener's grants of fresher verdicts and revocations (`grant-signals.ts`). It has no filter: it is not part of
  * the ingress chain; the proxy process lists it with its stages so that its stats, admin routes and shutdown are
@@ -11,6 +12,7 @@ import { clusterWorkerChannel } from '../../lib/cluster-channel.js';
 import type { ProxyStage } from '../stages/stage.js';
 import type { EgressCacheConfig } from './egress-cache-config.js';
 import { egressCacheAdminPlugin } from './egress-cache-admin.js';
+import { egressRevokeAdminPlugin } from './egress-revoke-admin.js';
 import { registerEgressCacheMetrics } from './egress-cache-metrics.js';
 import { egressCacheStatsBlock, type EgressCacheStatsBlock } from './egress-cache-stats.js';
 import { cachedDecider, DecisionTallies, uncachedDecider, type EgressDecider } from './egress-decider.js';
@@ -66,7 +68,10 @@ export function createEgressStage(config: EgressCacheConfig, deps: EgressStageDe
       shared?.resetStats();
       tallies.resetStats();
     },
-    admin: egressCacheAdminPlugin({ cache }),
+    admin: async (app) => {
+      await app.register(egressCacheAdminPlugin({ cache }));
+      await app.register(egressRevokeAdminPlugin({ revoke: (filter) => signals.revoke(filter, 'revoked-admin') }));
+    },
     close: () => shared?.close(),
   };
 }
