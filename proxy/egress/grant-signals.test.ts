@@ -99,10 +99,15 @@ test('the actor found not running in one process closes every tunnel of its cert
   const here = one.open(A, 1);
   const there = [...two.open(A, 2), ...two.open(A2, 2)];
   const bystander = two.open(B, 1);
+  await one.miss(A2, ALLOW);
+  relay.flush();
   await one.miss(A, NOT_RUNNING);
   assert.deepEqual(reasons(here), ['revoked-not-running']);
+  assert.equal(one.cache.lookup(A2).kind, 'miss', "the certificate's allowed verdicts are evicted: its next CONNECT asks again");
+  assert.equal(one.cache.stats().evictions.revoked, 1, 'counted as revoked, not as an admin eviction');
   relay.flush();
   assert.deepEqual(reasons(there), ['revoked-not-running'], 'every destination of that certificate');
+  assert.equal(two.cache.lookup(A2).kind, 'miss');
   assert.deepEqual(reasons(bystander), [undefined]);
 
   await one.miss(B, NOT_RUNNING);

@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import { CounterSet } from '../stages/actor-cache/counter-set.js';
 import type { EgressDecider } from './egress-decider.js';
-import type { EgressCloseReason } from './egress-stats.js';
+import type { EgressCloseReason, RevalidationCount } from './egress-stats.js';
 import type { GrantListener } from './grant-signals.js';
 import { nextGrantStep } from './grant-schedule.js';
 import { revocationOf, type EgressRevocation } from './revocation.js';
@@ -62,8 +62,7 @@ export interface EgressGrantsDeps {
 }
 
 /** Re-validations by result: the lease renewed, the grant ended by the answer, or no answer that decides. */
-export type RevalidationResult = 'renewed' | 'revoked' | 'failed';
-export const REVALIDATION_RESULTS: readonly RevalidationResult[] = Object.freeze(['renewed', 'revoked', 'failed']);
+export const REVALIDATION_RESULTS: readonly RevalidationCount[] = Object.freeze(['renewed', 'revoked', 'failed']);
 
 /** The longest a node timer may be set for; a later step is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -84,7 +83,7 @@ class Hold implements GrantHold {
 
   attach(tunnel: GrantedTunnel): void {
     if (this.released) return;
-    if (this.grant.ended !== undefined) return tunnel.close(closeReasonOf(this.grant.ended));
+    if (this.grant.ended !== undefined) return tunnel.close(this.grant.ended);
     this.tunnel = tunnel;
   }
 
@@ -111,15 +110,7 @@ class Grant {
     readonly question: GrantQuestion,
     public lease: Lease,
   ) {}
-
-  tunnels(): number {
-    let n = 0;
-    for (const h of this.holds) if (h.tunnel !== undefined) n += 1;
-    return n;
-  }
 }
-
-const closeReasonOf = (end: GrantEnd): EgressCloseReason => end;
 
 export class EgressGrants implements GrantListener {
   readonly #deps: EgressGrantsDeps;
@@ -127,7 +118,7 @@ export class EgressGrants implements GrantListener {
   readonly #grants = new Map<string, Grant>();
   /** Certificate digest → how many grants of it are held. */
   readonly #byCert = new Map<string, number>();
-  readonly #counts = new CounterSet<RevalidationResult>(REVALIDATION_RESULTS);
+  readonly #counts = new CounterSet<RevalidationCount>(REVALIDATION_RESULTS);
   readonly #closing = new AbortController();
   #inFlight = 0;
 
@@ -189,11 +180,11 @@ export class EgressGrants implements GrantListener {
     return this.#inFlight;
   }
 
-  stats(): Record<RevalidationResult, number> {
+  stats(): Record<RevalidationCount, number> {
     return this.#counts.view();
   }
 
-  lifetimeStats(): Record<RevalidationResult, number> {
+  lifetimeStats(): Record<RevalidationCount, number> {
     return this.#counts.lifetime();
   }
 
@@ -289,7 +280,7 @@ export class EgressGrants implements GrantListener {
       const tunnel = hold.tunnel;
       if (tunnel === undefined) continue;
       closed += 1;
-      tunnel.close(closeReasonOf(reason));
+      tunnel.close(reason);
     }
     this.#deps.log?.debug({ destination: grant.key.destination, actor: `${grant.key.actor.atespace}/${grant.key.actor.name}`, reason, tunnels: closed }, 'egress grant ended');
     return closed;

@@ -66,9 +66,12 @@ export interface VerdictFilter {
   readonly name?: string;
 }
 
-/** Why a verdict left the cache before it expired: this process's admin, another process's eviction, the LRU bound. */
-export type EvictionReason = 'admin' | 'peer' | 'lru';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['admin', 'peer', 'lru']);
+/**
+ * Why a verdict left the cache before it expired: this process's admin, another process's eviction, the LRU bound,
+ * or its actor found not running or unknown while this process held tunnels of its certificate (`revoked`).
+ */
+export type EvictionReason = 'admin' | 'peer' | 'lru' | 'revoked';
+export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['admin', 'peer', 'lru', 'revoked']);
 
 export type VerdictCount = 'hits' | 'misses' | 'joined' | 'stored' | 'expired';
 export const VERDICT_COUNTS: readonly VerdictCount[] = Object.freeze(['hits', 'misses', 'joined', 'stored', 'expired']);
@@ -242,12 +245,13 @@ export class EgressVerdictCache {
   }
 
   /**
-   * Removes every live verdict `filter` matches (`{}`: all) and counts them as `admin` evictions; resolutions in
-   * flight for a matching key will not be stored. The subscriber hears the eviction (with `closes`: the tunnels it
-   * matches are to be closed in every process). Returns how many went.
+   * Removes every live verdict `filter` matches (`{}`: all) and counts them as `admin` evictions (`revoked` when
+   * the actor's state closes them); resolutions in flight for a matching key will not be stored. The subscriber
+   * hears the eviction (with `closes`: the tunnels it matches are to be closed in every process). Returns how many
+   * went.
    */
   evict(filter: VerdictFilter, closes?: EvictionCloses): number {
-    const removed = this.#remove(filter, () => true, 'admin');
+    const removed = this.#remove(filter, () => true, closes === undefined || closes === 'revoked-admin' ? 'admin' : 'revoked');
     this.#subscriber?.(closes === undefined ? { kind: 'evicted', filter } : { kind: 'evicted', filter, closes });
     return removed;
   }
