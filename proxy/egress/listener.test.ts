@@ -312,6 +312,7 @@ test('a destination that refuses the connection: 502 destination unreachable (HT
     session.close();
     assert.equal(rig.listener.stats.snapshot().refusals.unreachable, 2);
     assert.equal(rig.listener.tunnels.actors, 0);
+    assert.equal(rig.listener.grants.size, 0, 'an allowed CONNECT that opened nothing holds no grant');
   } finally {
     await rig.close();
   }
