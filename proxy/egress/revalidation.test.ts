@@ -1,7 +1,8 @@
 /**
  * Re-validation with the verdict cache off (`--egress-cache off`): the egress listener alone with a scripted
  * ext_proc. Every allow is a lease of `--egress-cache-ttl-ms`; the tunnels it opened are re-validated within it, one
- * ext_proc stream per certificate and destination (not per tunnel), so revocation works without the cache too.
+ * ext_proc stream per certificate and destination (not per tunnel), so revocation works without the cache too; and
+ * a CONNECT whose grant ends before its tunnel opens is refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,6 +62,35 @@ test('cache off: the open tunnels of one key are re-validated on the TTL, one st
     assert.deepEqual([...new Set(rig.lines.filter((l) => l.tunnel !== null).map((l) => (l.tunnel as { closedBy: string }).closedBy))], ['revoked-denied']);
   } finally {
     session.destroy();
+    await rig.close();
+  }
+});
+
+test('a CONNECT whose grant ends while its destination is dialled is refused as the end says, and opens nothing', async () => {
+  const allow = { kind: 'allow', actorId: 'uid-1', atespace: 'team', name: 'a', rule: 0 } as const;
+  let revoke = (): void => undefined;
+  const rig = await startEgressRig({
+    decider: {
+      ttlMs: TTL_MS,
+      async decide() {
+        // A revoke lands after the CONNECT joined its grant (a few microtasks on) and before the dial's connect event.
+        let p = Promise.resolve();
+        for (let i = 0; i < 20; i++) p = p.then(() => undefined);
+        void p.then(() => revoke());
+        return { verdict: allow, cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } };
+      },
+      revalidate: () => Promise.reject(new Error('not reached')),
+    },
+  });
+  revoke = () => void rig.listener.grants.revoke({ atespace: 'team', name: 'a' }, 'revoked-admin');
+  try {
+    const answer = await h1Connect(rig.target, actor, echo.address);
+    assert.deepEqual([answer.status, answer.body], [403, 'egress denied']);
+    const line = rig.lines.at(-1) ?? {};
+    assert.deepEqual([line.outcome, line.detail, line.tunnel], ['denied', 'grant ended before the tunnel opened: revoked-admin', null]);
+    const snapshot = rig.listener.stats.snapshot();
+    assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
+  } finally {
     await rig.close();
   }
 });
