@@ -68,10 +68,16 @@ test('seeded names are zero-padded to 3 digits, wider when needed', () => {
   assert.deepEqual(seedActorNames(0), []);
 });
 
-test('--destinations: loopback HOST:PORT entries, in order; anything off 127.0.0.0/8 or without a port is a usage error', () => {
+test('--destinations: IPv4:PORT entries on addresses of this host, in order; 0.0.0.0, multicast, broadcast, a name or no port is a usage error', () => {
   const parsed = configOf(readStubConfig([], { APISERVER_DESTINATIONS: '127.0.0.2:0,127.0.0.3:9702' }));
   assert.deepEqual(parsed.destinations, [{ host: '127.0.0.2', port: 0 }, { host: '127.0.0.3', port: 9702 }]);
   assert.deepEqual(configOf(readStubConfig([], {})).destinations, []);
-  assert.throws(() => readStubConfig(['--destinations', '10.0.0.1:80'], {}), /--destinations\[0\].*127\.0\.0\.0\/8/);
+  // an interface's address (a container's own, on the network the egress gateway dials it on)
+  assert.deepEqual(configOf(readStubConfig(['--destinations', '198.18.0.10:8000'], {})).destinations, [{ host: '198.18.0.10', port: 8000 }]);
+  for (const bad of ['0.0.0.0:80', '224.0.0.1:80', '239.1.2.3:80', '255.255.255.255:80']) {
+    assert.throws(() => readStubConfig(['--destinations', `127.0.0.2:1,${bad}`], {}), /--destinations\[1\]: .*not an address a destination can listen on/, bad);
+  }
+  assert.throws(() => readStubConfig(['--destinations', 'destination.test:80'], {}), /--destinations\[0\]: .*not an IPv4 address/);
+  assert.throws(() => readStubConfig(['--destinations', '[::1]:80'], {}), /--destinations\[0\]: .*not an IPv4 address/);
   assert.throws(() => readStubConfig(['--destinations', '127.0.0.2'], {}), UsageError);
 });

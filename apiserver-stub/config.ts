@@ -87,7 +87,7 @@ export const STUB_FLAGS = {
     type: 'list',
     env: 'APISERVER_DESTINATIONS',
     section: 'actors',
-    help: 'loopback destinations outside the platform for actors\' egress, HOST:PORT each (comma-separated in the environment; port 0 picks one): each answers every HTTP/1.1 request with 200 and its name; the ready line lists them as destination-1, destination-2, …',
+    help: 'simulated destinations outside the platform for actors\' egress, IPv4:PORT each, on addresses of this host (loopback, or an interface\'s address; comma-separated in the environment; port 0 picks one): each answers every HTTP/1.1 request with 200 and its name; the ready line lists them as destination-1, destination-2, …',
   },
   'resolve-latency-ms': { type: 'number', env: 'APISERVER_RESOLVE_LATENCY_MS', default: 1, max: 60_000, section: 'actors', help: 'delay before ResumeActor answers for a RUNNING actor' },
   'read-latency-ms': { type: 'number', env: 'APISERVER_READ_LATENCY_MS', default: 0, max: 60_000, section: 'actors', help: 'delay before GetActor and GetActorEgressPolicy answer' },
@@ -128,7 +128,7 @@ export interface StubConfig {
   readonly egressSeed: EgressSeed;
   /** The actor identity CA's directory; undefined: the stub mints no actor certificates. */
   readonly actorCaDir: string | undefined;
-  /** Simulated destinations outside the platform (`destinations.ts`), on loopback. */
+  /** Simulated destinations outside the platform (`destinations.ts`), on addresses of this host. */
   readonly destinations: readonly HostPort[];
   readonly resolveLatencyMs: number;
   readonly readLatencyMs: number;
@@ -157,11 +157,20 @@ export function readStubConfig(argv: readonly string[], env: NodeJS.ProcessEnv =
   return readComponentConfig(STUB_FLAG_SET, buildStubConfig, argv, env, opts);
 }
 
-/** A `--destinations` entry: HOST:PORT with a loopback IPv4 host (the outside world is simulated on this machine). */
-function loopbackDestination(text: string, index: number): HostPort {
-  const where = `--destinations[${index}]`;
+/**
+ * A `--destinations` entry: HOST:PORT with an IPv4 address an actor can dial, one of this host's own (a loopback
+ * address, or the address of one of its interfaces: in a container, the container's own). Not 0.0.0.0 (a
+ * destination is known, and allowed by policies, by the address it listens on), nor a multicast or broadcast
+ * address. Whether the address is this host's is the listen's to find out: an address it does not have fails the
+ * stub's start naming the destination.
+ */
+export function destinationAddress(text: string, where: string): HostPort {
   const at = parseHostPort(text, where);
-  if (!net.isIPv4(at.host) || !at.host.startsWith('127.')) throw new UsageError(`${where}: "${text}" is not on 127.0.0.0/8 (destinations are simulated on loopback)`);
+  if (!net.isIPv4(at.host)) throw new UsageError(`${where}: "${text}" is not an IPv4 address and port`);
+  const first = Number(at.host.split('.')[0]);
+  if (at.host === '0.0.0.0' || at.host === '255.255.255.255' || (first >= 224 && first <= 239)) {
+    throw new UsageError(`${where}: "${text}" is not an address a destination can listen on and an actor dial (one of this host's IPv4 addresses)`);
+  }
   return at;
 }
 
@@ -183,7 +192,7 @@ function buildStubConfig(v: FlagValues<typeof STUB_FLAGS>): StubConfig {
     actors: v.actors,
     atespace: v.atespace,
     actorCaDir: v['actor-ca-dir'] === '' ? undefined : v['actor-ca-dir'],
-    destinations: Object.freeze(v.destinations.map((d, i) => loopbackDestination(d, i))),
+    destinations: Object.freeze(v.destinations.map((d, i) => destinationAddress(d, `--destinations[${i}]`))),
     egressSeed: parseEgressSeed(v['seed-egress-policies'], () => seedActorNames(v.actors)),
     resolveLatencyMs: v['resolve-latency-ms'],
     readLatencyMs: v['read-latency-ms'],

@@ -36,3 +36,15 @@ test('each destination answers every request with its name, keeps the connection
     await d.close();
   }
 });
+
+test('an address this host does not have fails the start, naming the destination, as a port in use does', async () => {
+  // 192.0.2.0/24 is a documentation range: no interface has it.
+  await assert.rejects(Destinations.start([{ host: '127.0.0.1', port: 0 }, { host: '192.0.2.1', port: 8000 }]), /^Error: destination-2: cannot listen on 192\.0\.2\.1:8000 \(not an address of this host\)$/);
+  const taken = await Destinations.start([{ host: '127.0.0.1', port: 0 }]);
+  try {
+    const port = Number(taken.list[0]!.address.split(':')[1]);
+    await assert.rejects(Destinations.start([{ host: '127.0.0.1', port }]), new RegExp(`destination-1: cannot listen on 127\\.0\\.0\\.1:${port} \\(the port is in use\\)`));
+  } finally {
+    await taken.close();
+  }
+});

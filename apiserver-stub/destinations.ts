@@ -1,7 +1,8 @@
 /**
- * Destinations outside the platform for actors' egress, simulated on loopback: plain TCP servers that answer every
- * HTTP/1.1 request with `200` and a line naming the destination (`destination <name> <ip:port>`), and close after it
- * when the client asked to. Anything else a client sends is read and dropped, and the connection is closed after
+ * Destinations outside the platform for actors' egress, simulated on this host (on loopback, or on an address of
+ * one of its interfaces: a container's own on a network the egress gateway reaches): plain TCP servers that answer
+ * every HTTP/1.1 request with `200` and a line naming the destination (`destination <name> <ip:port>`), and close
+ * after it when the client asked to. Anything else a client sends is read and dropped, and the connection is closed after
  * the head limit, so a tunnel to one of them carries real bytes both ways without the destination trusting them.
  */
 import net, { type Server, type Socket } from 'node:net';
@@ -64,7 +65,10 @@ export class Destinations {
         const name = `destination-${i + 1}`;
         const server = net.createServer();
         await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
+          server.once('error', (err: NodeJS.ErrnoException) => {
+            const why = err.code === 'EADDRNOTAVAIL' ? 'not an address of this host' : err.code === 'EADDRINUSE' ? 'the port is in use' : (err.code ?? err.message);
+            reject(new Error(`${name}: cannot listen on ${formatHostPort(host, wanted)} (${why})`, { cause: err }));
+          });
           server.listen(wanted, host, () => resolve());
         });
         const port = (server.address() as net.AddressInfo).port;

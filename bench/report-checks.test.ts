@@ -15,7 +15,7 @@ import { renderMarkdown, targetLine } from './report.js';
 import { renderChart } from './chart.js';
 import { armDescription } from './legend.js';
 import { checkReportText } from './report-text-checks.js';
-import { checkFaultsReport, checkFleetReport, checkGrpcReport, checkReport, checkSideBySideReport, checkSteadyReport, grpcCallCount } from './report-checks.js';
+import { checkEgressReport, checkFaultsReport, checkFleetReport, checkGrpcReport, checkReport, checkSideBySideReport, checkSteadyReport, grpcCallCount } from './report-checks.js';
 import { renderSideBySide, type SideBySideReport } from './side-by-side.js';
 import { FIXTURE_RUNS, FIXTURES } from './testing/record-fixtures.js';
 import type { ArmResult, BenchReport } from './types.js';
@@ -51,7 +51,7 @@ const CONNECTIONS = 8;
 const ACTORS = 50;
 
 test('every recorded report passes the checks of its scenario, and holds what the checks read', () => {
-  assert.deepEqual(FIXTURE_RUNS.map((f) => f.name).sort(), ['faults', 'fleet', 'grpc', 'side-by-side', 'steady-C-mtls', 'steady-floor-C', 'steady-h2load', 'steady-quick', 'steady-tracing']);
+  assert.deepEqual(FIXTURE_RUNS.map((f) => f.name).sort(), ['egress', 'faults', 'fleet', 'grpc', 'side-by-side', 'steady-C-mtls', 'steady-floor-C', 'steady-h2load', 'steady-quick', 'steady-tracing']);
   for (const f of FIXTURE_RUNS) assert.deepEqual(checkReport(f.scenario, read(f.name)), [], f.name);
   assert.deepEqual(checkSteadyReport(fixture('steady-floor-C') as BenchReport), []);
   assert.deepEqual(checkSteadyReport(fixture('steady-quick') as BenchReport), []);
@@ -334,4 +334,15 @@ test('the Markdown and the chart a run writes explain its arms and state each ta
   assert.match(checkReportText(r, md.replace(/^- `floor`: .*$/m, ''), undefined).join('\n'), /does not say what arm floor is/);
   const t = r.targets[0]!;
   assert.match(checkReportText(r, md.replace(`- ${targetLine(t)}`, `- [met] ${t.name}: ${t.detail}`), undefined).join('\n'), /does not state target .* with its verdict[\s\S]*instead of stating them/);
+});
+
+test('egress: the recorded run passes; a failed tunnel, a control-plane count that does not match the tunnels, or a cache that missed tunnels is reported', () => {
+  const r = fixture('egress');
+  const egress = (x: Report): string => checkEgressReport(x as BenchReport).join('\n');
+  assert.equal(egress(r), '');
+  assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-C').errors = 3))), /egress-C: .* 3 failed/);
+  assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-A').egress!.getActorCalls = armOf(c, 'egress-A').requests + 100))), /egress-A: \d+ GetActor calls for \d+ tunnels/);
+  assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-C').egress!.getActorCalls = 10_000))), /egress-C: 10000 GetActor calls, more than 50 actors/);
+  assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-C').egress!.cache!.hits = 0))), /egress-C: the cache saw \d+ CONNECTs/);
+  assert.match(egress(broken(r, (c) => void (c.targets = []))), /egress targets/);
 });

@@ -11,7 +11,7 @@ import { H2_ARM_NAMES } from './h2-arms.js';
 import type { ArmResult, BenchReport, FaultPhase, ScenarioName, TargetResult } from './types.js';
 
 /** The scenarios with checks of their own (the others get none: `checkReport` refuses them). */
-export const CHECKED_SCENARIOS = ['steady', 'faults', 'grpc', 'fleet', 'side-by-side'] as const;
+export const CHECKED_SCENARIOS = ['steady', 'faults', 'grpc', 'fleet', 'egress', 'side-by-side'] as const;
 export type CheckedScenario = (typeof CHECKED_SCENARIOS)[number];
 
 /**
@@ -370,6 +370,42 @@ export function checkSideBySideReport(report: SideBySideReport): string[] {
   return p.list;
 }
 
+// ---- egress --------------------------------------------------------------------------------------------------
+
+/**
+ * The egress scenario: every tunnel answered 200 and carried its answer; egress-A asked the control plane once per
+ * CONNECT (GetActor and the policy, give or take the tunnels in flight as the window opened and closed), egress-C at
+ * most once per actor and destination per TTL window (plus the window's first), and its cache saw every tunnel.
+ */
+export function checkEgressReport(report: BenchReport): string[] {
+  const p = new Problems();
+  checkArmsRan(report, 'egress', p);
+  const inFlight = num(report.settings['connections']) ?? NaN;
+  const actors = 50;
+  const ttlMs = num(report.settings['cacheTtlMs']) ?? NaN;
+  for (const arm of report.arms) {
+    const n = arm.name;
+    const e = arm.egress;
+    if (!p.expect(e !== undefined, `${n} has no egress block`)) continue;
+    p.expect(arm.requests > 0 && arm.non2xx === 0 && arm.errors === 0, `${n}: ${arm.requests} tunnels, ${arm.non2xx} not 200, ${arm.errors} failed`);
+    p.expect(e!.tunnels === arm.requests, `${n}: egress.tunnels ${e!.tunnels}, requests ${arm.requests}`);
+    if (n === 'egress-A') {
+      p.expect(Math.abs(e!.getActorCalls - arm.requests) <= inFlight, `egress-A: ${e!.getActorCalls} GetActor calls for ${arm.requests} tunnels`);
+      p.expect(Math.abs(e!.policyCalls - arm.requests) <= inFlight, `egress-A: ${e!.policyCalls} policy calls for ${arm.requests} tunnels`);
+      p.expect(e!.cache === null, 'egress-A: a verdict cache reported with the cache off');
+    } else if (n === 'egress-C') {
+      const windows = Math.ceil((arm.durationS * 1000) / ttlMs) + 1;
+      p.expect(e!.getActorCalls <= actors * windows, `egress-C: ${e!.getActorCalls} GetActor calls, more than ${actors} actors × ${windows} TTL windows`);
+      if (p.expect(e!.cache !== null, 'egress-C: no verdict cache reported')) {
+        const looked = e!.cache!.hits + e!.cache!.misses;
+        p.expect(Math.abs(looked - arm.requests) <= inFlight, `egress-C: the cache saw ${looked} CONNECTs for ${arm.requests} tunnels`);
+      }
+    }
+  }
+  p.expect(report.targets.length === 2 && report.targets.every((t) => t.status !== 'n/a'), `egress targets: ${report.targets.map((t) => `${t.name} ${t.status}`).join('; ')}`);
+  return p.list;
+}
+
 // ---- dispatch -----------------------------------------------------------------------------------------------
 
 export function isCheckedScenario(s: string): s is CheckedScenario {
@@ -387,6 +423,8 @@ export function checkReport(scenario: CheckedScenario, report: unknown): string[
       return checkGrpcReport(report as BenchReport);
     case 'fleet':
       return checkFleetReport(report as BenchReport);
+    case 'egress':
+      return checkEgressReport(report as BenchReport);
     case 'side-by-side':
       return checkSideBySideReport(report as SideBySideReport);
   }

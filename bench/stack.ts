@@ -214,7 +214,7 @@ export class Stack {
       const nodeArgs = profileDir === undefined ? [] : profileArgs(profileDir);
       const serving = spec.transport?.tls ? ingressTlsArgs(await (this.#ingressCert ??= writeIngressCertificate())) : [];
       const hopArgs = hop === undefined ? [] : proxyExtprocTlsFlags(hop);
-      const egressArgs = spec.egress === true ? (await this.egressFixtures([])).proxyArgs() : [];
+      const egressArgs = spec.egress === true ? [...(await this.egressFixtures([])).proxyArgs(), '--egress-cache-ttl-ms', String(cfg.cacheTtlMs)] : [];
       const args = [...proxyArgs(cfg, spec, extprocGrpc, this.grpc), ...(tls === undefined ? [] : tlsFlags('proxy', tls)), ...hopArgs, ...serving, ...egressArgs];
       const proxy = await group.add(
         build === undefined

@@ -85,7 +85,8 @@ async function launch({ viaShell = false, env = {}, waitReady = true, args = [] 
       EXTPROC_ADMIN: '127.0.0.1:0',
       PROXY_LISTEN: '127.0.0.1:0',
       PROXY_ADMIN: '127.0.0.1:0',
-      PROXY_EGRESS_LISTEN: '127.0.0.1:0',
+      // the egress listener exists only with the stack's certificates (not with --tls off)
+      ...(env['STACK_TLS'] === 'off' ? {} : { PROXY_EGRESS_LISTEN: '127.0.0.1:0' }),
       APISERVER_DESTINATIONS: '127.0.0.2:0,127.0.0.3:0',
       ...env,
     },
@@ -219,6 +220,7 @@ test('npm start -- --tls off: plaintext everywhere, said at start-up by the laun
   assert.ok(first >= 0 && first < started, 'the launcher warns before it starts anything');
   assert.ok(stack.output.some((l) => /^extproc +\| WARN +ext_proc listener is plaintext/.test(l)));
   assert.ok(stack.output.some((l) => /^proxy +\| WARN +ext_proc hop is plaintext/.test(l)));
+  assert.ok(!stack.output.some((l) => /^stack +\| +egress /.test(l)), 'no egress listener without the certificates');
   stack.launcher.kill('SIGTERM');
   assert.equal(await stack.exited, 0);
 });

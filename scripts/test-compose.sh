@@ -3,19 +3,25 @@
 # benchmark's), checks that the image holds only the components, writes development certificates into a temporary
 # directory (mTLS on every hop, as compose.yaml runs by default), checks that `docker compose config` runs every
 # service hardened (read-only, cap_drop ALL, no-new-privileges, limits, health checks every >= 5 s), then for
-# PROXY_ACTOR_CACHE=on and off brings the compose deployment up, waits for every service to be healthy, checks from
-# inside a worker container that only the apiserver's attach port is reachable (not the admin APIs, ext_proc, the
-# control API or the ingress), checks from inside the proxy container that every worker, the control API and
-# extproc speak TLS with the expected identities (ext_proc: mTLS both ways, a plaintext or certificate-less client
-# refused, an impostor refused by the proxy's client), that every admin refuses a rebinding Host even for reads,
+# PROXY_ACTOR_CACHE=on and off (and PROXY_EGRESS_CACHE, the egress verdict cache, the same) brings the compose
+# deployment up, waits for every service to be healthy, checks from inside a worker container that only the
+# apiserver's attach port and the egress listener are reachable (not the admin APIs, ext_proc, the control API, the
+# ingress or the destinations outside the platform), checks from inside the proxy container that every worker, the
+# control API and extproc speak TLS with the expected identities (ext_proc: mTLS both ways, a plaintext or
+# certificate-less client refused, an impostor refused by the proxy's client), that every admin refuses a rebinding
+# Host even for reads,
 # sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends one
 # request over HTTP/2 with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to
 # the demo Echo service, runs a 3-second load from the bench service inside the network, checks the proxy's and
-# extproc's /stats, and tears everything down (`down -v`), also when a step fails.
+# extproc's /stats, then egress (an actor certificate minted by the apiserver's admin; through 127.0.0.1:9443 with
+# it, a CONNECT the seeded policy allows reaches its destination on the outside network and carries a request and
+# its answer, twice; one to a port outside the policy is refused with 403, and so is one without a certificate; the
+# proxy's egress counters and verdict cache agree), and tears everything down (`down -v`), also when a step fails.
 #
 # Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
 # ACTOR_EDGE_HTTPS_PORT (8443), ACTOR_EDGE_ADMIN_PORT (9901), ACTOR_EDGE_EXTPROC_ADMIN_PORT (9902),
-# ACTOR_EDGE_STUB_ADMIN_PORT (9903). ACTOR_EDGE_BASE_IMAGE (node:20-slim) is the build's base image.
+# ACTOR_EDGE_STUB_ADMIN_PORT (9903), ACTOR_EDGE_EGRESS_PORT (9443). ACTOR_EDGE_OUTSIDE_PREFIX (198.18.0) places the
+# outside network (its /24). ACTOR_EDGE_BASE_IMAGE (node:20-slim) is the build's base image.
 # COMPOSE_TEST_MODES="on off" picks the flag values to test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +37,11 @@ export ACTOR_EDGE_HTTPS_PORT=${ACTOR_EDGE_HTTPS_PORT:-8443}
 export ACTOR_EDGE_ADMIN_PORT=${ACTOR_EDGE_ADMIN_PORT:-9901}
 export ACTOR_EDGE_EXTPROC_ADMIN_PORT=${ACTOR_EDGE_EXTPROC_ADMIN_PORT:-9902}
 export ACTOR_EDGE_STUB_ADMIN_PORT=${ACTOR_EDGE_STUB_ADMIN_PORT:-9903}
+export ACTOR_EDGE_EGRESS_PORT=${ACTOR_EDGE_EGRESS_PORT:-9443}
+export ACTOR_EDGE_OUTSIDE_PREFIX=${ACTOR_EDGE_OUTSIDE_PREFIX:-198.18.0}
+# The destinations compose.yaml has the apiserver simulate: the seeded policies allow the first, not the second.
+ALLOWED_DESTINATION="$ACTOR_EDGE_OUTSIDE_PREFIX.10:8000"
+DENIED_DESTINATION="$ACTOR_EDGE_OUTSIDE_PREFIX.10:8001"
 export CHECK_INGRESS="http://127.0.0.1:$ACTOR_EDGE_HTTP_PORT"
 export CHECK_PROXY_ADMIN="http://127.0.0.1:$ACTOR_EDGE_ADMIN_PORT"
 export CHECK_EXTPROC_ADMIN="http://127.0.0.1:$ACTOR_EDGE_EXTPROC_ADMIN_PORT"
@@ -72,7 +83,7 @@ if command -v docker-compose >/dev/null 2>&1; then docker-compose -p "$PROJECT" 
 # A run that was killed half-way may have left this project's containers behind: start from nothing.
 dc --profile bench down -v --remove-orphans >/dev/null 2>&1 || true
 
-for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_HTTPS_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT"; do
+for port in "$ACTOR_EDGE_HTTP_PORT" "$ACTOR_EDGE_HTTPS_PORT" "$ACTOR_EDGE_ADMIN_PORT" "$ACTOR_EDGE_EXTPROC_ADMIN_PORT" "$ACTOR_EDGE_STUB_ADMIN_PORT" "$ACTOR_EDGE_EGRESS_PORT"; do
   if node -e "const s=require('net').connect($port,'127.0.0.1');s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1))"; then
     say "port 127.0.0.1:$port is already in use (stop what listens there, or set ACTOR_EDGE_*_PORT)"; exit 1
   fi
@@ -151,14 +162,44 @@ addresses_of() {
 }
 
 # From worker-1 (where actor code runs): the control listeners must not connect, by service name or by any of the
-# containers' addresses; the apiserver's attach port must.
+# containers' addresses, nor the destinations outside the platform (only through the egress gateway); the
+# apiserver's attach port and the egress listener (by the name the tunnel agent dials) must.
 check_isolation() {
   local unreachable="proxy:9901,proxy:8080,proxy:8443,extproc:50051,extproc:9902,apiserver:50052,apiserver:9903" ip
   for ip in $(addresses_of proxy); do unreachable="$unreachable,$ip:9901,$ip:8080,$ip:8443"; done
   for ip in $(addresses_of extproc); do unreachable="$unreachable,$ip:50051,$ip:9902"; done
-  for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903"; done
-  dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053" -e PROXY_ACTOR_CACHE="$PROXY_ACTOR_CACHE" \
-    worker-1 node checks/scripts/compose/check.js isolation
+  for ip in $(addresses_of apiserver); do unreachable="$unreachable,$ip:50052,$ip:9903,$ip:8000,$ip:8001"; done
+  dc exec -T -e CHECK_UNREACHABLE="$unreachable" -e CHECK_REACHABLE="apiserver-attach:50053,atenet-egress.ate-system.svc:9443" \
+    -e PROXY_ACTOR_CACHE="$PROXY_ACTOR_CACHE" worker-1 node checks/scripts/compose/check.js isolation
+}
+
+# Egress from the host, as an actor's tunnel agent does it: the apiserver mints actor-000's certificate (the actor
+# resumed first: only a running actor gets one), then CONNECTs through the egress listener (TLS; the proxy's
+# certificate checked against the CA): twice to the destination the seeded policy allows (its answer comes back
+# through the tunnel), once to a port outside the policy (403), once without a client certificate (403). The
+# proxy's counters and verdict cache must agree (check.js egress).
+check_egress() {
+  local bundle="$CERTS_DIR/actor-000.pem" answer code i
+  local via=(--max-time 10 --proxy "https://localhost:$ACTOR_EDGE_EGRESS_PORT" --proxy-cacert "$CERTS_DIR/ca.pem" -p)
+  local as_actor=(--proxy-cert "$bundle" --proxy-key "$bundle")
+  curl -fsS -X POST "$CHECK_STUB_ADMIN/actors/demo/actor-000/resume" >/dev/null
+  curl -fsS -X POST "$CHECK_STUB_ADMIN/actors/demo/actor-000/certificate" \
+    | node -e 'let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => process.stdout.write(JSON.parse(s).bundle))' >"$bundle"
+  curl -fsS -X POST "$CHECK_PROXY_ADMIN/stats/reset" >/dev/null
+  for i in 1 2; do
+    answer=$(curl -sS "${via[@]}" "${as_actor[@]}" "http://$ALLOWED_DESTINATION/")
+    if [[ "$answer" != "destination destination-1 $ALLOWED_DESTINATION" ]]; then
+      say "egress: CONNECT $ALLOWED_DESTINATION (allowed) answered: $answer"; return 1
+    fi
+  done
+  say "egress: actor-000 → $ALLOWED_DESTINATION through the tunnel (twice): $answer"
+  code=$(curl -sS -o /dev/null -w '%{http_connect}' "${via[@]}" "${as_actor[@]}" "http://$DENIED_DESTINATION/" 2>/dev/null || true)
+  if [[ "$code" != 403 ]]; then say "egress: CONNECT $DENIED_DESTINATION (outside the policy) answered $code, not 403"; return 1; fi
+  say "egress: actor-000 → $DENIED_DESTINATION refused: $code"
+  code=$(curl -sS -o /dev/null -w '%{http_connect}' "${via[@]}" "http://$ALLOWED_DESTINATION/" 2>/dev/null || true)
+  if [[ "$code" != 403 ]]; then say "egress: a CONNECT without a client certificate answered $code, not 403"; return 1; fi
+  say "egress: no client certificate → $ALLOWED_DESTINATION refused: $code"
+  node dist/scripts/compose/check.js egress
 }
 
 # From the proxy container (on both networks): the workers, the control API and extproc answer TLS only, with the
@@ -175,7 +216,7 @@ check_tls() {
 }
 
 for mode in ${COMPOSE_TEST_MODES:-on off}; do
-  export PROXY_ACTOR_CACHE=$mode
+  export PROXY_ACTOR_CACHE=$mode PROXY_EGRESS_CACHE=$mode
   say "PROXY_ACTOR_CACHE=$mode: up"
   started=$SECONDS
   dc up -d --no-build
@@ -189,6 +230,7 @@ for mode in ${COMPOSE_TEST_MODES:-on off}; do
   say "PROXY_ACTOR_CACHE=$mode: 3-second load from the bench service (inside the network)"
   dc --profile bench run --rm --no-deps bench --duration 3 --warmup 0 --connections 8
   node dist/scripts/compose/check.js stats
+  check_egress
   no_restarts
   say "PROXY_ACTOR_CACHE=$mode: ok"
   dc --profile bench down -v --remove-orphans

@@ -36,7 +36,7 @@ export const CERTS_ACTOR_FLAG_SET = defineFlagSet({
   summary:
     'Mints one actor certificate, as the platform does per activation: a fresh EC P-256 key, EKU ClientAuth + ServerAuth ' +
     'and one URI SAN, spiffe://substrate-actor.local/ateom-for-actor/<atespace>/<name>, signed by the actor identity CA ' +
-    'in --ca-dir. Uses the system openssl. For development only.',
+    'in --ca-dir. Needs no openssl (it signs in-process). For development only.',
   sections: {},
   flags: CERTS_ACTOR_FLAGS,
 });

@@ -18,6 +18,10 @@
  *   node dist/scripts/compose/check.js extproc    (inside the proxy container: the ext_proc hop is mTLS both ways:
  *                                                   scripts/compose/check-extproc.ts)
  *   node dist/scripts/compose/check.js admin      (every published admin refuses reads with a rebinding Host)
+ *   node dist/scripts/compose/check.js egress     (after test-compose.sh's CONNECTs through the egress listener, since
+ *                                                   a /stats reset: two allowed, one denied by the policy, one without
+ *                                                   a certificate; the proxy's egress counters and verdict cache agree
+ *                                                   with PROXY_EGRESS_CACHE)
  *   node dist/scripts/compose/check.js config F   (F: `docker compose config` output; every service hardened)
  *
  * Inside the containers the checks run from the host's dist/, mounted by scripts/compose/test-overlay.yaml at
@@ -40,6 +44,7 @@ import { hardeningProblems } from './hardening.js';
 
 const env = process.env;
 const cacheOn = (env.PROXY_ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
+const egressCacheOn = (env.PROXY_EGRESS_CACHE ?? 'on').toLowerCase() !== 'off';
 const ingress = env.CHECK_INGRESS ?? 'http://127.0.0.1:8080';
 const proxyAdmin = env.CHECK_PROXY_ADMIN ?? 'http://127.0.0.1:9901';
 const extprocAdmin = env.CHECK_EXTPROC_ADMIN ?? 'http://127.0.0.1:9902';
@@ -296,6 +301,43 @@ async function adminPhase(): Promise<void> {
   }
 }
 
+interface EgressStats {
+  egressTunnels: {
+    opened: number;
+    open: number;
+    connects: Record<string, number>;
+    certificateRefusals: Record<string, number>;
+    bytes: { fromActor: number; toActor: number };
+  };
+  egress: { cache: { enabled: boolean; hits: number; misses: number; slowPaths: number; stored: number } };
+}
+
+/**
+ * From the host, after test-compose.sh reset the proxy's /stats and made its CONNECTs to the egress listener: two to
+ * the allowed destination (tunnels that carried a request and its answer), one to a port outside the policy, one
+ * without a client certificate. With the verdict cache on, the second allowed CONNECT is a hit: two slow paths for
+ * the allowed and the denied destination, both verdicts stored; off, every CONNECT is a slow path.
+ */
+async function egressPhase(): Promise<void> {
+  const s = await json<EgressStats>('GET', `${proxyAdmin}/stats`);
+  const t = s.egressTunnels;
+  assert.ok(t !== undefined, 'the proxy runs no egress listener (/stats has no egressTunnels)');
+  assert.equal(t.connects.allowed, 2, `allowed CONNECTs: ${JSON.stringify(t.connects)}`);
+  assert.equal(t.connects.denied, 1, `denied CONNECTs: ${JSON.stringify(t.connects)}`);
+  assert.equal(t.connects.invalid_certificate, 1, `CONNECTs with an invalid certificate: ${JSON.stringify(t.connects)}`);
+  assert.equal(t.certificateRefusals['no-certificate'], 1, `certificate refusals: ${JSON.stringify(t.certificateRefusals)}`);
+  assert.equal(t.opened, 2, 'tunnels opened');
+  assert.ok(t.bytes.fromActor > 0 && t.bytes.toActor > 0, `bytes through the tunnels: ${JSON.stringify(t.bytes)}`);
+  const c = s.egress.cache;
+  assert.equal(c.enabled, egressCacheOn);
+  if (egressCacheOn) {
+    assert.deepEqual([c.hits, c.misses, c.slowPaths, c.stored], [1, 2, 2, 2], `verdict cache ${JSON.stringify(c)}: one hit, the allowed and the denied verdict stored`);
+  } else {
+    assert.deepEqual([c.hits, c.slowPaths], [0, 3], `verdict cache off: every CONNECT with a certificate through ext_proc ${JSON.stringify(c)}`);
+  }
+  log(`egress: 2 allowed (${t.bytes.fromActor} bytes out, ${t.bytes.toActor} back), 1 denied, 1 without a certificate; verdict cache ${egressCacheOn ? `on: ${c.hits} hit, ${c.slowPaths} slow paths` : `off: ${c.slowPaths} slow paths`}`);
+}
+
 const phase = process.argv[2];
 try {
   if (phase === 'requests') await requests();
@@ -305,8 +347,9 @@ try {
   else if (phase === 'h2') await h2Phase(suffix, log);
   else if (phase === 'extproc') await extprocPhase(log);
   else if (phase === 'admin') await adminPhase();
+  else if (phase === 'egress') await egressPhase();
   else if (phase === 'config') configPhase(process.argv[3]);
-  else throw new Error(`usage: check.js requests|stats|isolation|tls|h2|extproc|admin|config FILE (got "${phase ?? ''}")`);
+  else throw new Error(`usage: check.js requests|stats|isolation|tls|h2|extproc|admin|egress|config FILE (got "${phase ?? ''}")`);
   log(`${phase}: ok`);
 } catch (err) {
   process.stderr.write(`compose-check (cache ${cacheOn ? 'on' : 'off'}) FAILED in ${phase}: ${(err as Error).message}\n`);

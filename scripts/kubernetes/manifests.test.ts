@@ -177,6 +177,9 @@ test('NetworkPolicies: the product hops pass, nothing else does, and no admin po
     [pod('proxy'), pod('worker'), 8443],
     [pod('extproc'), pod('control-plane'), 50052],
     [pod('worker'), pod('control-plane'), 50053],
+    [pod('worker'), pod('proxy'), 9443], // actors' tunnels to the egress gateway
+    [pod('proxy'), internet, 443], // the gateway dials what ext_proc allowed, outside the cluster
+    [pod('proxy'), { kind: 'address', ip: '198.18.7.1' }, 5432],
   ];
   for (const [from, to, port] of hops) assert.ok(allows(dev, { from, to, port }), `${JSON.stringify(from)} → ${JSON.stringify(to)}:${port}`);
   // An admin port admits the pods of this namespace (a monitoring pod there needs an egress rule of its own).
@@ -192,7 +195,14 @@ test('NetworkPolicies: the product hops pass, nothing else does, and no admin po
     [internet, pod('worker'), 8443], // nor is a worker reachable from outside
     [internet, pod('extproc'), 50051],
     [pod('proxy'), pod('control-plane'), 50052],
-    [pod('proxy'), internet, 443], // no egress anywhere else
+    [internet, pod('proxy'), 9443], // the egress gateway serves the workers only
+    [pod('extproc'), pod('proxy'), 9443],
+    // through the gateway no actor reaches into the cluster or the cloud's metadata
+    [pod('proxy'), { kind: 'address', ip: '10.1.2.3' }, 8080],
+    [pod('proxy'), { kind: 'address', ip: '172.20.0.5' }, 443],
+    [pod('proxy'), { kind: 'address', ip: '192.168.1.1' }, 80],
+    [pod('proxy'), { kind: 'address', ip: '100.64.0.1' }, 80],
+    [pod('proxy'), { kind: 'address', ip: '169.254.169.254' }, 80],
   ];
   for (const [from, to, port] of refused) assert.ok(!allows(dev, { from, to, port }), `must refuse ${JSON.stringify(from)} → ${JSON.stringify(to)}:${port}`);
   for (const overlay of OVERLAYS) {
@@ -207,8 +217,13 @@ test('NetworkPolicies: the product hops pass, nothing else does, and no admin po
   assert.ok(allows(prod, { from: internet, to: pod('proxy'), port: 8443 }));
   assert.ok(allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '192.0.2.10' }, port: 8443 }));
   assert.ok(allows(prod, { from: pod('extproc'), to: { kind: 'address', ip: '198.51.100.20' }, port: 50052 }));
-  assert.ok(!allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '198.51.100.20' }, port: 50052 }));
+  assert.ok(!allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '198.51.100.20' }, port: 50052 }), 'the gateway never dials the control plane');
+  assert.ok(!allows(prod, { from: pod('proxy'), to: { kind: 'address', ip: '192.0.2.10' }, port: 22 }), 'nor the workers but on their serving port');
   assert.ok(!allows(prod, { from: pod('proxy'), to: pod('worker'), port: 8443 }), 'production has no worker pods here');
+  // Production: the workers' tunnel agents (addresses outside the cluster) reach the egress gateway; nothing else does.
+  assert.ok(allows(prod, { from: { kind: 'address', ip: '192.0.2.10' }, to: pod('proxy'), port: 9443 }));
+  assert.ok(!allows(prod, { from: internet, to: pod('proxy'), port: 9443 }));
+  assert.ok(allows(prod, { from: pod('proxy'), to: internet, port: 443 }));
   // Every ingress rule that opens an admin port names only pods of this namespace.
   for (const overlay of OVERLAYS) {
     for (const np of rendered[overlay].filter((x) => x.kind === 'NetworkPolicy')) {
@@ -275,6 +290,53 @@ function secretHolding(d: ManifestObject, file: string): string | undefined {
   const secret = o(volume?.secret).secretName;
   return secret === undefined ? undefined : String(secret);
 }
+
+test('the egress gateway: its own ClusterIP Service on 443 to the listener the config opens, its serving certificate and the actor identity CA from Secrets; the CA key only in the dev stub', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-manifests-'));
+  try {
+    for (const overlay of OVERLAYS) {
+      const objects = rendered[overlay];
+      const deployment = find(objects, 'Deployment', 'actor-edge-proxy');
+      const configFile = path.join(dir, `${overlay}-proxy.yaml`);
+      await writeFile(configFile, String(o(find(objects, 'ConfigMap', 'actor-edge-proxy-config').data)['proxy.yaml']));
+      const proxy = proxyConfigOf(['--config', configFile], containerEnv(containers(deployment)[0] as JsonObject));
+      const egress = proxy?.egressListener;
+      assert.ok(egress, `${overlay}: the proxy runs its egress listener`);
+      assert.equal(egress.listen.host, '0.0.0.0');
+      const port = a(containers(deployment)[0]?.ports).map(o).find((p) => p.name === 'egress');
+      assert.equal(port?.containerPort, egress.listen.port, `${overlay}: the container's egress port is the listener's`);
+
+      const svc = find(objects, 'Service', 'actor-edge-egress');
+      const spec = o(svc.spec);
+      assert.equal(spec.type, 'ClusterIP', 'actors reach it from inside the cluster only');
+      assert.deepEqual(spec.selector, o(o(deployment.spec).selector).matchLabels);
+      assert.deepEqual(a(spec.ports).map(o), [{ name: 'egress', port: 443, targetPort: 'egress', protocol: 'TCP' }]);
+      const publicTargets = a(o(find(objects, 'Service', 'actor-edge-proxy').spec).ports).map((p) => o(p).targetPort);
+      assert.ok(!publicTargets.includes('egress') && !publicTargets.includes(egress.listen.port), `${overlay}: the public load balancer does not carry the egress listener`);
+
+      assert.equal(secretHolding(deployment, egress.tls.certFile), 'actor-edge-egress-tls');
+      assert.equal(secretHolding(deployment, egress.tls.keyFile), 'actor-edge-egress-tls');
+      assert.equal(secretHolding(deployment, egress.clientCaFile), 'actor-edge-actor-ca');
+      // The signer (the actor identity CA with its key) is mounted only where actor certificates are minted.
+      for (const d of objects.filter((x) => x.kind === 'Deployment')) {
+        const signer = a(podSpec(d).volumes).map(o).some((v) => o(v.secret).secretName === 'actor-edge-actor-ca-signer');
+        assert.equal(signer, overlay === 'dev' && d.metadata.name === 'actor-edge-control-plane', `${overlay}: ${d.metadata.name} mounts the actor identity CA's key`);
+      }
+    }
+    // dev: the stub mints from the files its --actor-ca-dir expects, read from that Secret.
+    const stub = find(rendered.dev, 'Deployment', 'actor-edge-control-plane');
+    const args = a(containers(stub)[0]?.args).map(String);
+    const caDir = args[args.indexOf('--actor-ca-dir') + 1] as string;
+    const stubConfig = readStubConfig(args.slice(1), containerEnv(containers(stub)[0] as JsonObject));
+    assert.equal(stubConfig.kind === 'config' ? stubConfig.config.actorCaDir : undefined, caDir);
+    assert.equal(secretHolding(stub, path.join(caDir, 'actor-ca.key')), 'actor-edge-actor-ca-signer');
+    const items = o(a(podSpec(stub).volumes).map(o).find((v) => o(v.secret).secretName === 'actor-edge-actor-ca-signer')?.secret).items;
+    assert.deepEqual(a(items).map(o), [{ key: 'tls.crt', path: 'actor-ca.pem' }, { key: 'tls.key', path: 'actor-ca.key' }]);
+    assert.equal(o(podSpec(stub).securityContext).fsGroup, 1000, 'the Secret\'s files (0440) are readable by the stub\'s group');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
 
 test('production: the ext_proc hop is mTLS on both ends, each end\'s bundles from its own Secret, each peer accepted by the SPIFFE ID of its service account', async () => {
   const objects = rendered.production;
