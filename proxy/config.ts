@@ -38,6 +38,7 @@ import {
 } from './ops/overload/config.js';
 import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
 import { buildEgressListenerConfig, type EgressListenerConfig } from './egress/config.js';
+import { DEFAULT_NEVER_DIAL } from './egress/forbidden-destinations.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
 const DEFAULT_EXTPROC_MAX_STREAMS = 256;
@@ -433,6 +434,14 @@ export const PROXY_FLAGS = {
     default: 2000,
     min: 1,
     help: 'ext_proc must answer an egress CONNECT within this time (503 control plane unavailable otherwise, not cached).',
+  },
+  'egress-never-dial': {
+    type: 'string',
+    env: 'PROXY_EGRESS_NEVER_DIAL',
+    section: 'egress',
+    key: 'neverDial',
+    default: DEFAULT_NEVER_DIAL.join(','),
+    help: 'Comma-separated CIDRs the egress gateway never dials, whatever a policy allows (403 egress denied, before ext_proc); "none" for none. The proxy\'s own listeners are never dialled either.',
   },
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {

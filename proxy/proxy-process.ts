@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger, logReady, type Logger } from '../lib/logger.js';
-import { boundAddress, formatHostPort, type HostPort } from '../lib/address.js';
+import { boundAddress, formatHostPort, parseHostPort, type HostPort } from '../lib/address.js';
 import { listening, settingOf } from '../lib/listen-error.js';
 import { describeFilters, loadedFilters } from './chain/loaded-filters.js';
 import { MAX_HEADER_BYTES } from '../lib/http-limits.js';
@@ -45,6 +45,7 @@ import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
 import { createProcessEgress } from './egress/process-egress.js';
+import type { ForbiddenDestinations } from './egress/forbidden-destinations.js';
 import { createAdmin } from './admin/server.js';
 import { createProxyContainment } from './ops/containment.js';
 import { createEgressStage } from './egress/egress-cache-stage.js';
@@ -294,6 +295,8 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     ...(connectTls === undefined ? {} : { connectTls: boundAddress(connectTls.server) }),
     ...(egress === undefined ? {} : { egress: boundAddress(egress.listener.server) }),
   };
+  // The gateway never tunnels an actor into the proxy itself, whatever its policy allows.
+  if (egress !== undefined) for (const address of Object.values(addresses)) ownListener(egress.listener.forbidden, address);
   const stopAccepting = (): void => {
     void ingress.stopAccepting();
     void connect?.stopAccepting();
@@ -345,4 +348,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   if (opts.role === 'standalone') process.on('SIGUSR1', () => accessLog.reopen());
   log.debug({ filters: chain.filters.map((f) => f.name), listen: formatHostPort(listeners.listen.host, listeners.listen.port) }, 'chain assembled');
   return { ...addresses, stopAccepting, close: stop, reload, reopenAccessLog: () => accessLog.reopen() };
+}
+
+/** Registers a bound `host:port` (IPv6 in brackets) as one of the proxy's own listeners. */
+function ownListener(forbidden: ForbiddenDestinations, address: string): void {
+  const { host, port } = parseHostPort(address, 'a bound listener');
+  forbidden.addOwnListener(host, port);
 }

@@ -7,6 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { UsageError } from '../../lib/flags.js';
 import { parseHostPort, type HostPort } from '../../lib/address.js';
 import type { TlsFiles } from '../edge/tls-certificate.js';
+import { ForbiddenDestinations, NeverDialError } from './forbidden-destinations.js';
 
 export interface EgressListenerConfig {
   readonly listen: HostPort;
@@ -21,6 +22,8 @@ export interface EgressListenerConfig {
   readonly maxTunnelsPerActor: number;
   readonly connectTimeoutMs: number;
   readonly extprocTimeoutMs: number;
+  /** `--egress-never-dial`: CIDRs never dialled whatever a policy allows (`forbidden-destinations.ts`). */
+  readonly neverDial: readonly string[];
 }
 
 /** The `--egress-*` flag values this slice is built from. */
@@ -34,6 +37,19 @@ export interface EgressListenerFlags {
   readonly 'egress-max-tunnels-per-actor': number;
   readonly 'egress-connect-timeout-ms': number;
   readonly 'egress-extproc-timeout-ms': number;
+  readonly 'egress-never-dial': string;
+}
+
+/** `--egress-never-dial`: its CIDRs ("none": none), checked here so a bad one stops the start with its position. */
+function neverDialOf(text: string): readonly string[] {
+  const list = text.trim() === 'none' ? [] : text.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  try {
+    new ForbiddenDestinations(list);
+  } catch (err) {
+    if (err instanceof NeverDialError) throw new UsageError(err.message);
+    throw err;
+  }
+  return Object.freeze(list);
 }
 
 /** Undefined without `--egress-listen`; a UsageError when a file it needs is not named. */
@@ -60,6 +76,7 @@ export function buildEgressListenerConfig(flags: EgressListenerFlags): EgressLis
     maxTunnelsPerActor: flags['egress-max-tunnels-per-actor'],
     connectTimeoutMs: flags['egress-connect-timeout-ms'],
     extprocTimeoutMs: flags['egress-extproc-timeout-ms'],
+    neverDial: neverDialOf(flags['egress-never-dial']),
   });
 }
 

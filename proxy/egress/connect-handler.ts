@@ -26,6 +26,7 @@ import type { ProxyContainment } from '../ops/containment.js';
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
 import { leaseFor, type EgressCacheUse, type EgressDecider } from './egress-decider.js';
 import { egressDestinationOf } from './destination.js';
+import type { ForbiddenDestinations } from './forbidden-destinations.js';
 import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
 import type { EgressConnection, EgressExchange } from './exchange.js';
@@ -58,6 +59,8 @@ export interface ConnectHandlerDeps {
   readonly accessLog?: AccessLog | undefined;
   /** Wall clock (ms) for certificate validity. */
   readonly now: () => number;
+  /** What is never dialled, whatever a policy allows (`forbidden-destinations.ts`). */
+  readonly forbidden: ForbiddenDestinations;
 }
 
 /** One CONNECT's record, for its counters and its access-log line. */
@@ -143,6 +146,11 @@ export class EgressConnectHandler {
     const destination = egressDestinationOf(ex.authority);
     if (destination === undefined) return this.#refuse(rec, 'authority', 'not_ip_authority', 403, EGRESS_DENIED_BODY);
     rec.destination = destination.authority;
+    const forbidden = this.deps.forbidden.refuses(destination.ip, destination.port);
+    if (forbidden !== undefined) {
+      rec.detail = forbidden;
+      return this.#refuse(rec, 'forbidden_destination', 'denied', 403, EGRESS_DENIED_BODY);
+    }
     rec.place = tunnels.reserve(rec.actor);
     if (rec.place === undefined) return this.#refuse(rec, 'too_many_tunnels', 'too_many_tunnels', 429, TOO_MANY_TUNNELS_BODY);
 

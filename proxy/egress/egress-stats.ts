@@ -26,8 +26,8 @@ export const EGRESS_CONNECT_OUTCOMES: readonly EgressConnectOutcome[] = Object.f
 ]);
 
 /** The refusals the listener makes itself, before or after the verdict. */
-export type EgressRefusal = 'method' | 'certificate' | 'authority' | 'too_many_tunnels' | 'draining' | 'unreachable';
-export const EGRESS_REFUSALS: readonly EgressRefusal[] = Object.freeze(['method', 'certificate', 'authority', 'too_many_tunnels', 'draining', 'unreachable']);
+export type EgressRefusal = 'method' | 'certificate' | 'authority' | 'forbidden_destination' | 'too_many_tunnels' | 'draining' | 'unreachable';
+export const EGRESS_REFUSALS: readonly EgressRefusal[] = Object.freeze(['method', 'certificate', 'authority', 'forbidden_destination', 'too_many_tunnels', 'draining', 'unreachable']);
 
 /**
  * Why a tunnel closed: `actor` / `destination` (that side ended or failed first), `idle`

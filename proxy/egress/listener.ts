@@ -35,6 +35,7 @@ import type { ExtProcClient } from '../stages/ext-proc/client.js';
 import { checkActorCertificate, presentedCertificateOf } from '../../lib/egress/actor-certificate.js';
 import { loadClientCa, type EgressListenerConfig } from './config.js';
 import { EgressConnectHandler } from './connect-handler.js';
+import { ForbiddenDestinations } from './forbidden-destinations.js';
 import type { EgressDecider } from './egress-decider.js';
 import { EgressStats } from './egress-stats.js';
 import type { EgressConnection } from './exchange.js';
@@ -89,6 +90,8 @@ export class EgressListener {
   readonly #handler: EgressConnectHandler;
   readonly #h1: http.Server;
   readonly #h2: http2.Http2Server;
+  /** Never dialled, whatever a policy allows: `--egress-never-dial`, and (once bound) the proxy's own listeners. */
+  readonly forbidden: ForbiddenDestinations;
   readonly #connections = new WeakMap<object, EgressConnection>();
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
@@ -103,6 +106,7 @@ export class EgressListener {
     const { config, engine, guard } = deps;
     const now = deps.now ?? Date.now;
     this.tunnels = new EgressTunnels(config.maxTunnelsPerActor);
+    this.forbidden = new ForbiddenDestinations(config.neverDial);
     const ask = (q: { readonly destination: string; readonly certificatePem: string }, signal: AbortSignal) => askExtProcEgress(deps.extProc, q, { timeoutMs: config.extprocTimeoutMs, signal });
     this.grants = new EgressGrants({
       decider: deps.decider,
@@ -124,6 +128,7 @@ export class EgressListener {
       log: deps.log,
       accessLog: deps.accessLog,
       now,
+      forbidden: this.forbidden,
     });
 
     this.#h1 = http.createServer(

@@ -12,6 +12,7 @@ import { Counters } from '../../ops/stats.js';
 import { GrpcExtProcClient } from '../../stages/ext-proc/grpc-client.js';
 import type { ProcessingResponse } from '../../stages/ext-proc/messages.js';
 import { startScriptedExtProc, type ExtProcScript, type ScriptedExtProc } from '../../testing/helpers.js';
+import { DEFAULT_NEVER_DIAL } from '../forbidden-destinations.js';
 import type { EgressListenerConfig } from '../config.js';
 import { DecisionTallies, uncachedDecider, type EgressDecider } from '../egress-decider.js';
 import { EgressListener } from '../listener.js';
@@ -81,6 +82,7 @@ export async function startEgressRig(opts: EgressRigOptions = {}): Promise<Egres
     maxTunnelsPerActor: 256,
     connectTimeoutMs: 5000,
     extprocTimeoutMs: 2000,
+    neverDial: DEFAULT_NEVER_DIAL,
     ...opts.config,
   };
   const listener = new EgressListener({
