@@ -30,3 +30,21 @@ test('egress targets: met at 10× the tunnels and 99% fewer GetActor calls per t
   assert.deepEqual(egressTargets([arm('egress-C', 1000, 10_000, 100, true)]).map((t) => t.status), ['n/a', 'n/a']);
   assert.match(egressTable([arm('egress-A', 100, 1000, 1000, false)]), /\| egress-A \|.*\| off \|/);
 });
+
+test('the revocation phase: met when every tunnel held open closed (a correctness target), its lag reported against one TTL plus a round trip, and tabled', () => {
+  const revocation = { actors: 4, tunnelsOpen: 20, tunnelsClosed: 20, lagMs: { p50: 2400.04, p99: 4980, max: 4990.5 }, ttlMs: 5000 };
+  const c = { ...arm('egress-C', 1000, 10_000, 100, true), revocation };
+  const targets = egressTargets([arm('egress-A', 100, 1000, 1000, false), c]);
+  const [closed, lag] = targets.slice(2);
+  assert.equal(closed?.status, 'met');
+  assert.equal(closed?.correctness, true);
+  assert.equal(lag?.status, 'reported');
+  assert.match(lag?.measured ?? '', /p50 2400\.0 ms, p99 4980\.0 ms, max 4990\.5 ms/);
+  assert.match(lag?.bound ?? '', /5,000 ms TTL \+ one ext_proc round trip/);
+  const open = egressTargets([{ ...c, revocation: { ...revocation, tunnelsClosed: 19 } }]).find((t) => t.name.includes('every tunnel'));
+  assert.equal(open?.status, 'not-met', 'a tunnel left open fails the run');
+  const none = egressTargets([{ ...c, revocation: { ...revocation, tunnelsOpen: 0, tunnelsClosed: 0, lagMs: null } }]);
+  assert.deepEqual(none.slice(2).map((t) => t.status), ['not-met', 'n/a'], 'nothing held open measures nothing');
+  assert.match(egressTable([c]), /\| egress-C \| 4 \| 20 \| 20 \| 2400\.0 \/ 4980\.0 \/ 4990\.5 \| 5,000 \|/);
+  assert.equal(egressTargets([arm('egress-C', 1000, 10_000, 100, true)]).length, 2, 'no phase, no revocation targets');
+});

@@ -336,7 +336,7 @@ test('the Markdown and the chart a run writes explain its arms and state each ta
   assert.match(checkReportText(r, md.replace(`- ${targetLine(t)}`, `- [met] ${t.name}: ${t.detail}`), undefined).join('\n'), /does not state target .* with its verdict[\s\S]*instead of stating them/);
 });
 
-test('egress: the recorded run passes; a failed tunnel, a control-plane count that does not match the tunnels, or a cache that missed tunnels is reported', () => {
+test('egress: the recorded run passes; a failed tunnel, a control-plane count that does not match the tunnels, a cache that missed tunnels, or a revocation that left a tunnel open or came late is reported', () => {
   const r = fixture('egress');
   const egress = (x: Report): string => checkEgressReport(x as BenchReport).join('\n');
   assert.equal(egress(r), '');
@@ -345,4 +345,9 @@ test('egress: the recorded run passes; a failed tunnel, a control-plane count th
   assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-C').egress!.getActorCalls = 10_000))), /egress-C: 10000 GetActor calls, more than 50 actors/);
   assert.match(egress(broken(r, (c) => void (armOf(c, 'egress-C').egress!.cache!.hits = 0))), /egress-C: the cache saw \d+ CONNECTs/);
   assert.match(egress(broken(r, (c) => void (c.targets = []))), /egress targets/);
+  type Revocation = NonNullable<ArmResult['revocation']>;
+  const revocation = (c: Report): { -readonly [K in keyof Revocation]: Revocation[K] } => armOf(c, 'egress-C').revocation as Revocation;
+  assert.match(egress(broken(r, (c) => void (revocation(c).tunnelsClosed = 19))), /egress-C revocation: 19 of 20 tunnels closed/);
+  assert.match(egress(broken(r, (c) => void (revocation(c).lagMs = { p50: 1, p99: 9000, max: 9000 }))), /egress-C revocation: lag max 9000 ms, over 8000 ms/);
+  assert.match(egress(broken(r, (c) => void delete (armOf(c, 'egress-C') as { revocation?: unknown }).revocation)), /no revocation phase reported/);
 });

@@ -372,10 +372,16 @@ export function checkSideBySideReport(report: SideBySideReport): string[] {
 
 // ---- egress --------------------------------------------------------------------------------------------------
 
+/** Over the TTL, what a revocation may take: the ext_proc deadline (`--egress-extproc-timeout-ms`) and a second. */
+const REVOCATION_SLACK_MS = 3000;
+
 /**
  * The egress scenario: every tunnel answered 200 and carried its answer; egress-A asked the control plane once per
  * CONNECT (GetActor and the policy, give or take the tunnels in flight as the window opened and closed), egress-C at
  * most once per actor and destination per TTL window (plus the window's first), and its cache saw every tunnel.
+ * egress-C's revocation phase: every tunnel held open was closed once its actor's policy was removed, the last of
+ * them within the proxy's bound (one TTL plus one ext_proc round trip, that is at most its 2 s deadline, plus a
+ * second for a busy machine's timers).
  */
 export function checkEgressReport(report: BenchReport): string[] {
   const p = new Problems();
@@ -400,9 +406,16 @@ export function checkEgressReport(report: BenchReport): string[] {
         const looked = e!.cache!.hits + e!.cache!.misses;
         p.expect(Math.abs(looked - arm.requests) <= inFlight, `egress-C: the cache saw ${looked} CONNECTs for ${arm.requests} tunnels`);
       }
+      const r = arm.revocation;
+      if (p.expect(r !== undefined, 'egress-C: no revocation phase reported')) {
+        p.expect(r!.tunnelsOpen === 20 && r!.tunnelsClosed === r!.tunnelsOpen, `egress-C revocation: ${r!.tunnelsClosed} of ${r!.tunnelsOpen} tunnels closed (20 held open)`);
+        const bound = (r!.ttlMs ?? ttlMs) + REVOCATION_SLACK_MS;
+        p.expect(r!.lagMs !== null && r!.lagMs.max <= bound, `egress-C revocation: lag max ${r!.lagMs?.max ?? 'none'} ms, over ${bound} ms`);
+      }
     }
   }
-  p.expect(report.targets.length === 2 && report.targets.every((t) => t.status !== 'n/a'), `egress targets: ${report.targets.map((t) => `${t.name} ${t.status}`).join('; ')}`);
+  const targets = report.arms.some((a) => a.revocation !== undefined) ? 4 : 2;
+  p.expect(report.targets.length === targets && report.targets.every((t) => t.status !== 'n/a'), `egress targets: ${report.targets.map((t) => `${t.name} ${t.status}`).join('; ')}`);
   return p.list;
 }
 

@@ -364,6 +364,8 @@ export interface ArmResult {
   readonly overload?: OverloadUsage;
   /** The egress scenario: what each tunnel cost the control plane, and the verdict cache. */
   readonly egress?: EgressUsage;
+  /** The egress scenario, egress-C: tunnels held open while their actors' policies were removed, and how long they took to close. */
+  readonly revocation?: EgressRevocationUsage;
   /**
    * `--tracing on`: spans the bench's receiver counted from the arm's start to its stop (its proxy's and extproc's,
    * warm-up included; a proxy exports the spans it still holds as it stops).
@@ -420,4 +422,17 @@ export interface EgressUsage {
   readonly policyCallsPer1k: number | null;
   /** The proxy's verdict cache (null when it is off). */
   readonly cache: { readonly hits: number; readonly misses: number; readonly joined: number; readonly entries: number } | null;
+}
+
+/** The egress revocation phase (`egress-revocation.ts`): tunnels open when their actors' policies were removed. */
+export interface EgressRevocationUsage {
+  /** Actors whose policies were removed. */
+  readonly actors: number;
+  readonly tunnelsOpen: number;
+  /** Of those, closed by the proxy within the phase's wait. */
+  readonly tunnelsClosed: number;
+  /** From each actor's policy change to each of its tunnels' close (null: none closed). */
+  readonly lagMs: { readonly p50: number; readonly p99: number; readonly max: number } | null;
+  /** The proxy's verdict TTL: the lag's bound is this plus one ext_proc round trip (null: not read). */
+  readonly ttlMs: number | null;
 }

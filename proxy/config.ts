@@ -127,7 +127,7 @@ export const PROXY_FLAGS = {
     section: 'egressCache',
     default: 5000,
     min: 1,
-    help: 'How long an egress verdict is served at most (never past the actor certificate\'s expiry): the longest a policy change, a suspension or a deletion waits to take effect.',
+    help: 'How long an egress verdict is served at most (never past the actor certificate\'s expiry), and how long the tunnels it opened last without a re-validation (at 80% of it, with the cache off too): the longest a policy change, a suspension or a deletion waits to take effect, new CONNECTs and open tunnels alike (plus one ext_proc round trip).',
   },
   'egress-cache-max-entries': { type: 'number', env: 'PROXY_EGRESS_CACHE_MAX_ENTRIES', section: 'egressCache', default: 100000, min: 1, help: 'The egress verdict cache LRU bound.' },
   'max-reruns': {
@@ -406,7 +406,7 @@ export const PROXY_FLAGS = {
     key: 'tunnelMaxLifetimeMs',
     default: 3600000,
     min: 0,
-    help: 'An egress tunnel is closed this long after it opened, busy or not (the verdict that opened it is not asked again); 0 disables.',
+    help: 'An egress tunnel is closed this long after it opened, busy or not (whatever its re-validations say); 0 disables.',
   },
   'egress-max-tunnels-per-actor': {
     type: 'number',

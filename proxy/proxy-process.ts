@@ -225,6 +225,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
           extProc: config.extProc,
           stages,
           decider: egressCache.decider,
+          signals: egressCache.signals,
           log,
           guard,
           counters,

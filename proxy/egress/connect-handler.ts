@@ -4,13 +4,16 @@
  * 2. the proxy draining: 503 `proxy draining`;
  * 3. the connection's client certificate refused (checked once per connection; past its NotAfter since): 403
  *    `invalid actor certificate` — never sent to ext_proc, never cached;
- * 4. an authority that is not `IP:port`, or longer than 64 bytes: 403 `egress denied` — never sent to ext_proc;
+ * 4. an authority that is not `IP:port`, or longer than 64 bytes, or a destination never dialled (the proxy's own
+ *    listeners, `--egress-never-dial`: `forbidden-destinations.ts`): 403 `egress denied` — never sent to ext_proc;
  * 5. the actor already holding `--egress-max-tunnels-per-actor` places (tunnels open and CONNECTs being decided):
  *    429 `too many tunnels for this actor`;
  * 6. the decider (the verdict cache, or none) with the slow path, one ext_proc stream: a denial is answered with its
  *    status and body (a `cancelled` verdict this CONNECT shared with one whose actor left is asked for once more);
- * 7. allowed: the destination is dialled within `--egress-connect-timeout-ms` (502 `destination unreachable`
- *    otherwise), then 200 and the tunnel;
+ * 7. allowed: the CONNECT joins its key's grant (`grants.ts`: the lease that allowed it, re-validated ahead of its
+ *    expiry), the destination is dialled within `--egress-connect-timeout-ms` (502 `destination unreachable`
+ *    otherwise), then 200 and the tunnel, which the grant closes when it ends (a grant that ended during the dial:
+ *    the CONNECT is refused as its end says, `revocation.ts`).
  * 8. to be decided on the traffic (only hostname rules may allow the destination): 200 at once, then the actor's
  *    first bytes are read (`hostname-gate.ts`: within `--egress-sni-timeout-ms` and `--egress-sni-max-bytes`) for
  *    the SNI of its ClientHello or the Host of its request. A name a rule matches: the destination is dialled (only
@@ -20,7 +23,7 @@
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
  * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
  * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is
- * refused, or when its tunnel closes.
+ * refused, or when its tunnel closes (with who closed it, a revocation included, and the lease that granted it).
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -30,7 +33,7 @@ import type { AccessLog } from '../ops/access-log.js';
 import type { ProxyContainment } from '../ops/containment.js';
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
 import type { HostnameCandidate } from '../../lib/egress/policy.js';
-import type { EgressCacheUse, EgressDecider } from './egress-decider.js';
+import { leaseFor, type EgressCacheUse, type EgressDecider } from './egress-decider.js';
 import { egressDestinationOf } from './destination.js';
 import type { ForbiddenDestinations } from './forbidden-destinations.js';
 import { dial } from './dial.js';
@@ -39,6 +42,8 @@ import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchan
 import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
 import type { EgressVerdict } from './verdict-cache.js';
 import { readHostname, type HostnameLimits } from './hostname-gate.js';
+import type { EgressGrants, GrantEnd, GrantHold } from './grants.js';
+import { revokedAnswerOf } from './revocation.js';
 import { EgressTunnel, type TunnelHooks, type TunnelLimits } from './tunnel.js';
 import type { ActorPlace, EgressTunnels } from './tunnels.js';
 
@@ -60,6 +65,8 @@ export interface ConnectHandlerDeps {
   /** The slow path: one ext_proc stream; `gone` cancels it. */
   readonly slowPath: (q: EgressQuestion, gone: AbortSignal) => Promise<EgressAnswer>;
   readonly tunnels: EgressTunnels;
+  /** The grants of this process: every allowed CONNECT holds its key's until it is over. */
+  readonly grants: Pick<EgressGrants, 'hold'>;
   readonly stats: EgressStats;
   readonly guard: ProxyContainment;
   readonly log: Logger;
@@ -81,6 +88,8 @@ interface ConnectRecord {
   /** Decided on the traffic: the SNI or Host the actor sent. */
   hostname: string | undefined;
   place: ActorPlace | undefined;
+  /** Its part in its key's grant, from its allow on. */
+  hold: GrantHold | undefined;
   tunnel: EgressTunnel | undefined;
   /** Counted and (without a tunnel) logged. */
   finished: boolean;
@@ -120,6 +129,7 @@ export class EgressConnectHandler {
       detail: undefined,
       hostname: undefined,
       place: undefined,
+      hold: undefined,
       tunnel: undefined,
       finished: false,
     };
@@ -180,11 +190,17 @@ export class EgressConnectHandler {
     }
     if (verdict.kind === 'hostnames') return this.#decideOnTraffic(rec, destination, verdict.rules);
 
+    rec.hold = this.deps.grants.hold(key, check.notAfterMs, question, decided.lease ?? leaseFor(this.deps.now(), decider.ttlMs, check.notAfterMs));
     const dialed = await dial(destination, limits.connectTimeoutMs, ex.gone);
     if (dialed.kind === 'cancelled') return this.#cancelled(rec);
     if (dialed.kind === 'failed') {
       rec.detail = dialed.reason;
       return this.#refuse(rec, 'unreachable', 'unreachable', 502, UNREACHABLE_BODY);
+    }
+    const ended = rec.hold.ended;
+    if (ended !== undefined) {
+      dialed.socket.destroy();
+      return this.#endedBeforeOpen(rec, ended);
     }
     const side = ex.accept();
     if (side === undefined) {
@@ -198,6 +214,8 @@ export class EgressConnectHandler {
     rec.tunnel = new EgressTunnel(side, socket, head, this.deps.limits, this.#hooks);
     this.#tunnelOf.set(rec.tunnel, rec);
     this.deps.tunnels.opened(rec.tunnel);
+    // Tunnels decided on their traffic hold no grant yet: their lifetime and idle limits bound them.
+    rec.hold?.attach(rec.tunnel);
     this.deps.stats.tallies.tunnels.opened++;
     this.#count(rec, 'allowed');
   }
@@ -256,6 +274,18 @@ export class EgressConnectHandler {
     return true;
   }
 
+  /** Its grant ended while the destination was dialled: refused as the end says, never opened. */
+  #endedBeforeOpen(rec: ConnectRecord, ended: GrantEnd): void {
+    rec.detail = `grant ended before the tunnel opened: ${ended}`;
+    if (ended === 'internal') {
+      rec.ex.refuse(500, 'internal error');
+      return this.#finish(rec, 'internal', 500);
+    }
+    const answer = revokedAnswerOf(ended);
+    rec.ex.refuse(answer.status, answer.body);
+    this.#finish(rec, answer.outcome, answer.status);
+  }
+
   /** The actor went away before its answer: what is left of its connection or stream is closed. */
   #cancelled(rec: ConnectRecord): void {
     rec.ex.destroy();
@@ -266,6 +296,7 @@ export class EgressConnectHandler {
   #finish(rec: ConnectRecord, outcome: EgressConnectOutcome, status: number): void {
     if (!this.#count(rec, outcome)) return;
     rec.place?.release();
+    rec.hold?.release();
     this.#logLine(rec, outcome, status, null);
   }
 
@@ -278,7 +309,9 @@ export class EgressConnectHandler {
     const rec = this.#tunnelOf.get(tunnel);
     if (rec === undefined) return;
     rec.place?.release();
-    this.#logLine(rec, 'allowed', 200, { durationMs: Math.round(durationMs * 1000) / 1000, fromActor: bytes.fromActor, toActor: bytes.toActor, closedBy: reason });
+    rec.hold?.release();
+    const grant = rec.hold === undefined ? null : { origin: rec.hold.lease.origin, generation: rec.hold.lease.generation };
+    this.#logLine(rec, 'allowed', 200, { durationMs: Math.round(durationMs * 1000) / 1000, fromActor: bytes.fromActor, toActor: bytes.toActor, closedBy: reason, grant });
   }
 
   #logLine(rec: ConnectRecord, outcome: EgressConnectOutcome, status: number, tunnel: Readonly<Record<string, unknown>> | null): void {

@@ -46,11 +46,12 @@ export interface ListedVerdict {
   readonly origin: number;
 }
 
-class BadRequest extends Error {}
+export class BadRequest extends Error {}
 
 const DIGEST = /^[0-9a-f]{64}$/;
 
-function filterOf(q: FilterQuery): VerdictFilter {
+/** `?actor=ATESPACE/NAME` and `?cert=DIGEST` as a filter (a BadRequest names what is wrong). */
+export function filterOf(q: FilterQuery): VerdictFilter {
   const filter: { certDigest?: string; atespace?: string; name?: string } = {};
   if (q.actor !== undefined) {
     const [atespace = '', name = '', ...rest] = q.actor.split('/');

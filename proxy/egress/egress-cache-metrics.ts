@@ -33,7 +33,7 @@ export function registerEgressCacheMetrics(registry: Registry, parts: EgressCach
   });
   scrapedCounterBy(registry, {
     name: `${P}evictions_total`,
-    help: 'Egress verdicts removed before they expired, by reason: admin (this process\'s admin), peer (another process\'s eviction), lru (the entry bound).',
+    help: 'Egress verdicts removed before they expired, by reason: admin (this process\'s admin), peer (another process\'s eviction), lru (the entry bound), revoked (its actor found not running or unknown while this process held tunnels of its certificate).',
     labelNames: ['reason'],
     read: () => samplesBy('reason', counts().evictions),
   });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
+import Fastify from 'fastify';
 import { createEgressStage } from './egress-cache-stage.js';
 import type { Resolution } from './verdict-cache.js';
 import { ALLOW, deferred, DENY, digest, egressKey, fakeClock, UNAVAILABLE } from './testing/verdicts.js';
@@ -33,7 +34,7 @@ test('cache on: concurrent misses run one slow path, the others join it, the nex
   answer.resolve({ verdict: ALLOW, cacheable: true });
   assert.deepEqual((await Promise.all(decisions)).map((d) => d.cache), ['miss', 'joined', 'joined', 'joined', 'joined']);
   const hit = await stage.decider.decide(A, clock.now() + HOUR, slowPath);
-  assert.deepEqual(hit, { verdict: ALLOW, cache: 'hit' });
+  assert.deepEqual(hit, { verdict: ALLOW, cache: 'hit', lease: { origin: 0, generation: 1, expiresAtMs: clock.now() + 5000 } }, 'a hit holds the entry that granted it');
   assert.equal(slowPaths, 1);
   const block = stage.stats().egress.cache;
   assert.equal(block.enabled, true);
@@ -90,7 +91,10 @@ test('cache off: the slow path for every CONNECT, nothing stored, and the admin 
   const { clock, registry, stage } = stageWith({ ...ON, enabled: false });
   let slowPaths = 0;
   const slowPath = async (): Promise<Resolution> => ((slowPaths += 1), { verdict: ALLOW, cacheable: true });
-  for (let i = 0; i < 3; i++) assert.deepEqual(await stage.decider.decide(A, clock.now() + HOUR, slowPath), { verdict: ALLOW, cache: 'off' });
+  for (let i = 1; i <= 3; i++) {
+    // Each allow gets a lease of its own, lasting the TTL (what its tunnels are re-validated within).
+    assert.deepEqual(await stage.decider.decide(A, clock.now() + HOUR, slowPath), { verdict: ALLOW, cache: 'off', lease: { origin: 0, generation: i, expiresAtMs: clock.now() + 5000 } });
+  }
   assert.equal(slowPaths, 3);
   assert.equal(stage.cache, undefined);
   const block = stage.cacheStats();
@@ -111,4 +115,35 @@ test('/stats/reset starts the block from zero; the metrics keep counting from th
   const block = stage.cacheStats();
   assert.deepEqual([block.hits, block.misses, block.slowPaths, block.stored, block.entries], [0, 0, 0, 0, 1]);
   assert.equal(await sample(registry, 'actor_edge_proxy_egress_cache_hits_total'), 1);
+});
+
+test('POST /egress/revoke: the actor\'s (or the certificate\'s) verdicts evicted and its grants told, with the cache on or off; one filter exactly', async () => {
+  for (const enabled of [true, false]) {
+    const { clock, stage } = stageWith({ ...ON, enabled });
+    const revoked: unknown[] = [];
+    stage.signals.attach({ verdict: () => undefined, holdsCertificate: () => true, revoke: (filter, reason) => (revoked.push({ filter, reason }), 3) });
+    const allow = async (): Promise<Resolution> => ({ verdict: ALLOW, cacheable: true });
+    await stage.decider.decide(A, clock.now() + HOUR, allow);
+    await stage.decider.decide(egressKey(digest('a'), '127.0.0.1:9001'), clock.now() + HOUR, allow);
+    await stage.decider.decide(egressKey(digest('b'), '127.0.0.1:9000', { atespace: 'demo', name: 'b' }), clock.now() + HOUR, allow);
+    const app = Fastify();
+    await app.register(stage.admin as NonNullable<typeof stage.admin>);
+    try {
+      const res = await app.inject({ method: 'POST', url: '/egress/revoke?actor=demo/a' });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), { actor: 'demo/a', evicted: enabled ? 2 : 0, tunnelsClosed: 3 });
+      assert.deepEqual(revoked, [{ filter: { atespace: 'demo', name: 'a' }, reason: 'revoked-admin' }]);
+      if (enabled) assert.equal(stage.cache?.size, 1, "another actor's verdict stays");
+      const byCert = await app.inject({ method: 'POST', url: `/egress/revoke?cert=${digest('B')}` });
+      assert.deepEqual(byCert.json(), { cert: digest('b'), evicted: enabled ? 1 : 0, tunnelsClosed: 3 });
+      for (const url of ['/egress/revoke', '/egress/revoke?actor=demo', `/egress/revoke?actor=demo/a&cert=${digest('a')}`, '/egress/revoke?cert=xyz']) {
+        const bad = await app.inject({ method: 'POST', url });
+        assert.equal(bad.statusCode, 400, url);
+        assert.equal((bad.json() as { code: string }).code, 'BAD_REQUEST');
+      }
+      assert.equal(revoked.length, 2, 'a bad request revokes nothing');
+    } finally {
+      await app.close();
+    }
+  }
 });

@@ -2,19 +2,44 @@
  * The egress decision in front of the slow path: with the verdict cache, a hit answers and a miss runs the slow path
  * once per key (concurrent misses share it) and caches what may be cached; without it, the slow path runs for every
  * CONNECT. Counts the slow paths run, the ones that failed, and the verdicts not cached by their outcome.
+ *
+ * An allow comes with its lease (`Lease`): the cache entry that granted it, or (cache off, or an allow that could not
+ * be stored) one made for it, lasting `--egress-cache-ttl-ms` but never past the certificate's NotAfter. The tunnels
+ * it opens hold that lease and are re-validated before it runs out (`revalidate`, `grants.ts`). Every verdict a slow
+ * path gave here is told to `news` (the grants' signals), once per slow path.
  */
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
 import { CounterSet, zeroCounts } from '../stages/actor-cache/counter-set.js';
-import type { EgressKey, EgressVerdict, EgressVerdictCache, Resolution } from './verdict-cache.js';
+import { LOCAL_ORIGIN, type CachedVerdict, type EgressKey, type EgressVerdict, type EgressVerdictCache, type Lease, type Resolution } from './verdict-cache.js';
 
 export type EgressCacheUse = 'hit' | 'miss' | 'joined' | 'off';
+
+/** What a decision gave: the verdict, where it came from, and (an allow) its lease. */
+export interface Decision {
+  readonly verdict: EgressVerdict;
+  readonly cache: EgressCacheUse;
+  /** Present for an allow. */
+  readonly lease?: Lease | undefined;
+}
+
+/** Who hears the verdicts the slow path gives (once per slow path, joiners not again). */
+export interface VerdictNews {
+  learned(key: EgressKey, verdict: EgressVerdict, lease: Lease | undefined): void;
+}
 
 export interface EgressDecider {
   /**
    * Cache on: a hit answers; a miss calls `slowPath` once per key (singleflight) and caches what may be cached.
    * Cache off: `slowPath` every time. A `slowPath` that rejects rejects every caller that shared it.
    */
-  decide(key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<{ verdict: EgressVerdict; cache: EgressCacheUse }>;
+  decide(key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision>;
+  /**
+   * A grant's re-validation: `slowPath` without a lookup (sharing a CONNECT's miss for the key in flight), its verdict
+   * stored as a miss's would be, so an allow renews the entry (a fresh TTL, never past the NotAfter).
+   */
+  revalidate(key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision>;
+  /** How long a lease lasts (`--egress-cache-ttl-ms`, with the cache on or off): what grants re-validate within. */
+  readonly ttlMs: number;
 }
 
 /** A verdict's outcome as a fixed label: the contract's outcomes (`allowed` for an allow), else `other`. */
@@ -90,26 +115,55 @@ function counted(tallies: DecisionTallies, slowPath: () => Promise<Resolution>):
   };
 }
 
+/** A lease made for an allow no entry holds: `ttlMs` from now, never past the certificate's NotAfter. */
+export function leaseFor(nowMs: number, ttlMs: number, certNotAfterMs: number, generation = 0): Lease {
+  return { origin: LOCAL_ORIGIN, generation, expiresAtMs: Math.min(nowMs + ttlMs, certNotAfterMs) };
+}
+
+const leaseOfEntry = (entry: CachedVerdict): Lease => ({ origin: entry.origin, generation: entry.generation, expiresAtMs: entry.expiresAtMs });
+
+/** A decision, its lease named only when there is one. */
+const decision = (verdict: EgressVerdict, cache: EgressCacheUse, lease: Lease | undefined): Decision => (lease === undefined ? { verdict, cache } : { verdict, cache, lease });
+
 /** Cache on. Hits, misses and joins are counted by the cache; a slow path's verdict not stored here. */
-export function cachedDecider(cache: EgressVerdictCache, tallies: DecisionTallies): EgressDecider {
+export function cachedDecider(cache: EgressVerdictCache, tallies: DecisionTallies, news?: VerdictNews): EgressDecider {
+  const resolve = async (key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision> => {
+    const { verdict, source, stored, entry } = await cache.resolveOnce(key, certNotAfterMs, counted(tallies, slowPath));
+    const lease = verdict.kind !== 'allow' ? undefined : entry !== undefined ? leaseOfEntry(entry) : leaseFor(cache.now(), cache.ttlMs, certNotAfterMs);
+    if (source === 'joined') return decision(verdict, 'joined', lease);
+    if (!stored) tallies.notCached(verdict);
+    news?.learned(key, verdict, lease);
+    return decision(verdict, 'miss', lease);
+  };
   return {
+    ttlMs: cache.ttlMs,
     async decide(key, certNotAfterMs, slowPath) {
       const found = cache.lookup(key);
-      if (found.kind === 'hit') return { verdict: found.entry.verdict, cache: 'hit' };
-      const { verdict, source, stored } = await cache.resolveOnce(key, certNotAfterMs, counted(tallies, slowPath));
-      if (source === 'joined') return { verdict, cache: 'joined' };
-      if (!stored) tallies.notCached(verdict);
-      return { verdict, cache: 'miss' };
+      if (found.kind === 'hit') return decision(found.entry.verdict, 'hit', found.entry.verdict.kind === 'allow' ? leaseOfEntry(found.entry) : undefined);
+      return resolve(key, certNotAfterMs, slowPath);
     },
+    revalidate: resolve,
   };
 }
 
+export interface UncachedDeciderOptions {
+  /** `--egress-cache-ttl-ms`: how long an allow's lease lasts (default 5000). */
+  readonly ttlMs?: number;
+  readonly news?: VerdictNews;
+  /** Wall clock (default `Date.now`). */
+  readonly now?: () => number;
+}
+
 /** Cache off: the slow path every time, nothing stored (its verdicts are not counted as not cached). */
-export function uncachedDecider(tallies: DecisionTallies): EgressDecider {
-  return {
-    async decide(_key, _certNotAfterMs, slowPath) {
-      const { verdict } = await counted(tallies, slowPath)();
-      return { verdict, cache: 'off' };
-    },
+export function uncachedDecider(tallies: DecisionTallies, opts: UncachedDeciderOptions = {}): EgressDecider {
+  const ttlMs = opts.ttlMs ?? 5000;
+  const now = opts.now ?? Date.now;
+  let generation = 0;
+  const ask = async (key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision> => {
+    const { verdict } = await counted(tallies, slowPath)();
+    const lease = verdict.kind === 'allow' ? leaseFor(now(), ttlMs, certNotAfterMs, ++generation) : undefined;
+    opts.news?.learned(key, verdict, lease);
+    return decision(verdict, 'off', lease);
   };
+  return { ttlMs, decide: ask, revalidate: ask };
 }

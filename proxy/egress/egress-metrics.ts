@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of the egress listener, read from `EgressStats` when scraped. Labels are fixed sets: the
  * CONNECT outcomes, the listener's refusal reasons, the certificate refusal reasons, the hostname decisions' sources
- * and refusal reasons, the tunnel close reasons and the two directions; never anything an actor names.
+ * and refusal reasons, the tunnel close reasons, the re-validation results and the two directions; never anything an
+ * actor names.
  */
 import type { Registry } from 'prom-client';
 import { samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
@@ -44,9 +45,16 @@ export function registerEgressMetrics(registry: Registry, stats: EgressStats): v
   scrapedCounter(registry, { name: `${P}egress_tunnels_total`, help: 'Egress tunnels opened.', read: () => life().tunnels.opened });
   scrapedCounterBy(registry, {
     name: `${P}egress_tunnels_closed_total`,
-    help: 'Egress tunnels closed, by reason: actor, destination, idle, lifetime, drain, internal.',
+    help: 'Egress tunnels closed, by reason: actor, destination, idle, lifetime, drain, internal, and their grant ended: revoked-denied, revoked-not-running, revoked-unknown, certificate-expired, revoked-admin, revalidation-failed.',
     labelNames: ['reason'],
     read: () => samplesBy('reason', life().tunnels.closed),
+  });
+  scrapedGauge(registry, { name: `${P}egress_grants`, help: 'Egress grants held now: certificate and destination pairs with a tunnel open (each re-validated ahead of its lease).', read: () => stats.grantsHeld });
+  scrapedCounterBy(registry, {
+    name: `${P}egress_revalidations_total`,
+    help: 'Re-validations of egress grants through ext_proc, by result: renewed (the lease renewed), revoked (the answer ended the grant and closed its tunnels), failed (no answer that decides: the tunnels stay open until the lease runs out).',
+    labelNames: ['result'],
+    read: () => samplesBy('result', stats.revalidationsLifetime()),
   });
   scrapedCounterBy(registry, {
     name: `${P}egress_tunnel_bytes_total`,

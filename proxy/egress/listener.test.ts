@@ -312,6 +312,7 @@ test('a destination that refuses the connection: 502 destination unreachable (HT
     session.close();
     assert.equal(rig.listener.stats.snapshot().refusals.unreachable, 2);
     assert.equal(rig.listener.tunnels.actors, 0);
+    assert.equal(rig.listener.grants.size, 0, 'an allowed CONNECT that opened nothing holds no grant');
   } finally {
     await rig.close();
   }
@@ -391,10 +392,12 @@ test('the decider answers first: a cached verdict skips ext_proc; its key is the
   const keys: { certDigest: string; destination: string; actor: { atespace: string; name: string }; notAfterMs: number }[] = [];
   const rig = await startEgressRig({
     decider: {
+      ttlMs: 5000,
       async decide(key, notAfterMs) {
         keys.push({ ...key, notAfterMs });
         return { verdict: { kind: 'deny', status: 403, body: 'egress denied', outcome: 'denied' }, cache: 'hit' };
       },
+      revalidate: () => Promise.reject(new Error('no tunnel to re-validate')),
     },
   });
   try {
@@ -413,8 +416,12 @@ test('an error inside the proxy ends that CONNECT alone: 500, counted at egress-
   let fail = true;
   const rig = await startEgressRig({
     decider: {
+      ttlMs: 5000,
       async decide(_key, _notAfter, slowPath) {
         if (fail) throw new Error('a decider that throws');
+        return { verdict: (await slowPath()).verdict, cache: 'off' };
+      },
+      async revalidate(_key, _notAfter, slowPath) {
         return { verdict: (await slowPath()).verdict, cache: 'off' };
       },
     },

@@ -9,7 +9,8 @@
  * - HTTP/2: each classic CONNECT stream is one tunnel, as many at once as `--h2-max-concurrent-streams`; any other
  *   method 405 on its stream. A connection with no stream open for `--keep-alive-timeout-ms` is closed, and one
  *   that does not answer a PING within it (`edge/session-clock.ts`).
- * What a CONNECT is answered, and its tunnel, is `connect-handler.ts`. Connections are admitted by the proxy's
+ * What a CONNECT is answered, and its tunnel, is `connect-handler.ts`; the grants that re-validate the open tunnels
+ * and close them when their verdict ends, `grants.ts` (told by `signals`). Connections are admitted by the proxy's
  * `--max-connections` gate as the ingress's are; a TLS handshake or a CONNECT head not complete within
  * `--headers-timeout-ms` closes the connection.
  *
@@ -39,6 +40,8 @@ import type { EgressDecider } from './egress-decider.js';
 import { EgressStats } from './egress-stats.js';
 import type { EgressConnection } from './exchange.js';
 import { askExtProcEgress } from './extproc-egress.js';
+import type { GrantSignals } from './grant-signals.js';
+import { EgressGrants } from './grants.js';
 import { H1ConnectExchange, H1RequestExchange } from './h1-exchange.js';
 import { H2StreamExchange } from './h2-exchange.js';
 import { EgressTunnels } from './tunnels.js';
@@ -60,7 +63,9 @@ export interface EgressListenerDeps {
   readonly log: Logger;
   readonly accessLog?: AccessLog | undefined;
   readonly admission?: ConnectionAdmission | undefined;
-  /** Wall clock for certificate validity (default `Date.now`). */
+  /** What the grants hear about fresher verdicts and revocations (`egress-cache-stage.ts`); none: their own re-validations only. */
+  readonly signals?: GrantSignals | undefined;
+  /** Wall clock for certificate validity and the grants' leases (default `Date.now`). */
   readonly now?: () => number;
 }
 
@@ -78,6 +83,7 @@ const socketOwner = (socket: Duplex): ContainedOwner => ({ fail: () => socket.de
 
 export class EgressListener {
   readonly tunnels: EgressTunnels;
+  readonly grants: EgressGrants;
   readonly stats: EgressStats;
   readonly listener: TlsListener;
   readonly #deps: EgressListenerDeps;
@@ -92,6 +98,7 @@ export class EgressListener {
   /** The connection `#onConnection` is handing to the HTTP/2 engine (its session is made while it does). */
   #accepting: { readonly connection: EgressConnection; readonly socket: Socket } | undefined;
   #closed: Promise<void> | undefined;
+  readonly #detachGrants: () => void;
 
   /** Throws a UsageError when the certificate files or the client CA are missing or unusable. */
   constructor(deps: EgressListenerDeps) {
@@ -100,13 +107,23 @@ export class EgressListener {
     const now = deps.now ?? Date.now;
     this.tunnels = new EgressTunnels(config.maxTunnelsPerActor);
     this.forbidden = new ForbiddenDestinations(config.neverDial);
-    this.stats = new EgressStats(this.tunnels, () => this.#sockets.size);
+    const ask = (q: { readonly destination: string; readonly certificatePem: string }, signal: AbortSignal) => askExtProcEgress(deps.extProc, q, { timeoutMs: config.extprocTimeoutMs, signal });
+    this.grants = new EgressGrants({
+      decider: deps.decider,
+      ask,
+      now,
+      contained: (fail, fn) => guard.wrap('egress-tunnel', { fail }, fn),
+      log: deps.log,
+    });
+    this.#detachGrants = deps.signals?.attach(this.grants) ?? (() => undefined);
+    this.stats = new EgressStats(this.tunnels, () => this.#sockets.size, this.grants);
     this.#handler = new EgressConnectHandler({
       limits: { idleTimeoutMs: config.tunnelIdleTimeoutMs, maxLifetimeMs: config.tunnelMaxLifetimeMs, connectTimeoutMs: config.connectTimeoutMs },
       hostnameLimits: { timeoutMs: config.sniTimeoutMs, maxBytes: config.sniMaxBytes },
       decider: deps.decider,
-      slowPath: (q, gone) => askExtProcEgress(deps.extProc, q, { timeoutMs: config.extprocTimeoutMs, signal: gone }),
+      slowPath: ask,
       tunnels: this.tunnels,
+      grants: this.grants,
       stats: this.stats,
       guard,
       log: deps.log,
@@ -234,9 +251,11 @@ export class EgressListener {
     return clean;
   }
 
-  /** Closes every tunnel and connection now. */
+  /** Closes every tunnel and connection now (the grants stop: nothing is re-validated any more). */
   closeAll(): void {
     void this.stopAccepting();
+    this.#detachGrants();
+    this.grants.close();
     this.tunnels.closeAll();
     for (const session of this.#sessions) session.destroy();
     for (const socket of this.#sockets) socket.destroy();

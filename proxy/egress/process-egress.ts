@@ -1,7 +1,8 @@
 /**
  * The egress listener as one proxy process runs it (`proxy-process.ts`): made when `--egress-listen` is set, on the
  * ext_proc channel the resolver stage already has (same credentials; a channel of its own when the resolver is not
- * ext_proc), with its metrics, its `/stats` block (`egressTunnels`), and its part of the drain.
+ * ext_proc), with its metrics, its `/stats` block (`egressTunnels`), and its part of the drain. Its grants hear
+ * `signals` (a revoke through `POST /egress/revoke` included, `egress-cache-stage.ts`).
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
@@ -17,6 +18,7 @@ import type { ProxyStage } from '../stages/stage.js';
 import type { EgressListenerConfig } from './config.js';
 import type { EgressDecider } from './egress-decider.js';
 import { registerEgressMetrics } from './egress-metrics.js';
+import type { GrantSignals } from './grant-signals.js';
 import { EgressListener, type EgressEngineSettings } from './listener.js';
 
 export interface ProcessEgressDeps {
@@ -26,6 +28,8 @@ export interface ProcessEgressDeps {
   readonly stages: readonly ProxyStage[];
   /** The verdict cache's decider (`egress-cache-stage.ts`; with `--egress-cache off`, every CONNECT through ext_proc). */
   readonly decider: EgressDecider;
+  /** What the grants hear (`egress-cache-stage.ts`). */
+  readonly signals: GrantSignals;
   readonly log: Logger;
   readonly guard: ProxyContainment;
   readonly counters: Counters;
@@ -62,6 +66,7 @@ export function createProcessEgress(deps: ProcessEgressDeps): ProcessEgress {
       config: deps.config,
       engine: deps.engine,
       decider: deps.decider,
+      signals: deps.signals,
       extProc,
       guard: deps.guard,
       log: deps.log,

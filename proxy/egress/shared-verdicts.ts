@@ -12,10 +12,14 @@
  * (a verdict stored meanwhile elsewhere) survives in every process alike. Evictions are remembered for one TTL
  * (bounded): a store arriving after an eviction that covers it is ignored, so a late store never undoes a newer
  * eviction.
+ *
+ * The open tunnels react too (`hooks`): a verdict adopted from another process reaches this process's grants as a
+ * fresher verdict for its key (a denial closes the tunnels it granted), and an eviction that says `closes` (a revoke,
+ * an actor found not running or unknown) closes the tunnels it matches here as it did where it was made.
  */
 import { hasMessageType, type ProcessChannel } from '../../lib/cluster-channel.js';
 import { CounterSet } from '../stages/actor-cache/counter-set.js';
-import { LOCAL_ORIGIN, matchesFilter, type EgressKey, type EgressVerdict, type EgressVerdictCache, type VerdictEvent, type VerdictFilter } from './verdict-cache.js';
+import { LOCAL_ORIGIN, matchesFilter, type CachedVerdict, type EgressKey, type EgressVerdict, type EgressVerdictCache, type EvictionCloses, type VerdictEvent, type VerdictFilter } from './verdict-cache.js';
 
 /** The IPC message type (worker → primary → every other worker). */
 export const EGRESS_VERDICT_MESSAGE = 'actor-edge:egress-verdict';
@@ -37,6 +41,8 @@ export type SharedVerdictEvent =
       readonly origin: number;
       /** Per origin, the newest generation the evicting process had heard of: `[origin, generation]` pairs. */
       readonly upTo: readonly (readonly [number, number])[];
+      /** Present: the tunnels the filter matches are closed too, for this reason. */
+      readonly closes?: EvictionCloses;
     };
 
 export interface EgressVerdictMessage {
@@ -68,6 +74,16 @@ interface RememberedEviction {
   readonly until: number;
 }
 
+/** What the open tunnels of this process hear from the others (`grant-signals.ts`). */
+export interface SharedVerdictHooks {
+  /** A verdict another process stored was adopted here (it is now the key's entry). */
+  adopted(key: EgressKey, entry: CachedVerdict): void;
+  /** Another process evicted `filter` and said its tunnels close, for `reason`. */
+  revoked(filter: VerdictFilter, reason: EvictionCloses): void;
+}
+
+const CLOSES: ReadonlySet<string> = new Set<EvictionCloses>(['revoked-admin', 'revoked-not-running', 'revoked-unknown']);
+
 function isVerdict(v: unknown): v is EgressVerdict {
   const kind = (v as { kind?: unknown } | null)?.kind;
   return kind === 'allow' || kind === 'hostnames' || kind === 'deny';
@@ -81,11 +97,13 @@ export class SharedVerdicts {
   readonly #evictions: RememberedEviction[] = [];
   readonly #counters = new CounterSet<SharedVerdictCount>(SHARED_VERDICT_COUNTS);
   readonly #unsubscribe: () => void;
+  readonly #hooks: SharedVerdictHooks | undefined;
 
-  constructor(cache: EgressVerdictCache, channel: VerdictChannel) {
+  constructor(cache: EgressVerdictCache, channel: VerdictChannel, hooks?: SharedVerdictHooks) {
     if (!(channel.self > 0)) throw new RangeError('a shared verdict table needs a process id > 0');
     this.#cache = cache;
     this.#channel = channel;
+    this.#hooks = hooks;
     cache.subscribe((event) => this.#publish(event));
     this.#unsubscribe = channel.onMessage((m) => this.#apply(m.event));
   }
@@ -98,7 +116,7 @@ export class SharedVerdicts {
     } else {
       const upTo: [number, number][] = [[origin, this.#cache.latestGeneration], ...this.#heard];
       this.#remember(event.filter, new Map(upTo));
-      wire = { kind: 'evicted', filter: event.filter, origin, upTo };
+      wire = { kind: 'evicted', filter: event.filter, origin, upTo, ...(event.closes === undefined ? {} : { closes: event.closes }) };
     }
     this.#channel.send({ type: EGRESS_VERDICT_MESSAGE, event: wire });
     this.#counters.inc('sent');
@@ -110,10 +128,11 @@ export class SharedVerdicts {
     if (event.kind === 'stored') {
       if (event.generation > (this.#heard.get(event.origin) ?? 0)) this.#heard.set(event.origin, event.generation);
       const adopted =
-        isVerdict(event.verdict) &&
-        !this.#covered(event.key, event.origin, event.generation) &&
-        this.#cache.adopt(event.key, event.verdict, event.origin, event.generation, event.expiresAtMs);
-      this.#counters.inc(adopted ? 'adopted' : 'ignored');
+        isVerdict(event.verdict) && !this.#covered(event.key, event.origin, event.generation)
+          ? this.#cache.adoptEntry(event.key, event.verdict, event.origin, event.generation, event.expiresAtMs)
+          : undefined;
+      this.#counters.inc(adopted !== undefined ? 'adopted' : 'ignored');
+      if (adopted !== undefined) this.#hooks?.adopted(event.key, adopted);
       return;
     }
     const upTo = new Map(event.upTo);
@@ -122,6 +141,7 @@ export class SharedVerdicts {
     const dropped = this.#cache.drop(event.filter, covers);
     this.#counters.inc('evictions');
     this.#counters.add('dropped', dropped);
+    if (event.closes !== undefined && CLOSES.has(event.closes)) this.#hooks?.revoked(event.filter, event.closes);
   }
 
   /** Whether an eviction heard before covers a store of `origin`'s `generation` for `key`. */

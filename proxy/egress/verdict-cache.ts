@@ -14,6 +14,8 @@
  * - Every verdict is named by its origin (0: this process, else the id of the process that stored it) and that
  *   origin's generation, increasing per origin: what lets several processes keep one table (`shared-verdicts.ts`).
  *   A subscriber hears this process's own stores and admin evictions; `adopt` and `drop` apply the others'.
+ * - An entry is also a lease (`Lease`): the tunnels an allow opened are re-validated before it runs out
+ *   (`grants.ts`), and an eviction may say that the tunnels it matches are to be closed (`closes`).
  *
  * Knows nothing of HTTP, TLS or ext_proc: a verdict is data, a resolution a promise.
  */
@@ -49,6 +51,9 @@ export interface CachedVerdict {
   readonly generation: number;
 }
 
+/** What a verdict promises, and until when: the entry that granted a tunnel (`grants.ts`). */
+export type Lease = Pick<CachedVerdict, 'origin' | 'generation' | 'expiresAtMs'>;
+
 export type VerdictLookup = { readonly kind: 'hit'; readonly entry: CachedVerdict } | { readonly kind: 'miss' };
 
 /** What a resolution decided: the verdict, and whether it may be cached. */
@@ -64,19 +69,28 @@ export interface VerdictFilter {
   readonly name?: string;
 }
 
-/** Why a verdict left the cache before it expired: this process's admin, another process's eviction, the LRU bound. */
-export type EvictionReason = 'admin' | 'peer' | 'lru';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['admin', 'peer', 'lru']);
+/**
+ * Why a verdict left the cache before it expired: this process's admin, another process's eviction, the LRU bound,
+ * or its actor found not running or unknown while this process held tunnels of its certificate (`revoked`).
+ */
+export type EvictionReason = 'admin' | 'peer' | 'lru' | 'revoked';
+export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['admin', 'peer', 'lru', 'revoked']);
 
 export type VerdictCount = 'hits' | 'misses' | 'joined' | 'stored' | 'expired';
 export const VERDICT_COUNTS: readonly VerdictCount[] = Object.freeze(['hits', 'misses', 'joined', 'stored', 'expired']);
 
 export const LOCAL_ORIGIN = 0;
 
-/** What a subscriber hears: a verdict this process stored, or an admin eviction this process made. */
+/**
+ * What a subscriber hears: a verdict this process stored, or an admin eviction this process made (`closes`: the
+ * tunnels it matches are closed too, for that reason — `revocation.ts`).
+ */
 export type VerdictEvent =
   | { readonly kind: 'stored'; readonly key: EgressKey; readonly verdict: EgressVerdict; readonly generation: number; readonly expiresAtMs: number }
-  | { readonly kind: 'evicted'; readonly filter: VerdictFilter };
+  | { readonly kind: 'evicted'; readonly filter: VerdictFilter; readonly closes?: EvictionCloses };
+
+/** Why an eviction closes the tunnels it matches (a subset of `EgressRevocation`, kept here as data). */
+export type EvictionCloses = 'revoked-admin' | 'revoked-not-running' | 'revoked-unknown';
 
 export interface VerdictCacheOptions {
   readonly maxEntries: number;
@@ -99,10 +113,17 @@ class Entry implements CachedVerdict {
   ) {}
 }
 
+/** What a resolution gave: the verdict, and the entry it stored (none: not stored). */
+interface FlightResult {
+  readonly verdict: EgressVerdict;
+  readonly stored: boolean;
+  readonly entry: CachedVerdict | undefined;
+}
+
 /** One resolution in flight: its result, its key, and whether an eviction matched it meanwhile. */
 interface Flight {
   readonly key: EgressKey;
-  readonly result: Promise<{ readonly verdict: EgressVerdict; readonly stored: boolean }>;
+  readonly result: Promise<FlightResult>;
   tainted: boolean;
 }
 
@@ -172,31 +193,37 @@ export class EgressVerdictCache {
    * one; ignored (false) when that is already past.
    */
   store(key: EgressKey, verdict: EgressVerdict, certNotAfterMs: number): boolean {
+    return this.#store(key, verdict, certNotAfterMs) !== undefined;
+  }
+
+  #store(key: EgressKey, verdict: EgressVerdict, certNotAfterMs: number): Entry | undefined {
     const now = this.#now();
     const expiresAtMs = Math.min(now + this.ttlMs, certNotAfterMs);
-    if (!(expiresAtMs > now)) return false;
+    if (!(expiresAtMs > now)) return undefined;
     const generation = ++this.#generation;
-    this.#lru.set(keyId(key), new Entry(key, verdict, now, expiresAtMs, LOCAL_ORIGIN, generation));
+    const entry = new Entry(key, verdict, now, expiresAtMs, LOCAL_ORIGIN, generation);
+    this.#lru.set(keyId(key), entry);
     this.#counts.inc('stored');
     this.#subscriber?.({ kind: 'stored', key, verdict, generation, expiresAtMs });
-    return true;
+    return entry;
   }
 
   /**
    * Concurrent misses for one key share one resolution: `resolve` runs once per key at a time and every caller gets
    * its result (`leader`: the caller whose `resolve` ran; `joined`: the others), or its rejection. The result is
-   * stored when it says `cacheable` and no eviction matched the key while it was in flight (`stored` says so).
+   * stored when it says `cacheable` and no eviction matched the key while it was in flight (`stored` says so, and
+   * `entry` is what was stored).
    */
   resolveOnce(
     key: EgressKey,
     certNotAfterMs: number,
     resolve: () => Promise<Resolution>,
-  ): Promise<{ verdict: EgressVerdict; source: 'leader' | 'joined'; stored: boolean }> {
+  ): Promise<FlightResult & { readonly source: 'leader' | 'joined' }> {
     const id = keyId(key);
     const inFlight = this.#flights.get(id);
     if (inFlight !== undefined) {
       this.#counts.inc('joined');
-      return inFlight.result.then(({ verdict, stored }) => ({ verdict, source: 'joined' as const, stored }));
+      return inFlight.result.then((r) => ({ ...r, source: 'joined' as const }));
     }
     const settled = (): void => {
       if (this.#flights.get(id) === flight) this.#flights.delete(id);
@@ -207,8 +234,8 @@ export class EgressVerdictCache {
       result: (async () => resolve())().then(
         (r) => {
           settled();
-          const stored = r.cacheable && !flight.tainted && this.store(key, r.verdict, certNotAfterMs);
-          return { verdict: r.verdict, stored };
+          const entry = r.cacheable && !flight.tainted ? this.#store(key, r.verdict, certNotAfterMs) : undefined;
+          return { verdict: r.verdict, stored: entry !== undefined, entry };
         },
         (err: unknown) => {
           settled();
@@ -217,16 +244,18 @@ export class EgressVerdictCache {
       ),
     };
     this.#flights.set(id, flight);
-    return flight.result.then(({ verdict, stored }) => ({ verdict, source: 'leader' as const, stored }));
+    return flight.result.then((r) => ({ ...r, source: 'leader' as const }));
   }
 
   /**
-   * Removes every live verdict `filter` matches (`{}`: all) and counts them as `admin` evictions; resolutions in
-   * flight for a matching key will not be stored. The subscriber hears the eviction. Returns how many went.
+   * Removes every live verdict `filter` matches (`{}`: all) and counts them as `admin` evictions (`revoked` when
+   * the actor's state closes them); resolutions in flight for a matching key will not be stored. The subscriber
+   * hears the eviction (with `closes`: the tunnels it matches are to be closed in every process). Returns how many
+   * went.
    */
-  evict(filter: VerdictFilter): number {
-    const removed = this.#remove(filter, () => true, 'admin');
-    this.#subscriber?.({ kind: 'evicted', filter });
+  evict(filter: VerdictFilter, closes?: EvictionCloses): number {
+    const removed = this.#remove(filter, () => true, closes === undefined || closes === 'revoked-admin' ? 'admin' : 'revoked');
+    this.#subscriber?.(closes === undefined ? { kind: 'evicted', filter } : { kind: 'evicted', filter, closes });
     return removed;
   }
 
@@ -262,14 +291,20 @@ export class EgressVerdictCache {
    * with a generation at least as new. Returns whether it was stored. Nothing is heard by the subscriber.
    */
   adopt(key: EgressKey, verdict: EgressVerdict, origin: number, generation: number, expiresAtMs: number): boolean {
+    return this.adoptEntry(key, verdict, origin, generation, expiresAtMs) !== undefined;
+  }
+
+  /** `adopt`, answering the entry it stored (undefined: not stored). */
+  adoptEntry(key: EgressKey, verdict: EgressVerdict, origin: number, generation: number, expiresAtMs: number): CachedVerdict | undefined {
     const now = this.#now();
     const until = Math.min(expiresAtMs, now + this.ttlMs);
-    if (!(until > now)) return false;
+    if (!(until > now)) return undefined;
     const id = keyId(key);
     const current = this.#lru.peek(id);
-    if (current !== undefined && current.origin === origin && current.generation >= generation) return false;
-    this.#lru.set(id, new Entry(key, verdict, now, until, origin, generation));
-    return true;
+    if (current !== undefined && current.origin === origin && current.generation >= generation) return undefined;
+    const entry = new Entry(key, verdict, now, until, origin, generation);
+    this.#lru.set(id, entry);
+    return entry;
   }
 
   /** One subscriber hears this process's own stores and admin evictions (the shared table); undefined stops it. */

@@ -6,7 +6,7 @@
  * one from another CA or none, while ext_proc answers with the policy, a denial, a broken allow, an error or
  * silence (the verdict cache on, its TTL short). The process lives on; every request gets a well-formed answer (or a reset, or its connection closes);
  * a tunnel opens only for an actor certificate, an allow from ext_proc and the allowed destination, and carries
- * its bytes; nothing connects to the decoy; no connection, tunnel, actor's place or request stays behind.
+ * its bytes; nothing connects to the decoy; no connection, tunnel, actor's place, grant or request stays behind.
  */
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -17,17 +17,17 @@ import { sendH2 } from '../testing/fuzz/h2-client.js';
 import { withDeadline } from '../testing/fuzz/run.js';
 import { h1CaseArb, h2CaseArb, sendH1Case, startEgressStack, tunnelProblem, type EgressCase, type EgressStack } from '../egress/testing/egress-fuzz.js';
 
-/** Waits until the proxy holds no egress connection, tunnel or actor's place; the problem otherwise. */
+/** Waits until the proxy holds no egress connection, tunnel, actor's place or grant; the problem otherwise. */
 async function egressSettled(stack: EgressStack): Promise<string[]> {
   const deadline = Date.now() + 10_000;
-  let block = { connections: -1, open: -1, actors: -1 };
+  let block = { connections: -1, open: -1, actors: -1, grants: { held: -1 } };
   while (Date.now() < deadline) {
     const stats = (await (await request(`${stack.proxy.admin}/stats`)).body.json()) as { egressTunnels: typeof block };
     block = stats.egressTunnels;
-    if (block.connections === 0 && block.open === 0 && block.actors === 0) return [];
+    if (block.connections === 0 && block.open === 0 && block.actors === 0 && block.grants.held === 0) return [];
     await new Promise((r) => setTimeout(r, 20));
   }
-  return [`after the case: ${block.connections} egress connection(s), ${block.open} tunnel(s) open, ${block.actors} actor(s) holding places`];
+  return [`after the case: ${block.connections} egress connection(s), ${block.open} tunnel(s) open, ${block.actors} actor(s) holding places, ${block.grants.held} grant(s) held`];
 }
 
 test(
