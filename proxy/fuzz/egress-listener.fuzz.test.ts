@@ -39,6 +39,7 @@ test(
     cases: (stack) => fc.oneof(h1CaseArb(stack.echo.address, stack.decoy.address), h2CaseArb(stack.echo.address, stack.decoy.address)),
     async send(c, { stack, n, count, settle }) {
       stack.mode = c.mode;
+      const startedAt = Date.now();
       const problems: string[] = [];
       if (c.protocol === 'http/1.1') {
         const outcome = await withDeadline(sendH1Case(stack, c), 30_000, 'the HTTP/1.1 case');
@@ -61,7 +62,7 @@ test(
             const fields = s?.fields ?? [];
             const method = fields.find(([k]) => k === ':method')?.[1];
             const authority = fields.find(([k]) => k === ':authority')?.[1];
-            const problem = method !== 'CONNECT' || authority === undefined ? 'a 200 to a stream that is not a CONNECT' : tunnelProblem(c, expand(authority), stack.echo.address, stack.allowedAt);
+            const problem = method !== 'CONNECT' || authority === undefined ? 'a 200 to a stream that is not a CONNECT' : tunnelProblem(c, expand(authority), stack.echo.address, stack.allowedAt, startedAt);
             if (problem !== undefined) problems.push(`stream ${o.id}: ${problem}`);
           }
         }

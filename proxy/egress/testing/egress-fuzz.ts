@@ -233,11 +233,14 @@ export function namesEcho(authority: string, echo: string): boolean {
 
 /**
  * What the oracle requires of a 200: an actor certificate, the echo destination, and ext_proc's policy allowing it —
- * in this case, or within the cache's TTL (`allowedAt`).
+ * in this case, or within the cache's TTL (`allowedAt`). `caseStartedAt`: when the case began to be sent. Outside
+ * the policy mode ext_proc allows nothing during the case, so a verdict that opened a tunnel was stored before it
+ * began: the bound is judged from the case's start, not from when its answers were read (a slow case, a long header
+ * block before the CONNECT, may be read seconds after its 200 arrived).
  */
-export function tunnelProblem(c: { readonly creds: Creds; readonly mode: AnswerMode }, authority: string, echo: string, allowedAt: number): string | undefined {
+export function tunnelProblem(c: { readonly creds: Creds; readonly mode: AnswerMode }, authority: string, echo: string, allowedAt: number, caseStartedAt: number): string | undefined {
   if (c.creds !== 'actor') return `a tunnel opened for a client with ${c.creds} certificate`;
-  if (c.mode.kind !== 'policy' && Date.now() - allowedAt > CACHE_TTL_MS + 1000) return `a tunnel opened though ext_proc answered ${JSON.stringify(c.mode)} and allowed nothing within the cache's TTL`;
+  if (c.mode.kind !== 'policy' && caseStartedAt - allowedAt > CACHE_TTL_MS + 1000) return `a tunnel opened though ext_proc answered ${JSON.stringify(c.mode)} and allowed nothing within the cache's TTL`;
   if (!namesEcho(authority, echo)) return `a tunnel opened to ${JSON.stringify(authority.slice(0, 80))}, which the policy does not allow`;
   return undefined;
 }
@@ -270,6 +273,7 @@ function readUntil(socket: TLSSocket, until: (got: Buffer) => boolean, ms: numbe
 
 /** Sends one HTTP/1.1 case and judges the answer. */
 export async function sendH1Case(stack: EgressStack, c: H1Case): Promise<H1Outcome> {
+  const startedAt = Date.now();
   const problems: string[] = [];
   let socket: TLSSocket;
   try {
@@ -289,7 +293,7 @@ export async function sendH1Case(stack: EgressStack, c: H1Case): Promise<H1Outco
     }
     const status = Number(line[1]);
     if (status === 200) {
-      const problem = c.connectTo === undefined ? 'a 200 to a request that is not a CONNECT' : tunnelProblem(c, c.connectTo, stack.echo.address, stack.allowedAt);
+      const problem = c.connectTo === undefined ? 'a 200 to a request that is not a CONNECT' : tunnelProblem(c, c.connectTo, stack.echo.address, stack.allowedAt, startedAt);
       if (problem !== undefined) problems.push(problem);
       // The tunnel echoes: whatever was sent past the head, then the payload, comes back.
       const payload = Buffer.from(c.payload);
