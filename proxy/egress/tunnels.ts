@@ -6,6 +6,7 @@
  */
 import type { EgressBytes } from './egress-stats.js';
 import type { EgressTunnel } from './tunnel.js';
+import { untilEmpty } from '../../lib/until-empty.js';
 
 /** One actor's place, held by one CONNECT; `release` is idempotent. */
 export interface ActorPlace {
@@ -86,14 +87,7 @@ export class EgressTunnels {
   async drain(timeoutMs: number): Promise<boolean> {
     this.#draining = true;
     if (this.#open.size === 0) return true;
-    const clean = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.#onEmpty = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-    });
-    this.#onEmpty = undefined;
+    const clean = await untilEmpty(timeoutMs, (onEmpty) => (this.#onEmpty = onEmpty));
     if (!clean) this.closeAll();
     return clean;
   }

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { ProxyContainment } from '../ops/containment.js';
 import { TunnelStats, type TunnelBytes, type TunnelCloseReason, type TunnelKind } from '../ops/tunnel-stats.js';
+import { untilEmpty } from '../../lib/until-empty.js';
 
 /** One open tunnel as the hub sees it. */
 export interface OpenTunnel {
@@ -87,14 +88,7 @@ export class TunnelHub {
   async drain(timeoutMs: number): Promise<boolean> {
     this.#draining = true;
     if (this.#open.size === 0) return true;
-    const clean = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.#onEmpty = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-    });
-    this.#onEmpty = undefined;
+    const clean = await untilEmpty(timeoutMs, (onEmpty) => (this.#onEmpty = onEmpty));
     if (!clean) {
       this.log.warn({ tunnels: this.#open.size }, 'drain timeout: closing open tunnels');
       for (const t of [...this.#open]) t.close('drain');
