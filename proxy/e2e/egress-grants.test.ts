@@ -7,51 +7,27 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { eventually, waitFor } from '../../lib/testing/wait.js';
-import { workerNet } from '../../lib/loopback.js';
-import { actorCaFiles, createActorCa } from '../../lib/tls/actor-certs.js';
-import type { InProcessComponent } from '../../lib/testing/component.js';
-import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
-import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
-import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
-import { h1Connect, readBytes, startEcho, type Destination, type EgressTarget } from '../egress/testing/egress-clients.js';
-import { egressPki, type ClientCredentials, type EgressPki } from '../egress/testing/egress-pki.js';
+import { h1Connect, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
+import type { ClientCredentials } from '../egress/testing/egress-pki.js';
+import { adminCall as call, startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
 
 const TTL_MS = 400;
 /** How long a test waits for what must happen within one TTL plus one round trip (a generous bound: not measured). */
 const WITHIN = 10_000;
 
-let dir: string;
-let pki: EgressPki;
-let stub: InProcessComponent;
-let extproc: InProcessComponent;
-let proxy: InProcessTestProxy;
+let stack: EgressStack;
+let egress: EgressProxy;
 let echo: Destination;
 let echo2: Destination;
-let target: EgressTarget;
 
-async function call<T = Record<string, unknown>>(base: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${base}${route}`, {
-    method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text === '' ? {} : JSON.parse(text)) as T };
-}
-
-const stubAdmin = <T = Record<string, unknown>>(method: string, route: string, body?: unknown) => call<T>(`http://${stub.addresses.admin}`, method, route, body);
+const stubAdmin = <T = Record<string, unknown>>(method: string, route: string, body?: unknown) => stack.stubAdmin<T>(method, route, body);
 
 /** A running actor allowed everywhere, and a certificate for it (`lifetimeMs`: its validity). */
 async function allowedActor(name: string, lifetimeMs?: number): Promise<ClientCredentials> {
-  assert.equal((await stubAdmin('POST', `/actors/demo/${name}/resume`)).status, 200);
-  assert.equal((await stubAdmin('PUT', `/actors/demo/${name}/egress-policy`, { rules: [{ kind: 'all', ports: 'all' }] })).status, 200);
-  const minted = await stubAdmin<{ bundle: string }>('POST', `/actors/demo/${name}/certificate`, lifetimeMs === undefined ? {} : { lifetimeMs });
-  assert.equal(minted.status, 200, JSON.stringify(minted.body));
-  return { cert: minted.body.bundle, key: minted.body.bundle };
+  await stack.setPolicy(name, { rules: [{ kind: 'all', ports: 'all' }] });
+  return stack.certificate(name, lifetimeMs === undefined ? {} : { lifetimeMs });
 }
 
 /** An open tunnel, and when its actor's side saw it close. */
@@ -67,7 +43,7 @@ let changing = false;
 async function openTunnels(creds: ClientCredentials, n: number, to: Destination = echo): Promise<OpenTunnel[]> {
   const out: OpenTunnel[] = [];
   for (let i = 0; i < n; i++) {
-    const answer = await h1Connect(target, creds, to.address);
+    const answer = await h1Connect(egress.target, creds, to.address);
     assert.equal(answer.status, 200, answer.body);
     const tunnel: OpenTunnel = { socket: answer.socket, closed: false, closedAfterChange: undefined };
     answer.socket.once('close', () => {
@@ -89,52 +65,28 @@ const closeAll = (tunnels: readonly OpenTunnel[]): void => tunnels.forEach((t) =
 interface ProxyStats {
   egressTunnels: { closed: Record<string, number>; grants: { held: number; revalidations: { renewed: number; revoked: number; failed: number } } };
 }
-const proxyStats = async (): Promise<ProxyStats> => (await call<ProxyStats>(proxy.admin, 'GET', '/stats')).body;
+const proxyStats = async (): Promise<ProxyStats> => (await call<ProxyStats>(egress.handle.admin, 'GET', '/stats')).body;
 const extprocRequests = async (): Promise<Record<string, number>> =>
-  (await call<{ egress: { requests: Record<string, number> } }>(`http://${extproc.addresses.admin}`, 'GET', '/stats')).body.egress.requests;
+  (await call<{ egress: { requests: Record<string, number> } }>(`http://${stack.extproc.addresses.admin}`, 'GET', '/stats')).body.egress.requests;
 
 /** The access-log lines of `actor`'s tunnels that have closed. */
 const tunnelLines = (actor: string): { closedBy: string; grant: { origin: number; generation: number } | null }[] =>
-  proxy
+  egress.handle
     .logs()
     .filter((l) => l.msg === 'egress' && l.actor === `demo/${actor}` && l.tunnel !== null && l.tunnel !== undefined)
     .map((l) => l.tunnel as { closedBy: string; grant: { origin: number; generation: number } | null });
 
 before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'actor-edge-egress-revocation-'));
-  await createActorCa(dir);
-  pki = await egressPki();
-  const net = await workerNet();
-  stub = await startStubInProcess([
-    '--actor-ca-dir', dir, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--workers', '8', '--worker-ip-base', net.ipBase,
-    '--worker-port', String(net.port), '--actors', '8', '--atespace', 'demo', '--cold-resume-ms', '5', '--resolve-latency-ms', '0',
-  ]);
-  extproc = await startExtprocInProcess(['--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--apiserver', stub.addresses.grpc!, '--worker-port', String(net.port)]);
+  stack = await startEgressStack({ actors: 8 });
+  egress = await stack.startProxy({ ttlMs: TTL_MS });
   echo = await startEcho();
   echo2 = await startEcho();
-  proxy = await startTestProxy({
-    mode: 'in-process',
-    extproc: extproc.addresses.grpc!,
-    args: [
-      '--egress-listen', '127.0.0.1:0',
-      '--egress-tls-cert', pki.server.certFile,
-      '--egress-tls-key', pki.server.keyFile,
-      '--egress-client-ca', actorCaFiles(dir).certFile,
-      '--egress-cache-ttl-ms', String(TTL_MS),
-    ],
-  });
-  const address = proxy.addresses.egress as string;
-  target = { host: '127.0.0.1', port: Number(address.slice(address.lastIndexOf(':') + 1)), ca: pki.serverCa };
 });
 
 after(async () => {
-  await proxy?.stop();
-  await extproc?.stop();
-  await stub?.stop();
+  await stack?.stop();
   await echo?.close();
   await echo2?.close();
-  await pki?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
 test('a policy removed while 20 tunnels are open: all 20 close at the first re-validation after the change (revoked-denied), none of another actor', async () => {
@@ -170,7 +122,7 @@ test('a policy removed while 20 tunnels are open: all 20 close at the first re-v
 
     assert.equal(others.filter((t) => t.closed).length, 0, "another actor's tunnels stay open");
     for (const t of others) assert.ok(await carries(t));
-    const again = await h1Connect(target, revoked, echo.address);
+    const again = await h1Connect(egress.target, revoked, echo.address);
     assert.deepEqual([again.status, again.body], [403, 'egress denied'], 'and a new CONNECT is refused');
   } finally {
     closeAll([...tunnels, ...others]);
@@ -201,7 +153,7 @@ test("the certificate's NotAfter closes its tunnels (certificate-expired) though
     await waitFor(() => tunnels.every((t) => t.closed), WITHIN, 'the tunnels closed at the NotAfter');
     await waitFor(() => tunnelLines('actor-003').length === 3, WITHIN, 'their access-log lines');
     assert.deepEqual([...new Set(tunnelLines('actor-003').map((l) => l.closedBy))], ['certificate-expired']);
-    const refused = await h1Connect(target, actor, echo.address);
+    const refused = await h1Connect(egress.target, actor, echo.address);
     assert.deepEqual([refused.status, refused.body], [403, 'invalid actor certificate'], 'the expired certificate opens nothing more');
   } finally {
     closeAll(tunnels);
@@ -225,7 +177,7 @@ test('the control plane down: no re-validation can renew the grant, its tunnels 
     closeAll(tunnels);
     assert.equal((await stubAdmin('DELETE', '/outage')).status, 200);
   }
-  const again = await h1Connect(target, actor, echo.address);
+  const again = await h1Connect(egress.target, actor, echo.address);
   assert.equal(again.status, 200, again.body);
   again.socket.destroy();
 });
@@ -237,10 +189,10 @@ test('revoke by admin: the actor\'s verdicts evicted and its tunnels closed at o
   const tunnels = [...(await openTunnels(revoked, 2)), ...(await openTunnels(revoked, 2, echo2))];
   const others = await openTunnels(bystander, 2);
   try {
-    assert.equal((await call(proxy.admin, 'POST', '/egress/revoke')).status, 400);
-    assert.equal((await call(proxy.admin, 'POST', '/egress/revoke?actor=demo')).status, 400);
+    assert.equal((await call(egress.handle.admin, 'POST', '/egress/revoke')).status, 400);
+    assert.equal((await call(egress.handle.admin, 'POST', '/egress/revoke?actor=demo')).status, 400);
     changing = true;
-    const answer = await call(proxy.admin, 'POST', '/egress/revoke?actor=demo/actor-005');
+    const answer = await call(egress.handle.admin, 'POST', '/egress/revoke?actor=demo/actor-005');
     assert.equal(answer.status, 200);
     assert.equal(answer.body.actor, 'demo/actor-005');
     assert.equal(answer.body.tunnelsClosed, 4);
@@ -251,11 +203,11 @@ test('revoke by admin: the actor\'s verdicts evicted and its tunnels closed at o
     assert.equal(others.filter((t) => t.closed).length, 0);
     for (const t of others) assert.ok(await carries(t));
 
-    const next = await h1Connect(target, revoked, echo.address);
+    const next = await h1Connect(egress.target, revoked, echo.address);
     assert.equal(next.status, 200, 'not a ban: the policy still allows it');
     next.socket.destroy();
     const line = await eventually(
-      () => proxy.logs().find((l) => l.msg === 'egress' && l.actor === 'demo/actor-005' && (l.tunnel as { closedBy?: string } | null)?.closedBy === 'actor'),
+      () => egress.handle.logs().find((l) => l.msg === 'egress' && l.actor === 'demo/actor-005' && (l.tunnel as { closedBy?: string } | null)?.closedBy === 'actor'),
       WITHIN,
       'its line',
     );
