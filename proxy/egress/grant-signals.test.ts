@@ -4,9 +4,10 @@ import { cachedDecider, DecisionTallies } from './egress-decider.js';
 import type { EgressCloseReason } from './egress-stats.js';
 import { GrantSignals } from './grant-signals.js';
 import { EgressGrants } from './grants.js';
-import { SharedVerdicts, type EgressVerdictMessage, type VerdictChannel } from './shared-verdicts.js';
+import { SharedVerdicts, type EgressVerdictMessage } from './shared-verdicts.js';
 import { EgressVerdictCache, type EgressKey, type EgressVerdict, type Resolution } from './verdict-cache.js';
 import { ALLOW, DENY, digest, egressKey, fakeClock } from './testing/verdicts.js';
+import { memoryRelay } from '../../lib/testing/memory-relay.js';
 
 const TTL = 60_000;
 const HOUR = 3_600_000;
@@ -22,26 +23,7 @@ class FakeTunnel {
   }
 }
 
-/** In-memory relay: what one process sends reaches every other when `flush()` is called (as the cluster primary relays). */
-function relay() {
-  const handlers = new Map<number, (m: EgressVerdictMessage) => void>();
-  const queue: { from: number; message: EgressVerdictMessage }[] = [];
-  const channel = (self: number): VerdictChannel => ({
-    self,
-    send: (message) => void queue.push({ from: self, message: structuredClone(message) }),
-    onMessage: (handler) => {
-      handlers.set(self, handler);
-      return () => handlers.delete(self);
-    },
-  });
-  const flush = (): void => {
-    while (queue.length > 0) {
-      const { from, message } = queue.shift() as { from: number; message: EgressVerdictMessage };
-      for (const [id, handler] of handlers) if (id !== from) handler(message);
-    }
-  };
-  return { channel, flush, queue };
-}
+const relay = () => memoryRelay<EgressVerdictMessage>();
 
 /** Two processes of one cluster: each its cache, shared table, signals, decider and grants. */
 function cluster(t: TestContext) {

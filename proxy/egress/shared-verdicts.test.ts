@@ -1,35 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EgressVerdictCache, type Resolution } from './verdict-cache.js';
-import { EGRESS_VERDICT_MESSAGE, SharedVerdicts, type EgressVerdictMessage, type SharedVerdictEvent, type VerdictChannel } from './shared-verdicts.js';
+import { EGRESS_VERDICT_MESSAGE, SharedVerdicts, type EgressVerdictMessage, type SharedVerdictEvent } from './shared-verdicts.js';
 import { isSharedTableMessage } from '../cluster/shared-table-relay.js';
 import { BINDING_MESSAGE } from '../stages/actor-cache/shared-bindings.js';
 import { ALLOW, deferred, DENY, digest, egressKey, fakeClock } from './testing/verdicts.js';
+import { memoryRelay } from '../../lib/testing/memory-relay.js';
 
 const TTL = 5000;
 const A = egressKey(digest('a'));
 const B = egressKey(digest('b'), '127.0.0.1:9000', { atespace: 'demo', name: 'b' });
 
-/** In-memory relay: what one process sends is queued for every other, delivered in order when `flush()` is called. */
-function hub() {
-  const handlers = new Map<number, (m: EgressVerdictMessage) => void>();
-  const queue: { from: number; message: EgressVerdictMessage }[] = [];
-  const channel = (self: number): VerdictChannel => ({
-    self,
-    send: (message) => void queue.push({ from: self, message: structuredClone(message) }),
-    onMessage: (handler) => {
-      handlers.set(self, handler);
-      return () => handlers.delete(self);
-    },
-  });
-  const flush = (): void => {
-    while (queue.length > 0) {
-      const { from, message } = queue.shift() as { from: number; message: EgressVerdictMessage };
-      for (const [id, handler] of handlers) if (id !== from) handler(message);
-    }
-  };
-  return { channel, flush, queue };
-}
+const hub = () => memoryRelay<EgressVerdictMessage>();
 
 function pair() {
   const clock = fakeClock();

@@ -1,33 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BindingCache, type BindingEvent } from './binding-cache.js';
-import { SharedBindings, type BindingChannel, type BindingMessage } from './shared-bindings.js';
+import { SharedBindings, type BindingMessage } from './shared-bindings.js';
+import { memoryRelay } from '../../../lib/testing/memory-relay.js';
 
 function clock(start = 1000): { now(): number; advance(ms: number): void } {
   let t = start;
   return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
-/** In-memory relay: what one process sends is queued for every other, delivered when `flush()` is called. */
-function hub() {
-  const handlers = new Map<number, (m: BindingMessage) => void>();
-  const queue: { from: number; message: BindingMessage }[] = [];
-  const channel = (self: number): BindingChannel => ({
-    self,
-    send: (message) => void queue.push({ from: self, message: structuredClone(message) }),
-    onMessage: (handler) => {
-      handlers.set(self, handler);
-      return () => handlers.delete(self);
-    },
-  });
-  const flush = (): void => {
-    while (queue.length > 0) {
-      const { from, message } = queue.shift() as { from: number; message: BindingMessage };
-      for (const [id, handler] of handlers) if (id !== from) handler(message);
-    }
-  };
-  return { channel, flush, queue };
-}
+const hub = () => memoryRelay<BindingMessage>();
 
 function pair() {
   const c = clock();
