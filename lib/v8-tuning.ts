@@ -7,7 +7,7 @@
  * request ends, but until the next full collection they still point at the younger objects of the same request,
  * and the young-generation collector treats every old-to-young pointer as live: each request's context, headers,
  * node's request and undici's request were copied and promoted instead of freed. Measured on the benchmark's hit
- * path (DESIGN.md "The hit path and the garbage collector"): with it off, 2–3x fewer bytes per request survive a
+ * path (docs/design/proxy.md, "The hit path and the garbage collector"): with it off, 2–3x fewer bytes per request survive a
  * young-generation collection and the proxy's peak RSS falls by about a third; the CPU saved is a few percent,
  * within the noise of single runs. Objects that do live long (connections, bindings, pools) are still promoted,
  * after surviving two young collections as V8 always does.

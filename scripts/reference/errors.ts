@@ -48,7 +48,7 @@ export function errorsPage(): string {
     '`response.errorCode`. `source` says who failed: the client (`downstream`), a worker (`upstream`), ext_proc, a',
     'filter, or the proxy itself (`internal`). 499 is never sent: it is what the access log records when the client',
     'left first. What each answer means in practice: [troubleshooting.md](../troubleshooting.md);',
-    'when each is made: [DESIGN.md](../../DESIGN.md#error-catalog).',
+    'when each is made: [the proxy\'s design](../design/proxy.md#error-catalog).',
     '',
     ...table(['code', 'status', 'headers', 'source', 'text'], proxyRows),
     '',
