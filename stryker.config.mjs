@@ -7,8 +7,8 @@ const unitTests = [
   'dist/proxy/stages/actor-cache/binding-cache.test.js',
   'dist/proxy/stages/actor-cache/filter.test.js',
   'dist/proxy/edge/ingress-headers.test.js',
-  'dist/proxy/edge/hop-by-hop.test.js',
-  'dist/proxy/edge/response-headers.test.js',
+  'dist/proxy/http/hop-by-hop.test.js',
+  'dist/proxy/http/relayed-headers.test.js',
   'dist/proxy/upstream/outcome.test.js',
 ];
 
@@ -19,8 +19,8 @@ export default {
     'proxy/stages/actor-cache/binding-cache.ts',
     'proxy/stages/actor-cache/filter.ts',
     'proxy/edge/ingress-headers.ts',
-    'proxy/edge/hop-by-hop.ts',
-    'proxy/edge/response-headers.ts',
+    'proxy/http/hop-by-hop.ts',
+    'proxy/http/relayed-headers.ts',
     'proxy/upstream/outcome.ts',
   ],
   testRunner: 'command',

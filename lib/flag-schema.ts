@@ -2,7 +2,7 @@
  * The JSON Schema (draft-07) of a component's config file, generated from its flag declarations: one object per
  * section, one property per flag (its type, bounds, choices, default and help), plus the config-file-only fields.
  * The config file reader validates with it (`config-file.ts`); `npm run build` writes it to `schema/` for editors
- * (`# yaml-language-server: $schema=…` in `actor-edge.yaml`).
+ * (`# yaml-language-server: $schema=…` at the top of a config file).
  */
 import { fileKey, type FlagSet, type FlagSpec } from './flags.js';
 
