@@ -7,6 +7,7 @@
  * A filter module is an ES module whose default export is a `FilterFactory`.
  */
 import type { Logger } from 'pino';
+import type { Offloader } from './offload.js';
 
 /** Request headers as forwarded upstream: lower-case names; a filter may read and change them. */
 export interface HeaderMap {
@@ -220,6 +221,12 @@ export interface FilterContext {
   readonly actorSuffix: string;
   /** The filter's `options` from the config file (`filters: [{ module, options }]`); empty when none were given. */
   readonly options: Readonly<Record<string, unknown>>;
+  /**
+   * Runs the module's named `offload` export (an `OffloadFunction`, `api/offload.ts`) on the proxy's filter worker
+   * pool (`--filter-workers`), or inline when there is none or its queue is full. Undefined when the module has no
+   * `offload` export.
+   */
+  readonly offload?: Offloader;
 }
 
 /** The default export of a `--filter` module. */
