@@ -14,6 +14,7 @@ import { devIdentities } from '../lib/tls/dev-certs.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
+import { buildOffloadConfig, OFFLOAD_FLAGS, type OffloadConfig } from './chain/offload/config.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import type { CacheConfig } from './stages/actor-cache/config.js';
 import type { EgressCacheConfig } from './egress/egress-cache-config.js';
@@ -275,6 +276,7 @@ export const PROXY_FLAGS = {
     min: 1,
     help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
   },
+  ...OFFLOAD_FLAGS,
   'access-log': {
     type: 'string',
     env: 'PROXY_ACCESS_LOG',
@@ -565,6 +567,8 @@ export interface ChainSettings {
   /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
   readonly filters: readonly FilterSpec[];
   readonly filterTimeoutMs: number;
+  /** The filters' worker pool: `--filter-workers`, `--filter-backlog` (fixed for the process's life). */
+  readonly offload: OffloadConfig;
   /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
   readonly rerun: RerunPolicy;
 }
@@ -705,6 +709,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     chain: freeze({
       filters: freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
       filterTimeoutMs: flags['filter-timeout-ms'],
+      offload: buildOffloadConfig(flags),
       rerun: freeze({
         maxReruns: flags['max-reruns'],
         budgetMs: flags['rerun-budget-ms'],

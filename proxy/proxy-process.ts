@@ -38,6 +38,9 @@ import { UndiciRouter } from './upstream/router.js';
 import { createConnectProbe } from './upstream/probe.js';
 import { TunnelHub } from './tunnels/hub.js';
 import { Chain } from './chain/chain.js';
+import { OffloadPool } from './chain/offload/offload-pool.js';
+import { registerOffloadMetrics } from './chain/offload/offload-metrics.js';
+import { OffloadStats } from './chain/offload/offload-stats.js';
 import { FilterReloader, type ReloadReport } from './chain/reload.js';
 import type { ProxyStage, StageDeps, StagesConfig } from './stages/stage.js';
 import { cacheOutcome } from './stages/actor-cache/filter.js';
@@ -150,6 +153,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   };
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);
+  // The filters' worker pool (chain/offload/): this process's own, with --workers N each process builds one.
+  const offload = new OffloadPool(config.chain.offload);
+  registerOffloadMetrics(metrics.registry, offload);
+  const offloadStats = new OffloadStats(offload);
   const assembled = await assemble({
     config: stagesConfig(config),
     log,
@@ -157,6 +164,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     counters,
     guard,
     overload,
+    offload,
+  }).catch(async (err: unknown) => {
+    await offload.close(); // its threads would keep a caller that goes on (a test, a supervisor) alive
+    throw err;
   });
   // The egress verdict cache: no filter; listed with the stages for its /stats block, admin routes and shutdown.
   const egressCache = createEgressStage(config.egressCache, { registry: metrics.registry });
@@ -193,7 +204,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   );
   const tracing: Tracing | undefined = config.tracing.enabled ? await loadTracing(config.tracing, 'proxy', log) : undefined;
   const accessLog = new AccessLog(ops.accessLog, opts.accessLogSink);
-  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log, (err) => guard.caught('filter-reload', undefined, err));
+  const reloader = new FilterReloader(chain, config, opts.rereadConfig ?? (() => config), log, (err) => guard.caught('filter-reload', undefined, err), offload);
   const reload = (): Promise<ReloadReport> => reloader.reload();
   const lifecycle = new RequestLifecycle({
     config: ingressConfig,
@@ -235,13 +246,14 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
         });
   const tunnelStage: ProxyStage = { stats: () => ({ tunnels: hub.stats.snapshot() }), resetStats: () => hub.stats.reset() };
   const overloadStage: ProxyStage = { stats: () => ({ overload: overloadStats.snapshot() }), resetStats: () => overloadStats.reset() };
+  const offloadStage: ProxyStage = { stats: () => ({ filterOffload: offloadStats.snapshot() }), resetStats: () => offloadStats.reset() };
   /** Set at SIGTERM: /ready answers 503 for `--drain-delay-ms` before the drain starts. */
   let readinessFailed = false;
   const admin: FastifyInstance = await createAdmin({
     adminToken: ops.adminToken,
     stats,
     registry: metrics.registry,
-    stages: [...stages, tunnelStage, overloadStage, ...(egress === undefined ? [] : [egress.stage])],
+    stages: [...stages, tunnelStage, overloadStage, offloadStage, ...(egress === undefined ? [] : [egress.stage])],
     draining: () => readinessFailed || ingress.draining,
     resolverHealth: resolverHealthTarget(config, stages),
     readinessChecks: [overload],
@@ -271,6 +283,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     upstreamTls?.close();
     certificateExpiry.close();
     for (const stage of stages) await stage.close?.();
+    await offload.close();
     await admin.close();
     await tracing?.shutdown().catch(() => undefined);
     accessLog.close();
@@ -330,6 +343,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
       certificateExpiry.close();
       egress?.close();
       for (const stage of stages) await stage.close?.();
+      await offload.close();
       await admin.close();
       await tracing?.shutdown().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'tracing: spans not exported at shutdown'));
       accessLog.close();

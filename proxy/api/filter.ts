@@ -220,7 +220,56 @@ export interface FilterContext {
   readonly actorSuffix: string;
   /** The filter's `options` from the config file (`filters: [{ module, options }]`); empty when none were given. */
   readonly options: Readonly<Record<string, unknown>>;
+  /**
+   * Runs the module's named `offload` export (an `OffloadFunction`, `api/offload.ts`) on the proxy's filter worker
+   * pool (`--filter-workers`), or inline when there is none or its queue is full. Undefined when the module has no
+   * `offload` export.
+   */
+  readonly offload?: Offloader;
 }
+
+/* Offloaded work (`api/offload.ts` has the helpers that apply it). */
+
+/** A local reply decided off the main loop (a `LocalReply` without a streamed body: it must cross threads). */
+export interface OffloadReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  /** Why: goes to the access log, never to the client. */
+  readonly details?: string;
+}
+
+/** What the offloaded function decides: continue (with header changes), or answer locally. Structured-cloneable. */
+export type OffloadDecision =
+  | {
+      readonly kind: 'continue';
+      /** Request headers to set (each replaces every value of its name), after `removeHeaders`. */
+      readonly setHeaders?: Readonly<Record<string, string>>;
+      /** Request headers to remove. */
+      readonly removeHeaders?: readonly string[];
+    }
+  | { readonly kind: 'reply'; readonly reply: OffloadReply };
+
+/**
+ * A filter module's named `offload` export: runs in the worker pool (or inline). It must be pure: it sees only
+ * its input (no request, no logger), and its module is imported again in every worker thread.
+ */
+export type OffloadFunction<I = unknown> = (input: I) => OffloadDecision | Promise<OffloadDecision>;
+
+export interface OffloadOptions {
+  /**
+   * Buffers moved to the worker instead of copied; they are unusable afterwards. Never transfer the buffer
+   * `ctx.readBody` returned (the proxy keeps it to forward and replay the body): transfer `transferableCopy(body)`.
+   */
+  readonly transfer?: readonly ArrayBuffer[];
+}
+
+/**
+ * Runs the module's `offload` export on `input` for the request `ctx`. Resolves with its decision; rejects with
+ * what it threw (the request is answered 500 `PROXY_ERR_FILTER_FAILED`, as for a filter that throws), when its
+ * worker thread died, or when the request no longer waits for it (the client left, the filter timed out).
+ */
+export type Offloader = <I>(ctx: RequestContext, input: I, options?: OffloadOptions) => Promise<OffloadDecision>;
 
 /** The default export of a `--filter` module. */
 export type FilterFactory = (context: FilterContext) => Filter | Promise<Filter>;

@@ -18,5 +18,7 @@ export type {
   UpstreamOutcome,
 } from './filter.js';
 export { CONTINUE, isStreamedBody, reply } from './filter.js';
+export type { OffloadDecision, OffloadFunction, OffloadOptions, OffloadReply, Offloader } from './offload.js';
+export { applyDecision, transferableCopy } from './offload.js';
 export { parseActorHost, DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 export type { ActorRef, ParsedActorHost, ActorHostParse } from '../../lib/actor-ref.js';

@@ -17,6 +17,9 @@ import type { Logger } from 'pino';
 import type { Filter } from '../api/filter.js';
 import { UsageError } from '../../lib/flags.js';
 import { filterFactoryOf } from './filter-module.js';
+import type { OffloadFunction } from '../api/offload.js';
+import { offloadExportOf } from './offload/offload-export.js';
+import { INLINE_OFFLOAD, type OffloadPool } from './offload/offload-pool.js';
 
 /** One user filter as configured: its module and the options handed to its factory. */
 export interface FilterSpec {
@@ -64,6 +67,8 @@ export interface LoadOptions {
   readonly timeoutMs?: number;
   /** Set on a reload (1, 2, ... per attempt): imports every module afresh (a new URL, so node evaluates it again). */
   readonly generation?: number;
+  /** The worker pool a module's `offload` export runs on (default: none, it runs inline). */
+  readonly offload?: OffloadPool;
 }
 
 export async function loadUserFilter(spec: FilterSpec, opts: LoadOptions): Promise<Filter> {
@@ -79,10 +84,18 @@ export async function loadUserFilter(spec: FilterSpec, opts: LoadOptions): Promi
     throw new UsageError(`filter ${name}: cannot load module: ${(err as Error).message}`);
   }
   const factory = filterFactoryOf(mod, name, url);
+  let offload: OffloadFunction | undefined;
+  try {
+    offload = offloadExportOf(mod);
+  } catch (err) {
+    throw new UsageError(`filter ${name}: ${(err as Error).message}`);
+  }
+  // Bound to this URL: after a reload the workers import the new module, while requests on the old one keep it.
+  const offloader = offload === undefined ? {} : { offload: (opts.offload ?? INLINE_OFFLOAD).offloader(url, offload) };
   let filter: unknown;
   try {
     filter = await within(
-      Promise.resolve(factory({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options })),
+      Promise.resolve(factory({ log: opts.log.child({ filter: name }), actorSuffix: opts.actorSuffix, options: spec.options, ...offloader })),
       timeoutMs,
       `filter ${name}: the factory did not return within ${timeoutMs} ms`,
     );

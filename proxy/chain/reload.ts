@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import type { Chain } from './chain.js';
 import { loadUserFilters, type FilterSpec } from './load-filters.js';
+import type { OffloadPool } from './offload/offload-pool.js';
 
 export type ReloadReport =
   | {
@@ -45,6 +46,8 @@ export class FilterReloader<C extends ReloadableConfig> {
     private readonly log: Logger,
     /** An error the reload did not expect (the containment boundary's `filter-reload`): the filters in use stay. */
     private readonly internalError: (err: unknown) => void = () => undefined,
+    /** The process's filter worker pool: the new modules' `offload` exports run on it (under their new URLs). */
+    private readonly offload?: OffloadPool,
   ) {
     this.#config = config;
   }
@@ -75,6 +78,7 @@ export class FilterReloader<C extends ReloadableConfig> {
         actorSuffix: this.#config.actorSuffix,
         generation: ++this.#attempts,
         timeoutMs: config.chain.filterTimeoutMs,
+        ...(this.offload === undefined ? {} : { offload: this.offload }),
       });
     } catch (err) {
       return this.#failed('filters', (err as Error).message);

@@ -15,7 +15,7 @@ export async function assembleStages(deps: StageDeps): Promise<ProxyStage[]> {
   const stages: ProxyStage[] = [];
 
   // 1. User filters, in the order given (a reload replaces these, and only these).
-  for (const filter of await loadUserFilters(config.filters, { log: deps.log, actorSuffix: config.actorSuffix, timeoutMs: config.filterTimeoutMs })) {
+  for (const filter of await loadUserFilters(config.filters, { log: deps.log, actorSuffix: config.actorSuffix, timeoutMs: config.filterTimeoutMs, ...(deps.offload === undefined ? {} : { offload: deps.offload }) })) {
     stages.push({ filter, userFilter: true });
   }
 

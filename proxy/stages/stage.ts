@@ -12,6 +12,7 @@ import type { ProxyRequest } from '../request/context.js';
 import type { ProxyContainment } from '../ops/containment.js';
 import type { Counters } from '../ops/stats.js';
 import type { OverloadManager } from '../ops/overload/manager.js';
+import type { OffloadPool } from '../chain/offload/offload-pool.js';
 import type { HealthClient } from '../../lib/grpc-health.js';
 import type { Revalidator } from './revalidator.js';
 import type { CacheConfig } from './actor-cache/config.js';
@@ -54,6 +55,8 @@ export interface StageDeps {
    * queue in its tallies. Absent: nothing is shed, misses are not bounded.
    */
   readonly overload?: OverloadManager;
+  /** The filters' worker pool (`--filter-workers`): user filter modules' `offload` exports run on it. */
+  readonly offload?: OffloadPool;
 }
 
 export interface ProxyStage {

@@ -30,6 +30,8 @@ import { startCertificateExpiry } from '../../lib/tls/expiry.js';
 import { OverloadManager } from '../../proxy/ops/overload/manager.js';
 import { OverloadTallies } from '../../proxy/ops/overload/tallies.js';
 import { registerOverloadMetrics } from '../../proxy/ops/overload/metrics.js';
+import { registerOffloadMetrics } from '../../proxy/chain/offload/offload-metrics.js';
+import { OffloadPool } from '../../proxy/chain/offload/offload-pool.js';
 import { ReplayBudget } from '../../proxy/request/replay-budget.js';
 import { BodyBudget } from '../../proxy/request/body-budget.js';
 
@@ -83,6 +85,7 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
         maxConnections: config.overload.maxConnections,
         extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
       });
+      registerOffloadMetrics(metrics.registry, new OffloadPool(config.chain.offload)); // 0 workers: no threads
       const probe = resolverHealthProbe(resolverHealthTarget(config));
       closers.push(() => probe.stop());
       registerReadinessMetrics(metrics.registry, probe, () => false);
