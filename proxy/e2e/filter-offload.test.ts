@@ -25,7 +25,7 @@ const FIXTURE = fileURLToPath(new URL('../chain/offload/testing/offload-fixture.
 
 let upstream: Upstream;
 let dir: string;
-/** 1 worker, a queue of 1, a 1 s filter timeout, and the reloadable `gen.mjs` behind the fixture. */
+/** 1 worker, a queue of 1, a 1 s filter timeout, and the reloadable generated module (gen.mjs, written into a temporary folder) behind the fixture. */
 let one: ScriptedRoute<InProcessTestProxy>;
 let inline: ScriptedRoute<InProcessTestProxy>;
 let two: ScriptedRoute<InProcessTestProxy>;
