@@ -179,8 +179,8 @@ test('budgets and overload: the defaults, the overload section and the ext_proc 
   const MiB = 2 ** 20;
   const { config: d } = configOf([], {});
   assert.deepEqual(d.overload, {
-    replayBufferBudgetBytes: 64 * MiB,
-    bodyInflightBudgetBytes: 64 * MiB,
+    replayBufferBudgetBytes: 16 * MiB,
+    bodyInflightBudgetBytes: 8 * MiB,
     maxConnections: 20000,
     triggers: { loopDelayMs: { shedMisses: 500, shedAll: 2000 }, heapUsedBytes: { shedMisses: 256 * MiB, shedAll: 320 * MiB } },
   });

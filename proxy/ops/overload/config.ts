@@ -12,8 +12,12 @@ export interface OverloadConfig {
   readonly triggers: Triggers;
 }
 
-/** 64 MiB: 64 bodies at the default `--max-replay-body-bytes` (1 MiB), a quarter of the proxy's heap threshold. */
-export const DEFAULT_REPLAY_BUFFER_BUDGET_BYTES = 64 * 2 ** 20;
+/**
+ * 16 MiB: 16 bodies at the default `--max-replay-body-bytes` (1 MiB), or thousands of the small ones most re-runs
+ * replay; with the 8 MiB body budget, what a proxy under a 256 MB memory limit can hold of request bodies
+ * (docs/operating.md "Sizing").
+ */
+export const DEFAULT_REPLAY_BUFFER_BUDGET_BYTES = 16 * 2 ** 20;
 /** Twice the 10,000 idle connections the proxy is sized for (about 2 KB each): 40 MB of idle connections at most. */
 export const DEFAULT_MAX_CONNECTIONS = 20_000;
 /** A mean event-loop delay of half a second: every request already waits that long. */
