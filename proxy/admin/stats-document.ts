@@ -21,12 +21,12 @@ export interface StatsDocument {
   readonly reruns: ProxyStatsBlock['reruns'];
   readonly rerunAttempts: ProxyStatsBlock['rerunAttempts'];
   readonly resolver: ResolverStatsBlock;
+  /** The egress verdict cache. */
+  readonly egress: { readonly cache: EgressCacheStatsBlock };
   readonly tunnels: TunnelStatsBlock;
   readonly overload: OverloadStatsBlock;
   /** With `--egress-listen`. */
   readonly egressTunnels?: EgressStatsBlock;
-  /** The egress verdict cache. */
-  readonly egress: { readonly cache: EgressCacheStatsBlock };
   readonly internalErrors: ProxyStatsBlock['internalErrors'];
   readonly process: ProcessStats;
   /** The cluster primary's document (`--workers N`): how many workers' documents it summed. */

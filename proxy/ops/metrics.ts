@@ -75,6 +75,18 @@ export const DURATION_BUCKETS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.0
 /** ext_proc round trips, 0.25 ms … 30 s (a resume of a suspended actor takes the upper ones). */
 export const ROUND_TRIP_BUCKETS = Object.freeze([0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
 
+/**
+ * The proxy's metrics that have no place in `/stats`, each with where its numbers are read instead. Every other
+ * metric of the proxy is declared with its `/stats` value (`PROXY_STATS`, the stages' declarations).
+ */
+export const METRICS_WITHOUT_STATS: Readonly<Record<string, string>> = Object.freeze({
+  [`${P}build_info`]: 'a constant 1 labelled with the build; GET / names the version',
+  [`${P}request_duration_seconds`]: 'a distribution, observed per request: /stats/history charts it',
+  [`${P}extproc_round_trip_seconds`]: 'a distribution, observed per ext_proc message',
+  [`${P}worker_requests_total`]: 'per worker address (a bounded, not a fixed, label set): GET /upstreams',
+  [`${P}worker_errors_total`]: 'per worker address and reason: GET /upstreams',
+});
+
 export function createProxyMetrics(counters: Counters, registry = new Registry()): ProxyMetrics {
   collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry, 'proxy');
