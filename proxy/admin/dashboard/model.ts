@@ -114,8 +114,8 @@ export function quantile(q: number, h: Histogram): number | null {
 }
 
 /**
- * What the dashboard reads from one poll. `stats` is the proxy's `/stats` document (read as `StatsReading`), or the cluster primary's sum of
- * its workers' (read defensively: any field may be missing).
+ * What the dashboard reads from one poll. `stats` is the proxy's `/stats` document, or the cluster primary's sum of
+ * its workers', read as `StatsReading` (defensively: any field may be missing).
  */
 export interface Snapshot {
   /** When it was taken (ms, any monotonic clock). */
