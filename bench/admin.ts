@@ -3,6 +3,7 @@
  * churn endpoints. Readers are tolerant (a missing field reads as 0 or null) so one component's extra fields
  * never break the report; the shapes follow the admin /stats contract.
  */
+import type { StatsReading } from '../proxy/admin/stats-document.js';
 
 export interface ProcessCounters {
   readonly cpuUs: number;
@@ -54,6 +55,9 @@ export interface ProxyCounters {
 
 type Json = Record<string, unknown>;
 
+/** `v` when it is a plain object, else `{}` (a typed `v` keeps its type: its fields are read as possibly missing). */
+export function obj<T extends object>(v: T | null | undefined): Partial<T>;
+export function obj(v: unknown): Json;
 export function obj(v: unknown): Json {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
 }
@@ -98,27 +102,30 @@ export function readExtproc(stats: unknown): ExtprocCounters {
   return { streams: num(obj(s['streams'])['total']), process: readProcess(s) };
 }
 
+/** The bench's summary of a proxy's `/stats` (read as `StatsReading`: the field names are the proxy's own, checked at build). */
 export function readProxy(stats: unknown): ProxyCounters {
-  const s = obj(stats);
-  const cache = obj(s['cache']);
+  const s = obj(stats) as StatsReading;
+  const cache = obj(s.cache);
+  const upstream = obj(s.upstream);
+  const extproc = obj(s.extproc);
   return {
-    requests: num(obj(s['requests'])['total']),
-    extprocStreams: num(obj(s['extproc'])['streams']),
-    cacheEnabled: cache['enabled'] === true,
-    hits: num(cache['hits']),
-    misses: num(cache['misses']),
-    coalesced: num(obj(cache['coalesced'])['hit']),
-    entries: num(cache['entries']),
-    evictions: numbers(cache['evictions']),
-    reruns: numbers(s['reruns']),
-    rerunsByAttempt: numbers(obj(s['rerunAttempts'])['byAttempt']),
-    connectFailures: num(obj(s['upstream'])['connectFailures']),
-    resets: num(obj(s['upstream'])['resets']),
-    resetsNotReplayable: num(obj(s['upstream'])['resetsNotReplayable']),
-    outlierEjections: sumValues(obj(obj(obj(s['upstream'])['outliers'])['ejections'])),
-    failedFast: num(obj(obj(s['upstream'])['outliers'])['failedFast']),
-    extprocRetries: num(obj(obj(s['extproc'])['retries'])['retried']),
-    resolverResumeCalls: sumValues(obj(s['resolver'])['resumeCalls']),
+    requests: num(obj(s.requests).total),
+    extprocStreams: num(extproc.streams),
+    cacheEnabled: cache.enabled === true,
+    hits: num(cache.hits),
+    misses: num(cache.misses),
+    coalesced: num(obj(cache.coalesced).hit),
+    entries: num(cache.entries),
+    evictions: numbers(cache.evictions),
+    reruns: numbers(s.reruns),
+    rerunsByAttempt: numbers(obj(s.rerunAttempts).byAttempt),
+    connectFailures: num(upstream.connectFailures),
+    resets: num(upstream.resets),
+    resetsNotReplayable: num(upstream.resetsNotReplayable),
+    outlierEjections: sumValues(obj(upstream.outliers).ejections),
+    failedFast: num(obj(upstream.outliers).failedFast),
+    extprocRetries: num(obj(extproc.retries).retried),
+    resolverResumeCalls: sumValues(obj(s.resolver).resumeCalls),
     process: readProcess(s),
   };
 }

@@ -18,6 +18,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import { adminJson, client, send, startStack, STACK_TIMEOUTS, type Extproc, type Stack } from '../testing/stack.js';
 import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 import { openSocket } from '../testing/ws-client.js';
+import type { StatsDocument } from '../admin/stats-document.js';
 
 const missing = browserMissing();
 
@@ -39,12 +40,7 @@ after(async () => {
   await stack?.stop();
 });
 
-interface Stats {
-  requests: { total: number; byStatus: Record<string, number> };
-  extproc: { streams: number };
-  cache: { hits: number; misses: number; hitRatio: number | null };
-  tunnels: { upgrade: { active: number }; connect: { active: number } };
-}
+type Stats = StatsDocument;
 
 test('the dashboard updates without a reload and shows what /stats and /metrics say', { skip: missing ?? false }, async () => {
   const page = await (browser as Browser).context.newPage();

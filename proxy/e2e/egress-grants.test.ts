@@ -12,6 +12,7 @@ import { eventually, waitFor } from '../../lib/testing/wait.js';
 import { h1Connect, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
 import type { ClientCredentials } from '../egress/testing/egress-pki.js';
 import { adminCall as call, startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import type { StatsDocument } from '../admin/stats-document.js';
 
 const TTL_MS = 400;
 /** How long a test waits for what must happen within one TTL plus one round trip (a generous bound: not measured). */
@@ -62,9 +63,7 @@ async function carries(tunnel: OpenTunnel): Promise<boolean> {
 
 const closeAll = (tunnels: readonly OpenTunnel[]): void => tunnels.forEach((t) => t.socket.destroy());
 
-interface ProxyStats {
-  egressTunnels: { closed: Record<string, number>; grants: { held: number; revalidations: { renewed: number; revoked: number; failed: number } } };
-}
+type ProxyStats = StatsDocument & { egressTunnels: NonNullable<StatsDocument['egressTunnels']> };
 const proxyStats = async (): Promise<ProxyStats> => (await call<ProxyStats>(egress.handle.admin, 'GET', '/stats')).body;
 const extprocRequests = async (): Promise<Record<string, number>> =>
   (await call<{ egress: { requests: Record<string, number> } }>(`http://${stack.extproc.addresses.admin}`, 'GET', '/stats')).body.egress.requests;

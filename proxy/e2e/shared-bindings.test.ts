@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { actorName, adminJson, client, extprocStats, resetStats, resumeCalls, send, startStack, ATESPACE, type Extproc, type Stack, type Stub } from '../testing/stack.js';
 import type { TestProxy } from '../testing/proxy.js';
+import type { StatsDocument } from '../admin/stats-document.js';
 
-interface SharedStats {
-  cache: { hits: number; misses: number; evictions: Record<string, number>; shared: { enabled: boolean; sent: number; adopted: number; dropped: number } };
-}
+type SharedStats = StatsDocument & { cache: Required<StatsDocument['cache']> };
 
 interface Dump {
   workers: { status: number; body: { bindings: { key: string; address: string }[] } }[];

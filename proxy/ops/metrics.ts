@@ -8,9 +8,10 @@
  * client names.
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { histogram, indexedHistogram, metricPrefix, registerBuildInfo, samplesBy, scrapedCounter, scrapedCounterBy, scrapedGauge, type Sample } from '../../lib/prom-metrics.js';
+import { histogram, indexedHistogram, metricPrefix, registerBuildInfo, scrapedCounterBy, type Sample } from '../../lib/prom-metrics.js';
+import { registerDeclared } from '../../lib/stats/derive.js';
 import type { ClientProtocol } from '../api/filter.js';
-import type { Counters } from './stats.js';
+import { PROXY_STATS, type Counters } from './stats.js';
 import { WORKER_ERROR_REASONS, type WorkerErrorReason } from './worker-metrics.js';
 
 export const PROXY_METRIC_PREFIX = metricPrefix('proxy');
@@ -74,47 +75,24 @@ export const DURATION_BUCKETS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.0
 /** ext_proc round trips, 0.25 ms … 30 s (a resume of a suspended actor takes the upper ones). */
 export const ROUND_TRIP_BUCKETS = Object.freeze([0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
 
-/** The slots of an index-keyed tally from `from` to `upTo` (always), and above it the non-zero ones, labelled with their index. */
-function byIndex<L extends string>(label: L, counts: Float64Array, from = 0, upTo = -1): Sample<L>[] {
-  const out: Sample<L>[] = [];
-  for (let i = from; i < counts.length; i++) {
-    const n = counts[i] as number;
-    if (n > 0 || i <= upTo) out.push([{ [label]: String(i) } as Record<L, string>, n]);
-  }
-  return out;
-}
+/**
+ * The proxy's metrics that have no place in `/stats`, each with where its numbers are read instead. Every other
+ * metric of the proxy is declared with its `/stats` value (`PROXY_STATS`, the stages' declarations).
+ */
+export const METRICS_WITHOUT_STATS: Readonly<Record<string, string>> = Object.freeze({
+  [`${P}build_info`]: 'a constant 1 labelled with the build; GET / names the version',
+  [`${P}request_duration_seconds`]: 'a distribution, observed per request: /stats/history charts it',
+  [`${P}extproc_round_trip_seconds`]: 'a distribution, observed per ext_proc message',
+  [`${P}worker_requests_total`]: 'per worker address (a bounded, not a fixed, label set): GET /upstreams',
+  [`${P}worker_errors_total`]: 'per worker address and reason: GET /upstreams',
+});
 
 export function createProxyMetrics(counters: Counters, registry = new Registry()): ProxyMetrics {
   collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry, 'proxy');
   const c = counters;
-  scrapedGauge(registry, {
-    name: `${P}requests_in_flight`,
-    help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).',
-    read: () => c.requestsInFlight,
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}requests_total`,
-    help: 'Client requests answered, by status code (499: the client went away first).',
-    labelNames: ['code'],
-    read: () => byIndex('code', c.requestsByStatus),
-  });
-  scrapedCounter(registry, { name: `${P}extproc_streams_total`, help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: () => c.extproc.streams });
-  scrapedGauge(registry, { name: `${P}extproc_streams_active`, help: 'ext_proc streams open now.', read: () => c.extproc.active });
-  scrapedCounter(registry, { name: `${P}extproc_errors_total`, help: 'ext_proc streams that ended with a gRPC error.', read: () => c.extproc.errors });
-  scrapedCounter(registry, { name: `${P}extproc_timeouts_total`, help: 'ext_proc messages not answered within the message timeout.', read: () => c.extproc.timeouts });
-  scrapedCounter(registry, {
-    name: `${P}extproc_retries_total`,
-    help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened (UNAVAILABLE before any answer), within --rerun-budget-ms.',
-    read: () => c.extprocRetries.retried,
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}extproc_retry_outcomes_total`,
-    help: 'Requests that retried their ext_proc stream, by how it ended: recovered (answered), budget (gave up at --rerun-budget-ms), shed (failed at once: --extproc-retry-max-waiting requests were waiting).',
-    labelNames: ['outcome'],
-    read: () => samplesBy('outcome', { recovered: c.extprocRetries.recovered, budget: c.extprocRetries.budgetExhausted, shed: c.extprocRetries.shed }),
-  });
-  scrapedGauge(registry, { name: `${P}extproc_retries_active`, help: 'Requests waiting now to retry their ext_proc stream (/stats extproc.retries.waiting).', read: () => c.extprocRetriesWaiting });
+  // Every counter and gauge of the proxy's own /stats blocks, from their one declaration.
+  registerDeclared(registry, P, PROXY_STATS, { lifetime: () => ({ counts: c, live: c }) });
   const roundTrips = histogram(registry, {
     name: `${P}extproc_round_trip_seconds`,
     help: 'ext_proc message round trips, from writing the message to its answer (result=response), the stream\'s end (closed, error), the message timeout (timeout) or the request going away (aborted).',
@@ -122,48 +100,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     buckets: ROUND_TRIP_BUCKETS,
   });
   c.extprocRoundTrips.attach((message, result, seconds) => roundTrips.observe({ message, result }, seconds));
-  scrapedCounterBy(registry, {
-    name: `${P}upstream_responses_total`,
-    help: 'Upstream response headers received, by status code (stale 421s included).',
-    labelNames: ['code'],
-    read: () => byIndex('code', c.upstreamByStatus),
-  });
-  scrapedCounter(registry, { name: `${P}upstream_connect_failures_total`, help: 'Upstream attempts that could not connect.', read: () => c.upstreamConnectFailures });
-  scrapedCounter(registry, { name: `${P}upstream_resets_total`, help: 'Upstream attempts reset before response headers.', read: () => c.upstreamResets });
-  scrapedCounter(registry, {
-    name: `${P}upstream_resets_not_replayable_total`,
-    help: 'Requests answered 502 PROXY_ERR_UPSTREAM_RESET_AFTER_SEND: the worker reset after the whole request was written and the method is not GET, HEAD or OPTIONS, so it was not re-run (the actor may have received it).',
-    read: () => c.upstreamResetsNotReplayable,
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}upstream_outlier_ejections_total`,
-    help: 'Worker addresses marked down by outlier detection (the first connect that failed), by reason: refused, reset, timeout, unreachable.',
-    labelNames: ['reason'],
-    read: () => samplesBy('reason', c.outliers.ejections),
-  });
-  scrapedCounter(registry, {
-    name: `${P}upstream_outlier_failed_fast_total`,
-    help: 'Requests failed at once, never sent, because their worker address was down (each re-runs as a connect failure).',
-    read: () => c.outliers.failedFast,
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}upstream_outlier_readmissions_total`,
-    help: 'Down worker addresses let back, by what let them back: a probe that connected, or a resume that named them.',
-    labelNames: ['via'],
-    read: () => samplesBy('via', c.outliers.readmissions),
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}upstream_outlier_probes_total`,
-    help: 'Connect probes of down worker addresses, by result.',
-    labelNames: ['result'],
-    read: () => samplesBy('result', c.outliers.probes),
-  });
-  scrapedGauge(registry, { name: `${P}upstream_outlier_ejections_active`, help: 'Worker addresses down now (outlier detection; /stats upstream.outliers.down).', read: () => c.outliersDown() });
-  scrapedCounter(registry, {
-    name: `${P}upstream_identity_failures_total`,
-    help: 'Upstream workers whose certificate failed verification.',
-    read: () => c.upstreamIdentityFailures,
-  });
+  // Per worker address: served at /upstreams, not in /stats (its label set is bounded, not fixed).
   scrapedCounterBy(registry, {
     name: `${P}worker_requests_total`,
     help: `Upstream attempts per worker address (at most ${c.workers.maxWorkers} addresses by name, the rest as worker="other").`,
@@ -176,39 +113,6 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
     labelNames: ['worker', 'reason'],
     read: () =>
       c.workers.counts().flatMap((w) => WORKER_ERROR_REASONS.map((reason: WorkerErrorReason): Sample<'worker' | 'reason'> => [{ worker: w.worker, reason }, w.errors[reason]])),
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}reruns_total`,
-    help: 'Requests re-run through the chain, by reason.',
-    labelNames: ['reason'],
-    read: () => samplesBy('reason', c.reruns),
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}reruns_by_attempt_total`,
-    help: 'Re-runs by their number within one request (1: first re-run, 2: second, ... up to --max-reruns).',
-    labelNames: ['attempt'],
-    read: () => byIndex('attempt', c.rerunsByAttempt, 1, c.maxReruns),
-  });
-  scrapedCounter(registry, {
-    name: `${P}rerun_backoffs_total`,
-    help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).',
-    read: () => c.rerunBackoffs,
-  });
-  scrapedCounter(registry, {
-    name: `${P}rerun_backoffs_cancelled_total`,
-    help: 'Requests whose client went away while they waited a re-run backoff.',
-    read: () => c.rerunBackoffsCancelled,
-  });
-  scrapedCounter(registry, {
-    name: `${P}rerun_budget_exhausted_total`,
-    help: 'Requests that could have re-run but had spent --rerun-budget-ms.',
-    read: () => c.rerunBudgetExhausted,
-  });
-  scrapedCounterBy(registry, {
-    name: `${P}internal_errors_total`,
-    help: 'Errors inside the proxy that the containment boundary caught, by where the work began; each ended one request, stream or tunnel alone (500 PROXY_ERR_INTERNAL, or a reset).',
-    labelNames: ['where'],
-    read: () => samplesBy('where', c.internalErrors),
   });
   const duration = indexedHistogram<'cache' | 'protocol'>(registry, {
     name: `${P}request_duration_seconds`,

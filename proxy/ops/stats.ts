@@ -1,10 +1,13 @@
 /**
- * The proxy's counters: plain numbers bumped on the request path (no allocation, no label hashing). `/stats`
- * reports them minus the baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the
- * lifetime values when scraped, so Prometheus counters never go backwards.
+ * The proxy's counters: plain numbers bumped on the request path (no allocation, no label hashing), and their one
+ * declaration (`PROXY_STATS`), from which both `/stats` and `/metrics` derive. `/stats` reports them minus the
+ * baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the lifetime values when
+ * scraped, so Prometheus counters never go backwards.
  */
 import type { RerunReason } from '../api/filter.js';
-import { SinceReset } from '../../lib/since-reset.js';
+import { SinceReset, type Tallies } from '../../lib/since-reset.js';
+import { declare, type StatsOf } from '../../lib/stats/declare.js';
+import { statsBlock } from '../../lib/stats/derive.js';
 import { WorkerMetrics } from './worker-metrics.js';
 import { ExtProcRoundTrips } from './extproc-round-trips.js';
 import { internalErrorTallies, type InternalErrorTallies } from './containment.js';
@@ -111,47 +114,24 @@ export class Counters {
   }
 }
 
-function byClass(counts: Float64Array): Record<StatusClass, number> {
+/** Status codes (`{"200": n, "503": n}`) folded into their classes. */
+export function byClass(byCode: Readonly<Record<string, number>>): Record<StatusClass, number> {
   const out = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } as Record<StatusClass, number>;
-  for (let s = 100; s < 600; s++) {
-    const n = counts[s] as number;
-    if (n !== 0) out[CLASSES[Math.floor(s / 100) - 1] as StatusClass] += n;
+  for (const [code, n] of Object.entries(byCode)) {
+    const s = Number(code);
+    if (s >= 100 && s < 600 && n !== 0) out[CLASSES[Math.floor(s / 100) - 1] as StatusClass] += n;
   }
   return out;
 }
 
-export interface ProxyStatsBlock {
-  readonly requests: { readonly total: number; readonly byStatus: Record<StatusClass, number>; readonly inFlight: number };
-  readonly extproc: {
-    readonly streams: number;
-    readonly active: number;
-    readonly errors: number;
-    readonly timeouts: number;
-    readonly retries: ExtProcRetryTallies & { readonly waiting: number };
-  };
-  readonly upstream: {
-    readonly requests: number;
-    readonly byStatus: Record<StatusClass, number>;
-    readonly connectFailures: number;
-    readonly resets: number;
-    readonly resetsNotReplayable: number;
-    readonly identityFailures: number;
-    readonly tlsReloads: number;
-    readonly tlsReloadErrors: number;
-    readonly outliers: OutlierTallies & { readonly down: number };
-  };
-  readonly reruns: Readonly<RerunTallies>;
-  readonly rerunAttempts: RerunAttemptsBlock;
-  /** Errors the containment boundary caught, by where; each ended one request, stream or tunnel alone. */
-  readonly internalErrors: Readonly<InternalErrorTallies>;
-}
-
-/** Re-runs by number (`"1"`: first re-runs, `"2"`: second, ...), backoffs waited, and the budget's refusals. */
-export interface RerunAttemptsBlock {
-  readonly byAttempt: Record<string, number>;
-  readonly backoffs: number;
-  readonly cancelledInBackoff: number;
-  readonly budgetExhausted: number;
+/** The non-zero slots of an index-keyed tally (`{"200": n, ...}`), keyed by index. */
+function byIndex(counts: Float64Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < counts.length; i++) {
+    const n = counts[i] as number;
+    if (n > 0) out[String(i)] = n;
+  }
+  return out;
 }
 
 /** `{"1": n, "2": n, ...}` up to the highest re-run number that has a count, and at least up to `upTo`. */
@@ -163,6 +143,146 @@ export function byAttempt(counts: Float64Array, upTo: number): Record<string, nu
   }
   return out;
 }
+
+/**
+ * What the declarations read: `counts`, the tallies (since the last reset for `/stats`, lifetime for `/metrics`),
+ * and `live`, the counters as they are now (levels such as requests in flight).
+ */
+export interface ProxyView {
+  readonly counts: Tallies<Counters>;
+  readonly live: Counters;
+}
+
+const RETRY_OUTCOMES = {
+  kind: 'counter',
+  name: 'extproc_retry_outcomes_total',
+  help: 'Requests that retried their ext_proc stream, by how it ended: recovered (answered), budget (gave up at --rerun-budget-ms), shed (failed at once: --extproc-retry-max-waiting requests were waiting).',
+} as const;
+
+/**
+ * The proxy's own counters, declared once: the `/stats` blocks `requests`, `extproc`, `upstream`, `reruns`,
+ * `rerunAttempts` and `internalErrors`, and their `actor_edge_proxy_…` metrics (lib/stats/declare.ts).
+ */
+export const PROXY_STATS = declare<ProxyView>()({
+  requests: {
+    total: { kind: 'stat', help: 'Client requests answered (the sum of byStatus; Prometheus: the sum of actor_edge_proxy_requests_total).', read: (v) => v.counts.requests },
+    byStatus: {
+      kind: 'counter',
+      name: 'requests_total',
+      label: 'code',
+      help: 'Client requests answered, by status code (499: the client went away first).',
+      read: (v) => byIndex(v.counts.requestsByStatus),
+      show: byClass,
+    },
+    inFlight: { kind: 'gauge', help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).', read: (v) => v.live.requestsInFlight },
+  },
+  extproc: {
+    streams: { kind: 'counter', help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: (v) => v.counts.extproc.streams },
+    active: { kind: 'gauge', name: 'extproc_streams_active', help: 'ext_proc streams open now.', read: (v) => v.live.extproc.active },
+    errors: { kind: 'counter', help: 'ext_proc streams that ended with a gRPC error.', read: (v) => v.counts.extproc.errors },
+    timeouts: { kind: 'counter', help: 'ext_proc messages not answered within the message timeout.', read: (v) => v.counts.extproc.timeouts },
+    retries: {
+      retried: {
+        kind: 'counter',
+        name: 'extproc_retries_total',
+        help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened (UNAVAILABLE before any answer), within --rerun-budget-ms.',
+        read: (v) => v.counts.extprocRetries.retried,
+      },
+      recovered: { ...RETRY_OUTCOMES, labels: { outcome: 'recovered' }, read: (v) => v.counts.extprocRetries.recovered },
+      budgetExhausted: { ...RETRY_OUTCOMES, labels: { outcome: 'budget' }, read: (v) => v.counts.extprocRetries.budgetExhausted },
+      shed: { ...RETRY_OUTCOMES, labels: { outcome: 'shed' }, read: (v) => v.counts.extprocRetries.shed },
+      waiting: {
+        kind: 'gauge',
+        name: 'extproc_retries_active',
+        help: 'Requests waiting now to retry their ext_proc stream (/stats extproc.retries.waiting).',
+        read: (v) => v.live.extprocRetriesWaiting,
+      },
+    },
+  },
+  upstream: {
+    requests: { kind: 'stat', help: 'Upstream attempts sent (Prometheus: the sum of actor_edge_proxy_upstream_responses_total and the failures).', read: (v) => v.counts.upstreamRequests },
+    byStatus: {
+      kind: 'counter',
+      name: 'upstream_responses_total',
+      label: 'code',
+      help: 'Upstream response headers received, by status code (stale 421s included).',
+      read: (v) => byIndex(v.counts.upstreamByStatus),
+      show: byClass,
+    },
+    connectFailures: { kind: 'counter', help: 'Upstream attempts that could not connect.', read: (v) => v.counts.upstreamConnectFailures },
+    resets: { kind: 'counter', help: 'Upstream attempts reset before response headers.', read: (v) => v.counts.upstreamResets },
+    resetsNotReplayable: {
+      kind: 'counter',
+      help: 'Requests answered 502 PROXY_ERR_UPSTREAM_RESET_AFTER_SEND: the worker reset after the whole request was written and the method is not GET, HEAD or OPTIONS, so it was not re-run (the actor may have received it).',
+      read: (v) => v.counts.upstreamResetsNotReplayable,
+    },
+    identityFailures: { kind: 'counter', help: 'Upstream workers whose certificate failed verification.', read: (v) => v.counts.upstreamIdentityFailures },
+    tlsReloads: { kind: 'stat', help: 'Upstream TLS credential files re-loaded after a change.', read: (v) => v.counts.upstreamTlsReloads },
+    tlsReloadErrors: { kind: 'stat', help: 'Upstream TLS credential changes that could not be loaded.', read: (v) => v.counts.upstreamTlsReloadErrors },
+    outliers: {
+      down: {
+        kind: 'gauge',
+        name: 'upstream_outlier_ejections_active',
+        help: 'Worker addresses down now (outlier detection; /stats upstream.outliers.down).',
+        read: (v) => v.live.outliersDown(),
+      },
+      ejections: {
+        kind: 'counter',
+        name: 'upstream_outlier_ejections_total',
+        label: 'reason',
+        help: 'Worker addresses marked down by outlier detection (the first connect that failed), by reason: refused, reset, timeout, unreachable.',
+        read: (v) => ({ ...v.counts.outliers.ejections }),
+      },
+      failedFast: {
+        kind: 'counter',
+        name: 'upstream_outlier_failed_fast_total',
+        help: 'Requests failed at once, never sent, because their worker address was down (each re-runs as a connect failure).',
+        read: (v) => v.counts.outliers.failedFast,
+      },
+      readmissions: {
+        kind: 'counter',
+        name: 'upstream_outlier_readmissions_total',
+        label: 'via',
+        help: 'Down worker addresses let back, by what let them back: a probe that connected, or a resume that named them.',
+        read: (v) => ({ ...v.counts.outliers.readmissions }),
+      },
+      probes: {
+        kind: 'counter',
+        name: 'upstream_outlier_probes_total',
+        label: 'result',
+        help: 'Connect probes of down worker addresses, by result.',
+        read: (v) => ({ ...v.counts.outliers.probes }),
+      },
+    },
+  },
+  reruns: { kind: 'counter', label: 'reason', help: 'Requests re-run through the chain, by reason.', read: (v) => ({ ...v.counts.reruns }) },
+  rerunAttempts: {
+    byAttempt: {
+      kind: 'counter',
+      name: 'reruns_by_attempt_total',
+      label: 'attempt',
+      help: 'Re-runs by their number within one request (1: first re-run, 2: second, ... up to --max-reruns).',
+      read: (v) => byAttempt(v.counts.rerunsByAttempt, v.live.maxReruns),
+    },
+    backoffs: { kind: 'counter', name: 'rerun_backoffs_total', help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).', read: (v) => v.counts.rerunBackoffs },
+    cancelledInBackoff: {
+      kind: 'counter',
+      name: 'rerun_backoffs_cancelled_total',
+      help: 'Requests whose client went away while they waited a re-run backoff.',
+      read: (v) => v.counts.rerunBackoffsCancelled,
+    },
+    budgetExhausted: { kind: 'counter', name: 'rerun_budget_exhausted_total', help: 'Requests that could have re-run but had spent --rerun-budget-ms.', read: (v) => v.counts.rerunBudgetExhausted },
+  },
+  internalErrors: {
+    kind: 'counter',
+    label: 'where',
+    help: 'Errors inside the proxy that the containment boundary caught, by where the work began; each ended one request, stream or tunnel alone (500 PROXY_ERR_INTERNAL, or a reset).',
+    read: (v) => ({ ...v.counts.internalErrors }),
+  },
+});
+
+/** The proxy's own blocks of `/stats`. */
+export type ProxyStatsBlock = StatsOf<typeof PROXY_STATS>;
 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
@@ -180,33 +300,6 @@ export class ProxyStats {
   }
 
   snapshot(): ProxyStatsBlock {
-    const d = this.#sinceReset.current();
-    return {
-      requests: { total: d.requests, byStatus: byClass(d.requestsByStatus), inFlight: this.live.requestsInFlight },
-      extproc: {
-        ...d.extproc,
-        active: this.live.extproc.active,
-        retries: { ...d.extprocRetries, waiting: this.live.extprocRetriesWaiting },
-      },
-      upstream: {
-        requests: d.upstreamRequests,
-        byStatus: byClass(d.upstreamByStatus),
-        connectFailures: d.upstreamConnectFailures,
-        resets: d.upstreamResets,
-        resetsNotReplayable: d.upstreamResetsNotReplayable,
-        identityFailures: d.upstreamIdentityFailures,
-        tlsReloads: d.upstreamTlsReloads,
-        tlsReloadErrors: d.upstreamTlsReloadErrors,
-        outliers: { down: this.live.outliersDown(), ...d.outliers },
-      },
-      reruns: { ...d.reruns },
-      rerunAttempts: {
-        byAttempt: byAttempt(d.rerunsByAttempt, this.live.maxReruns),
-        backoffs: d.rerunBackoffs,
-        cancelledInBackoff: d.rerunBackoffsCancelled,
-        budgetExhausted: d.rerunBudgetExhausted,
-      },
-      internalErrors: { ...d.internalErrors },
-    };
+    return statsBlock(PROXY_STATS, { counts: this.#sinceReset.current(), live: this.live });
   }
 }

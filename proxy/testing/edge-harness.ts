@@ -9,6 +9,7 @@
 import type http from 'node:http';
 import { request } from 'undici';
 import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
+import type { StatsDocument } from '../admin/stats-document.js';
 import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, type Upstream } from './helpers.js';
 
 export interface TrackedUpstream {
@@ -140,12 +141,7 @@ export async function startEdgeStack(args: string[] = [], mode: 'in-process' | '
   }
 }
 
-export interface EdgeStats {
-  requests: { total: number; byStatus: Record<string, number> };
-  upstream: { requests: number };
-  cache: { hits: number; evictions: Record<string, number> };
-  reruns: Record<string, number>;
-}
+export type EdgeStats = StatsDocument;
 
 export async function edgeStats(stack: EdgeStack): Promise<EdgeStats> {
   const res = await request(`${stack.admin}/stats`);

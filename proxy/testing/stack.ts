@@ -13,6 +13,7 @@ import { STACK_TIMEOUTS } from '../../kit/stack.js';
 import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
+import type { StatsDocument } from '../admin/stats-document.js';
 import { waitFor } from '../../lib/testing/wait.js';
 
 export { ATESPACE };
@@ -228,28 +229,8 @@ export async function adminJson<T = Record<string, unknown>>(base: string, path:
   return (text ? JSON.parse(text) : {}) as T;
 }
 
-export interface ProxyStats {
-  requests: { total: number; byStatus: Record<string, number> };
-  extproc: {
-    streams: number;
-    active: number;
-    errors: number;
-    timeouts: number;
-    retries: { retried: number; recovered: number; budgetExhausted: number; shed: number; waiting: number };
-  };
-  upstream: { requests: number; byStatus: Record<string, number>; connectFailures: number; resets: number; resetsNotReplayable: number };
-  cache: {
-    enabled: boolean;
-    hits: number;
-    misses: number;
-    entries: number;
-    evictions: Record<'stale' | 'connect' | 'reset' | 'worker' | 'ttl' | 'lru' | 'admin', number>;
-    coalesced: { waits: number; hit: number; alone: number; gone: number };
-    refreshes: { enabled: boolean; ok: number; failed: number; inFlight: number };
-  };
-  reruns: { stale: number; connect: number; reset: number };
-  resolver: { kind: string; resumeCalls: Record<string, number>; flightJoins: number };
-}
+/** The proxy's `/stats` document (its type derives from the counters' declarations). */
+export type ProxyStats = StatsDocument;
 
 export interface StubStats {
   rpc: Record<string, Record<string, number>>;

@@ -7,6 +7,7 @@
  * `/stats/reset`, a restarted process) gives no rate for that poll. Quantiles are Prometheus'
  * `histogram_quantile` (linear within the bucket) over a window of snapshots.
  */
+import type { StatsReading } from '../stats-document.js';
 
 /** One sample of the Prometheus text format. */
 export interface MetricSample {
@@ -112,7 +113,10 @@ export function quantile(q: number, h: Histogram): number | null {
   return lower + (upper - lower) * ((rank - below) / inBucket);
 }
 
-/** What the dashboard reads from one poll. `stats` is the proxy's `/stats` document (any shape: read defensively). */
+/**
+ * What the dashboard reads from one poll. `stats` is the proxy's `/stats` document, or the cluster primary's sum of
+ * its workers', read as `StatsReading` (defensively: any field may be missing).
+ */
 export interface Snapshot {
   /** When it was taken (ms, any monotonic clock). */
   readonly at: number;
@@ -124,6 +128,9 @@ function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
+/** `v` when it is a plain object, else `{}` (a typed `v` keeps its type: its fields are read as possibly missing). */
+function obj<T extends object>(v: T | null | undefined): Partial<T>;
+function obj(v: unknown): Record<string, unknown>;
 function obj(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
@@ -177,8 +184,8 @@ const CACHE_ORDER = ['hit', 'miss', 'rerun', 'none', 'all'];
  * window).
  */
 export function dashboardView(now: Snapshot, previous: Snapshot | undefined, oldest: Snapshot | undefined): DashboardView {
-  const s = obj(now.stats);
-  const p = previous === undefined ? undefined : obj(previous.stats);
+  const s = obj(now.stats as StatsReading);
+  const p = previous === undefined ? undefined : obj(previous.stats as StatsReading);
   const seconds = previous === undefined ? 0 : (now.at - previous.at) / 1000;
   const requests = obj(s.requests);
   const cache = obj(s.cache);
@@ -192,7 +199,7 @@ export function dashboardView(now: Snapshot, previous: Snapshot | undefined, old
   const resolverTotal = ownResumes ? sumValues(resolver.resumeCalls) : num(extproc.streams);
   const resolverBefore = p === undefined ? undefined : ownResumes ? sumValues(obj(p.resolver).resumeCalls) : num(obj(p.extproc).streams);
   const rerunTotal = num(reruns.stale) + num(reruns.connect) + num(reruns.reset);
-  const rerunBefore = p === undefined ? undefined : sumValues(obj(p.reruns));
+  const rerunBefore = p === undefined ? undefined : sumValues(p.reruns);
 
   const errorsByCode = [...sumBy(now.metrics, REQUESTS_METRIC, 'code')]
     .filter(([code, n]) => Number(code) >= 400 && n > 0)

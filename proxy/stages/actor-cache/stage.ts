@@ -13,8 +13,7 @@ import { cacheStatsBlock } from './stats.js';
 import { cacheOutcome, createActorCacheFilter } from './filter.js';
 import { MissFlights } from './miss-flights.js';
 import { REFRESH_AHEAD_FRACTION, RefreshAhead } from './refresh-ahead.js';
-import { clusterWorkerChannel, SHARED_COUNTS, SharedBindings, type BindingChannel } from './shared-bindings.js';
-import { zeroCounts } from './counter-set.js';
+import { clusterWorkerChannel, SharedBindings, type BindingChannel } from './shared-bindings.js';
 
 export interface ActorCacheStage extends ProxyStage {
   readonly cache: BindingCache;
@@ -33,12 +32,12 @@ export function createActorCacheStage(deps: StageDeps, revalidator: Revalidator 
   const flights = new MissFlights({ waitTimeoutMs: config.extProc.settings.messageTimeoutMs });
   const refresh = refreshing ? new RefreshAhead({ cache, revalidator, log: deps.log }) : undefined;
   const shared = channel === undefined ? undefined : new SharedBindings(cache, channel);
-  const parts = { cache, flights, refresh };
+  const parts = { cache, flights, refresh, shared };
   registerCacheMetrics(deps.registry, parts);
   return {
     cache,
     filter: createActorCacheFilter({ cache, actorSuffix: config.actorSuffix, flights, ...(refresh ? { refresh } : {}) }),
-    stats: () => ({ cache: { ...cacheStatsBlock(parts), shared: { enabled: shared !== undefined, ...(shared?.stats() ?? zeroCounts(SHARED_COUNTS)) } } }),
+    stats: () => ({ cache: cacheStatsBlock(parts) }),
     resetStats: () => {
       shared?.resetStats();
       cache.resetStats();

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import type { ProxyHandle } from '../proxy.js';
 import type { Decoy } from './decoy.js';
 import type { FaultRecorder } from './faults.js';
+import type { StatsDocument } from '../../admin/stats-document.js';
 
 export interface CaseWatch {
   readonly proxy: ProxyHandle;
@@ -26,8 +27,8 @@ export interface CaseStats {
 
 export async function caseStats(proxy: ProxyHandle): Promise<CaseStats> {
   const res = await request(`${proxy.admin}/stats`);
-  const stats = (await res.body.json()) as { requests: { inFlight: number }; internalErrors?: Record<string, number> };
-  return { inFlight: stats.requests.inFlight, internalErrors: stats.internalErrors ?? {} };
+  const stats = (await res.body.json()) as StatsDocument;
+  return { inFlight: stats.requests.inFlight, internalErrors: stats.internalErrors };
 }
 
 /** How long the in-flight count may take to come back once a case's connections are closed. */

@@ -1,0 +1,78 @@
+/** Declarations: the one naming rule, /stats in the tree's order, and one metric made of several declarations. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { declare, declarations, metricName } from './declare.js';
+import { exportedMetrics, registerDeclared, statsBlock } from './derive.js';
+
+interface View {
+  readonly hits: number;
+  readonly reasons: Record<'lru' | 'ttl', number>;
+  readonly open: number;
+  readonly ok: number;
+  readonly failed: number;
+}
+
+const TREE = declare<View>()({
+  cache: {
+    hits: { kind: 'counter', help: 'Hits.', read: (v) => v.hits },
+    evictions: { kind: 'counter', label: 'reason', help: 'Evictions.', read: (v) => v.reasons },
+    openNow: { kind: 'gauge', help: 'Open.', read: (v) => v.open },
+    ratio: { kind: 'stat', help: 'Not exported.', read: (v) => (v.hits > 0 ? 1 : null) },
+    refreshes: {
+      ok: { kind: 'counter', name: 'cache_refreshes_total', labels: { result: 'ok' }, help: 'Refreshes.', read: (v) => v.ok },
+      failed: { kind: 'counter', name: 'cache_refreshes_total', labels: { result: 'failed' }, help: 'Refreshes.', read: (v) => v.failed },
+    },
+  },
+});
+
+const since: View = { hits: 1, reasons: { lru: 0, ttl: 2 }, open: 3, ok: 0, failed: 1 };
+const lifetime: View = { hits: 5, reasons: { lru: 4, ttl: 2 }, open: 3, ok: 7, failed: 1 };
+
+test('the Prometheus name derives from the path (snake case, _total for a counter) unless given', () => {
+  assert.equal(metricName('p_', ['cache', 'openNow'], { kind: 'gauge', help: '', read: () => 0 }), 'p_cache_open_now');
+  assert.equal(metricName('p_', ['upstream', 'connectFailures'], { kind: 'counter', help: '', read: () => 0 }), 'p_upstream_connect_failures_total');
+  assert.equal(metricName('p_', ['x'], { kind: 'counter', name: 'older_name_total', help: '', read: () => 0 }), 'p_older_name_total');
+  assert.deepEqual(
+    declarations(TREE).map((d) => d.path.join('.')),
+    ['cache.hits', 'cache.evictions', 'cache.openNow', 'cache.ratio', 'cache.refreshes.ok', 'cache.refreshes.failed'],
+  );
+});
+
+test('/stats is the tree read from the view, in its order', () => {
+  const block = statsBlock(TREE, since);
+  assert.equal(JSON.stringify(block), '{"cache":{"hits":1,"evictions":{"lru":0,"ttl":2},"openNow":3,"ratio":1,"refreshes":{"ok":0,"failed":1}}}');
+  const typed: { readonly cache: { readonly ratio: number | null; readonly hits: number } } = block;
+  assert.equal(typed.cache.ratio, 1);
+});
+
+test('/metrics reads the lifetime view; declarations sharing a name are one metric, one label value each', async () => {
+  const registry = new Registry();
+  registerDeclared(registry, 'p_', TREE, { lifetime: () => lifetime });
+  const text = await registry.metrics();
+  assert.match(text, /^p_cache_hits_total 5$/m);
+  assert.match(text, /^p_cache_evictions_total\{reason="lru"\} 4$/m);
+  assert.match(text, /^# TYPE p_cache_open_now gauge$/m);
+  assert.match(text, /^p_cache_refreshes_total\{result="ok"\} 7$/m);
+  assert.match(text, /^p_cache_refreshes_total\{result="failed"\} 1$/m);
+  assert.doesNotMatch(text, /ratio/, 'a stat is not exported');
+  assert.deepEqual(exportedMetrics('p_', TREE).map((m) => [m.name, m.paths.length]), [
+    ['p_cache_hits_total', 1],
+    ['p_cache_evictions_total', 1],
+    ['p_cache_open_now', 1],
+    ['p_cache_refreshes_total', 2],
+  ]);
+});
+
+test('declarations that share a name but not their kind, help or labels are refused', () => {
+  const bad = declare<View>()({
+    a: { kind: 'counter', name: 'same_total', labels: { r: 'x' }, help: 'One.', read: (v) => v.ok },
+    b: { kind: 'counter', name: 'same_total', labels: { r: 'y' }, help: 'Another.', read: (v) => v.failed },
+  });
+  assert.throws(() => exportedMetrics('p_', bad), /p_same_total: declared at a and b/);
+  const unlabelled = declare<View>()({
+    a: { kind: 'counter', name: 'same_total', help: 'One.', read: (v) => v.ok },
+    b: { kind: 'counter', name: 'same_total', help: 'One.', read: (v) => v.failed },
+  });
+  assert.throws(() => exportedMetrics('p_', unlabelled), /declared at a and b/);
+});

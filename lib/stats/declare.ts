@@ -1,0 +1,109 @@
+/**
+ * Each counter declared once, as Envoy declares a stat once: a component lists its counters, gauges and other
+ * `/stats` values in one tree of declarations, and `/stats` (`statsBlock`), `/metrics` (`registerDeclared`) and the
+ * `/stats` document's type (`StatsOf`) are all derived from it (`derive.ts`).
+ *
+ * A declaration's place in the tree is its `path` in `/stats` (`cache.hits`: key `hits` of the block `cache`), and
+ * the order of the tree is the order of the JSON. Its Prometheus name derives from the path by one rule
+ * (`metricName`: the component's prefix, the path's words in snake case, `_total` for a counter:
+ * `cache.evictions` → `actor_edge_proxy_cache_evictions_total`), unless `name` keeps an older name that outside
+ * scripts read.
+ *
+ * `read` takes the component's view of its state (`V`): for `/stats` the counts since the last `POST /stats/reset`,
+ * for `/metrics` the lifetime counts (a Prometheus counter never goes down), and in both the live levels for gauges
+ * (`StatsSource`).
+ */
+import type { Aggregator } from '../prom-metrics.js';
+
+interface Exported {
+  readonly help: string;
+  /** The Prometheus name without the component's prefix, when it is not the one `metricName` derives (kept for readers of older names). */
+  readonly name?: string;
+  /** How the proxy's cluster primary merges it over its workers (default `sum`). */
+  readonly aggregator?: Aggregator;
+}
+
+/** One number: in `/stats` at its path, in `/metrics` as a sample of its metric. */
+export interface ValueDeclaration<V> extends Exported {
+  readonly kind: 'counter' | 'gauge';
+  /**
+   * Fixed labels of this number's sample, when several declarations make up one metric (each one label value):
+   * they must then share `name`, `kind` and `help`.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  read(view: V): number;
+}
+
+/**
+ * Numbers by one label (`{"stale": 3, "lru": 1}`): in `/stats` the record at its path (or `show` of it), in
+ * `/metrics` one sample per key, labelled `label`.
+ */
+export interface LabelledDeclaration<V> extends Exported {
+  readonly kind: 'counter' | 'gauge';
+  readonly label: string;
+  read(view: V): Readonly<Record<string, number>>;
+  /** What `/stats` shows at the path instead of the record (e.g. status codes folded into classes). */
+  show?(counts: Readonly<Record<string, number>>): unknown;
+}
+
+/**
+ * A `/stats` value that is not exported to Prometheus: a setting (`enabled`), a ratio or sum Prometheus computes by
+ * query, or a count no dashboard has asked for yet (exporting it is `kind: 'counter'` and nothing else).
+ */
+export interface StatDeclaration<V> {
+  readonly kind: 'stat';
+  readonly help: string;
+  read(view: V): unknown;
+}
+
+export type Declaration<V> = ValueDeclaration<V> | LabelledDeclaration<V> | StatDeclaration<V>;
+
+/** A block of `/stats`: its keys in order, each a declaration or a nested block. */
+export interface DeclarationTree<V> {
+  readonly [key: string]: Declaration<V> | DeclarationTree<V>;
+}
+
+/** The `/stats` JSON a tree of declarations gives: each declaration's `show` or `read` result at its key. */
+export type StatsOf<T> = {
+  readonly [K in keyof T]: T[K] extends { show(counts: never): infer S } ? S : T[K] extends { read(view: never): infer R } ? R : StatsOf<T[K]>;
+};
+
+/** Checks a tree against its view type while keeping its literal shape (for `StatsOf`). */
+export function declare<V>(): <T extends DeclarationTree<V>>(tree: T) => T {
+  return (tree) => tree;
+}
+
+export function isDeclaration<V>(node: Declaration<V> | DeclarationTree<V>): node is Declaration<V> {
+  return typeof (node as { kind?: unknown }).kind === 'string' && typeof (node as { read?: unknown }).read === 'function';
+}
+
+export function isExported<V>(d: Declaration<V>): d is ValueDeclaration<V> | LabelledDeclaration<V> {
+  return d.kind !== 'stat';
+}
+
+/** One declaration with its path (`cache.evictions`, as segments). */
+export interface Placed<V> {
+  readonly path: readonly string[];
+  readonly declaration: Declaration<V>;
+}
+
+/** Every declaration of the tree, in order, with its path. */
+export function declarations<V>(tree: DeclarationTree<V>, at: readonly string[] = []): Placed<V>[] {
+  const out: Placed<V>[] = [];
+  for (const [key, node] of Object.entries(tree)) {
+    const path = [...at, key];
+    if (isDeclaration(node)) out.push({ path, declaration: node });
+    else out.push(...declarations(node, path));
+  }
+  return out;
+}
+
+function snake(word: string): string {
+  return word.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** The Prometheus name: `prefix` + the path in snake case + `_total` for a counter, or `prefix` + `name` when given. */
+export function metricName(prefix: string, path: readonly string[], d: ValueDeclaration<unknown> | LabelledDeclaration<unknown>): string {
+  if (d.name !== undefined) return `${prefix}${d.name}`;
+  return `${prefix}${path.map(snake).join('_')}${d.kind === 'counter' ? '_total' : ''}`;
+}
