@@ -25,6 +25,12 @@ const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS];
 const NOT_YET_DECLARED = new Set(
   [
     'ready',
+    'filter_offload_latency_seconds',
+    'filter_offload_backlog',
+    'filter_offload_workers',
+    'filter_offload_inline_total',
+    'filter_offload_stale_total',
+    'filter_offload_errors_total',
     'resolver_health_checks_total',
     'resolver_resume_calls_total',
     'tunnels_active',
