@@ -29,7 +29,7 @@ export interface ListedBinding {
   readonly ageMs: number;
   readonly expiresInMs: number;
   readonly hits: number;
-  /** A refresh-ahead exchange for this binding is in flight. */
+  /** A refresh-ahead re-validation of this binding is in flight. */
   readonly refreshing: boolean;
 }
 

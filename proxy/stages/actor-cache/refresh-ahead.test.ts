@@ -57,8 +57,8 @@ test('one refresh per actor at a time; success renews the binding from the answe
 
 // What a refresh's end does to the binding.
 for (const row of [
-  { name: 'a failed exchange', answer: { kind: 'failed', reason: 'immediate response 503' } as Revalidation },
-  { name: 'a rejected exchange', answer: new Error('boom') },
+  { name: 'a failed re-validation', answer: { kind: 'failed', reason: 'immediate response 503' } as Revalidation },
+  { name: 'a rejected re-validation', answer: new Error('boom') },
   { name: 'a non-literal address', answer: { kind: 'routed', address: 'worker-1:8443' } as Revalidation },
 ]) {
   test(`${row.name} counts as failed and leaves the binding to expire, never refreshed again`, async () => {
