@@ -37,7 +37,7 @@ import { writeLocalReply } from '../http/local-reply.js';
 import { isGrpcRequest } from '../http/grpc.js';
 import { checkSni } from '../http/misdirected.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
-import { resolveRequestTarget, type RequestTarget } from './request-target.js';
+import { resolveRequestTarget, type RequestTarget } from './resolve-target.js';
 import { finalStatus } from './final-status.js';
 import { endRequestTrace, startRequestTrace } from './request-spans.js';
 import { nextRequestId } from '../request/request-id.js';

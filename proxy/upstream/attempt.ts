@@ -17,13 +17,13 @@ import { relayHeaders } from '../http/relayed-headers.js';
 import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/trailers.js';
 import type { WorkerPool } from './pools.js';
 import type { UnsentAttempt, UnsentList } from './unsent-list.js';
-import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
+import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type UpstreamFailure } from './outcome.js';
 import type { OutlierDetector } from './outliers.js';
-import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
+import { UpstreamResponse, type UpstreamAttemptResult, type BodySink, type UpstreamBody } from './response.js';
 import { endUpstreamSpan } from './upstream-span.js';
 
 /** Receives an attempt's outcome. */
-export type OutcomeCallback = (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
+export type AttemptCallback = (ctx: ProxyRequest, outcome: UpstreamAttemptResult) => void;
 
 const enum State {
   Waiting,
@@ -54,7 +54,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
   #held: Held | undefined;
   /** undici was told to pause (a chunk, or the head, arrived before the body was piped). */
   #paused = false;
-  #failure: FailureOutcome | undefined;
+  #failure: UpstreamFailure | undefined;
   // UnsentAttempt: the links of the pool's unsent list (`unsent-list.ts`).
   unsentList: UnsentList | undefined = undefined;
   unsentPrev: UnsentAttempt | undefined = undefined;
@@ -64,7 +64,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
     private readonly ctx: ProxyRequest,
     /** The route's worker address. */
     private readonly address: string,
-    private done: OutcomeCallback | undefined,
+    private done: AttemptCallback | undefined,
     private readonly counters: Counters,
     private pool: WorkerPool | undefined,
     private readonly outliers: OutlierDetector | undefined,
@@ -185,7 +185,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
    * Reports the outcome once: an answer synchronously, anything else from a fresh microtask. Every attempt ends
    * here, HTTP/1.1, HTTP/2 and upgrades alike, so this is where the worker's counters see it.
    */
-  #settle(outcome: AttemptOutcome): void {
+  #settle(outcome: UpstreamAttemptResult): void {
     const done = this.done;
     if (done === undefined) return;
     this.done = undefined;
@@ -271,7 +271,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
     this.#abort?.(new Error(reason));
   }
 
-  failure(): FailureOutcome | undefined {
+  failure(): UpstreamFailure | undefined {
     return this.#failure;
   }
 
@@ -328,7 +328,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
     if (seen.kind === 'connect-failed') this.outliers?.connectFailed(this.address, seen.code);
   }
 
-  #count(outcome: FailureOutcome): void {
+  #count(outcome: UpstreamFailure): void {
     if (outcome.kind === 'connect-failed') {
       if (outcome.ejected !== true) this.counters.upstreamConnectFailures++; // failed fast: counted by the detector
     } else if (outcome.kind === 'reset') this.counters.upstreamResets++;

@@ -35,7 +35,7 @@ import { isGrpcContentType } from '../http/grpc.js';
 import type { UpstreamPools } from './pools.js';
 import { EJECTED } from './outcome.js';
 import { OutlierDetector } from './outliers.js';
-import { UpstreamAttempt, type OutcomeCallback } from './attempt.js';
+import { UpstreamAttempt, type AttemptCallback } from './attempt.js';
 import { startUpstreamSpan, endUpstreamSpan } from './upstream-span.js';
 
 export interface Router {
@@ -44,7 +44,7 @@ export interface Router {
    * synchronously, from undici's callback), or with the failure before any (from a fresh microtask, so a re-run
    * never starts inside the HTTP client's callbacks). Throws `ProxyError` for an unusable route or an overflow.
    */
-  forward(ctx: ProxyRequest, done: OutcomeCallback): void;
+  forward(ctx: ProxyRequest, done: AttemptCallback): void;
 }
 
 export interface RouterOptions {
@@ -77,7 +77,7 @@ export class UndiciRouter implements Router {
         : new OutlierDetector({ probe, onEject: (address) => this.#ejectUnsent(address), tallies: counters.outliers, ...(opts.log === undefined ? {} : { log: opts.log }) });
   }
 
-  forward(ctx: ProxyRequest, done: OutcomeCallback): void {
+  forward(ctx: ProxyRequest, done: AttemptCallback): void {
     const route = ctx.route;
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
     const h2 = this.h2 !== undefined && wantsH2(ctx);
@@ -110,7 +110,7 @@ export class UndiciRouter implements Router {
   }
 
   /** The address is down: the request fails at once as a connect failure, never sent (reported from a microtask). */
-  #failFast(ctx: ProxyRequest, address: string, done: OutcomeCallback): void {
+  #failFast(ctx: ProxyRequest, address: string, done: AttemptCallback): void {
     ctx.upstreamAddress = address;
     ctx.upstreamMs = undefined;
     // Tracing on: the attempt still has its span, ended at once (the worker was never asked).

@@ -38,7 +38,7 @@ import { overrideMode } from './mode-override.js';
 import { applyMutation, ResponseHeadTarget } from './mutation.js';
 import { planFor, type RequestPlan } from './plan.js';
 import { EXT_PROC_SLOT } from './request-state.js';
-import { RequestLineTarget } from './request-target.js';
+import { RequestLineTarget } from './request-line-target.js';
 import type { ExtProcSettings, ProcessingMode } from './settings.js';
 import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
 import { isGrpcRequest } from '../../http/grpc.js';
