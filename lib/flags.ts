@@ -3,7 +3,7 @@
  * type, environment variable, default, help, and where the flag sits in the config file); `readFlags` merges argv
  * over the environment over a config file's values over the defaults, validates, and returns a frozen, typed
  * object. `--help`, the flag tables and the config file's JSON Schema are generated from the same
- * declarations (`flag-tree.ts`, `flag-docs.ts`, `flag-schema.ts`), so the documentation cannot drift from the parser.
+ * declarations (`flag-docs.ts`, `flag-schema.ts`), so the documentation cannot drift from the parser.
  */
 import { parseArgs } from 'node:util';
 

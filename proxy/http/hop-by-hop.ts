@@ -6,10 +6,10 @@
  * must remove before a message goes to an HTTP/2 peer, whose stack refuses them).
  *
  * A client's Upgrade and Connection are never forwarded as received either: a WebSocket handshake the proxy
- * forwards gets them from the router (undici's `upgrade` option), and the 101's from `upstream/tunnel.ts`.
+ * forwards gets them from the router (undici's `upgrade` option), and the 101's from `tunnels/upgrade-tunnel.ts`.
  *
  * Used by the ingress for request headers (`ingress-headers.ts`) and by the router for response headers
- * (`response-headers.ts`); each direction adds its own rules there.
+ * (`relayed-headers.ts`); each direction adds its own rules there.
  */
 
 export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'http2-settings']);

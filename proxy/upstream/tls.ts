@@ -6,7 +6,7 @@
  * Both checks run before the connection is handed to the HTTP client; a worker that fails either is an
  * `UpstreamIdentityError` (its own outcome, `identity-rejected`, never a connect failure). Each new connection
  * uses the credentials current at that moment (the files are watched, `lib/tls/watched.ts`); pooled connections
- * keep theirs. ALPN offers one protocol: `http/1.1` for the pools, `h2` for gRPC (`h2c-sessions.ts`).
+ * keep theirs. ALPN offers one protocol: `http/1.1` for the pools, `h2` for gRPC (`h2-sessions.ts`).
  */
 import tls from 'node:tls';
 import type { buildConnector } from 'undici';

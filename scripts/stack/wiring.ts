@@ -2,7 +2,7 @@
  * The one stack plan: which components make a stack, in which order they start, the flags that wire each to the
  * ones before it, and the TLS material of every hop. `npm start` (`launcher.ts`), `npm run fleet`, the bench's
  * stacks and the tests' harness (`proxy/testing/stack.ts`) all build their components' flags from here, in-process
- * or as processes; compose (`compose.yaml`) is checked against it (`compose-plan.test.ts`), so none can drift.
+ * or as processes; compose (`compose.yaml`) is checked against it (`compose/plan-check.test.ts`), so none can drift.
  *
  * TLS is declared once, as flags (`tlsFlags`); the environment form a launcher or compose passes instead
  * (`tlsEnv`) is derived from each component's own flag declarations, so the two forms cannot disagree.
