@@ -15,8 +15,8 @@ import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
-import type { CacheConfig } from './stages/actor-cache/config.js';
-import type { EgressCacheConfig } from './egress/egress-cache-config.js';
+import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
+import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
 import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
@@ -37,8 +37,7 @@ import {
   type OverloadConfig,
 } from './ops/overload/config.js';
 import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
-import { buildEgressListenerConfig, type EgressListenerConfig } from './egress/config.js';
-import { DEFAULT_NEVER_DIAL } from './egress/forbidden-destinations.js';
+import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
 const DEFAULT_EXTPROC_MAX_STREAMS = 256;
@@ -91,45 +90,9 @@ export const PROXY_FLAGS = {
     max: 60000,
     help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
   },
-  'actor-cache': {
-    type: 'choice',
-    env: 'PROXY_ACTOR_CACHE',
-    envAliases: ['ACTOR_CACHE'],
-    section: 'cache',
-    key: 'enabled',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Cache actor-to-worker bindings learned from ext_proc (off: every request goes through ext_proc).',
-  },
-  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', section: 'cache', default: 5000, help: 'How long a learned binding is served.' },
-  'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', section: 'cache', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
-  'cache-refresh-ahead': {
-    type: 'choice',
-    env: 'PROXY_CACHE_REFRESH_AHEAD',
-    section: 'cache',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
-  },
+  ...ACTOR_CACHE_FLAGS,
   // The egress verdict cache (proxy/egress/verdict-cache.ts): its three flags, together.
-  'egress-cache': {
-    type: 'choice',
-    env: 'PROXY_EGRESS_CACHE',
-    section: 'egressCache',
-    key: 'enabled',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Cache egress verdicts (allowed and policy-denied) per actor certificate and destination; concurrent misses share one ext_proc exchange (off: every CONNECT goes through ext_proc).',
-  },
-  'egress-cache-ttl-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_CACHE_TTL_MS',
-    section: 'egressCache',
-    default: 5000,
-    min: 1,
-    help: 'How long an egress verdict is served at most (never past the actor certificate\'s expiry), and how long the tunnels it opened last without a re-validation (at 80% of it, with the cache off too): the longest a policy change, a suspension or a deletion waits to take effect, new CONNECTs and open tunnels alike (plus one ext_proc round trip).',
-  },
-  'egress-cache-max-entries': { type: 'number', env: 'PROXY_EGRESS_CACHE_MAX_ENTRIES', section: 'egressCache', default: 100000, min: 1, help: 'The egress verdict cache LRU bound.' },
+  ...EGRESS_CACHE_FLAGS,
   'max-reruns': {
     type: 'number',
     env: 'PROXY_MAX_RERUNS',
@@ -374,94 +337,7 @@ export const PROXY_FLAGS = {
     help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
   },
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
-  'egress-listen': {
-    type: 'string?',
-    env: 'PROXY_EGRESS_LISTEN',
-    section: 'egress',
-    key: 'listen',
-    help: 'When set, the egress listener HOST:PORT: TLS with the actor\'s client certificate (ALPN h2 and http/1.1), CONNECT IP:PORT opens a TCP tunnel when ext_proc allows it; needs --egress-tls-cert, --egress-tls-key and --egress-client-ca.',
-  },
-  'egress-tls-cert': { type: 'string?', env: 'PROXY_EGRESS_TLS_CERT', section: 'egress', key: 'tlsCert', help: 'PEM certificate chain of the egress listener; reloaded when the file changes.' },
-  'egress-tls-key': { type: 'string?', env: 'PROXY_EGRESS_TLS_KEY', section: 'egress', key: 'tlsKey', help: 'PEM private key of the egress listener; reloaded when the file changes.' },
-  'egress-client-ca': {
-    type: 'string?',
-    env: 'PROXY_EGRESS_CLIENT_CA',
-    section: 'egress',
-    key: 'clientCa',
-    help: 'PEM file with the actor identity CA: an actor\'s client certificate must chain to it (required with --egress-listen).',
-  },
-  'egress-tunnel-idle-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_TUNNEL_IDLE_TIMEOUT_MS',
-    section: 'egress',
-    key: 'tunnelIdleTimeoutMs',
-    default: 300000,
-    min: 0,
-    help: 'An egress tunnel that carries no byte either way for this long is closed; 0 disables.',
-  },
-  'egress-tunnel-max-lifetime-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_TUNNEL_MAX_LIFETIME_MS',
-    section: 'egress',
-    key: 'tunnelMaxLifetimeMs',
-    default: 3600000,
-    min: 0,
-    help: 'An egress tunnel is closed this long after it opened, busy or not (whatever its re-validations say); 0 disables.',
-  },
-  'egress-max-tunnels-per-actor': {
-    type: 'number',
-    env: 'PROXY_EGRESS_MAX_TUNNELS_PER_ACTOR',
-    section: 'egress',
-    key: 'maxTunnelsPerActor',
-    default: 256,
-    min: 1,
-    help: 'Egress tunnels one actor may have open (or being decided) at once in this process; one more CONNECT is answered 429.',
-  },
-  'egress-connect-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_CONNECT_TIMEOUT_MS',
-    section: 'egress',
-    key: 'connectTimeoutMs',
-    default: 5000,
-    min: 1,
-    help: 'An allowed CONNECT\'s destination must accept the TCP connection within this time (502 destination unreachable otherwise).',
-  },
-  'egress-extproc-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_EXTPROC_TIMEOUT_MS',
-    section: 'egress',
-    key: 'extprocTimeoutMs',
-    default: 2000,
-    min: 1,
-    help: 'ext_proc must answer an egress CONNECT within this time (503 control plane unavailable otherwise, not cached).',
-  },
-  'egress-never-dial': {
-    type: 'string',
-    env: 'PROXY_EGRESS_NEVER_DIAL',
-    section: 'egress',
-    key: 'neverDial',
-    default: DEFAULT_NEVER_DIAL.join(','),
-    help: 'Comma-separated CIDRs the egress gateway never dials, whatever a policy allows (403 egress denied, before ext_proc); "none" for none. The proxy\'s own listeners are never dialled either.',
-  },
-  'egress-sni-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_SNI_TIMEOUT_MS',
-    section: 'egress',
-    key: 'sniTimeoutMs',
-    default: 5000,
-    min: 1,
-    help: 'A CONNECT that only hostname rules may allow is answered 200, then the actor\'s first bytes (a TLS ClientHello\'s SNI, or a cleartext HTTP/1.1 request\'s Host) must decide it within this time; otherwise the tunnel is closed.',
-  },
-  'egress-sni-max-bytes': {
-    type: 'number',
-    env: 'PROXY_EGRESS_SNI_MAX_BYTES',
-    section: 'egress',
-    key: 'sniMaxBytes',
-    default: 16384,
-    min: 64,
-    max: 1048576,
-    help: 'The most bytes of a tunnel decided on its traffic that are read (and held) before its ClientHello or request head must have decided it; otherwise the tunnel is closed.',
-  },
+  ...EGRESS_LISTENER_FLAGS,
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   'upstream-credential-bundle': {
     type: 'string',
@@ -712,17 +588,8 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
         backoffMaxMs: flags['rerun-backoff-max-ms'],
       }),
     }),
-    cache: freeze({
-      enabled: flags['actor-cache'] === 'on',
-      ttlMs: flags['cache-ttl-ms'],
-      maxEntries: flags['cache-max-entries'],
-      refreshAhead: flags['cache-refresh-ahead'] === 'on',
-    }),
-    egressCache: freeze({
-      enabled: flags['egress-cache'] === 'on',
-      ttlMs: flags['egress-cache-ttl-ms'],
-      maxEntries: flags['egress-cache-max-entries'],
-    }),
+    cache: buildCacheConfig(flags),
+    egressCache: buildEgressCacheConfig(flags),
     extProc: freeze({
       address: parseHostPort(flags.extproc, '--extproc'),
       settings: buildExtProcSettings(flags),
