@@ -8,35 +8,23 @@ import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
-import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix } from '../lib/tls/identity.js';
-import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
-import { devIdentities } from '../lib/tls/dev-certs.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
-import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
+import { buildExtProcTlsConfig, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
-import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
+import { buildUpstreamTlsConfig, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
-import {
-  DEFAULT_HEAP_BYTES,
-  DEFAULT_HEAP_CRITICAL_BYTES,
-  DEFAULT_LOOP_DELAY_CRITICAL_MS,
-  DEFAULT_LOOP_DELAY_MS,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
-  type OverloadConfig,
-} from './ops/overload/config.js';
-import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
+import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
 
 /** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
@@ -167,62 +155,7 @@ export const PROXY_FLAGS = {
     default: 1048576,
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
   },
-  'replay-buffer-budget-bytes': {
-    type: 'number',
-    env: 'PROXY_REPLAY_BUFFER_BUDGET_BYTES',
-    section: 'overload',
-    default: DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
-    min: 0,
-    help: 'Request-body bytes retained for replay by every request together, at most; a body that finds no room streams through without replay (it cannot be re-run), counted. 0: no process-wide budget.',
-  },
-  'body-inflight-budget-bytes': {
-    type: 'number',
-    env: 'PROXY_BODY_INFLIGHT_BUDGET_BYTES',
-    section: 'overload',
-    default: DEFAULT_BODY_INFLIGHT_BUDGET_BYTES,
-    min: 0,
-    help: 'Request bodies in flight (begun and not yet received whole) by every request together, at most: each reserves its Content-Length, or 256 KiB when larger or chunked; a request whose share does not fit is answered 503 with Retry-After, its body unread and its connection closed. 0: no budget.',
-  },
-  'max-connections': {
-    type: 'number',
-    env: 'PROXY_MAX_CONNECTIONS',
-    section: 'overload',
-    default: DEFAULT_MAX_CONNECTIONS,
-    min: 0,
-    help: 'Client connections open at once over every client listener together (HTTP, HTTPS, both CONNECT listeners; not admin); one more is closed as it is accepted, counted. 0: no limit.',
-  },
-  'overload-loop-delay-ms': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_LOOP_DELAY_MS',
-    section: 'overload',
-    default: DEFAULT_LOOP_DELAY_MS,
-    min: 0,
-    help: 'Mean event-loop delay (sampled every 250 ms) at which the proxy goes to shed-misses: a miss gets 503 with Retry-After and a new connection is closed (hits flow on open connections), /ready answers 503. 0: off.',
-  },
-  'overload-loop-delay-critical-ms': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_LOOP_DELAY_CRITICAL_MS',
-    section: 'overload',
-    default: DEFAULT_LOOP_DELAY_CRITICAL_MS,
-    min: 0,
-    help: 'Mean event-loop delay at which the proxy goes to shed-all: every new request gets 503 with Retry-After. 0: off.',
-  },
-  'overload-heap-bytes': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_HEAP_BYTES',
-    section: 'overload',
-    default: DEFAULT_HEAP_BYTES,
-    min: 0,
-    help: 'V8 heap in use at which the proxy goes to shed-misses (keep it below --max-old-space-size). 0: off.',
-  },
-  'overload-heap-critical-bytes': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_HEAP_CRITICAL_BYTES',
-    section: 'overload',
-    default: DEFAULT_HEAP_CRITICAL_BYTES,
-    min: 0,
-    help: 'V8 heap in use at which the proxy goes to shed-all. 0: off.',
-  },
+  ...OVERLOAD_FLAGS,
   filter: {
     type: 'list',
     env: 'PROXY_FILTERS',
@@ -339,68 +272,8 @@ export const PROXY_FLAGS = {
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
   ...EGRESS_LISTENER_FLAGS,
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
-  'upstream-credential-bundle': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
-    section: 'upstream',
-    default: '',
-    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to the workers; empty: plaintext to the workers.',
-  },
-  'upstream-trust-bundle': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_TRUST_BUNDLE',
-    section: 'upstream',
-    default: '',
-    help: 'PEM file with the CA certificates that sign the workers\' certificates (required with --upstream-credential-bundle).',
-  },
-  'upstream-spiffe-prefix': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_SPIFFE_PREFIX',
-    section: 'upstream',
-    default: DEFAULT_SPIFFE_PREFIX,
-    help: 'A worker is accepted when one of its certificate\'s URI SANs starts with this prefix (never checked by IP or name).',
-  },
-  'upstream-tls-watch-ms': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_TLS_WATCH_MS',
-    section: 'upstream',
-    default: DEFAULT_WATCH_INTERVAL_MS,
-    min: 10,
-    help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
-  },
-  'extproc-credential-bundle': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_CREDENTIAL_BUNDLE',
-    section: 'extProc',
-    key: 'credentialBundle',
-    default: '',
-    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to ext_proc (TLS 1.3, ALPN h2); empty: plaintext, with a warning at start-up.',
-  },
-  'extproc-trust-bundle': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_TRUST_BUNDLE',
-    section: 'extProc',
-    key: 'trustBundle',
-    default: '',
-    help: 'PEM file with the CA certificates that sign extproc\'s certificate (required with --extproc-credential-bundle).',
-  },
-  'extproc-spiffe-id': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_SPIFFE_ID',
-    section: 'extProc',
-    key: 'spiffeId',
-    default: devIdentities().extproc,
-    help: 'ext_proc is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/" (never checked by IP or name).',
-  },
-  'extproc-tls-watch-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_TLS_WATCH_MS',
-    section: 'extProc',
-    key: 'tlsWatchMs',
-    default: DEFAULT_WATCH_INTERVAL_MS,
-    min: 10,
-    help: 'How often the two ext_proc bundle files are checked for changes; a change opens a new channel for new streams, open streams finish on the old one.',
-  },
+  ...UPSTREAM_TLS_FLAGS,
+  ...EXT_PROC_TLS_FLAGS,
   'cert-expiry-warning-hours': certExpiryWarningFlag('PROXY_CERT_EXPIRY_WARNING_HOURS', 'the proxy loads (serving, upstream, ext_proc)', 'ops'),
 } as const satisfies FlagSpecs;
 
@@ -491,36 +364,6 @@ export interface ProxyConfig {
 /** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
 export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
-/** `read()`'s value; what it throws becomes a usage error naming `flag`. */
-function checked<T>(flag: string, read: () => T): T {
-  try {
-    return read();
-  } catch (err) {
-    throw new UsageError(`${flag}: ${(err as Error).message}`);
-  }
-}
-
-function extProcTlsConfig(flags: ProxyFlags): ExtProcTlsConfig | undefined {
-  const credentialBundle = flags['extproc-credential-bundle'];
-  const trustBundle = flags['extproc-trust-bundle'];
-  if (credentialBundle === '' && trustBundle === '') return undefined;
-  if (credentialBundle === '' || trustBundle === '') throw new UsageError('--extproc-credential-bundle and --extproc-trust-bundle go together');
-  const serverIdentity = checked('--extproc-spiffe-id', () => parseSpiffeMatch(flags['extproc-spiffe-id']));
-  return Object.freeze({ credentialBundle, trustBundle, serverIdentity, watchIntervalMs: flags['extproc-tls-watch-ms'] });
-}
-
-function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
-  const credentialBundle = flags['upstream-credential-bundle'];
-  const trustBundle = flags['upstream-trust-bundle'];
-  if (credentialBundle === '') {
-    if (trustBundle !== '') throw new UsageError('--upstream-trust-bundle needs --upstream-credential-bundle (an empty credential bundle means plaintext)');
-    return undefined;
-  }
-  if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
-  const spiffePrefix = checked('--upstream-spiffe-prefix', () => validateSpiffePrefix(flags['upstream-spiffe-prefix']));
-  return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
-}
-
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
 /**
@@ -548,9 +391,6 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
   if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
     // A connect that times out re-runs: it must time out while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
-  }
-  for (const [shed, all] of [['overload-loop-delay-ms', 'overload-loop-delay-critical-ms'], ['overload-heap-bytes', 'overload-heap-critical-bytes']] as const) {
-    if (flags[shed] > 0 && flags[all] > 0 && flags[all] <= flags[shed]) throw new UsageError(`--${all} must be above --${shed} (or either 0: off)`);
   }
   const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;
@@ -593,7 +433,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     extProc: freeze({
       address: parseHostPort(flags.extproc, '--extproc'),
       settings: buildExtProcSettings(flags),
-      tls: extProcTlsConfig(flags),
+      tls: buildExtProcTlsConfig(flags),
       retryMaxWaiting: flags['extproc-retry-max-waiting'],
       maxStreams: flags['extproc-max-streams'],
       queueMaxWaiting: flags['extproc-queue-max-waiting'],
@@ -606,19 +446,11 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       connectTimeoutMs: flags['connect-timeout-ms'],
       maxConnections: flags['upstream-max-connections'],
       maxPending: flags['upstream-max-pending'],
-      tls: upstreamTlsConfig(flags),
+      tls: buildUpstreamTlsConfig(flags),
     }),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     egressListener: buildEgressListenerConfig(flags),
-    overload: freeze({
-      replayBufferBudgetBytes: flags['replay-buffer-budget-bytes'],
-      bodyInflightBudgetBytes: flags['body-inflight-budget-bytes'],
-      maxConnections: flags['max-connections'],
-      triggers: freeze({
-        loopDelayMs: freeze({ shedMisses: flags['overload-loop-delay-ms'], shedAll: flags['overload-loop-delay-critical-ms'] }),
-        heapUsedBytes: freeze({ shedMisses: flags['overload-heap-bytes'], shedAll: flags['overload-heap-critical-bytes'] }),
-      }),
-    }),
+    overload: buildOverloadConfig(flags),
     ops: freeze({
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],

@@ -37,8 +37,6 @@ export const BODY_GC_EVERY_BYTES = 32 * 2 ** 20;
  */
 export const BODY_RESERVATION_BYTES = 256 * 1024;
 
-/** 64 MiB: 256 large bodies streaming at once (with the 64 MiB replay budget, 128 MiB of request bodies at most). */
-export const DEFAULT_BODY_INFLIGHT_BUDGET_BYTES = 64 * 2 ** 20;
 
 export class BodyBudget {
   /** `--body-inflight-budget-bytes`; 0: no budget (every body admitted). */
