@@ -9,12 +9,12 @@ import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
 import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
-import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
+import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
-import { buildExtProcTlsConfig, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
+import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
@@ -27,8 +27,6 @@ import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
 import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
 
-/** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
-const DEFAULT_EXTPROC_MAX_STREAMS = 256;
 import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 export const PROXY_FLAGS = {
@@ -59,7 +57,7 @@ export const PROXY_FLAGS = {
   },
   admin: { type: 'string', env: 'PROXY_ADMIN', section: 'admin', key: 'listen', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', section: 'admin', key: 'token', secret: true, help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
-  extproc: { type: 'string', env: 'PROXY_EXTPROC', section: 'extProc', key: 'address', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  ...EXT_PROC_ADDRESS_FLAGS,
   'health-check-interval-ms': {
     type: 'number',
     env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
@@ -111,43 +109,7 @@ export const PROXY_FLAGS = {
     default: DEFAULT_RERUN_POLICY.backoffMaxMs,
     help: 'Longest such wait; each wait is drawn uniformly between the two.',
   },
-  'extproc-retry-max-waiting': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_RETRY_MAX_WAITING',
-    section: 'extProc',
-    key: 'retryMaxWaiting',
-    default: 1024,
-    min: 0,
-    help: 'A miss whose ext_proc stream cannot be opened (UNAVAILABLE: the processor restarting) is retried on a fresh stream within --rerun-budget-ms; at most this many requests wait to retry at once, more fail at once (0: never retry).',
-  },
-  'extproc-max-streams': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_MAX_STREAMS',
-    section: 'extProc',
-    key: 'maxStreams',
-    default: DEFAULT_EXTPROC_MAX_STREAMS,
-    min: 0,
-    max: 65536,
-    help: 'Misses (requests that need an ext_proc stream) in their request phase at once, at most; more wait their turn in a FIFO queue. 0: no bound.',
-  },
-  'extproc-queue-max-waiting': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_QUEUE_MAX_WAITING',
-    section: 'extProc',
-    key: 'queueMaxWaiting',
-    default: 1024,
-    min: 0,
-    help: 'Misses waiting in that queue at once, at most; one more is answered 503 PROXY_ERR_EXTPROC_QUEUE_FULL with Retry-After at once (0: no queue).',
-  },
-  'extproc-queue-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_QUEUE_TIMEOUT_MS',
-    section: 'extProc',
-    key: 'queueTimeoutMs',
-    default: 1000,
-    min: 1,
-    help: 'The longest a miss waits in that queue, and never beyond its --rerun-budget-ms; then 503 PROXY_ERR_EXTPROC_QUEUE_TIMEOUT with Retry-After.',
-  },
+  ...EXT_PROC_LIMIT_FLAGS,
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -430,15 +392,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     }),
     cache: buildCacheConfig(flags),
     egressCache: buildEgressCacheConfig(flags),
-    extProc: freeze({
-      address: parseHostPort(flags.extproc, '--extproc'),
-      settings: buildExtProcSettings(flags),
-      tls: buildExtProcTlsConfig(flags),
-      retryMaxWaiting: flags['extproc-retry-max-waiting'],
-      maxStreams: flags['extproc-max-streams'],
-      queueMaxWaiting: flags['extproc-queue-max-waiting'],
-      queueTimeoutMs: flags['extproc-queue-timeout-ms'],
-    }),
+    extProc: buildExtProcStageConfig(flags),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
     upstream: freeze({
