@@ -19,7 +19,7 @@ import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserve
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
-import { buildUpstreamTlsConfig, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
+import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
@@ -141,15 +141,7 @@ export const PROXY_FLAGS = {
     help: 'The access log, one JSON line per request, upgrade, tunnel and state-changing admin call, whatever LOG_LEVEL says: stdout (also "on"), off, or a file path (appended to; reopened on SIGUSR1 for log rotation).',
   },
   workers: { type: 'number', env: 'PROXY_WORKERS', section: 'ops', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
-  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', section: 'upstream', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
-  'connect-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_CONNECT_TIMEOUT_MS',
-    section: 'upstream',
-    default: 1000,
-    min: 1,
-    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
-  },
+  ...UPSTREAM_TIMEOUT_FLAGS,
   ...EXT_PROC_FLAGS,
   ...BENCHMARK_RESOLVER_FLAGS,
   'drain-delay-ms': {
@@ -167,21 +159,7 @@ export const PROXY_FLAGS = {
     default: 1000,
     help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
   },
-  'upstream-max-connections': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
-    section: 'upstream',
-    default: 128,
-    min: 1,
-    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
-  },
-  'upstream-max-pending': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_MAX_PENDING',
-    section: 'upstream',
-    default: 1024,
-    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
-  },
+  ...UPSTREAM_POOL_FLAGS,
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', section: 'ingress', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
     type: 'number',
@@ -395,13 +373,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     extProc: buildExtProcStageConfig(flags),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
-    upstream: freeze({
-      routeTimeoutMs: flags['route-timeout-ms'],
-      connectTimeoutMs: flags['connect-timeout-ms'],
-      maxConnections: flags['upstream-max-connections'],
-      maxPending: flags['upstream-max-pending'],
-      tls: buildUpstreamTlsConfig(flags),
-    }),
+    upstream: buildUpstreamConfig(flags),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     egressListener: buildEgressListenerConfig(flags),
     overload: buildOverloadConfig(flags),

@@ -1,4 +1,8 @@
-/** The upstream slice of the proxy's config: how the router reaches the workers, and the flags of its mTLS. */
+/**
+ * The upstream slice of the proxy's config (the `upstream` section): how the router reaches the workers — its
+ * timeouts, the per-worker pools' bounds and mTLS — and its flags, composed into the proxy's flags by
+ * `proxy/config.ts`.
+ */
 import { UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { DEFAULT_SPIFFE_PREFIX, validateSpiffePrefix } from '../../lib/tls/identity.js';
 import { DEFAULT_WATCH_INTERVAL_MS } from '../../lib/tls/watched.js';
@@ -19,7 +23,39 @@ export interface UpstreamConfig {
   readonly tls: UpstreamTlsConfig | undefined;
 }
 
-/** mTLS to the workers: its flags (`upstream` section), composed into the proxy's flags by `proxy/config.ts`. */
+/** The upstream's timeouts. */
+export const UPSTREAM_TIMEOUT_FLAGS = {
+  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', section: 'upstream', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
+  'connect-timeout-ms': {
+    type: 'number',
+    env: 'PROXY_CONNECT_TIMEOUT_MS',
+    section: 'upstream',
+    default: 1000,
+    min: 1,
+    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
+  },
+} as const satisfies FlagSpecs;
+
+/** The bounds of each worker's pool. */
+export const UPSTREAM_POOL_FLAGS = {
+  'upstream-max-connections': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
+    section: 'upstream',
+    default: 128,
+    min: 1,
+    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
+  },
+  'upstream-max-pending': {
+    type: 'number',
+    env: 'PROXY_UPSTREAM_MAX_PENDING',
+    section: 'upstream',
+    default: 1024,
+    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
+  },
+} as const satisfies FlagSpecs;
+
+/** mTLS to the workers. */
 export const UPSTREAM_TLS_FLAGS = {
   'upstream-credential-bundle': {
     type: 'string',
@@ -68,4 +104,15 @@ export function buildUpstreamTlsConfig(flags: FlagValues<typeof UPSTREAM_TLS_FLA
     throw new UsageError(`--upstream-spiffe-prefix: ${(err as Error).message}`);
   }
   return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
+}
+
+/** The upstream slice from its flag values. */
+export function buildUpstreamConfig(flags: FlagValues<typeof UPSTREAM_TIMEOUT_FLAGS & typeof UPSTREAM_POOL_FLAGS & typeof UPSTREAM_TLS_FLAGS>): UpstreamConfig {
+  return Object.freeze({
+    routeTimeoutMs: flags['route-timeout-ms'],
+    connectTimeoutMs: flags['connect-timeout-ms'],
+    maxConnections: flags['upstream-max-connections'],
+    maxPending: flags['upstream-max-pending'],
+    tls: buildUpstreamTlsConfig(flags),
+  });
 }
