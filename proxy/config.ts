@@ -6,11 +6,9 @@ import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type Fla
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
-import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
-import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
+import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
-import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
@@ -79,36 +77,7 @@ export const PROXY_FLAGS = {
   ...ACTOR_CACHE_FLAGS,
   // The egress verdict cache (proxy/egress/verdict-cache.ts): its three flags, together.
   ...EGRESS_CACHE_FLAGS,
-  'max-reruns': {
-    type: 'number',
-    env: 'PROXY_MAX_RERUNS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.maxReruns,
-    max: MAX_RERUN_ATTEMPTS,
-    help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
-  },
-  'rerun-budget-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BUDGET_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.budgetMs,
-    min: 1,
-    help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
-  },
-  'rerun-backoff-min-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BACKOFF_MIN_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.backoffMinMs,
-    help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
-  },
-  'rerun-backoff-max-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BACKOFF_MAX_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.backoffMaxMs,
-    help: 'Longest such wait; each wait is drawn uniformly between the two.',
-  },
+  ...RERUN_FLAGS,
   ...EXT_PROC_LIMIT_FLAGS,
   'max-replay-body-bytes': {
     type: 'number',
@@ -118,21 +87,7 @@ export const PROXY_FLAGS = {
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
   },
   ...OVERLOAD_FLAGS,
-  filter: {
-    type: 'list',
-    env: 'PROXY_FILTERS',
-    section: 'chain',
-    noFile: true,
-    help: 'An ES module whose default export is a filter factory; user filters run first, in the order given (replaces the config file\'s "filters").',
-  },
-  'filter-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_FILTER_TIMEOUT_MS',
-    section: 'chain',
-    default: DEFAULT_FILTER_TIMEOUT_MS,
-    min: 1,
-    help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
-  },
+  ...FILTER_FLAGS,
   'access-log': {
     type: 'string',
     env: 'PROXY_ACCESS_LOG',
@@ -250,13 +205,6 @@ export type IngressSettings = IngressConfig & LifecycleConfig & {
 };
 
 /** The chain: user filters, their timeout, and the re-run policy. */
-export interface ChainSettings {
-  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
-  readonly filters: readonly FilterSpec[];
-  readonly filterTimeoutMs: number;
-  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
-  readonly rerun: RerunPolicy;
-}
 
 /** The admin listener, the access log and shutdown. */
 export interface OpsConfig {
@@ -274,6 +222,8 @@ export interface OpsConfig {
  * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
  * the edge its listeners and ingress, the router its upstream, the admin its ops).
  */
+export type { ChainSettings };
+
 export interface ProxyConfig {
   /** `--config`: the file the flags were merged over (undefined when none). */
   readonly configFile: string | undefined;
@@ -325,9 +275,6 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
   if (flags['misdirected-421'] === 'on' && flags['tls-listen'] === undefined) {
     throw new UsageError('--misdirected-421 needs --tls-listen (it compares a request with the TLS SNI of its connection)');
   }
-  if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
-    throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
-  }
   if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
     // A connect that times out re-runs: it must time out while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
@@ -358,16 +305,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
       actorSuffix,
     }),
-    chain: freeze({
-      filters: freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
-      filterTimeoutMs: flags['filter-timeout-ms'],
-      rerun: freeze({
-        maxReruns: flags['max-reruns'],
-        budgetMs: flags['rerun-budget-ms'],
-        backoffMinMs: flags['rerun-backoff-min-ms'],
-        backoffMaxMs: flags['rerun-backoff-max-ms'],
-      }),
-    }),
+    chain: buildChainSettings(flags, file?.filters),
     cache: buildCacheConfig(flags),
     egressCache: buildEgressCacheConfig(flags),
     extProc: buildExtProcStageConfig(flags),
