@@ -67,7 +67,7 @@ async function sslCredentials(bundle?: string): Promise<grpc.ChannelCredentials>
 }
 
 /** One request-headers message on a new stream: the answer's kind, or the gRPC status the stream failed with. */
-async function exchange(credentials: grpc.ChannelCredentials): Promise<string> {
+async function roundTrip(credentials: grpc.ChannelCredentials): Promise<string> {
   const client = new EnvoyLikeClient(address, credentials);
   try {
     const { call, reader } = client.open();
@@ -117,7 +117,7 @@ async function delta(attempt: () => Promise<unknown>): Promise<TlsCounts> {
 
 test('the proxy identity is served: an immediate response for a host that names no actor', async () => {
   let answer = '';
-  const d = await delta(async () => (answer = await exchange(await sslCredentials(pki.files.proxy))));
+  const d = await delta(async () => (answer = await roundTrip(await sslCredentials(pki.files.proxy))));
   assert.equal(answer, 'immediate_response');
   assert.equal(d.accepted, 1);
 });
@@ -134,7 +134,7 @@ const refusals: readonly (readonly [string, () => Promise<grpc.ChannelCredential
 for (const [what, credentials, outcome] of refusals) {
   test(`refused before any RPC: ${what}`, async () => {
     let answer = '';
-    const d = await delta(async () => (answer = await exchange(await credentials())));
+    const d = await delta(async () => (answer = await roundTrip(await credentials())));
     assert.equal(answer, 'UNAVAILABLE', `${what}: the stream must fail`);
     assert.equal(d.accepted, 0, `${what} was accepted`);
     assert.ok(d[outcome] >= 1, `${what}: counted as ${outcome}: ${JSON.stringify(d)}`);

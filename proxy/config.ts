@@ -6,43 +6,25 @@ import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type Fla
 import { parseHostPort, type HostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
-import { DEFAULT_RERUN_POLICY, type RerunPolicy } from './chain/rerun.js';
-import { MAX_RERUN_ATTEMPTS } from './ops/stats.js';
-import { DEFAULT_SPIFFE_PREFIX, parseSpiffeMatch, validateSpiffePrefix } from '../lib/tls/identity.js';
-import { DEFAULT_WATCH_INTERVAL_MS } from '../lib/tls/watched.js';
-import { devIdentities } from '../lib/tls/dev-certs.js';
+import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
 import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
-import { buildExtProcSettings, EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
-import { DEFAULT_FILTER_TIMEOUT_MS } from './chain/filter-timeout.js';
-import { buildOffloadConfig, OFFLOAD_FLAGS, type OffloadConfig } from './chain/offload/config.js';
+import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
-import type { CacheConfig } from './stages/actor-cache/config.js';
-import type { EgressCacheConfig } from './egress/egress-cache-config.js';
-import type { ExtProcStageConfig, ExtProcTlsConfig } from './stages/ext-proc/config.js';
+import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
+import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
+import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import type { HealthCheckConfig } from './admin/resolver-health.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
-import type { UpstreamConfig, UpstreamTlsConfig } from './upstream/config.js';
+import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
-import {
-  DEFAULT_HEAP_BYTES,
-  DEFAULT_HEAP_CRITICAL_BYTES,
-  DEFAULT_LOOP_DELAY_CRITICAL_MS,
-  DEFAULT_LOOP_DELAY_MS,
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
-  type OverloadConfig,
-} from './ops/overload/config.js';
-import { DEFAULT_BODY_INFLIGHT_BUDGET_BYTES } from './request/body-budget.js';
-import { buildEgressListenerConfig, type EgressListenerConfig } from './egress/config.js';
-import { DEFAULT_NEVER_DIAL } from './egress/forbidden-destinations.js';
+import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
+import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
 
-/** Misses in their ext_proc request phase at once: extproc's own caps (`--parked-max`, `--extproc-retry-max-waiting`) are 1024. */
-const DEFAULT_EXTPROC_MAX_STREAMS = 256;
 import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
 export const PROXY_FLAGS = {
@@ -73,7 +55,7 @@ export const PROXY_FLAGS = {
   },
   admin: { type: 'string', env: 'PROXY_ADMIN', section: 'admin', key: 'listen', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
   'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', section: 'admin', key: 'token', secret: true, help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
-  extproc: { type: 'string', env: 'PROXY_EXTPROC', section: 'extProc', key: 'address', default: '127.0.0.1:50051', help: 'ext_proc gRPC server HOST:PORT.' },
+  ...EXT_PROC_ADDRESS_FLAGS,
   'health-check-interval-ms': {
     type: 'number',
     env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
@@ -92,112 +74,11 @@ export const PROXY_FLAGS = {
     max: 60000,
     help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
   },
-  'actor-cache': {
-    type: 'choice',
-    env: 'PROXY_ACTOR_CACHE',
-    envAliases: ['ACTOR_CACHE'],
-    section: 'cache',
-    key: 'enabled',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Cache actor-to-worker bindings learned from ext_proc (off: every request goes through ext_proc).',
-  },
-  'cache-ttl-ms': { type: 'number', env: 'PROXY_CACHE_TTL_MS', section: 'cache', default: 5000, help: 'How long a learned binding is served.' },
-  'cache-max-entries': { type: 'number', env: 'PROXY_CACHE_MAX_ENTRIES', section: 'cache', default: 100000, min: 1, help: 'The binding cache LRU bound.' },
-  'cache-refresh-ahead': {
-    type: 'choice',
-    env: 'PROXY_CACHE_REFRESH_AHEAD',
-    section: 'cache',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Re-validate a binding that serves a hit in the last 20% of its TTL with one background ext_proc exchange (idle bindings just expire).',
-  },
+  ...ACTOR_CACHE_FLAGS,
   // The egress verdict cache (proxy/egress/verdict-cache.ts): its three flags, together.
-  'egress-cache': {
-    type: 'choice',
-    env: 'PROXY_EGRESS_CACHE',
-    section: 'egressCache',
-    key: 'enabled',
-    choices: ['on', 'off'],
-    default: 'on',
-    help: 'Cache egress verdicts (allowed and policy-denied) per actor certificate and destination; concurrent misses share one ext_proc exchange (off: every CONNECT goes through ext_proc).',
-  },
-  'egress-cache-ttl-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_CACHE_TTL_MS',
-    section: 'egressCache',
-    default: 5000,
-    min: 1,
-    help: 'How long an egress verdict is served at most (never past the actor certificate\'s expiry), and how long the tunnels it opened last without a re-validation (at 80% of it, with the cache off too): the longest a policy change, a suspension or a deletion waits to take effect, new CONNECTs and open tunnels alike (plus one ext_proc round trip).',
-  },
-  'egress-cache-max-entries': { type: 'number', env: 'PROXY_EGRESS_CACHE_MAX_ENTRIES', section: 'egressCache', default: 100000, min: 1, help: 'The egress verdict cache LRU bound.' },
-  'max-reruns': {
-    type: 'number',
-    env: 'PROXY_MAX_RERUNS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.maxReruns,
-    max: MAX_RERUN_ATTEMPTS,
-    help: 'How often one request may re-run the chain after a stale answer, connect failure or reset.',
-  },
-  'rerun-budget-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BUDGET_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.budgetMs,
-    min: 1,
-    help: 'Every re-run must start within this time of the request\'s arrival (503 "re-runs exhausted" otherwise).',
-  },
-  'rerun-backoff-min-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BACKOFF_MIN_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.backoffMinMs,
-    help: 'Shortest wait before the second and later re-runs of a request (the first re-run never waits).',
-  },
-  'rerun-backoff-max-ms': {
-    type: 'number',
-    env: 'PROXY_RERUN_BACKOFF_MAX_MS',
-    section: 'chain',
-    default: DEFAULT_RERUN_POLICY.backoffMaxMs,
-    help: 'Longest such wait; each wait is drawn uniformly between the two.',
-  },
-  'extproc-retry-max-waiting': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_RETRY_MAX_WAITING',
-    section: 'extProc',
-    key: 'retryMaxWaiting',
-    default: 1024,
-    min: 0,
-    help: 'A miss whose ext_proc stream cannot be opened (UNAVAILABLE: the processor restarting) is retried on a fresh stream within --rerun-budget-ms; at most this many requests wait to retry at once, more fail at once (0: never retry).',
-  },
-  'extproc-max-streams': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_MAX_STREAMS',
-    section: 'extProc',
-    key: 'maxStreams',
-    default: DEFAULT_EXTPROC_MAX_STREAMS,
-    min: 0,
-    max: 65536,
-    help: 'Misses (requests that need an ext_proc stream) in their request phase at once, at most; more wait their turn in a FIFO queue. 0: no bound.',
-  },
-  'extproc-queue-max-waiting': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_QUEUE_MAX_WAITING',
-    section: 'extProc',
-    key: 'queueMaxWaiting',
-    default: 1024,
-    min: 0,
-    help: 'Misses waiting in that queue at once, at most; one more is answered 503 PROXY_ERR_EXTPROC_QUEUE_FULL with Retry-After at once (0: no queue).',
-  },
-  'extproc-queue-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_QUEUE_TIMEOUT_MS',
-    section: 'extProc',
-    key: 'queueTimeoutMs',
-    default: 1000,
-    min: 1,
-    help: 'The longest a miss waits in that queue, and never beyond its --rerun-budget-ms; then 503 PROXY_ERR_EXTPROC_QUEUE_TIMEOUT with Retry-After.',
-  },
+  ...EGRESS_CACHE_FLAGS,
+  ...RERUN_FLAGS,
+  ...EXT_PROC_LIMIT_FLAGS,
   'max-replay-body-bytes': {
     type: 'number',
     env: 'PROXY_MAX_REPLAY_BODY_BYTES',
@@ -205,78 +86,8 @@ export const PROXY_FLAGS = {
     default: 1048576,
     help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
   },
-  'replay-buffer-budget-bytes': {
-    type: 'number',
-    env: 'PROXY_REPLAY_BUFFER_BUDGET_BYTES',
-    section: 'overload',
-    default: DEFAULT_REPLAY_BUFFER_BUDGET_BYTES,
-    min: 0,
-    help: 'Request-body bytes retained for replay by every request together, at most; a body that finds no room streams through without replay (it cannot be re-run), counted. 0: no process-wide budget.',
-  },
-  'body-inflight-budget-bytes': {
-    type: 'number',
-    env: 'PROXY_BODY_INFLIGHT_BUDGET_BYTES',
-    section: 'overload',
-    default: DEFAULT_BODY_INFLIGHT_BUDGET_BYTES,
-    min: 0,
-    help: 'Request bodies in flight (begun and not yet received whole) by every request together, at most: each reserves its Content-Length, or 256 KiB when larger or chunked; a request whose share does not fit is answered 503 with Retry-After, its body unread and its connection closed. 0: no budget.',
-  },
-  'max-connections': {
-    type: 'number',
-    env: 'PROXY_MAX_CONNECTIONS',
-    section: 'overload',
-    default: DEFAULT_MAX_CONNECTIONS,
-    min: 0,
-    help: 'Client connections open at once over every client listener together (HTTP, HTTPS, both CONNECT listeners; not admin); one more is closed as it is accepted, counted. 0: no limit.',
-  },
-  'overload-loop-delay-ms': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_LOOP_DELAY_MS',
-    section: 'overload',
-    default: DEFAULT_LOOP_DELAY_MS,
-    min: 0,
-    help: 'Mean event-loop delay (sampled every 250 ms) at which the proxy goes to shed-misses: a miss gets 503 with Retry-After and a new connection is closed (hits flow on open connections), /ready answers 503. 0: off.',
-  },
-  'overload-loop-delay-critical-ms': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_LOOP_DELAY_CRITICAL_MS',
-    section: 'overload',
-    default: DEFAULT_LOOP_DELAY_CRITICAL_MS,
-    min: 0,
-    help: 'Mean event-loop delay at which the proxy goes to shed-all: every new request gets 503 with Retry-After. 0: off.',
-  },
-  'overload-heap-bytes': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_HEAP_BYTES',
-    section: 'overload',
-    default: DEFAULT_HEAP_BYTES,
-    min: 0,
-    help: 'V8 heap in use at which the proxy goes to shed-misses (keep it below --max-old-space-size). 0: off.',
-  },
-  'overload-heap-critical-bytes': {
-    type: 'number',
-    env: 'PROXY_OVERLOAD_HEAP_CRITICAL_BYTES',
-    section: 'overload',
-    default: DEFAULT_HEAP_CRITICAL_BYTES,
-    min: 0,
-    help: 'V8 heap in use at which the proxy goes to shed-all. 0: off.',
-  },
-  filter: {
-    type: 'list',
-    env: 'PROXY_FILTERS',
-    section: 'chain',
-    noFile: true,
-    help: 'An ES module whose default export is a filter factory; user filters run first, in the order given (replaces the config file\'s "filters").',
-  },
-  'filter-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_FILTER_TIMEOUT_MS',
-    section: 'chain',
-    default: DEFAULT_FILTER_TIMEOUT_MS,
-    min: 1,
-    help: 'A user filter\'s onRequest or onResponse promise must settle within this time (504 PROXY_ERR_FILTER_TIMEOUT otherwise).',
-  },
-  ...OFFLOAD_FLAGS,
+  ...OVERLOAD_FLAGS,
+  ...FILTER_FLAGS,
   'access-log': {
     type: 'string',
     env: 'PROXY_ACCESS_LOG',
@@ -285,15 +96,7 @@ export const PROXY_FLAGS = {
     help: 'The access log, one JSON line per request, upgrade, tunnel and state-changing admin call, whatever LOG_LEVEL says: stdout (also "on"), off, or a file path (appended to; reopened on SIGUSR1 for log rotation).',
   },
   workers: { type: 'number', env: 'PROXY_WORKERS', section: 'ops', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
-  'route-timeout-ms': { type: 'number', env: 'PROXY_ROUTE_TIMEOUT_MS', section: 'upstream', default: 10000, min: 1, help: 'Upstream response headers must arrive within this time (504 otherwise).' },
-  'connect-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_CONNECT_TIMEOUT_MS',
-    section: 'upstream',
-    default: 1000,
-    min: 1,
-    help: 'Upstream connect timeout, the TLS handshake included (a connect failure, which re-runs): must be below --rerun-budget-ms.',
-  },
+  ...UPSTREAM_TIMEOUT_FLAGS,
   ...EXT_PROC_FLAGS,
   ...BENCHMARK_RESOLVER_FLAGS,
   'drain-delay-ms': {
@@ -311,21 +114,7 @@ export const PROXY_FLAGS = {
     default: 1000,
     help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
   },
-  'upstream-max-connections': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_MAX_CONNECTIONS',
-    section: 'upstream',
-    default: 128,
-    min: 1,
-    help: 'Connections the proxy opens to one worker at most; further requests wait in that worker\'s queue.',
-  },
-  'upstream-max-pending': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_MAX_PENDING',
-    section: 'upstream',
-    default: 1024,
-    help: 'Requests that may wait for a connection to one worker; beyond that a request gets 503 PROXY_ERR_UPSTREAM_OVERFLOW at once.',
-  },
+  ...UPSTREAM_POOL_FLAGS,
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', section: 'ingress', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
     type: 'number',
@@ -376,157 +165,10 @@ export const PROXY_FLAGS = {
     help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
   },
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
-  'egress-listen': {
-    type: 'string?',
-    env: 'PROXY_EGRESS_LISTEN',
-    section: 'egress',
-    key: 'listen',
-    help: 'When set, the egress listener HOST:PORT: TLS with the actor\'s client certificate (ALPN h2 and http/1.1), CONNECT IP:PORT opens a TCP tunnel when ext_proc allows it; needs --egress-tls-cert, --egress-tls-key and --egress-client-ca.',
-  },
-  'egress-tls-cert': { type: 'string?', env: 'PROXY_EGRESS_TLS_CERT', section: 'egress', key: 'tlsCert', help: 'PEM certificate chain of the egress listener; reloaded when the file changes.' },
-  'egress-tls-key': { type: 'string?', env: 'PROXY_EGRESS_TLS_KEY', section: 'egress', key: 'tlsKey', help: 'PEM private key of the egress listener; reloaded when the file changes.' },
-  'egress-client-ca': {
-    type: 'string?',
-    env: 'PROXY_EGRESS_CLIENT_CA',
-    section: 'egress',
-    key: 'clientCa',
-    help: 'PEM file with the actor identity CA: an actor\'s client certificate must chain to it (required with --egress-listen).',
-  },
-  'egress-tunnel-idle-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_TUNNEL_IDLE_TIMEOUT_MS',
-    section: 'egress',
-    key: 'tunnelIdleTimeoutMs',
-    default: 300000,
-    min: 0,
-    help: 'An egress tunnel that carries no byte either way for this long is closed; 0 disables.',
-  },
-  'egress-tunnel-max-lifetime-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_TUNNEL_MAX_LIFETIME_MS',
-    section: 'egress',
-    key: 'tunnelMaxLifetimeMs',
-    default: 3600000,
-    min: 0,
-    help: 'An egress tunnel is closed this long after it opened, busy or not (whatever its re-validations say); 0 disables.',
-  },
-  'egress-max-tunnels-per-actor': {
-    type: 'number',
-    env: 'PROXY_EGRESS_MAX_TUNNELS_PER_ACTOR',
-    section: 'egress',
-    key: 'maxTunnelsPerActor',
-    default: 256,
-    min: 1,
-    help: 'Egress tunnels one actor may have open (or being decided) at once in this process; one more CONNECT is answered 429.',
-  },
-  'egress-connect-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_CONNECT_TIMEOUT_MS',
-    section: 'egress',
-    key: 'connectTimeoutMs',
-    default: 5000,
-    min: 1,
-    help: 'An allowed CONNECT\'s destination must accept the TCP connection within this time (502 destination unreachable otherwise).',
-  },
-  'egress-extproc-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_EXTPROC_TIMEOUT_MS',
-    section: 'egress',
-    key: 'extprocTimeoutMs',
-    default: 2000,
-    min: 1,
-    help: 'ext_proc must answer an egress CONNECT within this time (503 control plane unavailable otherwise, not cached).',
-  },
-  'egress-never-dial': {
-    type: 'string',
-    env: 'PROXY_EGRESS_NEVER_DIAL',
-    section: 'egress',
-    key: 'neverDial',
-    default: DEFAULT_NEVER_DIAL.join(','),
-    help: 'Comma-separated CIDRs the egress gateway never dials, whatever a policy allows (403 egress denied, before ext_proc); "none" for none. The proxy\'s own listeners are never dialled either.',
-  },
-  'egress-sni-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_EGRESS_SNI_TIMEOUT_MS',
-    section: 'egress',
-    key: 'sniTimeoutMs',
-    default: 5000,
-    min: 1,
-    help: 'A CONNECT that only hostname rules may allow is answered 200, then the actor\'s first bytes (a TLS ClientHello\'s SNI, or a cleartext HTTP/1.1 request\'s Host) must decide it within this time; otherwise the tunnel is closed.',
-  },
-  'egress-sni-max-bytes': {
-    type: 'number',
-    env: 'PROXY_EGRESS_SNI_MAX_BYTES',
-    section: 'egress',
-    key: 'sniMaxBytes',
-    default: 16384,
-    min: 64,
-    max: 1048576,
-    help: 'The most bytes of a tunnel decided on its traffic that are read (and held) before its ClientHello or request head must have decided it; otherwise the tunnel is closed.',
-  },
+  ...EGRESS_LISTENER_FLAGS,
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
-  'upstream-credential-bundle': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_CREDENTIAL_BUNDLE',
-    section: 'upstream',
-    default: '',
-    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to the workers; empty: plaintext to the workers.',
-  },
-  'upstream-trust-bundle': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_TRUST_BUNDLE',
-    section: 'upstream',
-    default: '',
-    help: 'PEM file with the CA certificates that sign the workers\' certificates (required with --upstream-credential-bundle).',
-  },
-  'upstream-spiffe-prefix': {
-    type: 'string',
-    env: 'PROXY_UPSTREAM_SPIFFE_PREFIX',
-    section: 'upstream',
-    default: DEFAULT_SPIFFE_PREFIX,
-    help: 'A worker is accepted when one of its certificate\'s URI SANs starts with this prefix (never checked by IP or name).',
-  },
-  'upstream-tls-watch-ms': {
-    type: 'number',
-    env: 'PROXY_UPSTREAM_TLS_WATCH_MS',
-    section: 'upstream',
-    default: DEFAULT_WATCH_INTERVAL_MS,
-    min: 10,
-    help: 'How often the two bundle files are checked for changes; new connections use new credentials, open ones keep theirs.',
-  },
-  'extproc-credential-bundle': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_CREDENTIAL_BUNDLE',
-    section: 'extProc',
-    key: 'credentialBundle',
-    default: '',
-    help: 'PEM file with the proxy\'s client certificate (chain) and private key for mTLS to ext_proc (TLS 1.3, ALPN h2); empty: plaintext, with a warning at start-up.',
-  },
-  'extproc-trust-bundle': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_TRUST_BUNDLE',
-    section: 'extProc',
-    key: 'trustBundle',
-    default: '',
-    help: 'PEM file with the CA certificates that sign extproc\'s certificate (required with --extproc-credential-bundle).',
-  },
-  'extproc-spiffe-id': {
-    type: 'string',
-    env: 'PROXY_EXTPROC_SPIFFE_ID',
-    section: 'extProc',
-    key: 'spiffeId',
-    default: devIdentities().extproc,
-    help: 'ext_proc is accepted when one of its certificate\'s URI SANs is this SPIFFE ID, or starts with it when it ends in "/" (never checked by IP or name).',
-  },
-  'extproc-tls-watch-ms': {
-    type: 'number',
-    env: 'PROXY_EXTPROC_TLS_WATCH_MS',
-    section: 'extProc',
-    key: 'tlsWatchMs',
-    default: DEFAULT_WATCH_INTERVAL_MS,
-    min: 10,
-    help: 'How often the two ext_proc bundle files are checked for changes; a change opens a new channel for new streams, open streams finish on the old one.',
-  },
+  ...UPSTREAM_TLS_FLAGS,
+  ...EXT_PROC_TLS_FLAGS,
   'cert-expiry-warning-hours': certExpiryWarningFlag('PROXY_CERT_EXPIRY_WARNING_HOURS', 'the proxy loads (serving, upstream, ext_proc)', 'ops'),
 } as const satisfies FlagSpecs;
 
@@ -563,15 +205,6 @@ export type IngressSettings = IngressConfig & LifecycleConfig & {
 };
 
 /** The chain: user filters, their timeout, and the re-run policy. */
-export interface ChainSettings {
-  /** User filters in chain order: `--filter` / `PROXY_FILTERS` (no options), else the config file's `filters`. */
-  readonly filters: readonly FilterSpec[];
-  readonly filterTimeoutMs: number;
-  /** The filters' worker pool: `--filter-workers`, `--filter-backlog` (fixed for the process's life). */
-  readonly offload: OffloadConfig;
-  /** `--max-reruns`, `--rerun-budget-ms`, `--rerun-backoff-min-ms`, `--rerun-backoff-max-ms`. */
-  readonly rerun: RerunPolicy;
-}
 
 /** The admin listener, the access log and shutdown. */
 export interface OpsConfig {
@@ -589,6 +222,8 @@ export interface OpsConfig {
  * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
  * the edge its listeners and ingress, the router its upstream, the admin its ops).
  */
+export type { ChainSettings };
+
 export interface ProxyConfig {
   /** `--config`: the file the flags were merged over (undefined when none). */
   readonly configFile: string | undefined;
@@ -619,36 +254,6 @@ export interface ProxyConfig {
 /** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
 export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
-/** `read()`'s value; what it throws becomes a usage error naming `flag`. */
-function checked<T>(flag: string, read: () => T): T {
-  try {
-    return read();
-  } catch (err) {
-    throw new UsageError(`${flag}: ${(err as Error).message}`);
-  }
-}
-
-function extProcTlsConfig(flags: ProxyFlags): ExtProcTlsConfig | undefined {
-  const credentialBundle = flags['extproc-credential-bundle'];
-  const trustBundle = flags['extproc-trust-bundle'];
-  if (credentialBundle === '' && trustBundle === '') return undefined;
-  if (credentialBundle === '' || trustBundle === '') throw new UsageError('--extproc-credential-bundle and --extproc-trust-bundle go together');
-  const serverIdentity = checked('--extproc-spiffe-id', () => parseSpiffeMatch(flags['extproc-spiffe-id']));
-  return Object.freeze({ credentialBundle, trustBundle, serverIdentity, watchIntervalMs: flags['extproc-tls-watch-ms'] });
-}
-
-function upstreamTlsConfig(flags: ProxyFlags): UpstreamTlsConfig | undefined {
-  const credentialBundle = flags['upstream-credential-bundle'];
-  const trustBundle = flags['upstream-trust-bundle'];
-  if (credentialBundle === '') {
-    if (trustBundle !== '') throw new UsageError('--upstream-trust-bundle needs --upstream-credential-bundle (an empty credential bundle means plaintext)');
-    return undefined;
-  }
-  if (trustBundle === '') throw new UsageError('--upstream-credential-bundle needs --upstream-trust-bundle');
-  const spiffePrefix = checked('--upstream-spiffe-prefix', () => validateSpiffePrefix(flags['upstream-spiffe-prefix']));
-  return Object.freeze({ credentialBundle, trustBundle, spiffePrefix, watchIntervalMs: flags['upstream-tls-watch-ms'] });
-}
-
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
 /**
@@ -670,15 +275,9 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
   if (flags['misdirected-421'] === 'on' && flags['tls-listen'] === undefined) {
     throw new UsageError('--misdirected-421 needs --tls-listen (it compares a request with the TLS SNI of its connection)');
   }
-  if (flags['rerun-backoff-min-ms'] > flags['rerun-backoff-max-ms']) {
-    throw new UsageError('--rerun-backoff-min-ms must not be above --rerun-backoff-max-ms');
-  }
   if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
     // A connect that times out re-runs: it must time out while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
-  }
-  for (const [shed, all] of [['overload-loop-delay-ms', 'overload-loop-delay-critical-ms'], ['overload-heap-bytes', 'overload-heap-critical-bytes']] as const) {
-    if (flags[shed] > 0 && flags[all] > 0 && flags[all] <= flags[shed]) throw new UsageError(`--${all} must be above --${shed} (or either 0: off)`);
   }
   const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;
@@ -706,57 +305,16 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
       actorSuffix,
     }),
-    chain: freeze({
-      filters: freeze(flags.filter.length > 0 || file?.filters === undefined ? flags.filter.map((m) => filterSpec(m)) : file.filters),
-      filterTimeoutMs: flags['filter-timeout-ms'],
-      offload: buildOffloadConfig(flags),
-      rerun: freeze({
-        maxReruns: flags['max-reruns'],
-        budgetMs: flags['rerun-budget-ms'],
-        backoffMinMs: flags['rerun-backoff-min-ms'],
-        backoffMaxMs: flags['rerun-backoff-max-ms'],
-      }),
-    }),
-    cache: freeze({
-      enabled: flags['actor-cache'] === 'on',
-      ttlMs: flags['cache-ttl-ms'],
-      maxEntries: flags['cache-max-entries'],
-      refreshAhead: flags['cache-refresh-ahead'] === 'on',
-    }),
-    egressCache: freeze({
-      enabled: flags['egress-cache'] === 'on',
-      ttlMs: flags['egress-cache-ttl-ms'],
-      maxEntries: flags['egress-cache-max-entries'],
-    }),
-    extProc: freeze({
-      address: parseHostPort(flags.extproc, '--extproc'),
-      settings: buildExtProcSettings(flags),
-      tls: extProcTlsConfig(flags),
-      retryMaxWaiting: flags['extproc-retry-max-waiting'],
-      maxStreams: flags['extproc-max-streams'],
-      queueMaxWaiting: flags['extproc-queue-max-waiting'],
-      queueTimeoutMs: flags['extproc-queue-timeout-ms'],
-    }),
+    chain: buildChainSettings(flags, file?.filters),
+    cache: buildCacheConfig(flags),
+    egressCache: buildEgressCacheConfig(flags),
+    extProc: buildExtProcStageConfig(flags),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
-    upstream: freeze({
-      routeTimeoutMs: flags['route-timeout-ms'],
-      connectTimeoutMs: flags['connect-timeout-ms'],
-      maxConnections: flags['upstream-max-connections'],
-      maxPending: flags['upstream-max-pending'],
-      tls: upstreamTlsConfig(flags),
-    }),
+    upstream: buildUpstreamConfig(flags),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     egressListener: buildEgressListenerConfig(flags),
-    overload: freeze({
-      replayBufferBudgetBytes: flags['replay-buffer-budget-bytes'],
-      bodyInflightBudgetBytes: flags['body-inflight-budget-bytes'],
-      maxConnections: flags['max-connections'],
-      triggers: freeze({
-        loopDelayMs: freeze({ shedMisses: flags['overload-loop-delay-ms'], shedAll: flags['overload-loop-delay-critical-ms'] }),
-        heapUsedBytes: freeze({ shedMisses: flags['overload-heap-bytes'], shedAll: flags['overload-heap-critical-bytes'] }),
-      }),
-    }),
+    overload: buildOverloadConfig(flags),
     ops: freeze({
       admin: parseHostPort(flags.admin, '--admin'),
       adminToken: flags['admin-token'],

@@ -3,6 +3,11 @@
 //   imports it back, directly or through others; test code left out);
 // - lib/ imports nothing outside lib/ (shared pieces depend on no component, nor on the CLI);
 // - code that is not test code imports no test helper (testing/ or e2e/ folders, *.test.ts);
+// - no import runs back up into a parent's test helpers: a file under `A/x/` (any depth below a subfolder `x` of
+//   `A`, `x` not `testing`) that is not a test file (`*.test.ts`) imports nothing from `A/testing/`. A test file may
+//   use the harness of a folder above it; a helper or a tool inside a component may not, so a component's own
+//   helpers build only on its own `testing/` (and the shared `lib/testing/`, whose `lib/` is no parent of the
+//   others), and a tool built on the harness lives where nothing depends on it (`scripts/testing/`);
 // - `node --test` runs only *.test files: no other file matches its default test-file patterns;
 // - tracing's SDK is loaded only when tracing is on: only lib/tracing/provider.ts imports an SDK package (any
 //   `@opentelemetry/` package but the API and the semantic conventions), and production code imports provider.ts
@@ -53,6 +58,24 @@ for (const [file, targets] of graph) {
   for (const t of targets) {
     if (file.startsWith('lib/') && !t.startsWith('lib/')) problems.push(`${file}: lib/ must not import ${t}`);
     if (!isTestCode(file) && isTestCode(t)) problems.push(`${file}: production code must not import the test helper ${t}`);
+  }
+}
+
+/** `A/` when `target` is in `A/testing/` and `file` is under `A/x/` with `x` not `testing`; else undefined. */
+function parentHarness(file, target) {
+  const m = /^(.*\/)?testing\//.exec(target);
+  if (m === null) return undefined;
+  const owner = m[1] ?? '';
+  const below = path.posix.dirname(file) + '/';
+  if (!below.startsWith(owner)) return undefined;
+  const rest = below.slice(owner.length);
+  return rest === '' || rest.startsWith('testing/') ? undefined : owner;
+}
+for (const [file, targets] of graph) {
+  if (file.endsWith('.test.ts')) continue;
+  for (const t of targets) {
+    const owner = parentHarness(file, t);
+    if (owner !== undefined) problems.push(`${file}: imports ${t}, a test helper of its parent folder ${owner} (only test files may reach up)`);
   }
 }
 
@@ -128,4 +151,4 @@ if (problems.length > 0) {
   process.stderr.write(`check-imports: ${problems.length} problem(s)\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`check-imports: ${sources.length} files, no cycles between files or between proxy/ folders, layering kept\n`);
+process.stdout.write(`check-imports: ${sources.length} files, no cycles between files or between proxy/ folders, layering kept, no import running back up into a parent's test helpers\n`);

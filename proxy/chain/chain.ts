@@ -27,7 +27,7 @@ import type { Filter, FilterResult, RerunReason, UpstreamOutcome } from '../api/
 import type { ProxyRequest } from '../request/context.js';
 import { RequestSlot } from '../request/slots.js';
 import type { Router } from '../upstream/router.js';
-import type { AttemptOutcome, UpstreamResponse } from '../upstream/response.js';
+import type { UpstreamAttemptResult, UpstreamResponse } from '../upstream/response.js';
 import { ResponseOutcome } from '../upstream/outcome.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError, errorReply, type ProxyErrorSpec } from '../http/errors.js';
@@ -66,7 +66,7 @@ export type ChainOptions = Partial<RerunPolicy> & {
 
 export class Chain {
   #set: FilterSet;
-  readonly #onOutcome: (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
+  readonly #onOutcome: (ctx: ProxyRequest, outcome: UpstreamAttemptResult) => void;
   readonly #policy: RerunPolicy;
   readonly #writer: ResponseWriter;
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseWriter } from './response-writer.js';
 import { UpstreamResponse, type BodySink, type UpstreamBody } from '../upstream/response.js';
-import type { FailureOutcome } from '../upstream/outcome.js';
+import type { UpstreamFailure } from '../upstream/outcome.js';
 import { RecordingExchange } from '../testing/recording-exchange.js';
 import { testRequest } from '../testing/proxy-request.js';
 
@@ -27,7 +27,7 @@ class HeldBody implements UpstreamBody {
   abort(reason: string): void {
     this.aborted = reason;
   }
-  failure(): FailureOutcome | undefined {
+  failure(): UpstreamFailure | undefined {
     return undefined;
   }
 }

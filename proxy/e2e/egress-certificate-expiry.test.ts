@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { h1Connect, h2Connect, h2Session, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { measured, miss, hit, startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { measured, miss, hit, startEgressStack, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 const TTL_MS = 60_000;
 const LIFETIME_MS = 6000;

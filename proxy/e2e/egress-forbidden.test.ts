@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { h1Through, startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { h1Through, startEgressStack, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 let stack: EgressStack;
 let proxy: EgressProxy;

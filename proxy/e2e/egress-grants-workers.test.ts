@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { TLSSocket } from 'node:tls';
 import { waitFor } from '../../lib/testing/wait.js';
 import { h1Connect, startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { ATESPACE, startEgressStack, type ActorCertificate, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { ATESPACE, startEgressStack, type ActorCertificate, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 const TTL_MS = 60_000;
 

@@ -11,7 +11,7 @@ import type { TLSSocket } from 'node:tls';
 import { eventually, waitFor } from '../../lib/testing/wait.js';
 import { h1Connect, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
 import type { ClientCredentials } from '../egress/testing/egress-pki.js';
-import { adminCall as call, startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { adminCall as call, startEgressStack, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 import type { StatsDocument } from '../admin/stats-document.js';
 
 const TTL_MS = 400;

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { h2Connect, h2Session, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { ATESPACE, h1Through, hit, measured, miss, startEgressStack, storing, type ActorCertificate, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { ATESPACE, h1Through, hit, measured, miss, startEgressStack, storing, type ActorCertificate, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 const SHORT_TTL_MS = 300;
 const LONG_TTL_MS = 60_000;

@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { eventually, waitFor } from '../../lib/testing/wait.js';
 import { startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { ATESPACE, h1Through, hit, measured, miss, startEgressStack, storing, type ActorCertificate, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { ATESPACE, h1Through, hit, measured, miss, startEgressStack, storing, type ActorCertificate, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 const run = promisify(execFile);
 

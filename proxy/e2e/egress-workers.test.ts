@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../lib/testing/wait.js';
 import { startEcho, type Destination } from '../egress/testing/egress-clients.js';
 import type { ListedVerdict } from '../egress/egress-cache-admin.js';
-import { ATESPACE, h1Through, startEgressStack, type ActorCertificate, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { ATESPACE, h1Through, startEgressStack, type ActorCertificate, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 let stack: EgressStack;
 let proxy: EgressProxy;

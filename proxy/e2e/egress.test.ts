@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../../lib/testing/wait.js';
 import { h1Connect, readBytes, startEcho, type Destination } from '../egress/testing/egress-clients.js';
-import { startEgressStack, type EgressProxy, type EgressStack } from '../egress/testing/egress-stack.js';
+import { startEgressStack, type EgressProxy, type EgressStack } from '../testing/egress/egress-stack.js';
 
 const TTL_MS = 1000;
 

@@ -1,10 +1,10 @@
 /**
  * WebSocket over HTTP/2 (RFC 8441): the HTTP/2 engine announces SETTINGS_ENABLE_CONNECT_PROTOCOL, and a stream
  * with `:method CONNECT` and `:protocol websocket` is a WebSocket handshake. It runs the chain as the HTTP/1.1
- * handshake does (`upgrade.ts`: cache hit or miss, a re-run on a stale answer), forwarded to the worker as an
+ * handshake does (`upgrade-request.ts`: cache hit or miss, a re-run on a stale answer), forwarded to the worker as an
  * HTTP/1.1 `GET` with `Upgrade: websocket` — with a fresh `Sec-WebSocket-Key`, which HTTP/2 has no use for. On the
- * worker's 101 the stream is answered `:status 200` and carries the tunnel (`tunnels/upgrade-tunnel.ts`); any other answer
- * is relayed as the stream's response.
+ * worker's 101 the stream is answered `:status 200` and carries the tunnel (`tunnels/upgrade-tunnel.ts`); any
+ * other answer is relayed as the stream's response.
  *
  * Decided here, from the stream's head:
  * - `none`: not an extended CONNECT, an ordinary request;

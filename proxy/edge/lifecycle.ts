@@ -25,6 +25,7 @@ import type { Chain } from '../chain/chain.js';
 import type { TunnelHub } from '../tunnels/hub.js';
 import type { Counters } from '../ops/stats.js';
 import type { AccessLog } from '../ops/access-log.js';
+import { accessLine, type LogFields as AccessLogFields } from '../ops/access-log-line.js';
 import { ProxyRequest, type RequestContainment } from '../request/context.js';
 import { RequestBody } from '../request/body.js';
 import type { ReplayBudget } from '../request/replay-budget.js';
@@ -36,7 +37,7 @@ import { writeLocalReply } from '../http/local-reply.js';
 import { isGrpcRequest } from '../http/grpc.js';
 import { checkSni } from '../http/misdirected.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
-import { resolveRequestTarget, type RequestTarget } from './request-target.js';
+import { resolveRequestTarget, type RequestTarget } from './resolve-target.js';
 import { finalStatus } from './final-status.js';
 import { endRequestTrace, startRequestTrace } from './request-spans.js';
 import { nextRequestId } from '../request/request-id.js';
@@ -64,7 +65,7 @@ export interface RequestHead {
 }
 
 /** Fields of a request's access-log line that a built-in stage adds. */
-export type LogFields = (ctx: ProxyRequest) => Readonly<Record<string, unknown>> | undefined;
+export type LogFields = AccessLogFields<ProxyRequest>;
 
 export interface LifecycleConfig {
   /** Lower-case names removed from every request: the internal headers plus `--strip-headers`. */
@@ -383,62 +384,7 @@ export class RequestLifecycle {
     const durationMs = performance.now() - ctx.startedAt;
     this.#deps.observe(ctx, durationMs / 1000);
     if (ctx.trace !== undefined) endRequestTrace(ctx.trace, ctx, end.status, this.#deps.config.actorSuffix, this.#deps.traceAttributes?.(ctx));
-    if (accessLog.enabled) accessLog.write(this.#accessFields(ctx, end.status, end.truncated, durationMs));
+    if (accessLog.enabled) accessLog.write(accessLine(ctx, { status: end.status, truncated: end.truncated, durationMs }, this.#deps.logFields));
     chain.done(ctx, end.status, end.error);
   }
-
-  /** The access-log line of a finished request: every field always present, in this order (docs/operating.md). */
-  #accessFields(ctx: ProxyRequest, status: number, truncated: boolean, durationMs: number): Record<string, unknown> {
-    const tunnel = ctx.tunnel;
-    let tunnelFields: Record<string, unknown> | null = null;
-    if (tunnel !== undefined) {
-      const bytes = tunnel.bytes();
-      tunnelFields = {
-        kind: tunnel.kind,
-        durationMs: Math.round(performance.now() - tunnel.openedAt),
-        bytesFromClient: bytes.fromClient,
-        bytesToClient: bytes.toClient,
-        closedBy: tunnel.reason ?? null,
-      };
-    }
-    const tls = ctx.exchange.encrypted ? ctx.exchange.connectionInfo : undefined;
-    const line: Record<string, unknown> = {
-      msg: 'access',
-      time: new Date().toISOString(),
-      pid: process.pid,
-      requestId: ctx.requestId,
-      traceId: ctx.trace?.traceId ?? null,
-      client: ctx.remoteAddress,
-      method: ctx.method,
-      authority: ctx.authority,
-      path: ctx.path,
-      protocol: ctx.protocol,
-      status,
-      durationMs: round3(durationMs),
-      bytesIn: ctx.body?.receivedBytes ?? 0,
-      bytesOut: ctx.bytesOut,
-      upstream: ctx.upstreamAddress ?? null,
-      upstreamMs: ctx.upstreamMs === undefined ? null : round3(ctx.upstreamMs),
-      attempts: ctx.attempt + 1,
-      routeSource: ctx.route?.source ?? null,
-      cache: null,
-      extprocMs: null,
-      userAgent: ctx.headers.get('user-agent') ?? null,
-      tls: tls === undefined ? null : { version: tls.tlsVersion ?? null, sni: tls.serverName ?? null },
-      upgrade: ctx.upgrade?.token ?? null,
-      tunnel: tunnelFields,
-      error: ctx.error?.code ?? null,
-      details: ctx.details ?? null,
-      aborted: truncated,
-    };
-    for (const fields of this.#deps.logFields) {
-      const extra = fields(ctx);
-      if (extra !== undefined) Object.assign(line, extra);
-    }
-    return line;
-  }
-}
-
-function round3(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }

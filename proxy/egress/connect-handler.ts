@@ -38,7 +38,7 @@ import { egressDestinationOf } from './destination.js';
 import type { ForbiddenDestinations } from './forbidden-destinations.js';
 import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
-import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchange.js';
+import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
 import type { EgressVerdict } from './verdict-cache.js';
 import { readHostname, type HostnameLimits } from './hostname-gate.js';
@@ -79,7 +79,7 @@ export interface ConnectHandlerDeps {
 
 /** One CONNECT's record, for its counters and its access-log line. */
 interface ConnectRecord {
-  readonly ex: EgressExchange;
+  readonly request: EgressRequest;
   readonly startedAt: number;
   actor: string | undefined;
   destination: string | undefined;
@@ -119,9 +119,9 @@ export class EgressConnectHandler {
   }
 
   /** Handles one request on the egress listener, inside the containment boundary. */
-  handle(ex: EgressExchange): void {
+  handle(request: EgressRequest): void {
     const rec: ConnectRecord = {
-      ex,
+      request,
       startedAt: performance.now(),
       actor: undefined,
       destination: undefined,
@@ -140,27 +140,27 @@ export class EgressConnectHandler {
     return {
       fail: () => {
         if (rec.tunnel !== undefined) return rec.tunnel.close('internal');
-        const answered = rec.ex.answered;
-        if (answered) rec.ex.destroy();
-        else rec.ex.refuse(500, 'internal error');
+        const answered = rec.request.answered;
+        if (answered) rec.request.destroy();
+        else rec.request.refuse(500, 'internal error');
         this.#finish(rec, 'internal', 500);
       },
     };
   }
 
   async #handle(rec: ConnectRecord): Promise<void> {
-    const { ex } = rec;
+    const { request } = rec;
     const { tunnels, decider, limits } = this.deps;
-    if (ex.method !== 'CONNECT') return this.#refuse(rec, 'method', 'method_not_allowed', 405, 'method not allowed', { allow: 'CONNECT' });
+    if (request.method !== 'CONNECT') return this.#refuse(rec, 'method', 'method_not_allowed', 405, 'method not allowed', { allow: 'CONNECT' });
     if (tunnels.draining) return this.#refuse(rec, 'draining', 'draining', 503, 'proxy draining');
-    const check = checkNow(ex.connection, this.deps.now());
+    const check = checkNow(request.connection, this.deps.now());
     if (check.kind === 'refused') {
       this.deps.stats.tallies.certificateRefusals[check.reason]++;
       rec.detail = `${check.reason}: ${check.detail}`;
       return this.#refuse(rec, 'certificate', 'invalid_certificate', 403, INVALID_CERTIFICATE_BODY);
     }
     rec.actor = `${check.actor.atespace}/${check.actor.name}`;
-    const destination = egressDestinationOf(ex.authority);
+    const destination = egressDestinationOf(request.authority);
     if (destination === undefined) return this.#refuse(rec, 'authority', 'not_ip_authority', 403, EGRESS_DENIED_BODY);
     rec.destination = destination.authority;
     const forbidden = this.deps.forbidden.refuses(destination.ip, destination.port);
@@ -171,27 +171,27 @@ export class EgressConnectHandler {
     rec.place = tunnels.reserve(rec.actor);
     if (rec.place === undefined) return this.#refuse(rec, 'too_many_tunnels', 'too_many_tunnels', 429, TOO_MANY_TUNNELS_BODY);
 
-    const question: EgressQuestion = { destination: destination.authority, certificatePem: ex.connection.certificatePem ?? '' };
+    const question: EgressQuestion = { destination: destination.authority, certificatePem: request.connection.certificatePem ?? '' };
     const key = { certDigest: check.digest, destination: destination.authority, actor: check.actor };
     const slowPath = async (): Promise<EgressAnswer> => {
-      const answer = await this.deps.slowPath(question, ex.gone);
+      const answer = await this.deps.slowPath(question, request.gone);
       if (answer.detail !== undefined) rec.detail = answer.detail;
       return answer;
     };
     let decided = await decider.decide(key, check.notAfterMs, slowPath);
     // A verdict shared with another CONNECT whose actor left (its stream cancelled) is not this one's: ask once more.
-    if (isCancelled(decided.verdict) && !ex.gone.aborted) decided = await decider.decide(key, check.notAfterMs, slowPath);
+    if (isCancelled(decided.verdict) && !request.gone.aborted) decided = await decider.decide(key, check.notAfterMs, slowPath);
     rec.cache = decided.cache;
-    if (ex.gone.aborted) return this.#cancelled(rec);
+    if (request.gone.aborted) return this.#cancelled(rec);
     const verdict = decided.verdict;
     if (verdict.kind === 'deny') {
-      ex.refuse(verdict.status, verdict.body);
+      request.refuse(verdict.status, verdict.body);
       return this.#finish(rec, outcomeOf(verdict.outcome), verdict.status);
     }
     if (verdict.kind === 'hostnames') return this.#decideOnTraffic(rec, destination, verdict.rules);
 
     rec.hold = this.deps.grants.hold(key, check.notAfterMs, question, decided.lease ?? leaseFor(this.deps.now(), decider.ttlMs, check.notAfterMs));
-    const dialed = await dial(destination, limits.connectTimeoutMs, ex.gone);
+    const dialed = await dial(destination, limits.connectTimeoutMs, request.gone);
     if (dialed.kind === 'cancelled') return this.#cancelled(rec);
     if (dialed.kind === 'failed') {
       rec.detail = dialed.reason;
@@ -202,7 +202,7 @@ export class EgressConnectHandler {
       dialed.socket.destroy();
       return this.#endedBeforeOpen(rec, ended);
     }
-    const side = ex.accept();
+    const side = request.accept();
     if (side === undefined) {
       dialed.socket.destroy();
       return this.#cancelled(rec);
@@ -222,7 +222,7 @@ export class EgressConnectHandler {
 
   /** Step 8: 200, the first bytes, then the tunnel or the actor's side closed. */
   async #decideOnTraffic(rec: ConnectRecord, destination: { readonly ip: string; readonly port: number }, rules: readonly HostnameCandidate[]): Promise<void> {
-    const side = rec.ex.accept();
+    const side = rec.request.accept();
     if (side === undefined) return this.#cancelled(rec);
     const hostnames = this.deps.stats.tallies.hostnames;
     const read = await readHostname(side, rules, this.deps.hostnameLimits);
@@ -262,7 +262,7 @@ export class EgressConnectHandler {
 
   #refuse(rec: ConnectRecord, reason: EgressRefusal, outcome: EgressConnectOutcome, status: number, body: string, headers?: Record<string, string>): void {
     this.deps.stats.tallies.refusals[reason]++;
-    rec.ex.refuse(status, body, headers);
+    rec.request.refuse(status, body, headers);
     this.#finish(rec, outcome, status);
   }
 
@@ -278,17 +278,17 @@ export class EgressConnectHandler {
   #endedBeforeOpen(rec: ConnectRecord, ended: GrantEnd): void {
     rec.detail = `grant ended before the tunnel opened: ${ended}`;
     if (ended === 'internal') {
-      rec.ex.refuse(500, 'internal error');
+      rec.request.refuse(500, 'internal error');
       return this.#finish(rec, 'internal', 500);
     }
     const answer = revokedAnswerOf(ended);
-    rec.ex.refuse(answer.status, answer.body);
+    rec.request.refuse(answer.status, answer.body);
     this.#finish(rec, answer.outcome, answer.status);
   }
 
   /** The actor went away before its answer: what is left of its connection or stream is closed. */
   #cancelled(rec: ConnectRecord): void {
-    rec.ex.destroy();
+    rec.request.destroy();
     this.#finish(rec, 'cancelled', 499);
   }
 
@@ -317,14 +317,14 @@ export class EgressConnectHandler {
   #logLine(rec: ConnectRecord, outcome: EgressConnectOutcome, status: number, tunnel: Readonly<Record<string, unknown>> | null): void {
     const log = this.deps.accessLog;
     if (log === undefined || !log.enabled) return;
-    const authority = rec.ex.authority;
+    const authority = rec.request.authority;
     log.write({
       msg: 'egress',
       time: new Date().toISOString(),
       pid: process.pid,
-      protocol: rec.ex.protocol,
-      client: rec.ex.connection.remoteAddress,
-      method: rec.ex.method.length > 32 ? `${rec.ex.method.slice(0, 32)}…` : rec.ex.method,
+      protocol: rec.request.protocol,
+      client: rec.request.connection.remoteAddress,
+      method: rec.request.method.length > 32 ? `${rec.request.method.slice(0, 32)}…` : rec.request.method,
       actor: rec.actor ?? null,
       destination: rec.destination ?? (authority.length > LOGGED_AUTHORITY_CHARS ? `${authority.slice(0, LOGGED_AUTHORITY_CHARS)}…` : authority),
       outcome,

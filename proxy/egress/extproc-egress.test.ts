@@ -14,7 +14,7 @@ import { GrpcExtProcClient } from '../stages/ext-proc/grpc-client.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
 import { silentLog, startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.js';
 import { askExtProcEgress, egressAnswerOf, egressRequestMessage } from './extproc-egress.js';
-import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './testing/egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer } from '../testing/egress/egress-rig.js';
 
 let ep: ScriptedExtProc;
 let client: GrpcExtProcClient;

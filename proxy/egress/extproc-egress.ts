@@ -14,7 +14,7 @@
  */
 import { decodeHostnameRules, EGRESS_METADATA_NAMESPACE, EGRESS_OUTCOMES, egressOutcomeOf, DIRECTION_ATTRIBUTE, OUTBOUND_DIRECTION, SOURCE_CERTIFICATE_ATTRIBUTE, type EgressOutcome } from '../../lib/egress/wire.js';
 import { ATTRIBUTES_KEY } from '../stages/ext-proc/attributes.js';
-import type { ExchangeResult, ExtProcClient, ExtProcStream } from '../stages/ext-proc/client.js';
+import type { MessageResult, ExtProcClient, ExtProcStream } from '../stages/ext-proc/client.js';
 import type { ProcessingRequest, ProcessingResponse, StructValue } from '../stages/ext-proc/messages.js';
 import type { EgressVerdict, Resolution } from './verdict-cache.js';
 
@@ -99,7 +99,7 @@ function allowOf(m: ProcessingResponse): EgressVerdict | string {
 }
 
 /** What the first answer (or the stream's end) means. */
-export function egressAnswerOf(result: ExchangeResult): EgressAnswer {
+export function egressAnswerOf(result: MessageResult): EgressAnswer {
   switch (result.kind) {
     case 'timeout':
       return unavailable('ext_proc message timeout');
@@ -139,7 +139,7 @@ export async function askExtProcEgress(client: ExtProcClient, q: EgressQuestion,
   let stream: ExtProcStream | undefined;
   try {
     stream = client.open({ budgetMs: opts.timeoutMs });
-    const result = await stream.exchange(egressRequestMessage(q), signal);
+    const result = await stream.roundTrip(egressRequestMessage(q), signal);
     if (result.kind === 'aborted') return isGone() ? denial('cancelled') : unavailable(`no ext_proc answer within ${opts.timeoutMs} ms`);
     return egressAnswerOf(result);
   } catch (err) {

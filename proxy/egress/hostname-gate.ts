@@ -9,7 +9,7 @@
 import { FirstBytesReader } from '../../lib/egress/first-bytes.js';
 import { decideOnTraffic, type HostnameDecision } from '../../lib/egress/hostname-decision.js';
 import type { HostnameCandidate } from '../../lib/egress/policy.js';
-import type { AcceptedConnect } from './exchange.js';
+import type { AcceptedConnect } from './egress-request.js';
 
 export interface HostnameLimits {
   /** `--egress-sni-timeout-ms`. */

@@ -29,7 +29,7 @@ import type { SeenMessage } from '../testing/helpers.js';
 import { cachedDecider, DecisionTallies } from './egress-decider.js';
 import { h1Connect, h2Connect, h2Session, readBytes, startEcho, type Destination } from './testing/egress-clients.js';
 import { egressPki, type ClientCredentials, type EgressPki } from './testing/egress-pki.js';
-import { allowAnswer, hostnamesAnswer, outcomeAnswer, startEgressRig, type EgressRig, type EgressRigOptions } from './testing/egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer, startEgressRig, type EgressRig, type EgressRigOptions } from '../testing/egress/egress-rig.js';
 import { EgressVerdictCache } from './verdict-cache.js';
 
 const run = promisify(execFile);

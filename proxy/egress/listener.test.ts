@@ -17,7 +17,7 @@ import { OUTBOUND_DIRECTION } from '../../lib/egress/wire.js';
 import type { ClientCredentials } from './testing/egress-pki.js';
 import { egressPki, type EgressPki } from './testing/egress-pki.js';
 import { h1Connect, h1Request, h2Connect, h2Session, h2Stream, readBytes, refusingPort, startEcho, tlsConnect, resetConnection, type Destination } from './testing/egress-clients.js';
-import { allowAnswer, outcomeAnswer, startEgressRig, type EgressRig } from './testing/egress-rig.js';
+import { allowAnswer, outcomeAnswer, startEgressRig, type EgressRig } from '../testing/egress/egress-rig.js';
 import { EgressVerdictCache } from './verdict-cache.js';
 import { cachedDecider, DecisionTallies } from './egress-decider.js';
 

@@ -38,12 +38,12 @@ import { EgressConnectHandler } from './connect-handler.js';
 import { ForbiddenDestinations } from './forbidden-destinations.js';
 import type { EgressDecider } from './egress-decider.js';
 import { EgressStats } from './egress-stats.js';
-import type { EgressConnection } from './exchange.js';
+import type { EgressConnection } from './egress-request.js';
 import { askExtProcEgress } from './extproc-egress.js';
 import type { GrantSignals } from './grant-signals.js';
 import { EgressGrants } from './grants.js';
-import { H1ConnectExchange, H1RequestExchange } from './h1-exchange.js';
-import { H2StreamExchange } from './h2-exchange.js';
+import { H1ConnectRequest, H1OtherRequest } from './h1-egress-request.js';
+import { H2StreamRequest } from './h2-egress-request.js';
 import { EgressTunnels } from './tunnels.js';
 
 /** The ingress settings the egress listener's protocol engines share. */
@@ -142,10 +142,10 @@ export class EgressListener {
         noDelay: true,
       },
       (req: IncomingMessage, res: ServerResponse) =>
-        guard.run('egress-connect', socketOwner(req.socket), () => this.#handler.handle(new H1RequestExchange(req, res, this.#connectionOf(req.socket)))),
+        guard.run('egress-connect', socketOwner(req.socket), () => this.#handler.handle(new H1OtherRequest(req, res, this.#connectionOf(req.socket)))),
     );
     this.#h1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      guard.run('egress-connect', socketOwner(socket), () => this.#handler.handle(new H1ConnectExchange(req, socket as Socket, head, this.#connectionOf(socket)))),
+      guard.run('egress-connect', socketOwner(socket), () => this.#handler.handle(new H1ConnectRequest(req, socket as Socket, head, this.#connectionOf(socket)))),
     );
     // node starts its head timeout checks when an HTTP server starts listening.
     this.#h1.emit('listening');
@@ -230,7 +230,7 @@ export class EgressListener {
       clock.streamOpened();
       stream.once('close', () => clock.streamClosed());
     }
-    this.#handler.handle(new H2StreamExchange(stream, headers, session === undefined ? UNKNOWN_CONNECTION : this.#connectionOf(session)));
+    this.#handler.handle(new H2StreamRequest(stream, headers, session === undefined ? UNKNOWN_CONNECTION : this.#connectionOf(session)));
   }
 
   /** Stops accepting: the listening socket closes, HTTP/2 connections get GOAWAY, new CONNECTs are refused 503. */

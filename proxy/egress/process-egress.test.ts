@@ -11,7 +11,7 @@ import { startScriptedExtProc, type ScriptedExtProc } from '../testing/helpers.j
 import { startTestProxy } from '../testing/proxy.js';
 import { h1Connect, h2Connect, h2Session, readBytes, startEcho, type Destination, type EgressTarget } from './testing/egress-clients.js';
 import { egressPki, type ClientCredentials, type EgressPki } from './testing/egress-pki.js';
-import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './testing/egress-rig.js';
+import { allowAnswer, hostnamesAnswer, outcomeAnswer } from '../testing/egress/egress-rig.js';
 
 let pki: EgressPki;
 let actor: ClientCredentials;

@@ -11,7 +11,7 @@ import { waitFor } from '../../lib/testing/wait.js';
 import { DecisionTallies, uncachedDecider } from './egress-decider.js';
 import { h1Connect, h2Connect, h2Session, startEcho, type Destination } from './testing/egress-clients.js';
 import { egressPki, type ClientCredentials, type EgressPki } from './testing/egress-pki.js';
-import { allowAnswer, outcomeAnswer, startEgressRig } from './testing/egress-rig.js';
+import { allowAnswer, outcomeAnswer, startEgressRig } from '../testing/egress/egress-rig.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
 
 const TTL_MS = 300;

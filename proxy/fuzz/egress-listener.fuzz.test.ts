@@ -15,7 +15,7 @@ import { expand } from '../testing/fuzz/arbitraries.js';
 import { fuzzTarget } from '../testing/fuzz/fuzz-target.js';
 import { sendH2 } from '../testing/fuzz/h2-client.js';
 import { withDeadline } from '../testing/fuzz/run.js';
-import { h1CaseArb, h2CaseArb, sendH1Case, startEgressStack, tunnelProblem, type EgressCase, type EgressStack } from '../egress/testing/egress-fuzz.js';
+import { h1CaseArb, h2CaseArb, sendH1Case, startEgressStack, tunnelProblem, type EgressCase, type EgressStack } from '../testing/egress/egress-fuzz.js';
 
 /** Waits until the proxy holds no egress connection, tunnel, actor's place or grant; the problem otherwise. */
 async function egressSettled(stack: EgressStack): Promise<string[]> {

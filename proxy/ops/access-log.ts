@@ -1,7 +1,7 @@
 /**
  * The access log: its own stream, apart from the component log and independent of `LOG_LEVEL` — one JSON line per
- * finished request, upgrade and tunnel (written by the one place every request finishes, `edge/lifecycle.ts`,
- * with the fields it gathered) and one per admin call that changes state (`admin/server.ts`). `--access-log`:
+ * finished request, upgrade and tunnel (the line built by `access-log-line.ts`, written by the one place every
+ * request finishes, `edge/lifecycle.ts`) and one per admin call that changes state (`admin/server.ts`). `--access-log`:
  * `stdout` (`on`), `off`, or a file path (appended to, created with its folders; `reopen()` — on SIGUSR1 —
  * opens the path again, after a log rotation moved the file away).
  *

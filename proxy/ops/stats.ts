@@ -25,7 +25,7 @@ export interface OutlierTallies {
 }
 
 /**
- * The ext_proc client's retries of a miss whose stream could not be opened (`stages/ext-proc/retry-rule.ts`, `retrying-exchange.ts`): fresh
+ * The ext_proc client's retries of a miss whose stream could not be opened (`stages/ext-proc/retry-rule.ts`, `retrying-round-trip.ts`): fresh
  * streams opened after a failure, requests that got an answer after retrying, requests that gave up at the re-run
  * budget, and requests failed at once because the cap of waiting requests was reached.
  */

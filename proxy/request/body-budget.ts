@@ -37,12 +37,6 @@ export const BODY_GC_EVERY_BYTES = 32 * 2 ** 20;
  */
 export const BODY_RESERVATION_BYTES = 256 * 1024;
 
-/**
- * 8 MiB: 32 large bodies streaming at once, or thousands of small ones (with the 16 MiB replay budget, 24 MiB of
- * request bodies at most: a proxy at about 140 MB before any load stays under a 256 MB memory limit with room for
- * the garbage of uploads refused and forwarded; docs/operating.md "Sizing").
- */
-export const DEFAULT_BODY_INFLIGHT_BUDGET_BYTES = 8 * 2 ** 20;
 
 export class BodyBudget {
   /** `--body-inflight-budget-bytes`; 0: no budget (every body admitted). */

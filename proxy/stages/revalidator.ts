@@ -17,6 +17,6 @@ export interface RevalidateRequest {
 }
 
 export interface Revalidator {
-  /** Never rejects; `signal` aborts the exchange (at shutdown). */
+  /** Never rejects; `signal` aborts the re-validation (at shutdown). */
   revalidate(request: RevalidateRequest, signal: AbortSignal): Promise<Revalidation>;
 }

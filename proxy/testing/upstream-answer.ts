@@ -4,7 +4,7 @@
  */
 import type { UpstreamOutcome } from '../api/filter.js';
 import { UpstreamResponse, type BodySink, type UpstreamBody } from '../upstream/response.js';
-import type { FailureOutcome } from '../upstream/outcome.js';
+import type { UpstreamFailure } from '../upstream/outcome.js';
 
 class ScriptedBody implements UpstreamBody {
   aborted: string | undefined;
@@ -17,7 +17,7 @@ class ScriptedBody implements UpstreamBody {
   abort(reason: string): void {
     this.aborted = reason;
   }
-  failure(): FailureOutcome | undefined {
+  failure(): UpstreamFailure | undefined {
     return undefined;
   }
 }
@@ -28,6 +28,6 @@ export function upstreamAnswer(status: number, headers: string[] = [], body = ''
 }
 
 /** What a scripted router hands the chain for a scripted outcome: an answer for `response`, the outcome itself otherwise. */
-export function attemptOf(o: UpstreamOutcome): UpstreamResponse | FailureOutcome {
+export function attemptOf(o: UpstreamOutcome): UpstreamResponse | UpstreamFailure {
   return o.kind === 'response' ? upstreamAnswer(o.status) : o;
 }

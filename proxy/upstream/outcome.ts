@@ -44,15 +44,15 @@ export class ResponseOutcome {
 }
 
 /** Every outcome but an answer: what an attempt ends with when no response headers came. */
-export type FailureOutcome = Exclude<UpstreamOutcome, { readonly kind: 'response' }>;
+export type UpstreamFailure = Exclude<UpstreamOutcome, { readonly kind: 'response' }>;
 
-export const STALE: FailureOutcome = Object.freeze({ kind: 'stale', status: 421 });
-export const TIMEOUT: FailureOutcome = Object.freeze({ kind: 'timeout' });
-export const CANCELLED: FailureOutcome = Object.freeze({ kind: 'cancelled' });
+export const STALE: UpstreamFailure = Object.freeze({ kind: 'stale', status: 421 });
+export const TIMEOUT: UpstreamFailure = Object.freeze({ kind: 'timeout' });
+export const CANCELLED: UpstreamFailure = Object.freeze({ kind: 'cancelled' });
 /** The code of a request failed without connecting because its worker's address was down (`outliers.ts`). */
 export const EJECTED_CODE = 'UPSTREAM_EJECTED';
 /** A request failed at once, never sent: its worker's address is down. A connect failure for the re-run rule. */
-export const EJECTED: FailureOutcome = Object.freeze({ kind: 'connect-failed', code: EJECTED_CODE, ejected: true });
+export const EJECTED: UpstreamFailure = Object.freeze({ kind: 'connect-failed', code: EJECTED_CODE, ejected: true });
 
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
@@ -73,7 +73,7 @@ const REQUEST_REFUSED: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UN
  * failure: nothing was sent. `requestWritten`: undici reported the whole request (headers and body) written, so
  * the actor may have received and processed it; a reset before that cut the request short.
  */
-export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): FailureOutcome {
+export function classifyFailure(err: unknown, requestStarted: boolean, requestWritten: boolean): UpstreamFailure {
   if (err instanceof UpstreamIdentityError) return { kind: 'identity-rejected', presented: err.presented, reason: err.reason };
   const code = errorCode(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return TIMEOUT;

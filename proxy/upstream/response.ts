@@ -5,7 +5,7 @@
  * (101) carries the worker's socket instead of a body. The router writes nothing to the client itself.
  */
 import type { Socket } from 'node:net';
-import { ResponseOutcome, type FailureOutcome } from './outcome.js';
+import { ResponseOutcome, type UpstreamFailure } from './outcome.js';
 
 /** Receives an upstream body: chunks (false: pause until `UpstreamBody.resume`), then its end or its failure. */
 export interface BodySink {
@@ -28,7 +28,7 @@ export interface UpstreamBody {
    * How the upstream failed after its head but before the body was piped (the chain was still deciding): such
    * a failure is an outcome of its own (a reset), since nothing was written to the client yet.
    */
-  failure(): FailureOutcome | undefined;
+  failure(): UpstreamFailure | undefined;
 }
 
 /** The worker's socket after a 101, with the pool slot it holds until the tunnel closes. */
@@ -57,4 +57,4 @@ export class UpstreamResponse extends ResponseOutcome {
 }
 
 /** Any attempt's result: an answer, or a failure before any answer. */
-export type AttemptOutcome = UpstreamResponse | FailureOutcome;
+export type UpstreamAttemptResult = UpstreamResponse | UpstreamFailure;

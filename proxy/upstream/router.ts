@@ -3,6 +3,7 @@
  * through that worker's keep-alive pool with undici's low-level `dispatch`, and reports what comes back: an
  * `UpstreamResponse` once response headers arrived (its body paused until the chain pipes it into the response
  * writer, so the chain can run the response phase first), or the failure before any (`outcome.ts` classifies).
+ * Each request it sends is one attempt (`attempt.ts`: undici's dispatch handler and the attempt's state).
  * It never writes to the client: the chain and the response writer do.
  *
  * A stale rejection is never handed on: its body is read and discarded so the connection stays usable.
@@ -12,8 +13,8 @@
  *
  * Upstream protocol: gRPC from a client that can carry it end to end (an HTTP/2 client: `carriesGrpc`) goes
  * through the worker's HTTP/2 session (`h2-sessions.ts`), with `te: trailers`; everything else through the
- * worker's HTTP/1.1 pool. Both answer the same handler, so the stale rule, the outcomes and re-runs do not depend
- * on the protocol.
+ * worker's HTTP/1.1 pool. Both answer the same handler (`UpstreamAttempt`), so the stale rule, the outcomes and
+ * re-runs do not depend on the protocol.
  * Overflow: a worker whose pool has every connection busy and a full queue gets no more requests; the router
  * refuses the request before sending anything (503 `PROXY_ERR_UPSTREAM_OVERFLOW`, Envoy's UO). That is a local
  * answer, not an upstream outcome: no filter sees it, so it never evicts a binding and never re-runs.
@@ -25,26 +26,17 @@
  * the resolver routes there lets it back. Only the failure that marked the address down counts as a failed
  * connect (`upstream.connectFailures`); the others count as failed fast (`upstream.outliers.failedFast`).
  */
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Span } from '@opentelemetry/api';
-import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxyRequest } from '../request/context.js';
 import type { Counters } from '../ops/stats.js';
 import { ERRORS, ProxyError } from '../http/errors.js';
 import { isGrpcContentType } from '../http/grpc.js';
-import { relayHeaders } from '../http/relayed-headers.js';
-import { declaredTrailer, trailerList, type UpstreamTrailers } from '../http/trailers.js';
-import type { UpstreamPools, WorkerPool } from './pools.js';
-import type { UnsentAttempt, UnsentList } from './unsent-list.js';
-import { CANCELLED, EJECTED, STALE, classifyFailure, isStaleRejection, type FailureOutcome } from './outcome.js';
+import type { UpstreamPools } from './pools.js';
+import { EJECTED } from './outcome.js';
 import { OutlierDetector } from './outliers.js';
-import { UpstreamResponse, type AttemptOutcome, type BodySink, type UpstreamBody } from './response.js';
+import { UpstreamAttempt, type AttemptCallback } from './attempt.js';
 import { startUpstreamSpan, endUpstreamSpan } from './upstream-span.js';
-
-/** Receives an attempt's outcome. */
-export type OutcomeCallback = (ctx: ProxyRequest, outcome: AttemptOutcome) => void;
 
 export interface Router {
   /**
@@ -52,7 +44,7 @@ export interface Router {
    * synchronously, from undici's callback), or with the failure before any (from a fresh microtask, so a re-run
    * never starts inside the HTTP client's callbacks). Throws `ProxyError` for an unusable route or an overflow.
    */
-  forward(ctx: ProxyRequest, done: OutcomeCallback): void;
+  forward(ctx: ProxyRequest, done: AttemptCallback): void;
 }
 
 export interface RouterOptions {
@@ -85,7 +77,7 @@ export class UndiciRouter implements Router {
         : new OutlierDetector({ probe, onEject: (address) => this.#ejectUnsent(address), tallies: counters.outliers, ...(opts.log === undefined ? {} : { log: opts.log }) });
   }
 
-  forward(ctx: ProxyRequest, done: OutcomeCallback): void {
+  forward(ctx: ProxyRequest, done: AttemptCallback): void {
     const route = ctx.route;
     if (route === undefined) throw new ProxyError(ERRORS.NO_ROUTE);
     const h2 = this.h2 !== undefined && wantsH2(ctx);
@@ -118,7 +110,7 @@ export class UndiciRouter implements Router {
   }
 
   /** The address is down: the request fails at once as a connect failure, never sent (reported from a microtask). */
-  #failFast(ctx: ProxyRequest, address: string, done: OutcomeCallback): void {
+  #failFast(ctx: ProxyRequest, address: string, done: AttemptCallback): void {
     ctx.upstreamAddress = address;
     ctx.upstreamMs = undefined;
     // Tracing on: the attempt still has its span, ended at once (the worker was never asked).
@@ -136,319 +128,5 @@ export class UndiciRouter implements Router {
   /** Stops outlier detection's probes (at shutdown). */
   close(): void {
     this.outliers?.close();
-  }
-}
-
-const enum State {
-  Waiting,
-  /** Response headers arrived and were handed on; the body waits (paused) to be piped. */
-  Headed,
-  Piped,
-  Discarding,
-  Done,
-}
-
-/** What arrived while the body waited to be piped. */
-interface Held {
-  readonly chunks: Buffer[];
-  /** The body completed (with these trailers) before it was piped. */
-  complete: { readonly trailers: UpstreamTrailers } | undefined;
-}
-
-/** One attempt's undici handler (undici's native handler interface: no wrapping, raw header buffers) and its body. */
-class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody, UnsentAttempt {
-  #state = State.Waiting;
-  /** undici has a connected socket for this attempt and began writing the request. */
-  #started = false;
-  /** undici wrote the whole request, body included (`onRequestSent`). */
-  #written = false;
-  #abort: ((err?: Error) => void) | undefined;
-  #resume: (() => void) | undefined;
-  #sink: BodySink | undefined;
-  #held: Held | undefined;
-  /** undici was told to pause (a chunk, or the head, arrived before the body was piped). */
-  #paused = false;
-  #failure: FailureOutcome | undefined;
-  // UnsentAttempt: the links of the pool's unsent list (`unsent-list.ts`).
-  unsentList: UnsentList | undefined = undefined;
-  unsentPrev: UnsentAttempt | undefined = undefined;
-  unsentNext: UnsentAttempt | undefined = undefined;
-
-  constructor(
-    private readonly ctx: ProxyRequest,
-    /** The route's worker address. */
-    private readonly address: string,
-    private done: OutcomeCallback | undefined,
-    private readonly counters: Counters,
-    private pool: WorkerPool | undefined,
-    private readonly outliers: OutlierDetector | undefined,
-    /** Tracing on: this attempt's span, ended when the attempt is over (its body included). */
-    private span: Span | undefined,
-  ) {
-    pool?.unsent.add(this);
-  }
-
-  // undici's callbacks: the worker's answer, inside the containment boundary. A throw in handling it (the chain's
-  // response phase, the response writer, the body pump all run from here) ends this request alone.
-
-  onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
-    try {
-      this.#onUpgrade(status, raw, socket);
-    } catch (err) {
-      this.#internalError(err);
-    }
-  }
-
-  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
-    try {
-      return this.#onHeaders(status, raw, resume);
-    } catch (err) {
-      this.#internalError(err);
-      return false;
-    }
-  }
-
-  onData(chunk: Buffer): boolean {
-    try {
-      return this.#onData(chunk);
-    } catch (err) {
-      this.#internalError(err);
-      return false;
-    }
-  }
-
-  onComplete(trailers: UpstreamTrailers): void {
-    try {
-      this.#onComplete(trailers);
-    } catch (err) {
-      this.#internalError(err);
-    }
-  }
-
-  onError(err: Error): void {
-    try {
-      this.#onError(err);
-    } catch (err) {
-      this.#internalError(err);
-    }
-  }
-
-  /** Handling the worker's answer threw: the request ends (500 or a reset) and undici drops the upstream request. */
-  #internalError(err: unknown): void {
-    const abort = this.#abort;
-    this.#state = State.Done;
-    this.#sink = undefined;
-    this.#held = undefined;
-    this.done = undefined;
-    this.#release();
-    if (this.span !== undefined) this.#endSpan('internal-error');
-    this.ctx.internalError('upstream-response', err);
-    abort?.(err instanceof Error ? err : new Error(String(err)));
-  }
-
-  /** The worker's address went down before this attempt started writing: it fails at once, unsent. */
-  eject(): void {
-    if (this.#state !== State.Waiting || this.#started) return;
-    this.#state = State.Done; // undici drops it unsent when it reaches a connection (`onConnect`)
-    this.counters.outliers.failedFast++;
-    this.#settle(EJECTED);
-  }
-
-  /** Ends the attempt's span once (`outcome`: how it ended, when not with the response handed on). */
-  #endSpan(outcome: string | undefined, status?: number): void {
-    const span = this.span;
-    if (span === undefined) return;
-    this.span = undefined;
-    endUpstreamSpan(span, outcome, status);
-  }
-
-  /** undici: the worker answered 101 to an upgrade request and handed over its socket (the slot goes with it). */
-  #onUpgrade(status: number, raw: Buffer[] | string[] | null, socket: Duplex): void {
-    this.counters.countUpstream(status);
-    this.#headAt();
-    if (this.span !== undefined) this.#endSpan('response', status);
-    const pool = this.pool;
-    this.pool = undefined;
-    this.#state = State.Done;
-    const release = (): void => pool?.release();
-    this.#settle(new UpstreamResponse(status, relayHeaders((raw ?? []) as Buffer[]), undefined, this, { socket: socket as Socket, release }));
-  }
-
-  /**
-   * The client went away: stop the upstream request (no-op once it is complete). A request still queued in the
-   * pool is reported cancelled at once; undici aborts it when it reaches a connection (`onConnect`), unsent.
-   */
-  cancel(): void {
-    if (this.#state === State.Done) return;
-    if (this.#abort !== undefined) {
-      this.#abort(new Error('client closed the request'));
-      return;
-    }
-    this.#state = State.Done;
-    this.#settle(CANCELLED);
-  }
-
-  /** undici is done with the request (exactly one of onComplete / onError): its pool slot is free. */
-  #release(): void {
-    this.pool?.unsent.delete(this);
-    this.pool?.release();
-    this.pool = undefined;
-  }
-
-  /**
-   * Reports the outcome once: an answer synchronously, anything else from a fresh microtask. Every attempt ends
-   * here, HTTP/1.1, HTTP/2 and upgrades alike, so this is where the worker's counters see it.
-   */
-  #settle(outcome: AttemptOutcome): void {
-    const done = this.done;
-    if (done === undefined) return;
-    this.done = undefined;
-    this.pool?.unsent.delete(this);
-    this.counters.workers.observe(this.address, outcome);
-    if (outcome.kind === 'response') {
-      done(this.ctx, outcome);
-      return;
-    }
-    if (this.span !== undefined) this.#endSpan(outcome.kind);
-    const ctx = this.ctx;
-    queueMicrotask(() => done(ctx, outcome));
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.#abort = abort;
-    this.#started = true;
-    this.pool?.unsent.delete(this);
-    if (this.#state === State.Done || this.ctx.downstreamClosed) abort(new Error('client closed the request'));
-  }
-
-  /** undici: the request, body included, has been written to the socket. */
-  onRequestSent(): void {
-    this.#written = true;
-  }
-
-  #onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
-    if (status < 200) return true; // 100 Continue, 103 Early Hints: not relayed
-    this.counters.countUpstream(status);
-    this.#headAt();
-    if (this.span !== undefined) this.span.setAttribute('http.response.status_code', status);
-    if (isStaleRejection(status, raw)) {
-      this.#state = State.Discarding;
-      this.#settle(STALE);
-      return true;
-    }
-    this.#resume = resume;
-    this.#state = State.Headed;
-    this.#settle(new UpstreamResponse(status, relayHeaders(raw), declaredTrailer(raw), this, undefined));
-    // Still not piped (the chain waits for a promised decision): hold the body, paused until it is.
-    this.#paused = this.#state === State.Headed;
-    return !this.#paused;
-  }
-
-  /** The worker's response head arrived: the access log's upstream time. */
-  #headAt(): void {
-    const ctx = this.ctx;
-    if (ctx.upstream === this) ctx.upstreamMs = performance.now() - ctx.upstreamStartedAt;
-  }
-
-  // UpstreamBody
-
-  pipe(sink: BodySink): void {
-    if (this.#state !== State.Headed) return;
-    this.#state = State.Piped;
-    this.#sink = sink;
-    const held = this.#held;
-    this.#held = undefined;
-    let flowing = true;
-    for (const chunk of held?.chunks ?? []) flowing = sink.data(chunk);
-    if (held?.complete !== undefined) {
-      this.#state = State.Done;
-      sink.end(trailerList(held.complete.trailers));
-      return;
-    }
-    // Piped before anything arrived, or after: resume what was paused (unless the sink paused it again).
-    if (this.#paused && flowing) {
-      this.#paused = false;
-      this.#resume?.();
-    }
-  }
-
-  resume(): void {
-    if (this.#state === State.Piped) this.#resume?.();
-  }
-
-  abort(reason: string): void {
-    if (this.span !== undefined) this.#endSpan('aborted');
-    if (this.#state === State.Done && this.#abort === undefined) return;
-    this.#state = State.Done;
-    this.#sink = undefined;
-    this.#held = undefined;
-    this.#abort?.(new Error(reason));
-  }
-
-  failure(): FailureOutcome | undefined {
-    return this.#failure;
-  }
-
-  #onData(chunk: Buffer): boolean {
-    if (this.#state === State.Piped) return (this.#sink as BodySink).data(chunk);
-    if (this.#state === State.Headed) {
-      (this.#held ??= { chunks: [], complete: undefined }).chunks.push(chunk);
-      this.#paused = true;
-      return false;
-    }
-    return true;
-  }
-
-  /** The upstream body is complete, with its trailers (if any). */
-  #onComplete(trailers: UpstreamTrailers): void {
-    this.#release();
-    if (this.span !== undefined) this.#endSpan(undefined);
-    if (this.#state === State.Headed) {
-      (this.#held ??= { chunks: [], complete: undefined }).complete = { trailers };
-      return;
-    }
-    const sink = this.#state === State.Piped ? this.#sink : undefined;
-    this.#state = State.Done;
-    this.#sink = undefined;
-    sink?.end(trailerList(trailers));
-  }
-
-  #onError(err: Error): void {
-    this.#release();
-    const state = this.#state;
-    this.#state = State.Done;
-    if (this.span !== undefined && (state === State.Piped || state === State.Discarding)) this.#endSpan('body-error');
-    if (state === State.Piped) {
-      const sink = this.#sink as BodySink;
-      this.#sink = undefined;
-      sink.error(err);
-      return;
-    }
-    if (state !== State.Waiting && state !== State.Headed) return;
-    const seen = this.ctx.downstreamClosed
-      ? CANCELLED // we aborted the upstream because the client left: that is not the worker failing
-      : classifyFailure(err, this.#started, this.#written);
-    // A connect that failed after the address went down (it was under way then) is failed fast, not a new failure.
-    const outcome = seen.kind === 'connect-failed' && this.outliers?.isDown(this.address) === true ? EJECTED : seen;
-    this.#count(outcome);
-    if (state === State.Headed) {
-      this.#held = undefined;
-      this.#failure = outcome;
-      if (this.span !== undefined) this.#endSpan(outcome.kind);
-      return;
-    }
-    this.#settle(outcome);
-    // After this attempt's outcome is on its way, so the requests it ejects re-run after it (one eviction, first).
-    if (seen.kind === 'connect-failed') this.outliers?.connectFailed(this.address, seen.code);
-  }
-
-  #count(outcome: FailureOutcome): void {
-    if (outcome.kind === 'connect-failed') {
-      if (outcome.ejected !== true) this.counters.upstreamConnectFailures++; // failed fast: counted by the detector
-    } else if (outcome.kind === 'reset') this.counters.upstreamResets++;
-    else if (outcome.kind === 'identity-rejected') {
-      this.counters.upstreamIdentityFailures++;
-      this.ctx.log.warn({ worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason }, 'upstream worker failed identity verification');
-    }
   }
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { BindingCache } from './binding-cache.js';
-import { cacheAdminPlugin } from './admin.js';
+import { cacheAdminPlugin, listBindings } from './admin.js';
 import { registerCacheMetrics } from './metrics.js';
 import { cacheStatsBlock } from './stats.js';
 import { MissFlights } from './miss-flights.js';
@@ -32,6 +32,23 @@ test('GET /cache dumps at most `limit` live bindings', async () => {
   } finally {
     await app.close();
   }
+});
+
+test('a listing is bounded, most recent first, with the time left on the cache\'s clock; expired bindings are gone', () => {
+  let now = 0;
+  const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: { now: () => now } });
+  for (let i = 0; i < 10; i++) cache.learn(`demo/a${i}`, `127.0.1.${i + 1}:8443`);
+  now = 250;
+  const d = listBindings(cache, { limit: 3, order: 'recent' });
+  assert.equal(d.entries, 10);
+  assert.equal(d.matched, 10);
+  assert.equal(d.truncated, true);
+  assert.equal(d.next, null);
+  assert.deepEqual(d.bindings.map((b) => b.key), ['demo/a9', 'demo/a8', 'demo/a7']);
+  assert.equal(d.bindings[0]?.expiresInMs, 750);
+  assert.equal(d.bindings[0]?.ageMs, 250);
+  now = 1250;
+  assert.deepEqual(listBindings(cache, { limit: 3, order: 'recent' }), { entries: 0, matched: 0, truncated: false, next: null, bindings: [] });
 });
 
 test('GET /cache shows per binding: address, generation, age, time left, hits, and whether a refresh is in flight', async () => {
@@ -116,7 +133,7 @@ test('DELETE /cache?worker= evicts every binding on that worker (an IP: any port
     assert.deepEqual(exact.json(), { evicted: 1, worker: '127.0.1.1:9443' });
     const byIp = await app.inject({ method: 'DELETE', url: '/cache?worker=127.0.1.1' });
     assert.deepEqual(byIp.json(), { evicted: 2, worker: '127.0.1.1' });
-    assert.deepEqual(cache.dump(10).bindings.map((b) => b.key).sort(), ['demo/d', 'demo/e'], '127.0.1.10 is another worker');
+    assert.deepEqual([...cache.bindings()].map(([key]) => key).sort(), ['demo/d', 'demo/e'], '127.0.1.10 is another worker');
     assert.deepEqual((await app.inject({ method: 'DELETE', url: '/cache?worker=[::1]' })).json(), { evicted: 1, worker: '[::1]' });
     assert.deepEqual((await app.inject({ method: 'DELETE', url: '/cache?worker=127.0.9.9' })).json(), { evicted: 0, worker: '127.0.9.9' });
     const bad = await app.inject({ method: 'DELETE', url: '/cache?worker=worker-1.example' });

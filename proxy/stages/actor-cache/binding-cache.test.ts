@@ -98,21 +98,25 @@ test('a TTL of 0 stores nothing', () => {
   assert.equal(cache.lookup('demo/a').kind, 'miss');
 });
 
-test('dump is bounded and lists live bindings most recent first', () => {
+test('bindings() are the live bindings, most recent first, and leave hits, misses and the LRU order as they were', () => {
   const c = clock();
   const cache = new BindingCache({ ttlMs: 1000, maxEntries: 100, clock: c });
   for (let i = 0; i < 10; i++) cache.learn(`demo/a${i}`, `127.0.1.${i + 1}:8443`);
   c.advance(250);
-  const d = cache.dump(3);
-  assert.equal(d.entries, 10);
-  assert.equal(d.truncated, true);
+  const listed = [...cache.bindings()];
   assert.deepEqual(
-    d.bindings.map((b) => b.key),
+    listed.slice(0, 3).map(([key]) => key),
     ['demo/a9', 'demo/a8', 'demo/a7'],
   );
-  assert.equal(d.bindings[0]?.expiresInMs, 750);
+  assert.equal(listed.length, 10);
+  assert.equal(listed[0]?.[1].expiresAt, c.now() + 750);
+  assert.equal(cache.peek('demo/a0')?.address, '127.0.1.1:8443');
+  assert.equal([...cache.bindings()][0]?.[0], 'demo/a9', 'peek moves nothing');
+  assert.deepEqual({ hits: cache.stats().hits, misses: cache.stats().misses }, { hits: 0, misses: 0 });
   c.advance(1000);
-  assert.deepEqual(cache.dump(3), { entries: 0, truncated: false, bindings: [] });
+  assert.equal(cache.peek('demo/a0'), undefined);
+  assert.deepEqual([...cache.bindings()], []);
+  assert.equal(cache.stats().evictions.ttl, 10);
 });
 
 test('resetStats zeros the /stats counters but keeps the bindings and the lifetime counters', () => {
@@ -153,7 +157,7 @@ for (const row of [
     const mark = cache.generationMark();
     for (const key of row.learnedAfterMark) cache.learn(key, '127.0.1.1:8443');
     const evicted = cache.evictWorker('127.0.1.1:8443', mark);
-    const left = cache.dump(100).bindings.map((b) => b.key).sort();
+    const left = [...cache.bindings()].map(([key]) => key).sort();
     assert.deepEqual(left, [...row.expect]);
     assert.equal(evicted, 2 - row.learnedAfterMark.length);
     assert.equal(cache.stats().evictions.worker, evicted);
@@ -257,7 +261,7 @@ test('an expired binding is gone from current(), size and dump too, counted once
   c.advance(51);
   assert.equal(cache.current('demo/a'), undefined);
   assert.equal(cache.size, 0);
-  assert.deepEqual(cache.dump(10), { entries: 0, truncated: false, bindings: [] });
+  assert.deepEqual([...cache.bindings()], []);
   assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 1, lru: 0, admin: 0 });
 });
 
@@ -309,7 +313,7 @@ test('removeWorker takes every live binding on the worker, counts each under the
   cache.subscribe((e) => heard.push(e));
   c.advance(500); // demo/old has expired: a ttl eviction, not the worker's
   assert.equal(cache.removeWorker('127.0.1.1'), 2);
-  assert.deepEqual(cache.dump(10).bindings.map((b) => b.key), ['demo/c']);
+  assert.deepEqual([...cache.bindings()].map(([key]) => key), ['demo/c']);
   assert.equal(cache.workerAddresses, 1, 'the address index forgets the worker');
   assert.deepEqual(cache.stats().evictions, { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 1, lru: 0, admin: 2 });
   assert.deepEqual(heard, [], 'admin evictions stay in this process (the admin call reaches every process)');

@@ -80,43 +80,6 @@ export interface BindingCacheOptions {
   readonly clock?: { now(): number };
 }
 
-export interface DumpedBinding {
-  readonly key: string;
-  readonly address: string;
-  readonly generation: number;
-  readonly ageMs: number;
-  readonly expiresInMs: number;
-  readonly hits: number;
-  /** A refresh-ahead exchange for this binding is in flight. */
-  readonly refreshing: boolean;
-}
-
-export interface CacheDump {
-  readonly entries: number;
-  readonly truncated: boolean;
-  readonly bindings: readonly DumpedBinding[];
-}
-
-/** Which bindings an admin listing shows, in which order, from where. */
-export interface ListOptions {
-  readonly limit: number;
-  /** `recent`: most recently used first; `key`: by key, so a listing can be paged with `after`. */
-  readonly order: 'recent' | 'key';
-  /** With `order: 'key'`: only keys after this one (the previous page's `next`). */
-  readonly after?: string;
-  /** Only bindings whose key or address contains this text. */
-  readonly search?: string;
-  /** Only bindings to this worker: an IP (any port) or an exact `ip:port`. */
-  readonly worker?: string;
-}
-
-export interface CacheListing extends CacheDump {
-  /** Live bindings that match the filters (`entries` counts them all; `truncated`: some matching ones are not on this page). */
-  readonly matched: number;
-  /** With `order: 'key'` and more to come: pass it as `after` for the next page; else null. */
-  readonly next: string | null;
-}
-
 /** The host part of a literal `ip:port` (IPv6 without its brackets). */
 export function hostOfAddress(address: string): string {
   return address.startsWith('[') ? address.slice(1, address.indexOf(']')) : address.slice(0, address.lastIndexOf(':'));
@@ -162,18 +125,6 @@ class Entry implements Binding {
 interface AddressKeys {
   readonly address: string;
   readonly keys: Set<string>;
-}
-
-function dumped(key: string, b: Entry, now: number): DumpedBinding {
-  return {
-    key,
-    address: b.address,
-    generation: b.generation,
-    ageMs: Math.max(0, Math.round(now - b.learnedAt)),
-    expiresInMs: Math.max(0, Math.round(b.expiresAt - now)),
-    hits: b.hits,
-    refreshing: b.refresh === 'in-flight',
-  };
 }
 
 /** `performance.now()` in whole milliseconds. */
@@ -383,7 +334,7 @@ export class BindingCache {
     if (entry !== undefined && entry.generation === generation) entry.refresh = 'failed';
   }
 
-  /** Removes `key` whatever its generation (admin). */
+  /** Removes `key` whatever its generation (an operator's eviction). */
   remove(key: string, reason: EvictionReason = 'admin'): boolean {
     const entry = this.#lru.peek(key);
     if (entry === undefined || this.#clock.now() >= entry.expiresAt) {
@@ -395,7 +346,7 @@ export class BindingCache {
     return true;
   }
 
-  /** Removes every live binding (admin); returns how many. */
+  /** Removes every live binding (an operator's eviction); returns how many. */
   clear(reason: EvictionReason = 'admin'): number {
     this.#purgeExpired();
     const n = this.#lru.size;
@@ -406,7 +357,7 @@ export class BindingCache {
 
   /**
    * Removes every live binding to `worker` (an IP: any port; a literal `ip:port`: exactly), for an operator
-   * draining a node (admin; like the other admin evictions it stays in this process). Returns how many went.
+   * draining a node (like the operator's other evictions it stays in this process). Returns how many went.
    */
   removeWorker(worker: string, reason: EvictionReason = 'admin'): number {
     this.#purgeExpired();
@@ -422,47 +373,27 @@ export class BindingCache {
     return removed;
   }
 
-  /** One live binding as the admin shows it (undefined when there is none; counts neither a hit nor a miss). */
-  view(key: string): DumpedBinding | undefined {
-    const now = this.#clock.now();
+  /** The cache's clock now (milliseconds): the time a binding's `learnedAt` and `expiresAt` are on. */
+  now(): number {
+    return this.#clock.now();
+  }
+
+  /** The live binding for `key` as it is: counts neither a hit nor a miss and keeps its place in the LRU order. */
+  peek(key: string): Binding | undefined {
     const entry = this.#lru.peek(key);
-    return entry === undefined || now >= entry.expiresAt ? undefined : dumped(key, entry, now);
+    return entry === undefined || this.#clock.now() >= entry.expiresAt ? undefined : entry;
   }
 
-  /** Live bindings, most recently used first, at most `limit`. */
-  dump(limit: number): CacheDump {
-    const { entries, truncated, bindings } = this.list({ limit, order: 'recent' });
-    return { entries, truncated, bindings };
-  }
-
-  /** An admin listing: the live bindings matching `opts`, in its order, at most `opts.limit` (O(entries)). */
-  list(opts: ListOptions): CacheListing {
+  /**
+   * Every live binding with its key, most recently used first (expired ones are purged first, counted as `ttl`);
+   * counts neither a hit nor a miss and moves nothing in the LRU order (O(entries): never the request path).
+   */
+  *bindings(): IterableIterator<readonly [string, Binding]> {
     this.#purgeExpired();
-    const now = this.#clock.now();
-    const search = opts.search?.toLowerCase();
-    const matches = (key: string, e: Entry): boolean =>
-      (search === undefined || key.includes(search) || e.address.includes(search)) && (opts.worker === undefined || onWorker(e.address, opts.worker));
-    let candidates: [string, Entry][] = [];
-    for (const [key, e] of this.#lru.entries()) if (matches(key, e)) candidates.push([key, e]);
-    const matched = candidates.length;
-    if (opts.order === 'key') {
-      const after = opts.after;
-      if (after !== undefined) candidates = candidates.filter(([key]) => key > after);
-      candidates.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    }
-    const page = candidates.slice(0, opts.limit);
-    const more = candidates.length > page.length;
-    const last = page[page.length - 1];
-    return {
-      entries: this.#lru.size,
-      matched,
-      truncated: matched > page.length,
-      next: opts.order === 'key' && more && last !== undefined ? last[0] : null,
-      bindings: page.map(([key, e]) => dumped(key, e, now)),
-    };
+    yield* this.#lru.entries();
   }
 
-  /** Removes every expired binding, counted as `ttl` (O(entries): for the admin views, never the request path). */
+  /** Removes every expired binding, counted as `ttl` (O(entries): never the request path). */
   #purgeExpired(): void {
     const now = this.#clock.now();
     const expired: string[] = [];

@@ -21,9 +21,10 @@ function context(authority = HOST, method = 'GET'): FakeContext {
   return testRequest(method, performance.now(), authority);
 }
 
-/** The live binding for `key`, as the admin dump shows it (no hit or miss counted). */
+/** The live binding for `key` (no hit or miss counted; expired bindings are purged first, counted as `ttl`). */
 function bindingOf(cache: BindingCache, key: string): { address: string; generation: number } | undefined {
-  return cache.dump(Number.MAX_SAFE_INTEGER).bindings.find((b) => b.key === key);
+  for (const [k, binding] of cache.bindings()) if (k === key) return binding;
+  return undefined;
 }
 
 const RESPONSE: UpstreamOutcome = { kind: 'response', status: 200, headers: {} };
@@ -510,7 +511,7 @@ test('refresh-ahead over several TTLs: an actor in use stays a hit, re-validated
   // A renewal runs one TTL past the old expiry: every TTL, the first hit in the binding's last 20 % re-validates it.
   assert.deepEqual(revalidations, [800, 1800, 2800].map((at) => ({ authority: hot, at })), 'one re-validation per TTL');
   assert.deepEqual(refresh.stats(), { ok: 3, failed: 0 });
-  assert.equal(bindingOf(cache, 'demo/idle'), undefined, 'the idle binding expired (the dump purges it)');
+  assert.equal(bindingOf(cache, 'demo/idle'), undefined, 'the idle binding expired (the listing purges it)');
   assert.equal(bindingOf(cache, 'demo/hot')?.address, '127.0.1.1:8443');
   const s = cache.stats();
   assert.deepEqual([s.hits, s.misses, s.evictions.ttl], [hits, 2, 1], 'no miss after the first request of each actor; only the idle binding expired');

@@ -29,12 +29,12 @@ import type { ProxyRequest } from '../../request/context.js';
 import type { Binding, BindingCache, EvictionReason } from './binding-cache.js';
 import type { Flight, MissFlights } from './miss-flights.js';
 import type { RefreshAhead } from './refresh-ahead.js';
-import { CACHE_SLOT, type CacheOutcome, type CacheRequestState } from './request-state.js';
+import { CACHE_SLOT, type CacheStatus, type CacheRequestState } from './request-state.js';
 
 export const ACTOR_CACHE_FILTER_NAME = 'actor-cache';
 
 /** The cache outcome of a request, or undefined when the cache was off or the host named no actor. */
-export function cacheOutcome(ctx: ProxyRequest): CacheOutcome | undefined {
+export function cacheOutcome(ctx: ProxyRequest): CacheStatus | undefined {
   return CACHE_SLOT.get(ctx)?.outcome;
 }
 

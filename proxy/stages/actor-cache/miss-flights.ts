@@ -1,5 +1,5 @@
 /**
- * Miss coalescing: while one request's miss for an actor is in flight (its ext_proc exchange and its first
+ * Miss coalescing: while one request's miss for an actor is in flight (its ext_proc round trip and its first
  * upstream answer), later misses for the same actor wait for the binding that miss learns instead of each
  * opening its own ext_proc stream.
  *

@@ -45,7 +45,7 @@ test('one refresh per actor at a time; success renews the binding from the answe
   assert.equal(calls.length, 1, 'a second due hit starts nothing');
   assert.deepEqual(calls[0]?.request, { authority: 'a.demo.actors.example:8080', scheme: 'http' });
   assert.equal(refresh.isRefreshing('demo/a'), true);
-  assert.equal(cache.dump(10).bindings[0]?.refreshing, true);
+  assert.equal(cache.peek('demo/a')?.refresh, 'in-flight');
   calls[0]?.answer({ kind: 'routed', address: '127.0.1.1:8443' });
   await refresh.idle();
   const now = cache.current('demo/a')!;
@@ -57,8 +57,8 @@ test('one refresh per actor at a time; success renews the binding from the answe
 
 // What a refresh's end does to the binding.
 for (const row of [
-  { name: 'a failed exchange', answer: { kind: 'failed', reason: 'immediate response 503' } as Revalidation },
-  { name: 'a rejected exchange', answer: new Error('boom') },
+  { name: 'a failed re-validation', answer: { kind: 'failed', reason: 'immediate response 503' } as Revalidation },
+  { name: 'a rejected re-validation', answer: new Error('boom') },
   { name: 'a non-literal address', answer: { kind: 'routed', address: 'worker-1:8443' } as Revalidation },
 ]) {
   test(`${row.name} counts as failed and leaves the binding to expire, never refreshed again`, async () => {

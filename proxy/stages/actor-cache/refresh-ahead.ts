@@ -1,6 +1,6 @@
 /**
  * Refresh-ahead: a binding that serves a hit in the last part of its TTL (`REFRESH_AHEAD_FRACTION`) is
- * re-validated in the background by one resolver exchange for that actor, before it expires, so requests to an
+ * re-validated in the background by one resolver round trip for that actor, before it expires, so requests to an
  * actor in use stay hits. Only a hit starts a refresh: an idle binding is never refreshed (and a suspended actor
  * is never kept awake by one).
  *

@@ -6,7 +6,7 @@ import type { Flight } from './miss-flights.js';
  * The cache's part in one client request, for the access log: `coalesced` when it waited for another request's
  * miss and went as a hit, `rerun` once any attempt was re-run.
  */
-export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'rerun';
+export type CacheStatus = 'hit' | 'miss' | 'coalesced' | 'rerun';
 
 export interface CacheRequestState {
   readonly key: string;
@@ -22,7 +22,7 @@ export interface CacheRequestState {
   evicted: boolean;
   /** The miss flight this request leads, until it settles. */
   leading: Flight | undefined;
-  outcome: CacheOutcome;
+  outcome: CacheStatus;
 }
 
 /** Where a request keeps its cache state. */

@@ -1,13 +1,13 @@
 /**
- * What the ext-proc filter needs from an ext_proc client: open one `Process` stream per HTTP request, exchange
- * messages on it, close it. `grpc-client.ts` is the real one (gRPC, Envoy's stream and close semantics); tests
+ * What the ext-proc filter needs from an ext_proc client: open one `Process` stream per HTTP request, send
+ * messages on it and wait for each answer (a round trip), close it. `grpc-client.ts` is the real one (gRPC, Envoy's stream and close semantics); tests
  * can hand the filter a fake.
  */
 import type { Span } from '@opentelemetry/api';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
 
-/** What one message exchange ended with. */
-export type ExchangeResult =
+/** What one message round trip ended with. */
+export type MessageResult =
   | { readonly kind: 'response'; readonly response: ProcessingResponse }
   /** The processor ended the stream with OK: continue without it. */
   | { readonly kind: 'closed' }
@@ -18,12 +18,12 @@ export type ExchangeResult =
 
 export interface ExtProcStream {
   /** Sends `message` and waits for the processor's answer (or the stream's end, the message timeout, or `signal`). */
-  exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult>;
+  roundTrip(message: ProcessingRequest, signal?: AbortSignal): Promise<MessageResult>;
   /**
    * Waits for the next message the processor sends unasked (a streamed immediate response's body and trailers),
    * within the message timeout; messages that arrived before the call are returned first, in order.
    */
-  receive(signal?: AbortSignal): Promise<ExchangeResult>;
+  receive(signal?: AbortSignal): Promise<MessageResult>;
   /** Ends the stream; a caller still waiting gets `aborted`. Idempotent. */
   close(): void;
 }

@@ -10,7 +10,7 @@ import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-c
 import { EXT_PROC_SERVICE } from '../../../lib/wire-contract.js';
 import type { ProxyRequest } from '../../request/context.js';
 import type { Span } from '@opentelemetry/api';
-import type { ExchangeResult, ExtProcStream } from './client.js';
+import type { MessageResult, ExtProcStream } from './client.js';
 import { requestAttributes } from './attributes.js';
 import { protocolConfig } from './translate.js';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
@@ -42,7 +42,7 @@ export class Conversation {
   ) {}
 
   /** Sends `message` (decorated as Envoy does) and waits for the answer. */
-  async exchange(message: ProcessingRequest): Promise<ExchangeResult> {
+  async roundTrip(message: ProcessingRequest): Promise<MessageResult> {
     const s = this.settings;
     let full: ProcessingRequest = { ...message, metadata_context: forwardedMetadata(this.metadata, s.forwardingNamespaces) };
     if (this.#first) {
@@ -57,7 +57,7 @@ export class Conversation {
     this.state.stream = stream;
     const startedAt = performance.now();
     try {
-      return await stream.exchange(full, this.ctx.signal);
+      return await stream.roundTrip(full, this.ctx.signal);
     } finally {
       this.state.elapsedMs += performance.now() - startedAt;
     }

@@ -9,7 +9,7 @@ import { EXT_PROC_SLOT } from './request-state.js';
 import { pino } from 'pino';
 import { silentLog, routeTo } from '../../testing/helpers.js';
 import { createExtProcFilter } from './filter.js';
-import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import type { MessageResult, ExtProcClient, ExtProcStream } from './client.js';
 import type { ProcessingRequest } from './messages.js';
 import { defaultExtProcSettings } from './settings.js';
 
@@ -25,14 +25,14 @@ function options(client: Pick<ExtProcClient, 'open'>, o: { failureModeAllow: boo
 }
 
 /** A client whose streams answer from a script, and record what they were sent and whether they were closed. */
-function fakeClient(answers: ExchangeResult[]) {
+function fakeClient(answers: MessageResult[]) {
   const streams: { sent: ProcessingRequest[]; closed: boolean }[] = [];
   const client: Pick<ExtProcClient, 'open'> = {
     open(): ExtProcStream {
       const record = { sent: [] as ProcessingRequest[], closed: false };
       streams.push(record);
       return {
-        exchange: async (message) => {
+        roundTrip: async (message) => {
           record.sent.push(message);
           return answers.shift() ?? { kind: 'closed' };
         },
@@ -60,7 +60,7 @@ function request(method = 'GET', log = silentLog): ProxyRequest {
   });
 }
 
-const respond = (response: ReturnType<typeof routeTo>): ExchangeResult => ({ kind: 'response', response });
+const respond = (response: ReturnType<typeof routeTo>): MessageResult => ({ kind: 'response', response });
 
 test('sends the request headers Envoy would, applies the route, and closes the stream; the time spent is recorded', async () => {
   const { client, streams } = fakeClient([respond(routeTo('127.0.1.1:8443', '9090'))]);

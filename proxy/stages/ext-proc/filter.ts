@@ -4,7 +4,7 @@
  * 1. request headers (SEND by default), as Envoy sends them (`translate.ts`);
  * 2. the request body when `request_body_mode` is BUFFERED (read into the replay buffer; over its limit → 413);
  * 3. the upstream response headers when `response_header_mode` is SEND: this stage's response hook (`onResponse`,
- *    the first of the response phase: it is the last filter) exchanges the head before anything is written, so
+ *    the first of the response phase: it is the last filter) sends the head to ext_proc before anything is written, so
  *    mutations apply as in Envoy.
  * Each answer: `immediate_response` → a local reply; the expected `*_headers`/`request_body` → header mutations
  * (`mutation.ts`), a body mutation, dynamic metadata kept per receiving namespace (`metadata.ts`), a
@@ -30,7 +30,7 @@ import { ERRORS, ProxyError, type ProxyErrorSpec } from '../../http/errors.js';
 import { isLiteralAddress } from '../../http/route-address.js';
 import type { ProxyRequest } from '../../request/context.js';
 import type { Span } from '@opentelemetry/api';
-import type { ExchangeResult, ExtProcClient } from './client.js';
+import type { MessageResult, ExtProcClient } from './client.js';
 import { Conversation } from './conversation.js';
 import type { CommonResponse, ProcessingResponse } from './messages.js';
 import { metadataString, ORIGINAL_DST_LOCAL_KEY, ORIGINAL_DST_NAMESPACE } from './metadata.js';
@@ -38,12 +38,12 @@ import { overrideMode } from './mode-override.js';
 import { applyMutation, ResponseHeadTarget } from './mutation.js';
 import { planFor, type RequestPlan } from './plan.js';
 import { EXT_PROC_SLOT } from './request-state.js';
-import { RequestLineTarget } from './request-target.js';
+import { RequestLineTarget } from './request-line-target.js';
 import type { ExtProcSettings, ProcessingMode } from './settings.js';
 import { immediateReply, requestBodyMessage, requestHeadersMessage, responseHeadersMessage } from './translate.js';
 import { isGrpcRequest } from '../../http/grpc.js';
 import { streamedReply } from './streamed-reply.js';
-import { exchangeWithRetries, type StreamRetries } from './retrying-exchange.js';
+import { roundTripWithRetries, type StreamRetries } from './retrying-round-trip.js';
 import type { Admission, StreamQueue } from './stream-queue.js';
 
 export const EXT_PROC_FILTER_NAME = 'ext-proc';
@@ -162,7 +162,7 @@ async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: Reques
   const common: CommonResponse = {};
   if (mode.requestHeaderMode === 'SEND') {
     const message = requestHeadersMessage(ctx, !ctx.hasBody, conv.settings.forwardRules);
-    const result = await exchangeWithRetries(ctx, conv, message, plan.failureModeAllow, retries);
+    const result = await roundTripWithRetries(ctx, conv, message, plan.failureModeAllow, retries);
     const step = answerStep(ctx, conv, result, 'request_headers', mode, plan.failureModeAllow);
     if (step.kind === 'done') return step;
     mode = step.mode;
@@ -177,7 +177,7 @@ async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: Reques
     }
     if (buffered === undefined && body.overBudget) return done(errorReply(ERRORS.OVERLOADED, 'the replay budget (--replay-buffer-budget-bytes) has no room for the body'));
     if (buffered === undefined) return done(errorReply(ERRORS.EXTPROC_BODY_TOO_LARGE, 'request body over --max-replay-body-bytes'));
-    const result = await conv.exchange(requestBodyMessage(buffered));
+    const result = await conv.roundTrip(requestBodyMessage(buffered));
     // The processor has seen the body: a failure from here on fails closed.
     const step = answerStep(ctx, conv, result, 'request_body', mode, false);
     if (step.kind === 'done') return step;
@@ -191,7 +191,7 @@ async function requestPhases(ctx: ProxyRequest, conv: Conversation, plan: Reques
 function answerStep(
   ctx: ProxyRequest,
   conv: Conversation,
-  result: ExchangeResult,
+  result: MessageResult,
   expected: 'request_headers' | 'request_body',
   mode: ProcessingMode,
   failureModeAllow: boolean,
@@ -232,7 +232,7 @@ function streamed(conv: Conversation, msg: ProcessingResponse, mode: ProcessingM
 }
 
 /** A stream that gave no answer, as Envoy with `failure_mode_allow` false (or true: continue unprocessed). */
-function failureResult(result: Exclude<ExchangeResult, { kind: 'response' }>, failureModeAllow: boolean): FilterResult {
+function failureResult(result: Exclude<MessageResult, { kind: 'response' }>, failureModeAllow: boolean): FilterResult {
   switch (result.kind) {
     case 'timeout':
       return failureModeAllow ? CONTINUE : errorReply(ERRORS.EXTPROC_TIMEOUT, 'ext_proc_error_per-message_timeout_exceeded');
@@ -309,9 +309,9 @@ function onResponse(ctx: ProxyRequest, response: ChainResponse): ResponseResult 
 async function responsePhase(ctx: ProxyRequest, conv: Conversation, plan: RequestPlan, response: ChainResponse): Promise<ResponseResult> {
   const status = response.status;
   const headers = response.headers.list;
-  let result: ExchangeResult;
+  let result: MessageResult;
   try {
-    result = await conv.exchange(responseHeadersMessage(status, headers, ctx.method === 'HEAD' || status === 204 || status === 304));
+    result = await conv.roundTrip(responseHeadersMessage(status, headers, ctx.method === 'HEAD' || status === 204 || status === 304));
   } finally {
     conv.close(); // nothing more is sent on this stream
   }

@@ -84,7 +84,7 @@ function tlsConfig(credentialBundle = pki.files.proxy, watchIntervalMs = 1000): 
 
 const HEADERS: ProcessingRequest = { request_headers: { headers: { headers: [{ key: ':authority', raw_value: Buffer.from('a.demo.example') }] }, end_of_stream: true } };
 
-function oneExchange(server: TestServer, tls: ExtProcTlsConfig | undefined, log: pino.Logger): Promise<string> {
+function oneRoundTrip(server: TestServer, tls: ExtProcTlsConfig | undefined, log: pino.Logger): Promise<string> {
   return probeExtProc({ address: server.address, authority: 'a.demo.example', messageTimeoutMs: 5000, tls, log });
 }
 
@@ -92,7 +92,7 @@ test('the configured extproc identity is reached over mTLS', async () => {
   const server = await startServer(pki.files.extproc);
   try {
     const { log, lines } = capturedLog();
-    assert.equal(await oneExchange(server, tlsConfig(), log), 'response');
+    assert.equal(await oneRoundTrip(server, tlsConfig(), log), 'response');
     assert.equal(server.clientSerials.length, 1, 'the server saw the proxy certificate');
     assert.ok(lines.some((l) => l.msg === 'mTLS to ext_proc'));
   } finally {
@@ -112,7 +112,7 @@ for (const [what, bundle, why] of impostors) {
     const server = await startServer(bundle());
     try {
       const { log, lines } = capturedLog();
-      assert.equal(await oneExchange(server, tlsConfig(), log), 'UNAVAILABLE');
+      assert.equal(await oneRoundTrip(server, tlsConfig(), log), 'UNAVAILABLE');
       const refused = lines.find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
       assert.ok(refused, `the refusal is logged: ${JSON.stringify(lines)}`);
       assert.match(String(refused.why), why);
@@ -127,7 +127,7 @@ test('without tls the hop is plaintext, and that is logged as a warning', async 
   const server = await startServer('plaintext');
   try {
     const { log, lines } = capturedLog();
-    assert.equal(await oneExchange(server, undefined, log), 'response');
+    assert.equal(await oneRoundTrip(server, undefined, log), 'response');
     assert.ok(lines.some((l) => l.level === 40 && String(l.msg).startsWith('ext_proc hop is plaintext')));
   } finally {
     server.close();
@@ -142,7 +142,7 @@ test('rotation: new streams use a new channel with the new certificate; a stream
   const client = new GrpcExtProcClient({ address: server.address, messageTimeoutMs: 5000, counters: new Counters(), tls: tlsConfig(bundle, 20), log });
   try {
     const open = client.open();
-    assert.equal((await open.exchange(HEADERS)).kind, 'response');
+    assert.equal((await open.roundTrip(HEADERS)).kind, 'response');
     // The readiness check's health client is on the same mTLS channel (this server has no health service).
     const healthBefore = client.healthClient();
     assert.equal((await checkHealth(healthBefore, '', 5000).answer).kind, 'no-health-service');
@@ -152,10 +152,10 @@ test('rotation: new streams use a new channel with the new certificate; a stream
     assert.notEqual(healthAfter, healthBefore, 'the health client follows the new channel');
     assert.equal((await checkHealth(healthAfter, '', 5000).answer).kind, 'no-health-service');
     // The stream opened before the rotation still gets its answers.
-    assert.equal((await open.exchange({ response_headers: { headers: { headers: [] }, end_of_stream: false } })).kind, 'response');
+    assert.equal((await open.roundTrip({ response_headers: { headers: { headers: [] }, end_of_stream: false } })).kind, 'response');
     open.close();
     const next = client.open();
-    assert.equal((await next.exchange(HEADERS)).kind, 'response');
+    assert.equal((await next.roundTrip(HEADERS)).kind, 'response');
     next.close();
     const original = new X509Certificate(readCredentialBundle(pki.files.proxy, 'p').cert).serialNumber;
     const rotated = new X509Certificate(readCredentialBundle(pki.proxyRotated, 'p').cert).serialNumber;

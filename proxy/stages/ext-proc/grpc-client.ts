@@ -14,11 +14,11 @@
  * go to a new channel made with the new credentials and the old channel is closed gracefully, so the streams open on
  * it finish there. Without it the channel is plaintext, which is logged as a warning.
  *
- * Every exchange's round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
+ * Every round trip (message written → how the wait ended) is reported to `counters.extprocRoundTrips`
  * (the `actor_edge_proxy_extproc_round_trip_seconds` histogram).
  *
  * Tracing on: a stream opened with its span sends that span's W3C trace context in the call's metadata
- * (`traceparent`, `tracestate`), so the processor's spans join the request's trace; each exchange is an event on
+ * (`traceparent`, `tracestate`), so the processor's spans join the request's trace; each round trip is an event on
  * the span, which ends when the stream does (with the gRPC status the processor ended it with, if it did).
  */
 import * as grpc from '@grpc/grpc-js';
@@ -30,7 +30,7 @@ import { loadProto, lookup } from '../../../lib/proto.js';
 import type { Counters } from '../../ops/stats.js';
 import { messageKindOf } from '../../ops/extproc-round-trips.js';
 import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, type ProcessingResponse } from './messages.js';
-import type { ExchangeResult, ExtProcClient, ExtProcStream, StreamOptions } from './client.js';
+import type { MessageResult, ExtProcClient, ExtProcStream, StreamOptions } from './client.js';
 import { RESUME_BUDGET_METADATA } from '../../../lib/wire-contract.js';
 import { ExtProcChannelTls } from './channel-tls.js';
 import type { ExtProcTlsConfig } from './config.js';
@@ -172,7 +172,7 @@ export class GrpcExtProcClient implements ExtProcClient {
 }
 
 interface Pending {
-  readonly resolve: (r: ExchangeResult) => void;
+  readonly resolve: (r: MessageResult) => void;
   timer: NodeJS.Timeout;
   /** The timer was already extended by an `override_message_timeout` (Envoy honours one per message). */
   overridden: boolean;
@@ -185,7 +185,7 @@ export class GrpcExtProcStream implements ExtProcStream {
   readonly #opts: ExtProcClientOptions;
   #pending: Pending | undefined;
   /** Set once the stream ended from the server side (or by error). */
-  #ended: ExchangeResult | undefined;
+  #ended: MessageResult | undefined;
   #closed = false;
   /** A message was sent and its answer has not arrived (a timeout or an abandoned wait leaves it so). */
   #unanswered = false;
@@ -244,14 +244,14 @@ export class GrpcExtProcStream implements ExtProcStream {
   }
 
   /** Sends `message` and waits for the processor's answer (or the stream's end, the timeout, or `signal`). */
-  exchange(message: ProcessingRequest, signal?: AbortSignal): Promise<ExchangeResult> {
+  roundTrip(message: ProcessingRequest, signal?: AbortSignal): Promise<MessageResult> {
     if (this.#ended !== undefined) return Promise.resolve(this.#ended);
     if (this.#closed) return Promise.resolve({ kind: 'aborted' });
     if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
     this.#unasked.length = 0; // late answers to earlier messages are not this message's answer
     const kind = messageKindOf(message as unknown as Readonly<Record<string, unknown>>);
     const startedAt = performance.now();
-    const observe = (r: ExchangeResult): void => {
+    const observe = (r: MessageResult): void => {
       const seconds = (performance.now() - startedAt) / 1000;
       this.#opts.counters.extprocRoundTrips.observe(kind, r.kind, seconds);
       if (this.#span !== undefined) this.#span.addEvent(kind, { 'actor_edge.extproc.result': r.kind, 'actor_edge.extproc.round_trip_ms': Math.round(seconds * 1e6) / 1000 });
@@ -266,7 +266,7 @@ export class GrpcExtProcStream implements ExtProcStream {
     );
   }
 
-  receive(signal?: AbortSignal): Promise<ExchangeResult> {
+  receive(signal?: AbortSignal): Promise<MessageResult> {
     const queued = this.#unasked.shift();
     if (queued !== undefined) {
       if (this.#paused && this.#unasked.length < UNASKED_PAUSE_AT / 2) {
@@ -284,9 +284,9 @@ export class GrpcExtProcStream implements ExtProcStream {
    * Waits (within the message timeout) for the next message, after `start` (which sends one, or nothing);
    * `settled` sees how the wait ended.
    */
-  #wait(signal: AbortSignal | undefined, start: () => void, settled?: (r: ExchangeResult) => void): Promise<ExchangeResult> {
-    return new Promise<ExchangeResult>((settle) => {
-      const resolve = settled === undefined ? settle : (r: ExchangeResult): void => {
+  #wait(signal: AbortSignal | undefined, start: () => void, settled?: (r: MessageResult) => void): Promise<MessageResult> {
+    return new Promise<MessageResult>((settle) => {
+      const resolve = settled === undefined ? settle : (r: MessageResult): void => {
         settled(r);
         settle(r);
       };
@@ -315,7 +315,7 @@ export class GrpcExtProcStream implements ExtProcStream {
     p.timer = this.#timer(ms);
   }
 
-  #finish(result: ExchangeResult): void {
+  #finish(result: MessageResult): void {
     const p = this.#pending;
     if (p === undefined) return; // nothing waiting: a late or unsolicited message
     this.#pending = undefined;

@@ -1,7 +1,7 @@
 /**
- * One request-headers exchange on a client of its own: whether the proxy's ext_proc client, as configured, gets an
+ * One request-headers round trip on a client of its own: whether the proxy's ext_proc client, as configured, gets an
  * answer from a processor — the compose check's proof that the hop is mTLS both ways (extproc reached, an impostor
- * refused), and the TLS tests' one exchange.
+ * refused), and the TLS tests' one round trip.
  */
 import type { Logger } from 'pino';
 import { Counters } from '../../ops/stats.js';
@@ -21,7 +21,7 @@ export async function probeExtProc(opts: ProbeOptions): Promise<string> {
   const headers: ProcessingRequest = { request_headers: { headers: { headers: [{ key: ':authority', raw_value: Buffer.from(authority) }] }, end_of_stream: true } };
   try {
     const stream = client.open();
-    const r = await stream.exchange(headers);
+    const r = await stream.roundTrip(headers);
     stream.close();
     return r.kind === 'response' ? 'response' : r.kind === 'error' ? r.code : r.kind;
   } finally {

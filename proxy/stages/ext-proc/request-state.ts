@@ -13,7 +13,7 @@ export interface ExtProcRequestState {
   responsePhase: PendingResponsePhase | undefined;
 }
 
-/** A response headers exchange the request phase prepared: run it on the upstream's head, or close its stream. */
+/** A response-headers round trip the request phase prepared: run it on the upstream's head, or close its stream. */
 export interface PendingResponsePhase {
   run(response: ChainResponse): Promise<ResponseResult>;
   close(): void;

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { retryDelayMs, RETRY_BASE_MS, RETRY_MAX_MS, shouldRetryStream, type StreamRetryDecision, type StreamRetryInput } from './retry-rule.js';
-import type { ExchangeResult } from './client.js';
+import type { MessageResult } from './client.js';
 
-const unavailable: ExchangeResult = { kind: 'error', code: 'UNAVAILABLE', details: 'No connection established' };
+const unavailable: MessageResult = { kind: 'error', code: 'UNAVAILABLE', details: 'No connection established' };
 const base: StreamRetryInput = {
   result: unavailable,
   failureModeAllow: false,

@@ -5,13 +5,13 @@
  * re-run budget (`--rerun-budget-ms`, counted from its arrival, the same budget its re-runs have). Only then does
  * the client get the failure it gets without retries (500 `PROXY_ERR_EXTPROC_FAILED`).
  *
- * Never retried: any other end of the exchange (an answer, the processor ending the stream with OK, a message
+ * Never retried: any other end of the round trip (an answer, the processor ending the stream with OK, a message
  * timeout, another gRPC code: those are the processor's doing, not an outage of it); a request with
  * `failure_mode_allow` (its processor is optional: a failure continues unprocessed at once, as in Envoy); a request
  * whose body can no longer be replayed. At most `maxWaiting` requests wait to retry at once; a request that would be
  * one more fails at once, so a long outage does not pile requests up (0: no retries at all).
  */
-import type { ExchangeResult } from './client.js';
+import type { MessageResult } from './client.js';
 
 export interface StreamRetryPolicy {
   /** `--rerun-budget-ms`: a retry must start within this many ms of the request's arrival. */
@@ -26,7 +26,7 @@ export const RETRY_MAX_MS = 250;
 
 export interface StreamRetryInput {
   /** How the stream's first message ended. */
-  readonly result: ExchangeResult;
+  readonly result: MessageResult;
   readonly failureModeAllow: boolean;
   /** No body, or a body that can still be sent from its first byte. */
   readonly bodyReplayable: boolean;

@@ -5,7 +5,7 @@ import { defaultExtProcSettings } from './settings.js';
 const NO_FORWARD_RULES = defaultExtProcSettings().forwardRules;
 import assert from 'node:assert/strict';
 import { routeTo } from '../../testing/helpers.js';
-import type { ExchangeResult, ExtProcClient } from './client.js';
+import type { MessageResult, ExtProcClient } from './client.js';
 import type { ProcessingRequest } from './messages.js';
 import { createExtProcRevalidator, revalidationOf } from './revalidate.js';
 
@@ -17,7 +17,7 @@ test('one stream per refresh, carrying the request_headers of GET / to the actor
     open: () => {
       opened++;
       return {
-        exchange: async (m) => (sent.push(m), { kind: 'response', response: routeTo('127.0.1.3:8443') }),
+        roundTrip: async (m) => (sent.push(m), { kind: 'response', response: routeTo('127.0.1.3:8443') }),
         receive: async () => ({ kind: 'closed' }),
         close: () => void closed++,
       };
@@ -57,7 +57,7 @@ for (const [name, result, expected] of [
   ['an abort', { kind: 'aborted' }, 'aborted'],
 ] as const) {
   test(`revalidationOf: ${name}`, () => {
-    const r = revalidationOf(result as ExchangeResult);
+    const r = revalidationOf(result as MessageResult);
     assert.deepEqual(r, typeof expected === 'string' ? { kind: 'failed', reason: expected } : expected);
   });
 }

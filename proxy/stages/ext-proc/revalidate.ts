@@ -8,13 +8,13 @@
 import { isLiteralAddress } from '../../http/route-address.js';
 import { nextRequestId } from '../../request/request-id.js';
 import type { RevalidateRequest, Revalidation, Revalidator } from '../revalidator.js';
-import type { ExchangeResult, ExtProcClient } from './client.js';
+import type { MessageResult, ExtProcClient } from './client.js';
 import { originalDstOf } from './metadata.js';
 import type { ExtProcSettings } from './settings.js';
 import { httpStatusOf } from './messages.js';
 import { protocolConfig, requestHeadersMessage, type RequestHead } from './translate.js';
 
-/** `forwardRules`: the same `forward_rules` a request's own exchange obeys. */
+/** `forwardRules`: the same `forward_rules` a request's own round trip obeys. */
 export function createExtProcRevalidator(client: Pick<ExtProcClient, 'open'>, forwardRules: ExtProcSettings['forwardRules']): Revalidator {
   return {
     async revalidate(request: RevalidateRequest, signal: AbortSignal): Promise<Revalidation> {
@@ -22,7 +22,7 @@ export function createExtProcRevalidator(client: Pick<ExtProcClient, 'open'>, fo
       const stream = client.open();
       try {
         const message = { ...requestHeadersMessage(refreshHead(request), true, forwardRules), protocol_config: protocolConfig('NONE') };
-        return revalidationOf(await stream.exchange(message, signal));
+        return revalidationOf(await stream.roundTrip(message, signal));
       } finally {
         stream.close();
       }
@@ -39,7 +39,7 @@ export function refreshHead(request: RevalidateRequest): RequestHead {
   return { authority: request.authority, path: '/', method: 'GET', scheme: request.scheme, headers: { entries: () => headers[Symbol.iterator]() } };
 }
 
-export function revalidationOf(result: ExchangeResult): Revalidation {
+export function revalidationOf(result: MessageResult): Revalidation {
   switch (result.kind) {
     case 'response': {
       const msg = result.response;

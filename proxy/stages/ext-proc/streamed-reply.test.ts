@@ -21,7 +21,7 @@ import { routeTo, startScriptedExtProc, startUpstream, type ScriptedExtProc, typ
 import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
 import { accessLine } from '../../testing/stack.js';
 import { testRequest, type TestRequest } from '../../testing/proxy-request.js';
-import type { ExchangeResult, ExtProcClient, ExtProcStream } from './client.js';
+import type { MessageResult, ExtProcClient, ExtProcStream } from './client.js';
 import { createExtProcFilter } from './filter.js';
 import type { ProcessingResponse } from './messages.js';
 import { defaultExtProcSettings } from './settings.js';
@@ -39,16 +39,16 @@ const chunk = (text: string, endOfStream = false): ProcessingResponse => ({ stre
 const trailers = (t: Record<string, string>): ProcessingResponse => ({
   streamed_immediate_response: { trailers_response: { headers: Object.entries(t).map(([key, v]) => ({ key, raw_value: raw(v) })) } },
 });
-const respond = (response: ProcessingResponse): ExchangeResult => ({ kind: 'response', response });
+const respond = (response: ProcessingResponse): MessageResult => ({ kind: 'response', response });
 
-/** A client whose one stream answers exchanges, then `receive`s, from scripts; records whether it was closed. */
-function fakeClient(answers: ExchangeResult[], unasked: ExchangeResult[] = []) {
+/** A client whose one stream answers round trips, then `receive`s, from scripts; records whether it was closed. */
+function fakeClient(answers: MessageResult[], unasked: MessageResult[] = []) {
   const record = { closed: false, opened: 0 };
   const client: Pick<ExtProcClient, 'open'> = {
     open(): ExtProcStream {
       record.opened++;
       return {
-        exchange: async () => answers.shift() ?? { kind: 'closed' },
+        roundTrip: async () => answers.shift() ?? { kind: 'closed' },
         receive: async () => unasked.shift() ?? { kind: 'closed' },
         close: () => void (record.closed = true),
       };
@@ -138,7 +138,7 @@ test('a stream that ends, fails or sends something else before the end is a brok
     [{ kind: 'timeout' }, /within the message timeout/],
     [respond(routeTo('127.0.1.1:8443')), /expected a body_response or trailers_response/],
   ] as const) {
-    const r = await filterWith(fakeClient([respond(head('200'))], [unasked as ExchangeResult]).client).onRequest?.(ctx());
+    const r = await filterWith(fakeClient([respond(head('200'))], [unasked as MessageResult]).client).onRequest?.(ctx());
     const body = r?.kind === 'reply' ? r.reply.body : undefined;
     assert.ok(isStreamedBody(body));
     const p = await body.next();

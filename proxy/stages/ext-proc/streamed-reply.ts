@@ -22,7 +22,7 @@ import type { ProcessingMode } from './settings.js';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 
 /** What a streamed immediate response made of the request. */
-export type StreamedReplyOutcome =
+export type StreamedReplyResult =
   | { readonly kind: 'reply'; readonly reply: LocalReply }
   /** Not allowed in this configuration: handled as a spurious answer. */
   | { readonly kind: 'unsupported'; readonly details: string }
@@ -30,7 +30,7 @@ export type StreamedReplyOutcome =
   | { readonly kind: 'invalid'; readonly details: string };
 
 /** The streamed reply an answer to the request headers starts, in processing `mode`. */
-export function streamedReply(conv: Conversation, msg: ProcessingResponse, mode: ProcessingMode): StreamedReplyOutcome {
+export function streamedReply(conv: Conversation, msg: ProcessingResponse, mode: ProcessingMode): StreamedReplyResult {
   if (mode.requestBodyMode !== 'NONE') {
     return {
       kind: 'unsupported',

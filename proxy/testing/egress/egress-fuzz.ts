@@ -10,15 +10,15 @@
 import fc from 'fast-check';
 import type { TLSSocket } from 'node:tls';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../../lib/egress/wire.js';
-import { Decoy } from '../../testing/fuzz/decoy.js';
-import { expand, h2FieldsArb, type Text } from '../../testing/fuzz/arbitraries.js';
-import type { FuzzStack } from '../../testing/fuzz/fuzz-target.js';
-import { startScriptedExtProc, type ScriptedExtProc } from '../../testing/helpers.js';
+import { Decoy } from '../fuzz/decoy.js';
+import { expand, h2FieldsArb, type Text } from '../fuzz/arbitraries.js';
+import type { FuzzStack } from '../fuzz/fuzz-target.js';
+import { startScriptedExtProc, type ScriptedExtProc } from '../helpers.js';
 import type { ProcessingResponse } from '../../stages/ext-proc/messages.js';
-import { startTestProxy, type InProcessTestProxy } from '../../testing/proxy.js';
-import { egressDestinationOf } from '../destination.js';
-import { resetConnection, startEcho, tlsConnect, type Destination, type EgressTarget } from './egress-clients.js';
-import { egressPki, type ClientCredentials } from './egress-pki.js';
+import { startTestProxy, type InProcessTestProxy } from '../proxy.js';
+import { egressDestinationOf } from '../../egress/destination.js';
+import { resetConnection, startEcho, tlsConnect, type Destination, type EgressTarget } from '../../egress/testing/egress-clients.js';
+import { egressPki, type ClientCredentials } from '../../egress/testing/egress-pki.js';
 import { allowAnswer, hostnamesAnswer, outcomeAnswer } from './egress-rig.js';
 
 /** How ext_proc answers a case's CONNECTs. */

@@ -1,8 +1,8 @@
 /**
- * One request on the egress listener as the CONNECT handler sees it, whichever protocol carried it (`h1-exchange.ts`,
- * `h2-exchange.ts`): its method and authority, the connection it came on (with the certificate check made once for
- * that connection), a signal for the actor going away, and the two ways to answer it — a refusal, or 200 and the
- * tunnel.
+ * One request on the egress listener as the CONNECT handler sees it, whichever protocol carried it
+ * (`h1-egress-request.ts`, `h2-egress-request.ts`): its method and authority, the connection it came on (with the
+ * certificate check made once for that connection), a signal for the actor going away, and the two ways to answer
+ * it — a refusal, or 200 and the tunnel.
  */
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
 import type { ActorSide } from './tunnel.js';
@@ -20,7 +20,7 @@ export interface AcceptedConnect extends ActorSide {
   readonly head: Buffer;
 }
 
-export interface EgressExchange {
+export interface EgressRequest {
   readonly protocol: 'http/1.1' | 'h2';
   readonly method: string;
   /** The authority as received (`CONNECT <authority>`, or `:authority`). */
@@ -30,7 +30,7 @@ export interface EgressExchange {
   readonly gone: AbortSignal;
   /** True once an answer (a refusal or the 200) was sent. */
   readonly answered: boolean;
-  /** Answers `status` with a text body and ends the exchange (HTTP/1.1: the connection closes after it). */
+  /** Answers `status` with a text body and ends the request (HTTP/1.1: the connection closes after it). */
   refuse(status: number, body: string, headers?: Readonly<Record<string, string>>): void;
   /** Answers 200 and hands over the actor's side; undefined when the actor is already gone. */
   accept(): AcceptedConnect | undefined;

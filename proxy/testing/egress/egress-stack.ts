@@ -16,11 +16,11 @@ import type { InProcessComponent } from '../../../lib/testing/component.js';
 import { eventually } from '../../../lib/testing/wait.js';
 import { startStubInProcess } from '../../../apiserver-stub/testing/in-process.js';
 import { startExtprocInProcess } from '../../../extproc/testing/in-process.js';
-import { startTestProxy, type ProxyHandle } from '../../testing/proxy.js';
-import { h1Connect, readBytes, type EgressTarget } from './egress-clients.js';
-import { egressPki, type ClientCredentials, type EgressPki } from './egress-pki.js';
-import type { ListedVerdict } from '../egress-cache-admin.js';
-import type { EgressCacheStatsBlock } from '../egress-cache-stats.js';
+import { startTestProxy, type ProxyHandle } from '../proxy.js';
+import { h1Connect, readBytes, type EgressTarget } from '../../egress/testing/egress-clients.js';
+import { egressPki, type ClientCredentials, type EgressPki } from '../../egress/testing/egress-pki.js';
+import type { ListedVerdict } from '../../egress/egress-cache-admin.js';
+import type { EgressCacheStatsBlock } from '../../egress/egress-cache-stats.js';
 
 export const ATESPACE = 'demo';
 

@@ -12,13 +12,13 @@ import { createProxyContainment, internalErrorTallies, type InternalErrorTallies
 import { Counters } from '../../ops/stats.js';
 import { GrpcExtProcClient } from '../../stages/ext-proc/grpc-client.js';
 import type { ProcessingResponse } from '../../stages/ext-proc/messages.js';
-import { startScriptedExtProc, type ExtProcScript, type ScriptedExtProc } from '../../testing/helpers.js';
-import { DEFAULT_NEVER_DIAL } from '../forbidden-destinations.js';
-import type { EgressListenerConfig } from '../config.js';
-import { DecisionTallies, uncachedDecider, type EgressDecider } from '../egress-decider.js';
-import { EgressListener } from '../listener.js';
-import type { EgressTarget } from './egress-clients.js';
-import { egressPki } from './egress-pki.js';
+import { startScriptedExtProc, type ExtProcScript, type ScriptedExtProc } from '../helpers.js';
+import { DEFAULT_NEVER_DIAL } from '../../egress/forbidden-destinations.js';
+import type { EgressListenerConfig } from '../../egress/config.js';
+import { DecisionTallies, uncachedDecider, type EgressDecider } from '../../egress/egress-decider.js';
+import { EgressListener } from '../../egress/listener.js';
+import type { EgressTarget } from '../../egress/testing/egress-clients.js';
+import { egressPki } from '../../egress/testing/egress-pki.js';
 
 /** extproc's allow answer: CONTINUE with the `actor_edge.egress` metadata. */
 export function allowAnswer(rule = 0, actor: { readonly actorId: string; readonly atespace: string; readonly name: string } = { actorId: 'uid-1', atespace: 'team', name: 'a' }): ProcessingResponse {

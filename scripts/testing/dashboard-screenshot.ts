@@ -9,9 +9,9 @@
 import path from 'node:path';
 import os from 'node:os';
 import { mkdirSync, mkdtempSync } from 'node:fs';
-import { browserMissing, launchBrowser } from './browser.js';
-import { adminJson, client, send, startStack, type Stack } from '../../../testing/stack.js';
-import { openSocket } from '../../../testing/ws-client.js';
+import { browserMissing, launchBrowser } from '../../proxy/admin/dashboard/testing/browser.js';
+import { adminJson, client, send, startStack, type Stack } from '../../proxy/testing/stack.js';
+import { openSocket } from '../../proxy/testing/ws-client.js';
 
 interface Args {
   readonly file: string;

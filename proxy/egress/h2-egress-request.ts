@@ -6,14 +6,14 @@
  * stream, the connection untouched.
  */
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchange.js';
+import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 
 const { NGHTTP2_CONNECT_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
 const EMPTY = Buffer.alloc(0);
 
 const headerText = (v: string | string[] | undefined): string => (Array.isArray(v) ? v.join(',') : (v ?? ''));
 
-export class H2StreamExchange implements EgressExchange {
+export class H2StreamRequest implements EgressRequest {
   readonly protocol = 'h2' as const;
   readonly method: string;
   readonly authority: string;

@@ -1,5 +1,5 @@
 /**
- * A request's first ext_proc exchange, retried on a fresh stream while `retry-rule.ts` says so: each retry waits
+ * A request's first ext_proc round trip, retried on a fresh stream while `retry-rule.ts` says so: each retry waits
  * its backoff (a client that leaves meanwhile ends the wait: `aborted`), then opens a new stream and sends the
  * message again, decorated as a first message. Counted: every fresh stream (`retried`), and how a retrying request
  * ended (`recovered` with an answer, `budgetExhausted`, or `shed` when too many were waiting); the requests
@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { ProxyRequest } from '../../request/context.js';
 import type { ExtProcRetryTallies } from '../../ops/stats.js';
-import type { ExchangeResult } from './client.js';
+import type { MessageResult } from './client.js';
 import type { Conversation } from './conversation.js';
 import type { ProcessingRequest } from './messages.js';
 import { shouldRetryStream, type GiveUp, type StreamRetryPolicy } from './retry-rule.js';
@@ -43,14 +43,14 @@ async function waited(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /** Sends `message` as the conversation's first message, retrying on fresh streams as the rule allows. */
-export async function exchangeWithRetries(
+export async function roundTripWithRetries(
   ctx: ProxyRequest,
   conv: Conversation,
   message: ProcessingRequest,
   failureModeAllow: boolean,
   retries: StreamRetries | undefined,
-): Promise<ExchangeResult> {
-  let result = await conv.exchange(message);
+): Promise<MessageResult> {
+  let result = await conv.roundTrip(message);
   if (retries === undefined || result.kind !== 'error') return result;
   const { policy, counters } = retries;
   const random = retries.random ?? Math.random;
@@ -84,7 +84,7 @@ export async function exchangeWithRetries(
       counters.extprocRetries.retried++;
       ctx.log.debug({ retry: made, afterMs: decision.delayMs, code: result.kind === 'error' ? result.code : result.kind }, 'ext_proc stream could not be opened: retrying on a fresh stream');
       conv.reopen();
-      result = await conv.exchange(message);
+      result = await conv.roundTrip(message);
     }
   } finally {
     if (waiting) counters.extprocRetriesWaiting--;

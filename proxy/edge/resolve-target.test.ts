@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveRequestTarget } from './request-target.js';
+import { resolveRequestTarget } from './resolve-target.js';
 import { sanitiseRequestHeaders } from './ingress-headers.js';
 import { ERRORS } from '../http/errors.js';
 

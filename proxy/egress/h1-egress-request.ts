@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { AcceptedConnect, EgressConnection, EgressExchange } from './exchange.js';
+import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -23,7 +23,7 @@ const EARLY_BYTES = 64 * 1024;
  * early are kept for the tunnel, up to `EARLY_BYTES`) so that an actor that goes away is noticed: its end, or its
  * connection failing, before the answer cancels the CONNECT.
  */
-export class H1ConnectExchange implements EgressExchange {
+export class H1ConnectRequest implements EgressRequest {
   readonly protocol = 'http/1.1' as const;
   readonly method = 'CONNECT';
   readonly authority: string;
@@ -91,7 +91,7 @@ export class H1ConnectExchange implements EgressExchange {
 }
 
 /** Any other method: answered through node's response, the connection closed after it. */
-export class H1RequestExchange implements EgressExchange {
+export class H1OtherRequest implements EgressRequest {
   readonly protocol = 'http/1.1' as const;
   readonly method: string;
   readonly authority: string;
