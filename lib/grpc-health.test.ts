@@ -50,6 +50,13 @@ test('Check: a known service gets its status, an unknown one NOT_FOUND; a server
   assert.deepEqual(await checkHealth(silent, '', 200).answer, { kind: 'no-answer', timeoutMs: 200 });
   assert.deepEqual(judgeAnswer({ kind: 'no-answer', timeoutMs: 200 }), { ok: false, why: 'no answer to a health check within 200 ms' });
   silent.close();
+
+  // A client already closed (a check racing its component's stop): an answer, not a rejection.
+  const closed = createHealthClient(address);
+  closed.close();
+  const late = await checkHealth(closed, '', 1000).answer;
+  assert.equal(late.kind, 'failed');
+  assert.deepEqual(late.kind === 'failed' && [late.code, late.details], ['CANCELLED', 'Channel has been shut down']);
 });
 
 test('Watch sends the status at once and again when it changes; close() ends the watches', async () => {

@@ -123,15 +123,20 @@ const NO_METADATA = new grpc.Metadata();
 export function checkHealth(client: HealthClient, service: string, timeoutMs: number): { readonly answer: Promise<HealthAnswer>; cancel(): void } {
   let call: grpc.ClientUnaryCall | undefined;
   const answer = new Promise<HealthAnswer>((resolve) => {
-    call = client.Check({ service }, NO_METADATA, { deadline: Date.now() + timeoutMs }, (err, response) => {
-      if (err === null) {
-        const status = response?.status ?? 'UNKNOWN';
-        resolve(status === 'SERVING' ? { kind: 'serving' } : { kind: 'not-serving', status });
-      } else if (err.code === grpc.status.UNIMPLEMENTED) resolve({ kind: 'no-health-service' });
-      else if (err.code === grpc.status.NOT_FOUND) resolve({ kind: 'unknown-service' });
-      else if (err.code === grpc.status.DEADLINE_EXCEEDED) resolve({ kind: 'no-answer', timeoutMs });
-      else resolve({ kind: 'failed', code: grpcCodeName(err.code), details: err.details ?? err.message });
-    });
+    try {
+      call = client.Check({ service }, NO_METADATA, { deadline: Date.now() + timeoutMs }, (err, response) => {
+        if (err === null) {
+          const status = response?.status ?? 'UNKNOWN';
+          resolve(status === 'SERVING' ? { kind: 'serving' } : { kind: 'not-serving', status });
+        } else if (err.code === grpc.status.UNIMPLEMENTED) resolve({ kind: 'no-health-service' });
+        else if (err.code === grpc.status.NOT_FOUND) resolve({ kind: 'unknown-service' });
+        else if (err.code === grpc.status.DEADLINE_EXCEEDED) resolve({ kind: 'no-answer', timeoutMs });
+        else resolve({ kind: 'failed', code: grpcCodeName(err.code), details: err.details ?? err.message });
+      });
+    } catch (err) {
+      // A client whose channel is closed throws at once (a probe's check racing its component's stop).
+      resolve({ kind: 'failed', code: 'CANCELLED', details: err instanceof Error ? err.message : String(err) });
+    }
   });
   return { answer, cancel: () => call?.cancel() };
 }

@@ -29,9 +29,11 @@ let browser: Browser | undefined;
 
 before(async () => {
   if (missing !== undefined) return;
-  stack = await startStack({ stub: { workers: 3, capacity: 4, actors: 12 }, proxyArgs: ['--cache-ttl-ms', '600000'] });
-  ({ extproc, proxy } = stack);
-  browser = await launchBrowser();
+  // The browser starts while the stack does (each is kept for after() as soon as it is up, whatever the other does).
+  const starting = startStack({ stub: { workers: 3, capacity: 4, actors: 12 }, proxyArgs: ['--cache-ttl-ms', '600000'] }).then((s) => (stack = s));
+  const launching = launchBrowser().then((b) => (browser = b));
+  await Promise.all([starting, launching]);
+  ({ extproc, proxy } = stack as Stack);
 });
 
 after(async () => {
@@ -131,10 +133,18 @@ test('a page opened after traffic shows it in its first frame, charts included, 
 
 test('with --admin-token: 401 until the browser\'s login prompt gets the token, then the page polls; a rebinding name gets 403', { skip: missing ?? false }, async () => {
   const token = 'dashboard-token';
-  const guarded = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] });
-  const withoutToken = await launchBrowser();
-  const withToken = await launchBrowser({ httpCredentials: { username: 'operator', password: token }, resolve: { 'rebind.evil.example': '127.0.0.1' } });
+  // The guarded proxy and a browser without credentials (it cancels the login prompt) and one with the token start
+  // side by side; whichever is up is closed below, whatever the others do. (The browsers are this test's own: one
+  // that keeps a connection to the guarded admin open would hold up its stop.)
+  let started: InProcessTestProxy | undefined;
+  const launched: Browser[] = [];
+  const launch = (opts?: Parameters<typeof launchBrowser>[0]): Promise<Browser> => launchBrowser(opts).then((b) => (launched.push(b), b));
   try {
+    const [guarded, withoutToken, withToken] = await Promise.all([
+      startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] }).then((p) => (started = p)),
+      launch(),
+      launch({ httpCredentials: { username: 'operator', password: token }, resolve: { 'rebind.evil.example': '127.0.0.1' } }),
+    ]);
     const refused = await withoutToken.context.newPage();
     // Challenged (401 with a Basic challenge), with no credentials to answer it: the browser shows no page.
     await assert.rejects(refused.goto(`${guarded.admin}/dashboard`), /ERR_INVALID_AUTH_CREDENTIALS/, 'no token, no page');
@@ -160,8 +170,7 @@ test('with --admin-token: 401 until the browser\'s login prompt gets the token, 
     }
     assert.equal((await page.goto(`http://rebind.evil.example:${port}/ready`))?.status(), 200, 'the health check answers anyone');
   } finally {
-    await withToken.close();
-    await withoutToken.close();
-    await guarded.stop();
+    for (const b of launched) await b.close();
+    await (started as InProcessTestProxy | undefined)?.stop();
   }
 });

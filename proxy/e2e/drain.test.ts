@@ -4,7 +4,7 @@
  * proxy had closed (or refused) before the request was written.
  * Needs processes: every test sends SIGTERM and expects exit code 0; one runs `--workers 2`.
  */
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { request } from 'undici';
 import assert from 'node:assert/strict';
 import { actorHost } from '../../lib/testing/actors.js';
@@ -75,65 +75,68 @@ async function sigtermUnderPostLoops(stack: EdgeStack<TestProxy>, clients: numbe
   return counts;
 }
 
-for (const workers of ['1', '2']) {
-  test(`SIGTERM under looping keep-alive POSTs (--workers ${workers}): nothing written is lost`, async (t) => {
-    const stack = await startEdgeStack(['--workers', workers, '--access-log', 'off', '--drain-timeout-ms', '10000'], 'process');
+// Side by side: each test starts its own proxy process (and upstream, extproc and ports) and stops it.
+describe('drain', { concurrency: true }, () => {
+  for (const workers of ['1', '2']) {
+    test(`SIGTERM under looping keep-alive POSTs (--workers ${workers}): nothing written is lost`, async (t) => {
+      const stack = await startEdgeStack(['--workers', workers, '--access-log', 'off', '--drain-timeout-ms', '10000'], 'process');
+      try {
+        const counts = await sigtermUnderPostLoops(stack, 6);
+        t.diagnostic(JSON.stringify(counts));
+        assert.equal(counts.lost, 0, 'POSTs written and then reset');
+        assert.equal(counts.completed, counts.written);
+        assert.ok(counts.closing >= 1, 'requests arriving during the drain were served with Connection: close');
+        assert.equal(stack.upstream.arrivals.length, counts.completed);
+        assert.ok(stack.proxy.logs().some((l) => l.msg === 'stopped'));
+      } finally {
+        await stack.close();
+      }
+    });
+  }
+
+  /** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
+  async function sigtermAndWaitForDraining(stack: EdgeStack<TestProxy>): Promise<void> {
+    stack.proxy.component.child.kill('SIGTERM');
+    await waitFor(async () => {
+      const res = await request(`${stack.admin}/ready`).catch(() => undefined);
+      if (res === undefined) return false;
+      await res.body.text();
+      return res.statusCode === 503;
+    }, 5000, '/ready to answer 503');
+  }
+
+  test('during the drain, a request on an idle keep-alive connection is served with Connection: close', async () => {
+    const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000'], 'process');
     try {
-      const counts = await sigtermUnderPostLoops(stack, 6);
-      t.diagnostic(JSON.stringify(counts));
-      assert.equal(counts.lost, 0, 'POSTs written and then reset');
-      assert.equal(counts.completed, counts.written);
-      assert.ok(counts.closing >= 1, 'requests arriving during the drain were served with Connection: close');
-      assert.equal(stack.upstream.arrivals.length, counts.completed);
-      assert.ok(stack.proxy.logs().some((l) => l.msg === 'stopped'));
+      const conn = await RawConnection.open(stack.ingress);
+      conn.write(rawRequest('GET', '/before', actorHost('idler')));
+      assert.equal((await conn.nextResponse()).status, 200);
+      await sigtermAndWaitForDraining(stack);
+      assert.ok(!conn.peerEnded, 'the idle connection is still open');
+      conn.write(rawRequest('POST', '/during', actorHost('idler'), {}, 'written during the drain'));
+      const answer = await conn.nextResponse();
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.connection, 'close');
+      await conn.closedPromise;
+      assert.equal(await stack.proxy.component.exited, 0);
+      assert.deepEqual(stack.upstream.arrivals, ['/before', '/during']);
     } finally {
       await stack.close();
     }
   });
-}
 
-/** Sends SIGTERM and waits until the proxy reports that it is draining (`/ready` 503). */
-async function sigtermAndWaitForDraining(stack: EdgeStack<TestProxy>): Promise<void> {
-  stack.proxy.component.child.kill('SIGTERM');
-  await waitFor(async () => {
-    const res = await request(`${stack.admin}/ready`).catch(() => undefined);
-    if (res === undefined) return false;
-    await res.body.text();
-    return res.statusCode === 503;
-  }, 5000, '/ready to answer 503');
-}
-
-test('during the drain, a request on an idle keep-alive connection is served with Connection: close', async () => {
-  const stack = await startEdgeStack(['--drain-idle-grace-ms', '60000', '--drain-timeout-ms', '60000'], 'process');
-  try {
-    const conn = await RawConnection.open(stack.ingress);
-    conn.write(rawRequest('GET', '/before', actorHost('idler')));
-    assert.equal((await conn.nextResponse()).status, 200);
-    await sigtermAndWaitForDraining(stack);
-    assert.ok(!conn.peerEnded, 'the idle connection is still open');
-    conn.write(rawRequest('POST', '/during', actorHost('idler'), {}, 'written during the drain'));
-    const answer = await conn.nextResponse();
-    assert.equal(answer.status, 200);
-    assert.equal(answer.headers.connection, 'close');
-    await conn.closedPromise;
-    assert.equal(await stack.proxy.component.exited, 0);
-    assert.deepEqual(stack.upstream.arrivals, ['/before', '/during']);
-  } finally {
-    await stack.close();
-  }
-});
-
-test('during the drain, a connection that stays idle for the grace is closed and the drain ends without its timeout', async () => {
-  const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000'], 'process');
-  try {
-    const conn = await RawConnection.open(stack.ingress);
-    conn.write(rawRequest('GET', '/before', actorHost('idler')));
-    assert.equal((await conn.nextResponse()).status, 200);
-    stack.proxy.component.child.kill('SIGTERM');
-    await conn.closedPromise;
-    assert.equal(await stack.proxy.component.exited, 0);
-    assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'));
-  } finally {
-    await stack.close();
-  }
+  test('during the drain, a connection that stays idle for the grace is closed and the drain ends without its timeout', async () => {
+    const stack = await startEdgeStack(['--drain-idle-grace-ms', '200', '--drain-timeout-ms', '60000'], 'process');
+    try {
+      const conn = await RawConnection.open(stack.ingress);
+      conn.write(rawRequest('GET', '/before', actorHost('idler')));
+      assert.equal((await conn.nextResponse()).status, 200);
+      stack.proxy.component.child.kill('SIGTERM');
+      await conn.closedPromise;
+      assert.equal(await stack.proxy.component.exited, 0);
+      assert.ok(!stack.proxy.logs().some((l) => l.msg === 'drain timeout: closing remaining connections'));
+    } finally {
+      await stack.close();
+    }
+  });
 });

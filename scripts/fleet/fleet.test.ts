@@ -7,7 +7,7 @@
  * (The benchmark's fleet scenario measures the same under load: `npm run bench -- --scenario fleet`.)
  * Needs processes: the fleet runs replicas as processes behind HAProxy, and a replica is SIGKILLed and restarted.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
@@ -82,69 +82,6 @@ async function owners(fleet: Fleet, method: 'GET' | 'POST' = 'GET'): Promise<Map
   return out;
 }
 
-test('affinity: one replica per actor; a killed replica costs no request; a rolling restart none either; a new replica takes a share', async (t) => {
-  if (!haveHaproxy) return t.skip('haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it)');
-  const fleet = await Fleet.start(options('affinity', 2, 3));
-  try {
-    const first = await owners(fleet);
-    const again = await owners(fleet);
-    for (const a of names) {
-      assert.equal(first.get(a)?.status, 200, a);
-      assert.equal(again.get(a)?.replica, first.get(a)?.replica, `${a} moved between two rounds`);
-    }
-    const byReplica = (m: Map<string, Sent>, r: string): string[] => names.filter((a) => m.get(a)?.replica === r);
-    const victim = byReplica(first, 'r1').length >= byReplica(first, 'r2').length ? 'r1' : 'r2';
-    const survivor = victim === 'r1' ? 'r2' : 'r1';
-    assert.ok(byReplica(first, victim).length > 0);
-
-    // Killed: its actors are answered by the survivor at once, before any health check noticed (GETs retried
-    // on a connect failure, POSTs too: a refused connect sent nothing).
-    await fleet.kill(victim);
-    for (const method of ['GET', 'POST'] as const) {
-      const after = await owners(fleet, method);
-      for (const a of names) assert.deepEqual(after.get(a), { status: 200, replica: survivor }, `${method} ${a}`);
-    }
-    await fleet.restart(victim);
-    const back = await owners(fleet);
-    for (const a of names) assert.equal(back.get(a)?.replica, first.get(a)?.replica, `${a} is back on its replica`);
-
-    // A rolling restart with requests in flight all along: none fails. Each loop paces itself (a request every few
-    // milliseconds still lands in every moment of a restart; unpaced, the loops only burn the CPU the replicas
-    // need to start).
-    let stop = false;
-    const failures: string[] = [];
-    let answered = 0;
-    const loop = async (method: 'GET' | 'POST'): Promise<void> => {
-      for (let i = 0; !stop; i++) {
-        try {
-          const r = await send(fleet, names[i % ACTORS] as string, method);
-          if (r.status === 200) answered++;
-          else failures.push(`${method} ${r.status}`);
-        } catch (err) {
-          failures.push(`${method} ${(err as Error).message}`);
-        }
-        await sleep(PACE_MS);
-      }
-    };
-    const loops = [loop('GET'), loop('GET'), loop('POST')];
-    await fleet.rollingRestart();
-    stop = true;
-    await Promise.all(loops);
-    assert.deepEqual(failures, []);
-    assert.ok(answered > 0);
-
-    // Scale up: the spare slot comes up and takes some actors; every actor still answers.
-    const added = await fleet.scaleUp();
-    const scaled = await owners(fleet);
-    assert.ok(names.every((a) => scaled.get(a)?.status === 200));
-    assert.ok(byReplica(scaled, added.name).length > 0, `${added.name} took no actor`);
-    const moved = names.filter((a) => scaled.get(a)?.replica !== first.get(a)?.replica);
-    assert.ok(moved.every((a) => scaled.get(a)?.replica === added.name), 'consistent hashing: an actor only moves to the new replica');
-  } finally {
-    await fleet.stop();
-  }
-});
-
 function h2Get(session: http2.ClientHttp2Session, authority: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const stream = session.request({ ':method': 'GET', ':path': '/', ':authority': authority });
@@ -156,28 +93,94 @@ function h2Get(session: http2.ClientHttp2Session, authority: string): Promise<nu
   });
 }
 
-test('sni: TLS passes through to a replica; a coalesced request for another actor is 421; its own connection serves it', async (t) => {
-  if (!haveHaproxy) return t.skip('haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it)');
-  const fleet = await Fleet.start(options('sni', 2, 2));
-  const ca = await readFile(fleet.caFile as string);
-  const connect = (actor: string): Promise<http2.ClientHttp2Session> =>
-    new Promise((resolve, reject) => {
-      const s = http2.connect(fleet.url, { servername: actorHost(actor), ca });
-      s.once('connect', () => resolve(s));
-      s.once('error', reject);
-    });
-  const [a, b] = [names[0] as string, names[1] as string];
-  const sessions: http2.ClientHttp2Session[] = [];
-  try {
-    const onA = await connect(a);
-    sessions.push(onA);
-    assert.equal(await h2Get(onA, actorHost(a)), 200, 'the certificate covers every actor and the replica serves its own');
-    assert.equal(await h2Get(onA, actorHost(b)), 421);
-    const onB = await connect(b);
-    sessions.push(onB);
-    assert.equal(await h2Get(onB, actorHost(b)), 200);
-  } finally {
-    for (const s of sessions) s.close();
-    await fleet.stop();
-  }
+// Side by side: each test starts its own fleet (its own HAProxy, replicas and ports) in front of the file's stub and extproc.
+describe('fleet', { concurrency: true }, () => {
+  test('affinity: one replica per actor; a killed replica costs no request; a rolling restart none either; a new replica takes a share', async (t) => {
+    if (!haveHaproxy) return t.skip('haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it)');
+    const fleet = await Fleet.start(options('affinity', 2, 3));
+    try {
+      const first = await owners(fleet);
+      const again = await owners(fleet);
+      for (const a of names) {
+        assert.equal(first.get(a)?.status, 200, a);
+        assert.equal(again.get(a)?.replica, first.get(a)?.replica, `${a} moved between two rounds`);
+      }
+      const byReplica = (m: Map<string, Sent>, r: string): string[] => names.filter((a) => m.get(a)?.replica === r);
+      const victim = byReplica(first, 'r1').length >= byReplica(first, 'r2').length ? 'r1' : 'r2';
+      const survivor = victim === 'r1' ? 'r2' : 'r1';
+      assert.ok(byReplica(first, victim).length > 0);
+
+      // Killed: its actors are answered by the survivor at once, before any health check noticed (GETs retried
+      // on a connect failure, POSTs too: a refused connect sent nothing).
+      await fleet.kill(victim);
+      for (const method of ['GET', 'POST'] as const) {
+        const after = await owners(fleet, method);
+        for (const a of names) assert.deepEqual(after.get(a), { status: 200, replica: survivor }, `${method} ${a}`);
+      }
+      await fleet.restart(victim);
+      const back = await owners(fleet);
+      for (const a of names) assert.equal(back.get(a)?.replica, first.get(a)?.replica, `${a} is back on its replica`);
+
+      // A rolling restart with requests in flight all along: none fails. Each loop paces itself (a request every few
+      // milliseconds still lands in every moment of a restart; unpaced, the loops only burn the CPU the replicas
+      // need to start).
+      let stop = false;
+      const failures: string[] = [];
+      let answered = 0;
+      const loop = async (method: 'GET' | 'POST'): Promise<void> => {
+        for (let i = 0; !stop; i++) {
+          try {
+            const r = await send(fleet, names[i % ACTORS] as string, method);
+            if (r.status === 200) answered++;
+            else failures.push(`${method} ${r.status}`);
+          } catch (err) {
+            failures.push(`${method} ${(err as Error).message}`);
+          }
+          await sleep(PACE_MS);
+        }
+      };
+      const loops = [loop('GET'), loop('GET'), loop('POST')];
+      await fleet.rollingRestart();
+      stop = true;
+      await Promise.all(loops);
+      assert.deepEqual(failures, []);
+      assert.ok(answered > 0);
+
+      // Scale up: the spare slot comes up and takes some actors; every actor still answers.
+      const added = await fleet.scaleUp();
+      const scaled = await owners(fleet);
+      assert.ok(names.every((a) => scaled.get(a)?.status === 200));
+      assert.ok(byReplica(scaled, added.name).length > 0, `${added.name} took no actor`);
+      const moved = names.filter((a) => scaled.get(a)?.replica !== first.get(a)?.replica);
+      assert.ok(moved.every((a) => scaled.get(a)?.replica === added.name), 'consistent hashing: an actor only moves to the new replica');
+    } finally {
+      await fleet.stop();
+    }
+  });
+
+  test('sni: TLS passes through to a replica; a coalesced request for another actor is 421; its own connection serves it', async (t) => {
+    if (!haveHaproxy) return t.skip('haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it)');
+    const fleet = await Fleet.start(options('sni', 2, 2));
+    const ca = await readFile(fleet.caFile as string);
+    const connect = (actor: string): Promise<http2.ClientHttp2Session> =>
+      new Promise((resolve, reject) => {
+        const s = http2.connect(fleet.url, { servername: actorHost(actor), ca });
+        s.once('connect', () => resolve(s));
+        s.once('error', reject);
+      });
+    const [a, b] = [names[0] as string, names[1] as string];
+    const sessions: http2.ClientHttp2Session[] = [];
+    try {
+      const onA = await connect(a);
+      sessions.push(onA);
+      assert.equal(await h2Get(onA, actorHost(a)), 200, 'the certificate covers every actor and the replica serves its own');
+      assert.equal(await h2Get(onA, actorHost(b)), 421);
+      const onB = await connect(b);
+      sessions.push(onB);
+      assert.equal(await h2Get(onB, actorHost(b)), 200);
+    } finally {
+      for (const s of sessions) s.close();
+      await fleet.stop();
+    }
+  });
 });
