@@ -25,9 +25,10 @@ export interface OutlierTallies {
 }
 
 /**
- * The ext_proc client's retries of a miss whose stream could not be opened (`stages/ext-proc/retry-rule.ts`, `retrying-round-trip.ts`): fresh
- * streams opened after a failure, requests that got an answer after retrying, requests that gave up at the re-run
- * budget, and requests failed at once because the cap of waiting requests was reached.
+ * The ext_proc client's retries of a miss whose stream could not be opened or lost its connection
+ * (`stages/ext-proc/retry-rule.ts`, `retrying-round-trip.ts`): fresh streams opened after a failure, requests that got
+ * an answer after retrying, requests that gave up at the re-run budget, and requests failed at once because the cap
+ * of waiting requests was reached.
  */
 export interface ExtProcRetryTallies {
   retried: number;
@@ -185,7 +186,7 @@ export const PROXY_STATS = declare<ProxyView>()({
       retried: {
         kind: 'counter',
         name: 'extproc_retries_total',
-        help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened (UNAVAILABLE before any answer), within --rerun-budget-ms.',
+        help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened or lost its connection (UNAVAILABLE, or an HTTP/2 INTERNAL_ERROR reset, before any answer), within --rerun-budget-ms.',
         read: (v) => v.counts.extprocRetries.retried,
       },
       recovered: { ...RETRY_OUTCOMES, labels: { outcome: 'recovered' }, read: (v) => v.counts.extprocRetries.recovered },

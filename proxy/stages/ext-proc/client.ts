@@ -11,7 +11,11 @@ export type MessageResult =
   | { readonly kind: 'response'; readonly response: ProcessingResponse }
   /** The processor ended the stream with OK: continue without it. */
   | { readonly kind: 'closed' }
-  | { readonly kind: 'error'; readonly code: string; readonly details: string }
+  /**
+   * The stream ended with an error. `connectionLost`: no status came from the processor, the connection under the
+   * stream failed (`connection-loss.ts`): the channel's failure, retried as an outage, never the processor's answer.
+   */
+  | { readonly kind: 'error'; readonly code: string; readonly details: string; readonly connectionLost?: true }
   | { readonly kind: 'timeout' }
   /** The client request went away while waiting. */
   | { readonly kind: 'aborted' };

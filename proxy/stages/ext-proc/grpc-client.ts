@@ -33,6 +33,7 @@ import { durationMs, EXT_PROC_PROTO, EXT_PROC_SERVICE, type ProcessingRequest, t
 import type { MessageResult, ExtProcClient, ExtProcStream, StreamOptions } from './client.js';
 import { RESUME_BUDGET_METADATA } from '../../../lib/wire-contract.js';
 import { ExtProcChannelTls } from './channel-tls.js';
+import { isConnectionLoss } from './connection-loss.js';
 import type { ExtProcTlsConfig } from './config.js';
 import type { ProxyContainment } from '../../ops/containment.js';
 import type { Logger } from '../../../lib/logger.js';
@@ -335,7 +336,8 @@ export class GrpcExtProcStream implements ExtProcStream {
         this.#ended = { kind: 'aborted' }; // our own cancel
       } else {
         this.#opts.counters.extproc.errors++;
-        this.#ended = { kind: 'error', code: grpc.status[code] ?? String(code), details };
+        const name = grpc.status[code] ?? String(code);
+        this.#ended = isConnectionLoss(name, details) ? { kind: 'error', code: name, details, connectionLost: true } : { kind: 'error', code: name, details };
       }
     }
     this.#finish(this.#ended);

@@ -23,6 +23,8 @@ test('the stream retry rule, as a table', () => {
     ['an answer is never retried', { result: { kind: 'response', response: {} } }, { kind: 'give-up', why: 'not-retryable' }],
     ['the processor ended the stream with OK: continue without it', { result: { kind: 'closed' } }, { kind: 'give-up', why: 'not-retryable' }],
     ['a message timeout is the processor being slow, not gone', { result: { kind: 'timeout' } }, { kind: 'give-up', why: 'not-retryable' }],
+    ['the connection under the stream failed (a GOAWAY with an error): retry', { result: { kind: 'error', code: 'INTERNAL', details: 'Received RST_STREAM with code 2 triggered by internal client error: Session closed with error code 2', connectionLost: true } }, { kind: 'retry', delayMs: Math.ceil(RETRY_BASE_MS / 2) }],
+    ['a lost connection within the cap and the budget only', { result: { kind: 'error', code: 'INTERNAL', details: 'x', connectionLost: true }, waiting: 1024 }, { kind: 'give-up', why: 'cap' }],
     ['another gRPC code is the processor\'s answer', { result: { kind: 'error', code: 'INTERNAL', details: 'boom' } }, { kind: 'give-up', why: 'not-retryable' }],
     ['the client left', { result: { kind: 'aborted' } }, { kind: 'give-up', why: 'not-retryable' }],
     ['failure_mode_allow: the processor is optional, continue at once', { failureModeAllow: true }, { kind: 'give-up', why: 'failure-mode-allow' }],

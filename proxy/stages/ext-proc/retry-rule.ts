@@ -1,12 +1,14 @@
 /**
  * The rule for retrying a request's ext_proc stream, as one pure function: a miss whose stream could not be opened
- * (the processor restarting: the first message ended with UNAVAILABLE before any answer) is tried again on a fresh
- * stream after a backoff — as Envoy's `GrpcService.retry_policy` does for ext_proc streams — within the request's
- * re-run budget (`--rerun-budget-ms`, counted from its arrival, the same budget its re-runs have). Only then does
- * the client get the failure it gets without retries (500 `PROXY_ERR_EXTPROC_FAILED`).
+ * (the processor restarting: the first message ended with UNAVAILABLE before any answer) or whose connection failed
+ * under it (the first message ended with a connection loss, `connection-loss.ts`: e.g. the processor closing the
+ * connection after a burst of other requests' cancelled streams) is tried again on a fresh stream after a backoff —
+ * as Envoy's `GrpcService.retry_policy` does for ext_proc streams — within the request's re-run budget
+ * (`--rerun-budget-ms`, counted from its arrival, the same budget its re-runs have). Only then does the client get
+ * the failure it gets without retries (500 `PROXY_ERR_EXTPROC_FAILED`).
  *
  * Never retried: any other end of the round trip (an answer, the processor ending the stream with OK, a message
- * timeout, another gRPC code: those are the processor's doing, not an outage of it); a request with
+ * timeout, another gRPC status: those are the processor's doing, not an outage of it); a request with
  * `failure_mode_allow` (its processor is optional: a failure continues unprocessed at once, as in Envoy); a request
  * whose body can no longer be replayed. At most `maxWaiting` requests wait to retry at once; a request that would be
  * one more fails at once, so a long outage does not pile requests up (0: no retries at all).
@@ -55,7 +57,7 @@ const giveUp = (why: GiveUp): StreamRetryDecision => ({ kind: 'give-up', why });
 
 export function shouldRetryStream(input: StreamRetryInput): StreamRetryDecision {
   const { result, policy } = input;
-  if (result.kind !== 'error' || result.code !== 'UNAVAILABLE') return giveUp('not-retryable');
+  if (result.kind !== 'error' || !(result.code === 'UNAVAILABLE' || result.connectionLost === true)) return giveUp('not-retryable');
   if (input.failureModeAllow) return giveUp('failure-mode-allow');
   if (!input.bodyReplayable) return giveUp('not-replayable');
   if (input.retries === 0 && input.waiting >= policy.maxWaiting) return giveUp('cap');
