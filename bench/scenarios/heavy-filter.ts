@@ -14,7 +14,7 @@
  * the heavy part runs, not whether the cores keep up: latency under a fixed arrival rate.
  */
 import { buildArmResult } from '../arm-result.js';
-import { calibrateRounds, heavyWork, ROUNDS_ENV } from '../filters/heavy-json.js';
+import { calibrateRounds, fastestMsOf, heavyWork, ROUNDS_ENV } from '../filters/heavy-json.js';
 import { heavyBody, runMixedLoad } from '../heavy-load.js';
 import { heavyUsage, type HeavySetup } from '../heavy-report.js';
 import { readAll, resetAll } from '../measure.js';
@@ -31,18 +31,11 @@ export const HEAVY_WORK_MS = 2;
 
 const setups = new WeakMap<ScenarioContext, HeavySetup>();
 
-/** The rounds that take about HEAVY_WORK_MS here, and one call's time with them (the median of a few). */
+/** The rounds that take about HEAVY_WORK_MS of one core here, and one call's time with them (the fastest of a few). */
 export function sizeWork(): { rounds: number; workMs: number } {
   const body = new TextEncoder().encode(heavyBody('calibration'));
   const { rounds } = calibrateRounds(body, HEAVY_WORK_MS);
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    heavyWork(body, rounds);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { rounds, workMs: times[2] as number };
+  return { rounds, workMs: fastestMsOf(() => heavyWork(body, rounds), 7) };
 }
 
 async function prepare(ctx: ScenarioContext): Promise<void> {
