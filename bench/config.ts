@@ -120,7 +120,7 @@ export const BENCH_FLAGS = {
   },
   'heavy-rate': {
     type: 'number',
-    default: 1000,
+    default: 500,
     min: 1,
     env: 'BENCH_HEAVY_RATE',
     help: 'heavy-filter: requests per second offered to each arm, evenly spaced (an open loop); every 10th is a heavy POST, the others cache hits',
