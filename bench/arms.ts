@@ -19,9 +19,13 @@
  * - A-h2c, C-h1, C-h2c, C-h2, C-tls11: A and C with h2load as the client, over h2c or TLS (bench/h2-arms.ts).
  * - egress-A, egress-C: the egress listener with its verdict cache off (ext_proc, GetActor and the policy for
  *   every CONNECT: the platform's path) and on (the egress scenario only).
+ * - heavy-none, heavy-inline, heavy-offload: arm C with no user filter, with a filter whose offloaded part burns
+ *   about 2 ms of CPU per JSON POST run inline (`--filter-workers 0`), and the same filter on one worker thread
+ *   (`--filter-workers 1`) (the heavy-filter scenario only).
  * - fleet-affinity, fleet-rr, fleet-sni: --replicas proxies (C each, one cache per process) behind HAProxy, by
  *   consistent hash of Host, round robin, or consistent hash of the TLS SNI (the fleet scenario only).
  */
+import { fileURLToPath } from 'node:url';
 import { H2_ARMS, type H2ArmName, type H2Transport } from './h2-arms.js';
 import type { ArmName } from './types.js';
 import type { FleetMode } from '../scripts/fleet/haproxy-config.js';
@@ -63,6 +67,16 @@ const FLOOR: ArmSpec = { name: 'floor', kind: 'floor', description: 'bare node:h
 const A: ArmSpec = { name: 'A', kind: 'proxy', description: 'proxy, cache off: ext_proc + ResumeActor per request', proxyFlags: ['--actor-cache', 'off'], extproc: true, cache: false, mtls: false };
 const C: ArmSpec = { name: 'C', kind: 'proxy', description: 'proxy, cache on, misses through ext_proc (the product)', proxyFlags: ['--actor-cache', 'on'], extproc: true, cache: true, mtls: false };
 
+/** The heavy-filter scenario's filter (`filters/heavy-json.ts`), as compiled beside this module. */
+export const HEAVY_FILTER_MODULE = fileURLToPath(new URL('./filters/heavy-json.js', import.meta.url));
+
+/**
+ * Threads of the heavy-offload arm's pool. One thread is busy 100 × 2 ms = 20 % of the time at the scenario's 100
+ * heavy POSTs a second; on two cores that already carry the proxy's event loop, the load generator and the stub,
+ * a second thread would only take CPU from them when two heavy calls overlap.
+ */
+export const HEAVY_OFFLOAD_WORKERS = 1;
+
 /** `arm` with mTLS on every hop, as arm `name`. */
 function withMtls(arm: ArmSpec, name: ArmName): ArmSpec {
   return { ...arm, name, description: `${arm.name} with mTLS on every hop`, mtls: true, extprocMtls: true };
@@ -100,6 +114,19 @@ export const ARMS: Readonly<Record<Exclude<ArmName, 'target'>, ArmSpec>> = Objec
   'fleet-rr': fleetArm('fleet-rr', 'roundrobin', 'replicas behind HAProxy, round robin (no affinity)'),
   'fleet-sni': fleetArm('fleet-sni', 'sni', 'replicas behind HAProxy, TLS passthrough, consistent hash of the SNI; 421 for coalesced requests'),
   'egress-A': { name: 'egress-A', kind: 'proxy', description: 'egress, verdict cache off: ext_proc, GetActor and the policy per CONNECT', proxyFlags: ['--egress-cache', 'off'], extproc: true, cache: false, mtls: false, egress: true },
+  'heavy-none': { ...C, name: 'heavy-none', description: 'C with no user filter: the hits\' latency without any heavy filter' },
+  'heavy-inline': {
+    ...C,
+    name: 'heavy-inline',
+    description: 'C with a filter burning about 2 ms of CPU per JSON POST on the event loop (--filter-workers 0)',
+    proxyFlags: [...C.proxyFlags, '--filter', HEAVY_FILTER_MODULE, '--filter-workers', '0'],
+  },
+  'heavy-offload': {
+    ...C,
+    name: 'heavy-offload',
+    description: `the same filter, its heavy part on a worker thread (--filter-workers ${HEAVY_OFFLOAD_WORKERS})`,
+    proxyFlags: [...C.proxyFlags, '--filter', HEAVY_FILTER_MODULE, '--filter-workers', String(HEAVY_OFFLOAD_WORKERS)],
+  },
   'egress-C': { name: 'egress-C', kind: 'proxy', description: 'egress, verdict cache on, misses through ext_proc (the product)', proxyFlags: ['--egress-cache', 'on'], extproc: true, cache: true, mtls: false, egress: true },
 });
 

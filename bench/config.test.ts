@@ -98,3 +98,11 @@ test('overload: the floods\' sizes, full and --quick, one flag each; the stub se
   assert.equal(sized.durationS, 2);
   assert.throws(() => buildConfig(['--scenario', 'overload', '--proxy-workers', '2'], {}), UsageError);
 });
+
+test('heavy-filter: 8 actors, 32 connections, a TTL no run outlives and 500 requests a second unless given', () => {
+  const h = buildConfig(['--scenario', 'heavy-filter'], {}).config;
+  assert.deepEqual([h.actors, h.connections, h.cacheTtlMs, h.heavyRate], [8, 32, 600_000, 500]);
+  const given = buildConfig(['--scenario', 'heavy-filter', '--actors', '4', '--connections', '8', '--cache-ttl-ms', '5000', '--heavy-rate', '200'], {}).config;
+  assert.deepEqual([given.actors, given.connections, given.cacheTtlMs, given.heavyRate], [4, 8, 5000, 200]);
+  assert.equal(buildConfig([], {}).config.connections, 8, 'other scenarios keep their defaults');
+});

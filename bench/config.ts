@@ -33,6 +33,16 @@ const OVERLOAD_WINDOW_S = 10;
 const OVERLOAD_CONNECTIONS = 256;
 const OVERLOAD_QUICK_WINDOW_S = 3;
 
+/**
+ * heavy-filter: its hot actors; the connections its open-loop load spreads over (a request due while every one is
+ * busy waits in the pool, and that wait counts); and a TTL no run outlives, so that every GET after the warm-up is a
+ * cache hit (a miss's ext_proc round trip would read as the hits' tail), unless --actors, --connections or
+ * --cache-ttl-ms are given.
+ */
+const HEAVY_ACTORS = 8;
+const HEAVY_CONNECTIONS = 32;
+const HEAVY_CACHE_TTL_MS = 600_000;
+
 export interface OverloadSizes {
   /** Idle client connections opened and held. */
   readonly idle: number;
@@ -47,8 +57,8 @@ export interface OverloadSizes {
 export const BENCH_FLAGS = {
   scenario: { type: 'choice', choices: SCENARIOS, default: 'steady', env: 'BENCH_SCENARIO', help: 'what load to run' },
   arms: { type: 'list', env: 'BENCH_ARMS', help: `arms to run, comma-separated, of ${ARM_NAMES.join(',')} (default: every arm the scenario supports)` },
-  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2; overload: not used, its actors follow --overload-cold)' },
-  connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections (overload: the hit load\'s, default 32)' },
+  actors: { type: 'number', default: 0, env: 'BENCH_ACTORS', help: 'actors the load spreads over; 0 = scenario default (50; many-actors 10000; faults 24; fleet 48; grpc 2; heavy-filter 8; overload: not used, its actors follow --overload-cold)' },
+  connections: { type: 'number', default: 8, min: 1, env: 'BENCH_CONNECTIONS', help: 'concurrent client connections (overload: the hit load\'s, default 256; heavy-filter: its load\'s pool, default 32)' },
   duration: { type: 'number', float: true, default: 20, min: 0.1, env: 'BENCH_DURATION', help: 'measured seconds per arm (overload: seconds each flood is held, default 10, --quick 3)' },
   warmup: { type: 'number', float: true, default: 5, env: 'BENCH_WARMUP', help: 'warm-up seconds per arm before the measured window' },
   quick: { type: 'boolean', default: false, env: 'BENCH_QUICK', help: 'smoke run: 2 s per arm after a 1 s warm-up (fleet: 6 s with a 2 s cache TTL); an explicit --duration/--warmup/--cache-ttl-ms wins' },
@@ -108,6 +118,13 @@ export const BENCH_FLAGS = {
     env: 'BENCH_OVERLOAD_HIT_RATE',
     help: 'overload: requests per second of the hit load beside the floods, over --connections connections (0: a closed loop, each connection as fast as it is answered)',
   },
+  'heavy-rate': {
+    type: 'number',
+    default: 500,
+    min: 1,
+    env: 'BENCH_HEAVY_RATE',
+    help: 'heavy-filter: requests per second offered to each arm, evenly spaced (an open loop); every 10th is a heavy POST, the others cache hits',
+  },
   'overload-cold': { type: 'number', default: 0, min: 0, max: 100_000, env: 'BENCH_OVERLOAD_COLD', help: 'overload: distinct cold actors asked for at once in phase (d); 0 = 5000 (--quick: 500)' },
 } as const satisfies FlagSpecs;
 
@@ -158,6 +175,8 @@ export interface BenchConfig {
   readonly overload: OverloadSizes;
   /** overload: the hit load's requests per second (0: closed loop). */
   readonly overloadHitRate: number;
+  /** heavy-filter: requests per second, both kinds (`--heavy-rate`). */
+  readonly heavyRate: number;
 }
 
 export const DEFAULT_OUT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/results');
@@ -179,6 +198,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   const fleet = v.scenario === 'fleet';
   const grpc = v.scenario === 'grpc';
   const overload = v.scenario === 'overload';
+  const heavy = v.scenario === 'heavy-filter';
   const sizes = v.quick ? OVERLOAD_SIZES.quick : OVERLOAD_SIZES.full;
   const overloadSizes: OverloadSizes = Object.freeze({
     idle: v['overload-idle'] || sizes.idle,
@@ -189,7 +209,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   // overload: the stub seeds the warm actors, the uploads' actors and the cold storm's (--actors does not apply).
   const actors = overload
     ? OVERLOAD_HOT_ACTORS + OVERLOAD_UPLOAD_ACTORS + overloadSizes.cold
-    : v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : 50;
+    : v.actors > 0 ? v.actors : many ? 10_000 : faults ? 24 : fleet ? 48 : grpc ? 2 : heavy ? HEAVY_ACTORS : 50;
   const capacity = v['worker-capacity'] > 0 ? v['worker-capacity'] : many ? 160 : faults ? FAULTS_WORKER_CAPACITY : grpc ? actors : overload ? OVERLOAD_WORKER_CAPACITY : 1;
   // Room for every actor plus spare workers for moves (churn) and cold placement; faults runs a few worker
   // processes, with room left for the actors of the one it kills; grpc puts every actor on one worker (its calls
@@ -211,7 +231,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     arms,
     actors,
     // overload: the paced hit load keeps its rate while answers take up to connections ÷ rate (32 ms at 1,000/s).
-    connections: overload && !given(argv, env, 'connections', 'BENCH_CONNECTIONS') ? OVERLOAD_CONNECTIONS : v.connections,
+    connections: !given(argv, env, 'connections', 'BENCH_CONNECTIONS') && (overload || heavy) ? (overload ? OVERLOAD_CONNECTIONS : HEAVY_CONNECTIONS) : v.connections,
     durationS: overload && !given(argv, env, 'duration', 'BENCH_DURATION') ? (v.quick ? OVERLOAD_QUICK_WINDOW_S : OVERLOAD_WINDOW_S) : quickDuration ? (fleet ? 6 : 2) : v.duration,
     warmupS: quickWarmup ? 1 : v.warmup,
     quick: v.quick,
@@ -220,7 +240,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     stubAdmin: v['stub-admin'],
     extprocAdmin: v['extproc-admin'],
     churnRate: v['churn-rate'],
-    cacheTtlMs: quickTtl ? 2000 : v['cache-ttl-ms'],
+    cacheTtlMs: quickTtl ? 2000 : heavy && !given(argv, env, 'cache-ttl-ms', 'BENCH_CACHE_TTL_MS') ? HEAVY_CACHE_TTL_MS : v['cache-ttl-ms'],
     cacheMaxEntries: v['cache-max-entries'] > 0 ? v['cache-max-entries'] : many ? 2000 : 100_000,
     resolveLatencyMs: v['resolve-latency-ms'],
     coldResumeMs: v['cold-resume-ms'],
@@ -247,6 +267,7 @@ export function buildConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     rate: v.rate,
     overload: overloadSizes,
     overloadHitRate: v['overload-hit-rate'],
+    heavyRate: v['heavy-rate'],
   };
   return { help, config: Object.freeze(config) };
 }

@@ -15,7 +15,7 @@ import { renderMarkdown, targetLine } from './report.js';
 import { renderChart } from './chart.js';
 import { armDescription } from './legend.js';
 import { checkReportText } from './report-text-checks.js';
-import { checkEgressReport, checkFaultsReport, checkFleetReport, checkGrpcReport, checkReport, checkSideBySideReport, checkSteadyReport, grpcCallCount } from './report-checks.js';
+import { checkEgressReport, checkHeavyFilterReport, checkFaultsReport, checkFleetReport, checkGrpcReport, checkReport, checkSideBySideReport, checkSteadyReport, grpcCallCount } from './report-checks.js';
 import { renderSideBySide, type SideBySideReport } from './side-by-side.js';
 import { FIXTURE_RUNS, FIXTURES } from './testing/record-fixtures.js';
 import type { ArmResult, BenchReport } from './types.js';
@@ -51,7 +51,7 @@ const CONNECTIONS = 8;
 const ACTORS = 50;
 
 test('every recorded report passes the checks of its scenario, and holds what the checks read', () => {
-  assert.deepEqual(FIXTURE_RUNS.map((f) => f.name).sort(), ['egress', 'faults', 'fleet', 'grpc', 'side-by-side', 'steady-C-mtls', 'steady-floor-C', 'steady-h2load', 'steady-quick', 'steady-tracing']);
+  assert.deepEqual(FIXTURE_RUNS.map((f) => f.name).sort(), ['egress', 'faults', 'fleet', 'grpc', 'heavy-filter', 'side-by-side', 'steady-C-mtls', 'steady-floor-C', 'steady-h2load', 'steady-quick', 'steady-tracing']);
   for (const f of FIXTURE_RUNS) assert.deepEqual(checkReport(f.scenario, read(f.name)), [], f.name);
   assert.deepEqual(checkSteadyReport(fixture('steady-floor-C') as BenchReport), []);
   assert.deepEqual(checkSteadyReport(fixture('steady-quick') as BenchReport), []);
@@ -350,4 +350,33 @@ test('egress: the recorded run passes; a failed tunnel, a control-plane count th
   assert.match(egress(broken(r, (c) => void (revocation(c).tunnelsClosed = 19))), /egress-C revocation: 19 of 20 tunnels closed/);
   assert.match(egress(broken(r, (c) => void (revocation(c).lagMs = { p50: 1, p99: 9000, max: 9000 }))), /egress-C revocation: lag max 9000 ms, over 8000 ms/);
   assert.match(egress(broken(r, (c) => void delete (armOf(c, 'egress-C') as { revocation?: unknown }).revocation)), /no revocation phase reported/);
+});
+
+test('heavy-filter: the recorded run passes; a failed request, kinds that do not add up, a filter that ran other than once per heavy POST or on the wrong path, a stale result, or a verdict not its numbers\' is reported', () => {
+  const r = fixture('heavy-filter');
+  const heavy = (x: Report): string => checkHeavyFilterReport(x as BenchReport).join('\n');
+  assert.equal(heavy(r), '');
+  assert.deepEqual(r.arms.map((a) => a.name), ['heavy-none', 'heavy-inline', 'heavy-offload']);
+  const h = (c: Report, name: string) => armOf(c, name).heavyFilter!;
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-offload').errors = 2))), /heavy-offload: 0 requests without an answer, 2 without a 2xx/);
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-inline').hits.requests += 1))), /heavy-inline: \d+ hits \+ \d+ heavy POSTs for \d+ requests/);
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-inline').filterOffload!.inline += 1))), /heavy-inline: \d+ offloaded calls for \d+ heavy POSTs/);
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-none').filterOffload!.inline = 3))), /heavy-none: 3 offloaded calls with no filter/);
+  assert.match(
+    heavy(broken(r, (c) => {
+      const f = h(c, 'heavy-offload').filterOffload!;
+      f.inline += f.pool;
+      f.pool = 0;
+    })),
+    /heavy-offload: no call ran on the pool/,
+  );
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-offload').filterOffload!.stale = 1))), /heavy-offload: 1 stale results/);
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-offload').filterOffload!.workers = 2))), /--filter-workers 2, not 1/);
+  assert.match(heavy(broken(r, (c) => void (c.targets = c.targets.filter((t) => !t.name.startsWith('heavy-offload'))))), /is not reported/);
+  const flipped = broken(r, (c) => {
+    const t = c.targets.find((x) => x.name.startsWith('heavy-offload'))!;
+    t.status = t.status === 'met' ? 'not-met' : 'met';
+  });
+  assert.match(heavy(flipped), /target "heavy-offload hits p99 <= 2x heavy-none's" is/);
+  assert.match(heavy(broken(r, (c) => void (h(c, 'heavy-inline').hits.p99Ms *= 3))), /heavy-inline hits p99 ÷ heavy-none's" states/);
 });

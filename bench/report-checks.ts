@@ -6,12 +6,13 @@
  * copies broken the way each check guards against.
  */
 import { CPU_TARGET, FLOOR_TARGET, GRPC_OVERLAP_TARGET, MIN_OUTAGE_MISSES } from './report.js';
+import { HEAVY_P99_TARGET, INLINE_RATIO_NAME, OFFLOAD_TARGET_NAME } from './heavy-report.js';
 import type { SideBySideReport } from './side-by-side.js';
 import { H2_ARM_NAMES } from './h2-arms.js';
 import type { ArmResult, BenchReport, FaultPhase, ScenarioName, TargetResult } from './types.js';
 
 /** The scenarios with checks of their own (the others get none: `checkReport` refuses them). */
-export const CHECKED_SCENARIOS = ['steady', 'faults', 'grpc', 'fleet', 'egress', 'side-by-side'] as const;
+export const CHECKED_SCENARIOS = ['steady', 'faults', 'grpc', 'fleet', 'egress', 'heavy-filter', 'side-by-side'] as const;
 export type CheckedScenario = (typeof CHECKED_SCENARIOS)[number];
 
 /**
@@ -419,6 +420,58 @@ export function checkEgressReport(report: BenchReport): string[] {
   return p.list;
 }
 
+// ---- heavy-filter ---------------------------------------------------------------------------------------------
+
+/** The heavy-filter arms' pool threads (a literal copy: the check must fail if an arm runs with others). */
+const HEAVY_WORKERS: Readonly<Record<string, number>> = { 'heavy-inline': 0, 'heavy-offload': 1 };
+
+/**
+ * `heavy-filter`: every arm answered every request 2xx, its two kinds add up to its requests with one heavy POST in
+ * every `heavyEvery`; the filter ran once per heavy POST where it is loaded (the load waits for its requests in
+ * flight before the counts are read), on the event loop in heavy-inline and on the pool in heavy-offload (the
+ * overflow of a full queue inline), and not at all in heavy-none; no result was stale and no call failed; the
+ * target's status and the inline ratio are the run's own numbers.
+ */
+export function checkHeavyFilterReport(report: BenchReport): string[] {
+  const p = new Problems();
+  checkArmsRan(report, 'heavy-filter', p);
+  for (const arm of report.arms) {
+    const n = arm.name;
+    checkAnswered(arm, p, { non2xx: true });
+    const h = arm.heavyFilter;
+    if (!p.expect(h !== undefined, `${n} has no heavyFilter block`)) continue;
+    p.expect(arm.errors === 0 && h!.errors === 0, `${n}: ${arm.errors} requests without an answer, ${h!.errors} without a 2xx`);
+    p.expect(h!.hits.requests + h!.heavy.requests === arm.requests, `${n}: ${h!.hits.requests} hits + ${h!.heavy.requests} heavy POSTs for ${arm.requests} requests`);
+    const every = h!.heavyEvery;
+    p.expect(Math.abs(h!.heavy.requests - Math.floor(arm.requests / every)) <= 1, `${n}: ${h!.heavy.requests} heavy POSTs of ${arm.requests} requests, not one in ${every}`);
+    p.expect(h!.rounds > 0 && h!.workMs > 0, `${n}: the heavy work was not sized (${h!.rounds} rounds, ${h!.workMs} ms)`);
+    const f = h!.filterOffload;
+    if (!p.expect(f !== null, `${n}: the proxy reported no filterOffload counts`)) continue;
+    const calls = f!.pool + f!.inline;
+    p.expect(f!.stale === 0 && f!.errors === 0, `${n}: ${f!.stale} stale results, ${f!.errors} failed calls`);
+    if (n === 'heavy-none') {
+      p.expect(calls === 0, `heavy-none: ${calls} offloaded calls with no filter`);
+      continue;
+    }
+    p.expect(calls === h!.heavy.requests, `${n}: ${calls} offloaded calls for ${h!.heavy.requests} heavy POSTs`);
+    p.expect(f!.workers === HEAVY_WORKERS[n], `${n}: --filter-workers ${f!.workers}, not ${String(HEAVY_WORKERS[n])}`);
+    if (n === 'heavy-inline') p.expect(f!.pool === 0, `heavy-inline: ${f!.pool} calls on a pool it does not have`);
+    else p.expect(f!.pool > 0, `${n}: no call ran on the pool (${f!.inline} inline)`);
+  }
+  const none = report.arms.find((a) => a.name === 'heavy-none')?.heavyFilter;
+  const offload = report.arms.find((a) => a.name === 'heavy-offload')?.heavyFilter;
+  const inline = report.arms.find((a) => a.name === 'heavy-inline')?.heavyFilter;
+  const target = findTarget(report, p, OFFLOAD_TARGET_NAME, (t) => t.name === OFFLOAD_TARGET_NAME);
+  if (none !== undefined && offload !== undefined) expectStatus(p, target, offload.hits.p99Ms <= HEAVY_P99_TARGET * none.hits.p99Ms, `hits p99 ${offload.hits.p99Ms} ms vs ${none.hits.p99Ms} ms`);
+  else p.expect(target?.status === 'n/a', `"${OFFLOAD_TARGET_NAME}" is judged although heavy-none or heavy-offload did not run`);
+  const ratio = findTarget(report, p, INLINE_RATIO_NAME, (t) => t.name === INLINE_RATIO_NAME);
+  if (none !== undefined && inline !== undefined && ratio !== undefined) {
+    const want = (inline.hits.p99Ms / none.hits.p99Ms).toFixed(2);
+    p.expect(ratio.status === 'reported' && (ratio.measured ?? '').includes(`${want}×`), `"${INLINE_RATIO_NAME}" states ${ratio.measured ?? ratio.status}, not ${want}×`);
+  }
+  return p.list;
+}
+
 // ---- dispatch -----------------------------------------------------------------------------------------------
 
 export function isCheckedScenario(s: string): s is CheckedScenario {
@@ -438,6 +491,8 @@ export function checkReport(scenario: CheckedScenario, report: unknown): string[
       return checkFleetReport(report as BenchReport);
     case 'egress':
       return checkEgressReport(report as BenchReport);
+    case 'heavy-filter':
+      return checkHeavyFilterReport(report as BenchReport);
     case 'side-by-side':
       return checkSideBySideReport(report as SideBySideReport);
   }

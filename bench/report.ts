@@ -6,6 +6,7 @@ import type { ArmName, ArmResult, BenchReport, FaultPhase, ScenarioName, TargetR
 import { fleetTables, fleetTargets } from './fleet-report.js';
 import { overloadTable, overloadTargets } from './overload-report.js';
 import { egressTable, egressTargets } from './egress-report.js';
+import { heavyTable, heavyTargets } from './heavy-report.js';
 import { fmt, fmtInt, mb, pct, statusText, table } from './markdown.js';
 import { legendMarkdown } from './legend.js';
 
@@ -155,6 +156,7 @@ export function evaluateTargets(scenario: ScenarioName, arms: readonly ArmResult
   if (scenario === 'fleet') out.push(...fleetTargets(arms));
   if (scenario === 'overload') out.push(...overloadTargets(arms));
   if (scenario === 'egress') out.push(...egressTargets(arms));
+  if (scenario === 'heavy-filter') out.push(...heavyTargets(arms));
   if (scenario === 'cold') {
     for (const arm of arms) {
       const cold = arm.cold;
@@ -339,6 +341,7 @@ function scenarioTable(scenario: ScenarioName, arms: readonly ArmResult[]): stri
   if (scenario === 'fleet') return fleetTables(arms);
   if (scenario === 'overload') return overloadTable(arms);
   if (scenario === 'egress') return egressTable(arms);
+  if (scenario === 'heavy-filter') return heavyTable(arms);
   if (scenario === 'cold') {
     return table(
       ['arm', 'actors answered', 'concurrent per actor', 'first success p50 ms', 'p99 ms', 'max ms', 'ResumeActor per actor', 'OK per actor'],

@@ -19,6 +19,7 @@ import { egress } from './scenarios/egress.js';
 import { faults } from './scenarios/faults.js';
 import { fleet } from './scenarios/fleet.js';
 import { grpcScenario } from './scenarios/grpc.js';
+import { heavyFilter } from './scenarios/heavy-filter.js';
 import { cold } from './scenarios/cold.js';
 import { manyActors } from './scenarios/many-actors.js';
 import { overload } from './scenarios/overload.js';
@@ -44,6 +45,7 @@ export const SCENARIO_TABLE: Readonly<Record<Exclude<ScenarioName, 'side-by-side
   grpc: grpcScenario,
   overload,
   egress,
+  'heavy-filter': heavyFilter,
 });
 
 function log(message: string): void {
@@ -104,6 +106,7 @@ function settingsOf(config: BenchConfig, arms: readonly ArmName[]): Record<strin
     ...(config.scenario === 'fleet' ? { replicas: config.replicas, hashBalanceFactor: config.hashBalanceFactor } : {}),
     ...(config.scenario === 'grpc' ? { grpcCalls: config.grpcCalls, grpcReplies: config.grpcReplies, grpcRounds: config.grpcRounds } : {}),
     ...(config.scenario === 'overload' ? { overloadIdle: config.overload.idle, overloadSlowloris: config.overload.slowloris, overloadUploads: config.overload.uploads, overloadCold: config.overload.cold, overloadHitRate: config.overloadHitRate } : {}),
+    ...(config.scenario === 'heavy-filter' ? { heavyRate: config.heavyRate } : {}),
     ...(config.target ? { target: config.target } : { proxyWorkers: config.proxyWorkers }),
     ...(config.profile ? { profile: true } : {}),
     seed: config.seed,

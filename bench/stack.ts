@@ -65,6 +65,8 @@ export class Stack {
   #hopCerts: Promise<BenchCertificates> | undefined;
   /** The egress arms' certificates, actor credentials and destination (`egressFixtures`). */
   #egress: Promise<EgressFixtures> | undefined;
+  /** Environment every front process started from now on gets besides the stack's own (a scenario's setting for its filter). */
+  readonly extraEnv: Record<string, string> = {};
 
   private constructor(
     readonly config: BenchConfig,
@@ -140,7 +142,7 @@ export class Stack {
   private env(): NodeJS.ProcessEnv {
     const tracing = this.#traceSink === undefined || this.config.traceRatio === undefined ? {} : this.#traceSink.env(this.config.traceRatio);
     const port = String(this.workerPort);
-    return { WORKER_PORT: port, EXTPROC_WORKER_PORT: port, PROXY_WORKER_PORT: port, ...tracing };
+    return { WORKER_PORT: port, EXTPROC_WORKER_PORT: port, PROXY_WORKER_PORT: port, ...tracing, ...this.extraEnv };
   }
 
   /** `--tracing on`: spans exported to the sink so far. */

@@ -1,10 +1,10 @@
 /** The shapes every part of the benchmark shares: arm names, per-arm results and the report written to disk. */
 import { H2_ARM_NAMES } from './h2-arms.js';
 
-export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni', 'egress-A', 'egress-C'] as const;
+export const ARM_NAMES = ['direct', 'floor', 'floor-1', 'floor-ingress', 'A', 'A-mtls', 'A-extproc-mtls', 'B1', 'B2', 'C', 'C-mtls', ...H2_ARM_NAMES, 'fleet-affinity', 'fleet-rr', 'fleet-sni', 'egress-A', 'egress-C', 'heavy-none', 'heavy-inline', 'heavy-offload'] as const;
 export type ArmName = (typeof ARM_NAMES)[number] | 'target';
 
-export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'overload', 'egress', 'side-by-side'] as const;
+export const SCENARIOS = ['steady', 'steady-post', 'churn', 'cold', 'many-actors', 'faults', 'fleet', 'grpc', 'overload', 'egress', 'heavy-filter', 'side-by-side'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** CPU and memory of one process over an arm's measured window. */
@@ -366,6 +366,8 @@ export interface ArmResult {
   readonly egress?: EgressUsage;
   /** The egress scenario, egress-C: tunnels held open while their actors' policies were removed, and how long they took to close. */
   readonly revocation?: EgressRevocationUsage;
+  /** The heavy-filter scenario: the hits and the heavy POSTs apart, and the proxy's filter offload counts. */
+  readonly heavyFilter?: HeavyFilterUsage;
   /**
    * `--tracing on`: spans the bench's receiver counted from the arm's start to its stop (its proxy's and extproc's,
    * warm-up included; a proxy exports the spans it still holds as it stops).
@@ -435,4 +437,46 @@ export interface EgressRevocationUsage {
   readonly lagMs: { readonly p50: number; readonly p99: number; readonly max: number } | null;
   /** The proxy's verdict TTL: the lag's bound is this plus one ext_proc round trip (null: not read). */
   readonly ttlMs: number | null;
+}
+
+/** One kind of request of the heavy-filter load, over the measured window. */
+export interface HeavyKindUsage {
+  /** Answers of any status. */
+  readonly requests: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly non2xx: number;
+  /** Requests without an answer (connection error, timeout, not sent: too many waiting). */
+  readonly errors: number;
+}
+
+/** The proxy's `/stats` `filterOffload` over the measured window (`heavy-report.ts`, `filterOffloadOf`). */
+export interface FilterOffloadCounts {
+  /** Offloaded calls by where they ran: a worker thread, or the event loop (no pool, or its queue was full). */
+  readonly pool: number;
+  readonly inline: number;
+  /** Results dropped because their request no longer waited; calls that threw or whose thread died. */
+  readonly stale: number;
+  readonly errors: number;
+  /** `--filter-workers`. */
+  readonly workers: number;
+}
+
+/** The heavy-filter scenario's view of one arm (`scenarios/heavy-filter.ts`). */
+export interface HeavyFilterUsage {
+  /** GETs answered from the actor cache, which the filter lets through without reading anything. */
+  readonly hits: HeavyKindUsage;
+  /** POSTs with a JSON body: the filter's offloaded part parses it and burns `rounds` hashing rounds. */
+  readonly heavy: HeavyKindUsage;
+  /** Requests of either kind without a 2xx answer. */
+  readonly errors: number;
+  /** Null when the proxy's /stats had no `filterOffload` block. */
+  readonly filterOffload: FilterOffloadCounts | null;
+  /** Requests a second the load offered (both kinds), and every how many requests one is a heavy POST. */
+  readonly offeredRate: number;
+  readonly heavyEvery: number;
+  /** SHA-256 rounds of each heavy call, sized once at the run's start, and one call's time as the bench measured it then. */
+  readonly rounds: number;
+  readonly workMs: number;
 }

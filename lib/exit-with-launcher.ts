@@ -8,10 +8,12 @@
  *   exit flush, which would retry a write to the closed pipe forever;
  * - a watchdog thread, which runs even if the main thread is stuck, kills it if the stop takes too long.
  *
- * So nothing outlives its launcher.
+ * So nothing outlives its launcher. Worker threads load the preload too (they inherit `--import`), but a thread's
+ * `process.stdin` is not the launcher's pipe and ends at once: there the preload does nothing (the filter worker
+ * pool's threads would otherwise stop the process as they start).
  */
 import cluster from 'node:cluster';
-import { Worker } from 'node:worker_threads';
+import { isMainThread, Worker } from 'node:worker_threads';
 
 /** How long a process may take to stop after its launcher is gone. */
 const STOP_DEADLINE_MS = 30_000;
@@ -36,5 +38,5 @@ function stopWithoutLauncher(): void {
   process.kill(process.pid, 'SIGTERM');
 }
 
-whenLauncherGone(cluster.isWorker ? endWithoutOutput : stopWithoutLauncher);
+if (isMainThread) whenLauncherGone(cluster.isWorker ? endWithoutOutput : stopWithoutLauncher);
 export {};

@@ -41,6 +41,7 @@ export const FIXTURE_RUNS: readonly Fixture[] = [
   { name: 'grpc', scenario: 'grpc', args: ['--quick', '--scenario', 'grpc', '--cache-ttl-ms', '600000', '--grpc-calls', '6', '--grpc-replies', '20', '--grpc-rounds', '2'] },
   { name: 'fleet', scenario: 'fleet', args: ['--quick', '--scenario', 'fleet'] },
   { name: 'egress', scenario: 'egress', args: ['--quick', '--scenario', 'egress'] },
+  { name: 'heavy-filter', scenario: 'heavy-filter', args: ['--quick', '--scenario', 'heavy-filter'] },
   {
     name: 'side-by-side',
     scenario: 'side-by-side',
