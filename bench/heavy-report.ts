@@ -14,9 +14,9 @@ export const HEAVY_P99_TARGET = 2;
 
 /** The proxy's `/stats` `filterOffload` block as counts (null when it has none). */
 export function filterOffloadOf(proxyStats: unknown): FilterOffloadCounts | null {
-  const raw = obj(proxyStats)['filterOffload'];
+  const raw: unknown = obj(proxyStats)['filterOffload'];
   if (raw === undefined) return null;
-  const f = obj(raw);
+  const f = obj(raw as unknown);
   const calls = obj(f['calls']);
   return { pool: num(calls['pool']), inline: num(calls['inline']), stale: num(f['stale']), errors: num(f['errors']), workers: num(obj(f['workers'])['configured']) };
 }

@@ -37,12 +37,12 @@ function newClient(counters: Counters): GrpcExtProcClient {
 
 /** Opens `BURST` streams on `client`, waits until the processor has every first message, and resets them all. */
 async function resetBurst(client: GrpcExtProcClient): Promise<void> {
-  assert.equal((await client.open().exchange(HEADERS)).kind, 'response', 'the channel is connected before the burst');
+  assert.equal((await client.open().roundTrip(HEADERS)).kind, 'response', 'the channel is connected before the burst');
   silent = true;
   try {
     const seen = ep.seen.length;
     const streams = Array.from({ length: BURST }, () => client.open());
-    for (const s of streams) void s.exchange(HEADERS);
+    for (const s of streams) void s.roundTrip(HEADERS);
     await waitFor(() => ep.seen.length - seen >= BURST, 20_000, 'the processor has every stream of the burst');
     for (const s of streams) s.close(); // unanswered: each is reset (RST_STREAM CANCEL), as when its client leaves
   } finally {
@@ -55,7 +55,7 @@ test('the channel: a stream opened right after a burst of resets ends with a con
   const client = newClient(counters);
   try {
     await resetBurst(client);
-    const result = await client.open().exchange(HEADERS);
+    const result = await client.open().roundTrip(HEADERS);
     assert.equal(result.kind, 'error');
     assert.equal(result.kind === 'error' && result.code, 'INTERNAL');
     assert.equal(result.kind === 'error' && result.connectionLost, true, result.kind === 'error' ? result.details : '');
