@@ -76,3 +76,26 @@ test('declarations that share a name but not their kind, help or labels are refu
   });
   assert.throws(() => exportedMetrics('p_', unlabelled), /declared at a and b/);
 });
+
+test('a number shown otherwise in /stats, in seconds in /metrics; a labelled declaration with fixed labels', async () => {
+  interface Delays {
+    readonly delayMs: number;
+    readonly closed: Record<'client' | 'idle', number>;
+  }
+  const tree = declare<Delays>()({
+    delayMs: { kind: 'gauge', name: 'delay_seconds', divideBy: 1000, help: 'Delay.', read: (v) => v.delayMs, show: (ms: number) => Math.round(ms) },
+    upgrade: { closed: { kind: 'counter', name: 'closed_total', labels: { kind: 'upgrade' }, label: 'reason', help: 'Closed.', read: (v) => v.closed } },
+    connect: { closed: { kind: 'counter', name: 'closed_total', labels: { kind: 'connect' }, label: 'reason', help: 'Closed.', read: () => ({ client: 0, idle: 9 }) } },
+  });
+  const view: Delays = { delayMs: 1250.25, closed: { client: 2, idle: 0 } };
+  assert.equal(JSON.stringify(statsBlock(tree, view)), '{"delayMs":1250,"upgrade":{"closed":{"client":2,"idle":0}},"connect":{"closed":{"client":0,"idle":9}}}');
+  const typed: number = statsBlock(tree, view).delayMs as number;
+  assert.equal(typed, 1250);
+  const registry = new Registry();
+  registerDeclared(registry, 'p_', tree, { lifetime: () => view });
+  const text = await registry.metrics();
+  assert.match(text, /^p_delay_seconds 1\.25025$/m);
+  assert.match(text, /^p_closed_total\{kind="upgrade",reason="client"\} 2$/m);
+  assert.match(text, /^p_closed_total\{kind="connect",reason="idle"\} 9$/m);
+  assert.deepEqual(exportedMetrics('p_', tree).find((m) => m.name === 'p_closed_total')?.labelNames, ['kind', 'reason']);
+});

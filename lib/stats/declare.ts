@@ -21,22 +21,26 @@ interface Exported {
   readonly name?: string;
   /** How the proxy's cluster primary merges it over its workers (default `sum`). */
   readonly aggregator?: Aggregator;
+  /** The metric's value is the read value divided by `divideBy`, when the units differ (1000: milliseconds in `/stats`, seconds in Prometheus). */
+  readonly divideBy?: number;
+  /**
+   * Fixed labels of this declaration's samples, when several declarations make up one metric (each its own label
+   * values): they must then share `name`, `kind`, `help` and the label names.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** One number: in `/stats` at its path, in `/metrics` as a sample of its metric. */
 export interface ValueDeclaration<V> extends Exported {
   readonly kind: 'counter' | 'gauge';
-  /**
-   * Fixed labels of this number's sample, when several declarations make up one metric (each one label value):
-   * they must then share `name`, `kind` and `help`.
-   */
-  readonly labels?: Readonly<Record<string, string>>;
   read(view: V): number;
+  /** What `/stats` shows instead of the number read (e.g. rounded); the metric exports the number. */
+  show?(value: number): unknown;
 }
 
 /**
  * Numbers by one label (`{"stale": 3, "lru": 1}`): in `/stats` the record at its path (or `show` of it), in
- * `/metrics` one sample per key, labelled `label`.
+ * `/metrics` one sample per key, labelled `label` (after the fixed `labels`, if any).
  */
 export interface LabelledDeclaration<V> extends Exported {
   readonly kind: 'counter' | 'gauge';

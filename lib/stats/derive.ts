@@ -19,7 +19,7 @@ export function statsBlock<V, T extends DeclarationTree<V>>(tree: T, view: V): S
   const out: Record<string, unknown> = {};
   for (const [key, node] of Object.entries(tree)) {
     if (!isDeclaration(node)) out[key] = statsBlock(node, view);
-    else if ('label' in node && node.show !== undefined) out[key] = node.show(node.read(view));
+    else if (node.kind !== 'stat' && node.show !== undefined) out[key] = (node.show as (value: unknown) => unknown)(node.read(view));
     else out[key] = node.read(view);
   }
   return out as StatsOf<T>;
@@ -39,7 +39,16 @@ export interface DeclaredMetric<V> {
 }
 
 function labelNamesOf<V>(d: Exported<V>): string[] {
-  return 'label' in d ? [d.label] : Object.keys(d.labels ?? {});
+  const fixed = Object.keys(d.labels ?? {});
+  return 'label' in d ? [...fixed, d.label] : fixed;
+}
+
+/** One declaration's samples: its fixed labels, and its label's keys for a labelled one; in the metric's unit. */
+function samplesOf<V>(d: Exported<V>, view: V): Sample<string>[] {
+  const fixed = d.labels ?? {};
+  const divideBy = d.divideBy ?? 1;
+  if (!('label' in d)) return [[fixed, d.read(view) / divideBy]];
+  return samplesBy(d.label, d.read(view)).map(([labels, n]): Sample<string> => [{ ...fixed, ...labels }, n / divideBy]);
 }
 
 /** The metrics `tree` exports under `prefix`, in the tree's order; throws when declarations sharing a name disagree. */
@@ -54,7 +63,7 @@ export function exportedMetrics<V>(prefix: string, tree: DeclarationTree<V>): De
       byName.set(name, { name, kind: declaration.kind, help: declaration.help, labelNames, paths: [path.join('.')], parts: [declaration] });
       continue;
     }
-    const fixed = (d: Exported<V>): boolean => !('label' in d) && d.labels !== undefined;
+    const fixed = (d: Exported<V>): boolean => d.labels !== undefined;
     if (!fixed(declaration) || !seen.parts.every(fixed) || seen.kind !== declaration.kind || seen.help !== declaration.help || seen.labelNames.join() !== labelNames.join()) {
       throw new Error(`${name}: declared at ${seen.paths.join(', ')} and ${path.join('.')} with different kinds, help or labels`);
     }
@@ -70,14 +79,15 @@ export function registerDeclared<V>(registry: Registry, prefix: string, tree: De
     const only = metric.parts[0] as Exported<V>;
     const spec = { name: metric.name, help: metric.help, ...(only.aggregator === undefined ? {} : { aggregator: only.aggregator }) };
     if (metric.labelNames.length === 0 && !('label' in only)) {
-      const read = (): number => only.read(source.lifetime());
+      const divideBy = only.divideBy ?? 1;
+      const read = (): number => only.read(source.lifetime()) / divideBy;
       if (metric.kind === 'counter') scrapedCounter(registry, { ...spec, read });
       else scrapedGauge(registry, { ...spec, read });
       continue;
     }
     const read = (): Sample<string>[] => {
       const view = source.lifetime();
-      return metric.parts.flatMap((d): Sample<string>[] => ('label' in d ? samplesBy(d.label, d.read(view)) : [[d.labels ?? {}, d.read(view)]]));
+      return metric.parts.flatMap((d) => samplesOf(d, view));
     };
     const labelled = { ...spec, labelNames: metric.labelNames, read };
     if (metric.kind === 'counter') scrapedCounterBy(registry, labelled);

@@ -14,9 +14,10 @@ import { exportedMetrics } from '../../lib/stats/derive.js';
 import { PROXY_STATS } from '../ops/stats.js';
 import { METRICS_WITHOUT_STATS, PROXY_METRIC_PREFIX } from '../ops/metrics.js';
 import { CACHE_ON_STATS } from '../stages/actor-cache/stats.js';
+import { OFFLOAD_STATS } from '../chain/offload/offload-stats.js';
 
 /** The declaration trees of the proxy (each rooted at the `/stats` document). */
-const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS];
+const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS];
 
 /**
  * Metrics still registered directly, not yet declared with their `/stats` value (this list only shrinks: a family
@@ -25,12 +26,6 @@ const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS];
 const NOT_YET_DECLARED = new Set(
   [
     'ready',
-    'filter_offload_latency_seconds',
-    'filter_offload_backlog',
-    'filter_offload_workers',
-    'filter_offload_inline_total',
-    'filter_offload_stale_total',
-    'filter_offload_errors_total',
     'resolver_health_checks_total',
     'resolver_resume_calls_total',
     'tunnels_active',

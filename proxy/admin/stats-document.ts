@@ -12,6 +12,7 @@ import type { TunnelStatsBlock } from '../ops/tunnel-stats.js';
 import type { OverloadStatsBlock } from '../ops/overload/stats.js';
 import type { EgressStatsBlock } from '../egress/egress-stats.js';
 import type { EgressCacheStatsBlock } from '../egress/egress-cache-stats.js';
+import type { OffloadStatsBlock } from '../chain/offload/offload-stats.js';
 
 export interface StatsDocument {
   readonly requests: ProxyStatsBlock['requests'];
@@ -25,6 +26,8 @@ export interface StatsDocument {
   readonly egress: { readonly cache: EgressCacheStatsBlock };
   readonly tunnels: TunnelStatsBlock;
   readonly overload: OverloadStatsBlock;
+  /** The filters' worker pool. */
+  readonly filterOffload: OffloadStatsBlock;
   /** With `--egress-listen`. */
   readonly egressTunnels?: EgressStatsBlock;
   readonly internalErrors: ProxyStatsBlock['internalErrors'];

@@ -83,6 +83,7 @@ export const METRICS_WITHOUT_STATS: Readonly<Record<string, string>> = Object.fr
   [`${P}build_info`]: 'a constant 1 labelled with the build; GET / names the version',
   [`${P}request_duration_seconds`]: 'a distribution, observed per request: /stats/history charts it',
   [`${P}extproc_round_trip_seconds`]: 'a distribution, observed per ext_proc message',
+  [`${P}filter_offload_latency_seconds`]: 'a distribution, observed per offloaded filter call',
   [`${P}worker_requests_total`]: 'per worker address (a bounded, not a fixed, label set): GET /upstreams',
   [`${P}worker_errors_total`]: 'per worker address and reason: GET /upstreams',
 });
