@@ -15,9 +15,10 @@ import { PROXY_STATS } from '../ops/stats.js';
 import { METRICS_WITHOUT_STATS, PROXY_METRIC_PREFIX } from '../ops/metrics.js';
 import { CACHE_ON_STATS } from '../stages/actor-cache/stats.js';
 import { OFFLOAD_STATS } from '../chain/offload/offload-stats.js';
+import { OVERLOAD_STATS } from '../ops/overload/stats.js';
 
 /** The declaration trees of the proxy (each rooted at the `/stats` document). */
-const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS];
+const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS, OVERLOAD_STATS];
 
 /**
  * Metrics still registered directly, not yet declared with their `/stats` value (this list only shrinks: a family
@@ -33,24 +34,6 @@ const NOT_YET_DECLARED = new Set(
     'tunnels_refused_total',
     'tunnels_closed_total',
     'tunnel_bytes_total',
-    'connections_active',
-    'connections_limit',
-    'connections_refused_total',
-    'overload_state',
-    'overload_transitions_total',
-    'overload_heap_used_bytes',
-    'overload_heap_threshold_bytes',
-    'overload_loop_delay_seconds',
-    'overload_loop_delay_threshold_seconds',
-    'shed_total',
-    'extproc_queue_active',
-    'extproc_queued_total',
-    'extproc_slots_active',
-    'replay_budget_bytes',
-    'replay_buffer_bytes',
-    'replay_streamed_total',
-    'body_inflight_budget_bytes',
-    'body_inflight_bytes',
     'tls_certificate_expiry_seconds',
     'egress_cache_entries',
     'egress_cache_evictions_total',
