@@ -41,7 +41,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   assert.equal(await get('/'), 200);
   assert.equal(await get('/', 'not-an-actor.example'), 200, 'the scripted ext_proc routes anything');
   const s = (await getJson(`${proxy.admin}/stats`)) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'egress', 'tunnels', 'overload', 'internalErrors', 'process']);
+  assert.deepEqual(Object.keys(s), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'egress', 'tunnels', 'overload', 'filterOffload', 'internalErrors', 'process']);
   assert.deepEqual(s.requests, { total: 2, byStatus: { '1xx': 0, '2xx': 2, '3xx': 0, '4xx': 0, '5xx': 0 }, inFlight: 0 });
   assert.deepEqual(s.extproc, { streams: 2, active: 0, errors: 0, timeouts: 0, retries: { retried: 0, recovered: 0, budgetExhausted: 0, shed: 0, waiting: 0 } });
   assert.equal(s.upstream?.requests, 2);
@@ -63,7 +63,7 @@ test('/stats has the contract shape and counts requests, ext_proc streams and up
   const reset = await request(`${proxy.admin}/stats/reset`, { method: 'POST' });
   assert.equal(reset.statusCode, 200);
   const fresh = (await reset.body.json()) as Record<string, Record<string, unknown>>;
-  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'egress', 'tunnels', 'overload', 'internalErrors', 'process'], 'the reset answers the fresh /stats');
+  assert.deepEqual(Object.keys(fresh), ['requests', 'extproc', 'upstream', 'cache', 'reruns', 'rerunAttempts', 'resolver', 'egress', 'tunnels', 'overload', 'filterOffload', 'internalErrors', 'process'], 'the reset answers the fresh /stats');
   assert.equal(fresh.requests?.total, 0);
   assert.deepEqual(fresh.reruns, { stale: 0, connect: 0, reset: 0 });
   assert.deepEqual(fresh.rerunAttempts, { byAttempt: { '1': 0, '2': 0 }, backoffs: 0, cancelledInBackoff: 0, budgetExhausted: 0 });
