@@ -16,9 +16,10 @@ import { METRICS_WITHOUT_STATS, PROXY_METRIC_PREFIX } from '../ops/metrics.js';
 import { CACHE_ON_STATS } from '../stages/actor-cache/stats.js';
 import { OFFLOAD_STATS } from '../chain/offload/offload-stats.js';
 import { OVERLOAD_STATS } from '../ops/overload/stats.js';
+import { TUNNEL_STATS } from '../ops/tunnel-stats.js';
 
 /** The declaration trees of the proxy (each rooted at the `/stats` document). */
-const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS, OVERLOAD_STATS];
+const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS, OVERLOAD_STATS, TUNNEL_STATS];
 
 /**
  * Metrics still registered directly, not yet declared with their `/stats` value (this list only shrinks: a family
@@ -29,11 +30,6 @@ const NOT_YET_DECLARED = new Set(
     'ready',
     'resolver_health_checks_total',
     'resolver_resume_calls_total',
-    'tunnels_active',
-    'tunnels_total',
-    'tunnels_refused_total',
-    'tunnels_closed_total',
-    'tunnel_bytes_total',
     'tls_certificate_expiry_seconds',
     'egress_cache_entries',
     'egress_cache_evictions_total',
