@@ -17,9 +17,12 @@ import { CACHE_ON_STATS } from '../stages/actor-cache/stats.js';
 import { OFFLOAD_STATS } from '../chain/offload/offload-stats.js';
 import { OVERLOAD_STATS } from '../ops/overload/stats.js';
 import { TUNNEL_STATS } from '../ops/tunnel-stats.js';
+import { EGRESS_STATS } from '../egress/egress-stats.js';
+import { EGRESS_CACHE_STATS } from '../egress/egress-cache-stats.js';
+import { egressPki, type EgressPki } from '../egress/testing/egress-pki.js';
 
 /** The declaration trees of the proxy (each rooted at the `/stats` document). */
-const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS, OVERLOAD_STATS, TUNNEL_STATS];
+const TREES: readonly DeclarationTree<never>[] = [PROXY_STATS, CACHE_ON_STATS, OFFLOAD_STATS, OVERLOAD_STATS, TUNNEL_STATS, EGRESS_CACHE_STATS, EGRESS_STATS];
 
 /**
  * Metrics still registered directly, not yet declared with their `/stats` value (this list only shrinks: a family
@@ -31,28 +34,21 @@ const NOT_YET_DECLARED = new Set(
     'resolver_health_checks_total',
     'resolver_resume_calls_total',
     'tls_certificate_expiry_seconds',
-    'egress_cache_entries',
-    'egress_cache_evictions_total',
-    'egress_cache_expired_total',
-    'egress_cache_failed_total',
-    'egress_cache_hits_total',
-    'egress_cache_joined_total',
-    'egress_cache_misses_total',
-    'egress_cache_not_cached_total',
-    'egress_cache_slow_paths_active',
-    'egress_cache_slow_paths_total',
-    'egress_cache_stored_total',
   ].map((n) => `${PROXY_METRIC_PREFIX}${n}`),
 );
 
 let ep: ScriptedExtProc;
 let up: Upstream;
 let proxy: InProcessTestProxy;
+let pki: EgressPki;
 
 before(async () => {
   up = await startUpstream((_req, res) => res.end('ok'));
   ep = await startScriptedExtProc(() => routeTo(up.address));
-  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'on', '--access-log', 'off', '--extproc', ep.address] });
+  pki = await egressPki();
+  // With the egress listener, so that its metrics and its /stats block are covered too.
+  const egress = ['--egress-listen', '127.0.0.1:0', '--egress-tls-cert', pki.server.certFile, '--egress-tls-key', pki.server.keyFile, '--egress-client-ca', pki.actorCaFile];
+  proxy = await startTestProxy({ mode: 'in-process', args: ['--actor-cache', 'on', '--access-log', 'off', '--extproc', ep.address, ...egress] });
   const res = await request(`${proxy.ingress}/`, { headers: { host: actorHost('a') } });
   await res.body.text();
 });
@@ -61,6 +57,7 @@ after(async () => {
   await proxy.stop();
   await ep.close();
   await up.close();
+  await pki.close();
 });
 
 /** `name → type` of every metric in Prometheus text (its `# TYPE` lines: a metric with no sample yet included). */
