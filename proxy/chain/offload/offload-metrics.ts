@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { histogram } from '../../../lib/prom-metrics.js';
 import { registerDeclared } from '../../../lib/stats/derive.js';
 import { PROXY_METRIC_PREFIX as P } from '../../ops/metrics.js';
-import { OFFLOAD_STATS, type OffloadPoolView } from './offload-stats.js';
+import { OFFLOAD_STATS, offloadLifetime, type OffloadPoolView } from './offload-stats.js';
 
 /** 50 µs (an inline call of a cheap function) … 10 s (a call that waited out a long queue). */
 export const OFFLOAD_LATENCY_BUCKETS = Object.freeze([0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]);
@@ -21,5 +21,5 @@ export function registerOffloadMetrics(registry: Registry, pool: OffloadPoolView
   });
   const series = { pool: latency.labels({ path: 'pool' }), inline: latency.labels({ path: 'inline' }) };
   pool.tallies.observeLatency = (path, seconds) => series[path].observe(seconds);
-  registerDeclared(registry, P, OFFLOAD_STATS, { lifetime: () => ({ counts: pool.tallies, pool }) });
+  registerDeclared(registry, P, OFFLOAD_STATS, { lifetime: () => offloadLifetime(pool) });
 }

@@ -1,26 +1,15 @@
 /**
- * The filter worker pool's tallies and their one declaration (`OFFLOAD_STATS`: the `/stats` `filterOffload` block
- * and its metrics): calls by where they ran, results dropped as stale, calls that failed, and the pool's size and
- * queue now. Tallies count since the last
- * `POST /stats/reset`; the workers and the backlog are levels (now).
+ * The filter worker pool's counters, declared once (`OFFLOAD_STATS`: the `/stats` `filterOffload` block, its
+ * metrics, and the tallies' storage): calls by where they ran, results dropped as stale, calls that failed, and the
+ * pool's size and queue now. Tallies count since the last `POST /stats/reset` in `/stats`; the workers and the
+ * backlog are levels (now).
  */
-import { SinceReset, type Tallies } from '../../../lib/since-reset.js';
-import { declare, type StatsOf } from '../../../lib/stats/declare.js';
+import { SinceReset } from '../../../lib/since-reset.js';
+import { declare, talliesOf, type StatsOf, type TalliesOf } from '../../../lib/stats/declare.js';
 import { statsBlock, type StatsSource } from '../../../lib/stats/derive.js';
 
 /** Where an offloaded call ran: a worker thread, or the event loop (no pool, or its queue was full). */
 export type OffloadPath = 'pool' | 'inline';
-
-export class OffloadTallies {
-  /** Calls by where they ran. */
-  readonly calls = { pool: 0, inline: 0 };
-  /** Calls whose request no longer waited when they settled (client gone, filter timed out): dropped. */
-  stale = 0;
-  /** Calls that threw, or whose worker thread died. */
-  errors = 0;
-  /** Each settled call's time from the call to its result (the metrics' histogram is plugged in here). */
-  observeLatency: (path: OffloadPath, seconds: number) => void = () => undefined;
-}
 
 /** What the stats read of the pool now. */
 export interface OffloadPoolView {
@@ -33,9 +22,12 @@ export interface OffloadPoolView {
   readonly config: { readonly workers: number; readonly backlog: number };
 }
 
-/** What the declarations read: the tallies (since the last reset for `/stats`, lifetime for `/metrics`) and the pool now. */
+/**
+ * What the declarations read: the tallies as `{ filterOffload: … }` (since the last reset for `/stats`, lifetime for
+ * `/metrics`) and the pool now.
+ */
 export interface OffloadView {
-  readonly counts: Tallies<OffloadTallies>;
+  readonly tallies: object;
   readonly pool: OffloadPoolView;
 }
 
@@ -64,25 +56,35 @@ export const OFFLOAD_STATS = declare<OffloadView>()({
       limit: { kind: 'stat', help: '--filter-backlog.', read: (v) => v.pool.config.backlog },
     },
     calls: {
-      pool: { kind: 'stat', help: 'Offloaded filter calls run on a worker thread.', read: (v) => v.counts.calls.pool },
+      pool: { kind: 'tally', exported: false, help: 'Offloaded filter calls run on a worker thread.' },
       inline: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'filter_offload_inline_total',
         help: 'Offloaded filter calls run inline on the event loop: every call with --filter-workers 0, else those that found the queue full.',
-        read: (v) => v.counts.calls.inline,
       },
     },
-    stale: {
-      kind: 'counter',
-      help: 'Offloaded filter results dropped because their request no longer waited (the client left, the filter timed out).',
-      read: (v) => v.counts.stale,
-    },
-    errors: { kind: 'counter', help: 'Offloaded filter calls that threw, or whose worker thread died (each fails its own request: 500).', read: (v) => v.counts.errors },
+    stale: { kind: 'tally', help: 'Offloaded filter results dropped because their request no longer waited (the client left, the filter timed out).' },
+    errors: { kind: 'tally', help: 'Offloaded filter calls that threw, or whose worker thread died (each fails its own request: 500).' },
   },
 });
 
+/**
+ * The pool's tallies, one number per tally of `OFFLOAD_STATS` (`calls.pool`, `calls.inline`, `stale`, `errors`),
+ * and the hook each settled call's latency goes to (the metrics' histogram is plugged in here).
+ */
+export type OffloadTallies = TalliesOf<typeof OFFLOAD_STATS>['filterOffload'] & { observeLatency: (path: OffloadPath, seconds: number) => void };
+
+export function offloadTallies(): OffloadTallies {
+  return { ...talliesOf(OFFLOAD_STATS).filterOffload, observeLatency: () => undefined };
+}
+
 /** The `filterOffload` block of `/stats`. */
 export type OffloadStatsBlock = StatsOf<typeof OFFLOAD_STATS>['filterOffload'];
+
+/** The lifetime view of `pool` (`/metrics`). */
+export function offloadLifetime(pool: OffloadPoolView): OffloadView {
+  return { tallies: { filterOffload: pool.tallies }, pool };
+}
 
 /** The pool's two views: since the last reset (`/stats`) and lifetime (`/metrics`). */
 export class OffloadStats implements StatsSource<OffloadView> {
@@ -93,11 +95,11 @@ export class OffloadStats implements StatsSource<OffloadView> {
   }
 
   sinceReset(): OffloadView {
-    return { counts: this.#since.current(), pool: this.pool };
+    return { tallies: { filterOffload: this.#since.current() }, pool: this.pool };
   }
 
   lifetime(): OffloadView {
-    return { counts: this.pool.tallies, pool: this.pool };
+    return offloadLifetime(this.pool);
   }
 
   snapshot(): OffloadStatsBlock {
