@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { declare, declarations, metricName } from './declare.js';
+import { declare, declarations, metricName, talliesOf } from './declare.js';
 import { exportedMetrics, registerDeclared, statsBlock } from './derive.js';
 
 interface View {
@@ -75,4 +75,56 @@ test('declarations that share a name but not their kind, help or labels are refu
     b: { kind: 'counter', name: 'same_total', help: 'One.', read: (v) => v.failed },
   });
   assert.throws(() => exportedMetrics('p_', unlabelled), /declared at a and b/);
+});
+
+test('a number shown otherwise in /stats, in seconds in /metrics; a labelled declaration with fixed labels', async () => {
+  interface Delays {
+    readonly delayMs: number;
+    readonly closed: Record<'client' | 'idle', number>;
+  }
+  const tree = declare<Delays>()({
+    delayMs: { kind: 'gauge', name: 'delay_seconds', divideBy: 1000, help: 'Delay.', read: (v) => v.delayMs, show: (ms: number) => Math.round(ms) },
+    upgrade: { closed: { kind: 'counter', name: 'closed_total', labels: { kind: 'upgrade' }, label: 'reason', help: 'Closed.', read: (v) => v.closed } },
+    connect: { closed: { kind: 'counter', name: 'closed_total', labels: { kind: 'connect' }, label: 'reason', help: 'Closed.', read: () => ({ client: 0, idle: 9 }) } },
+  });
+  const view: Delays = { delayMs: 1250.25, closed: { client: 2, idle: 0 } };
+  assert.equal(JSON.stringify(statsBlock(tree, view)), '{"delayMs":1250,"upgrade":{"closed":{"client":2,"idle":0}},"connect":{"closed":{"client":0,"idle":9}}}');
+  const typed: number = statsBlock(tree, view).delayMs as number;
+  assert.equal(typed, 1250);
+  const registry = new Registry();
+  registerDeclared(registry, 'p_', tree, { lifetime: () => view });
+  const text = await registry.metrics();
+  assert.match(text, /^p_delay_seconds 1\.25025$/m);
+  assert.match(text, /^p_closed_total\{kind="upgrade",reason="client"\} 2$/m);
+  assert.match(text, /^p_closed_total\{kind="connect",reason="idle"\} 9$/m);
+  assert.deepEqual(exportedMetrics('p_', tree).find((m) => m.name === 'p_closed_total')?.labelNames, ['kind', 'reason']);
+});
+
+test('tallies: the declaration is the storage; /stats and /metrics read it from the view\'s tallies', async () => {
+  interface Pool {
+    readonly tallies: object;
+    readonly size: number;
+  }
+  const tree = declare<Pool>()({
+    pool: {
+      size: { kind: 'gauge', help: 'Size.', read: (v) => v.size },
+      calls: { inline: { kind: 'tally', name: 'pool_inline_total', help: 'Inline.' }, threads: { kind: 'tally', exported: false, help: 'Threads.' } },
+      errors: { kind: 'tally', help: 'Errors.' },
+    },
+  });
+  const t = talliesOf(tree);
+  assert.deepEqual(t, { pool: { calls: { inline: 0, threads: 0 }, errors: 0 } });
+  t.pool.errors++;
+  t.pool.calls.inline += 2;
+  const block = statsBlock(tree, { tallies: t, size: 4 });
+  assert.equal(JSON.stringify(block), '{"pool":{"size":4,"calls":{"inline":2,"threads":0},"errors":1}}');
+  const typed: number = block.pool.errors;
+  assert.equal(typed, 1);
+  const registry = new Registry();
+  registerDeclared(registry, 'p_', tree, { lifetime: () => ({ tallies: t, size: 4 }) });
+  const text = await registry.metrics();
+  assert.match(text, /^p_pool_errors_total 1$/m);
+  assert.match(text, /^# TYPE p_pool_inline_total counter$/m);
+  assert.match(text, /^p_pool_inline_total 2$/m);
+  assert.doesNotMatch(text, /threads/, 'a tally not exported');
 });

@@ -11,7 +11,8 @@
  *
  * `read` takes the component's view of its state (`V`): for `/stats` the counts since the last `POST /stats/reset`,
  * for `/metrics` the lifetime counts (a Prometheus counter never goes down), and in both the live levels for gauges
- * (`StatsSource`).
+ * (`StatsSource`). A counter can be its own storage too (`kind: 'tally'`, `talliesOf`): then a new counter is its
+ * declaration and the `++` that bumps it.
  */
 import type { Aggregator } from '../prom-metrics.js';
 
@@ -21,22 +22,26 @@ interface Exported {
   readonly name?: string;
   /** How the proxy's cluster primary merges it over its workers (default `sum`). */
   readonly aggregator?: Aggregator;
+  /** The metric's value is the read value divided by `divideBy`, when the units differ (1000: milliseconds in `/stats`, seconds in Prometheus). */
+  readonly divideBy?: number;
+  /**
+   * Fixed labels of this declaration's samples, when several declarations make up one metric (each its own label
+   * values): they must then share `name`, `kind`, `help` and the label names.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** One number: in `/stats` at its path, in `/metrics` as a sample of its metric. */
 export interface ValueDeclaration<V> extends Exported {
   readonly kind: 'counter' | 'gauge';
-  /**
-   * Fixed labels of this number's sample, when several declarations make up one metric (each one label value):
-   * they must then share `name`, `kind` and `help`.
-   */
-  readonly labels?: Readonly<Record<string, string>>;
   read(view: V): number;
+  /** What `/stats` shows instead of the number read (e.g. rounded); the metric exports the number. */
+  show?(value: number): unknown;
 }
 
 /**
  * Numbers by one label (`{"stale": 3, "lru": 1}`): in `/stats` the record at its path (or `show` of it), in
- * `/metrics` one sample per key, labelled `label`.
+ * `/metrics` one sample per key, labelled `label` (after the fixed `labels`, if any).
  */
 export interface LabelledDeclaration<V> extends Exported {
   readonly kind: 'counter' | 'gauge';
@@ -56,7 +61,17 @@ export interface StatDeclaration<V> {
   read(view: V): unknown;
 }
 
-export type Declaration<V> = ValueDeclaration<V> | LabelledDeclaration<V> | StatDeclaration<V>;
+/**
+ * A counter whose storage the declaration is too: `talliesOf` creates a zero at its path, the component bumps it
+ * (`tallies.stale++`), `/stats` reads it since the last reset and `/metrics` over the lifetime, from the view's
+ * `tallies` (the tree's tallies, rooted as the tree is). Exported as a counter unless `exported` is false.
+ */
+export interface TallyDeclaration extends Exported {
+  readonly kind: 'tally';
+  readonly exported?: boolean;
+}
+
+export type Declaration<V> = ValueDeclaration<V> | LabelledDeclaration<V> | StatDeclaration<V> | TallyDeclaration;
 
 /** A block of `/stats`: its keys in order, each a declaration or a nested block. */
 export interface DeclarationTree<V> {
@@ -65,8 +80,36 @@ export interface DeclarationTree<V> {
 
 /** The `/stats` JSON a tree of declarations gives: each declaration's `show` or `read` result at its key. */
 export type StatsOf<T> = {
-  readonly [K in keyof T]: T[K] extends { show(counts: never): infer S } ? S : T[K] extends { read(view: never): infer R } ? R : StatsOf<T[K]>;
+  readonly [K in keyof T]: T[K] extends { kind: 'tally' }
+    ? number
+    : T[K] extends { show(counts: never): infer S }
+      ? S
+      : T[K] extends { read(view: never): infer R }
+        ? R
+        : StatsOf<T[K]>;
 };
+
+/** The storage of a tree's tally declarations: a number at each tally's path (subtrees kept, other declarations left out). */
+export type TalliesOf<T> = {
+  -readonly [K in keyof T as T[K] extends { kind: 'tally' } ? K : T[K] extends { kind: string } ? never : K]: T[K] extends { kind: 'tally' } ? number : TalliesOf<T[K]>;
+};
+
+/** Zeroed storage for the tally declarations of `tree`. */
+export function talliesOf<T extends DeclarationTree<never>>(tree: T): TalliesOf<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, node] of Object.entries(tree)) {
+    if (!isDeclaration(node)) out[key] = talliesOf(node);
+    else if (node.kind === 'tally') out[key] = 0;
+  }
+  return out as TalliesOf<T>;
+}
+
+/** The number at `path` of a view's `tallies` (0 when it is not there). */
+export function tallyAt(view: unknown, path: readonly string[]): number {
+  let at: unknown = (view as { tallies?: unknown } | null)?.tallies;
+  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined;
+  return typeof at === 'number' ? at : 0;
+}
 
 /** Checks a tree against its view type while keeping its literal shape (for `StatsOf`). */
 export function declare<V>(): <T extends DeclarationTree<V>>(tree: T) => T {
@@ -74,11 +117,12 @@ export function declare<V>(): <T extends DeclarationTree<V>>(tree: T) => T {
 }
 
 export function isDeclaration<V>(node: Declaration<V> | DeclarationTree<V>): node is Declaration<V> {
-  return typeof (node as { kind?: unknown }).kind === 'string' && typeof (node as { read?: unknown }).read === 'function';
+  const kind = (node as { kind?: unknown }).kind;
+  return typeof kind === 'string' && (kind === 'tally' || typeof (node as { read?: unknown }).read === 'function');
 }
 
-export function isExported<V>(d: Declaration<V>): d is ValueDeclaration<V> | LabelledDeclaration<V> {
-  return d.kind !== 'stat';
+export function isExported<V>(d: Declaration<V>): d is ValueDeclaration<V> | LabelledDeclaration<V> | TallyDeclaration {
+  return d.kind === 'tally' ? d.exported !== false : d.kind !== 'stat';
 }
 
 /** One declaration with its path (`cache.evictions`, as segments). */
@@ -103,7 +147,7 @@ function snake(word: string): string {
 }
 
 /** The Prometheus name: `prefix` + the path in snake case + `_total` for a counter, or `prefix` + `name` when given. */
-export function metricName(prefix: string, path: readonly string[], d: ValueDeclaration<unknown> | LabelledDeclaration<unknown>): string {
+export function metricName(prefix: string, path: readonly string[], d: ValueDeclaration<unknown> | LabelledDeclaration<unknown> | TallyDeclaration): string {
   if (d.name !== undefined) return `${prefix}${d.name}`;
-  return `${prefix}${path.map(snake).join('_')}${d.kind === 'counter' ? '_total' : ''}`;
+  return `${prefix}${path.map(snake).join('_')}${d.kind === 'gauge' ? '' : '_total'}`;
 }

@@ -1,12 +1,15 @@
 /**
- * The egress listener's counters: every CONNECT by outcome, the refusals the listener made itself by reason (the
+ * The egress listener's counters, declared once (`EGRESS_STATS`: the `/stats` `egressTunnels` block and its
+ * metrics): every CONNECT by outcome, the refusals the listener made itself by reason (the
  * certificate's by `ActorCertificateRefusal`), the tunnels decided on their traffic (allowed by SNI or Host, refused
  * by `HostnameRefusal`), the tunnels (opened, closed by reason, bytes each way), and their grants (held now,
  * re-validations by result). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since
  * the last reset, except `connections`, `open`, `actors` and the grants held and in flight, which are now;
- * Prometheus reads the lifetime tallies (`egress-metrics.ts`).
+ * Prometheus reads the lifetime tallies.
  */
-import { SinceReset } from '../../lib/since-reset.js';
+import { SinceReset, type Tallies } from '../../lib/since-reset.js';
+import { declare, type StatsOf } from '../../lib/stats/declare.js';
+import { statsBlock, type StatsSource } from '../../lib/stats/derive.js';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
 import type { ActorCertificateRefusal } from '../../lib/egress/actor-certificate.js';
 import { HOSTNAME_REFUSALS, HOSTNAME_SOURCES, type HostnameRefusal, type HostnameSource } from '../../lib/egress/hostname-decision.js';
@@ -95,27 +98,104 @@ export interface OpenEgressTunnels {
   openBytes(): EgressBytes;
 }
 
-export interface EgressStatsBlock {
+/** What the declarations read: the tallies (since the last reset for `/stats`, lifetime for `/metrics`) and the listener now. */
+export interface EgressView {
+  readonly counts: Tallies<EgressTallies>;
+  readonly revalidations: Readonly<Record<RevalidationCount, number>>;
   /** TLS connections to the egress listener open now. */
   readonly connections: number;
-  readonly open: number;
-  readonly actors: number;
-  readonly opened: number;
-  readonly closed: Record<EgressCloseReason, number>;
-  readonly bytes: EgressBytes;
-  readonly connects: Record<EgressConnectOutcome, number>;
-  readonly refusals: Record<EgressRefusal, number>;
-  readonly certificateRefusals: Record<ActorCertificateRefusal, number>;
-  /** Tunnels decided on their traffic: allowed by where the name came from, refused by reason. */
-  readonly hostnames: { readonly allowed: Record<HostnameSource, number>; readonly refused: Record<HostnameRefusal, number> };
-  /** The grants: held now, re-validations in flight now, re-validations by result since the reset. */
-  readonly grants: { readonly held: number; readonly inFlight: number; readonly revalidations: Record<RevalidationCount, number> };
+  readonly open: OpenEgressTunnels;
+  readonly grants: EgressGrantsView;
 }
+
+const BYTES = { kind: 'counter', name: 'egress_tunnel_bytes_total', help: 'Bytes through egress tunnels, by direction (open tunnels included).' } as const;
+
+/**
+ * The `/stats` `egressTunnels` block and its `actor_edge_proxy_egress_…` metrics, declared once
+ * (lib/stats/declare.ts). Labels are fixed sets: the CONNECT outcomes, the listener's refusal reasons, the
+ * certificate refusal reasons, the hostname decisions' sources and refusal reasons, the tunnel close reasons, the
+ * re-validation results and the two directions; never anything an actor names.
+ */
+export const EGRESS_STATS = declare<EgressView>()({
+  egressTunnels: {
+    connections: { kind: 'stat', help: 'TLS connections to the egress listener open now.', read: (v) => v.connections },
+    open: { kind: 'gauge', name: 'egress_tunnels_open', help: 'Egress tunnels open now.', read: (v) => v.open.size },
+    actors: { kind: 'stat', help: 'Actors with at least one egress tunnel open or being decided.', read: (v) => v.open.actors },
+    opened: { kind: 'counter', name: 'egress_tunnels_total', help: 'Egress tunnels opened.', read: (v) => v.counts.tunnels.opened },
+    closed: {
+      kind: 'counter',
+      name: 'egress_tunnels_closed_total',
+      label: 'reason',
+      help: 'Egress tunnels closed, by reason: actor, destination, idle, lifetime, drain, internal, and their grant ended: revoked-denied, revoked-not-running, revoked-unknown, certificate-expired, revoked-admin, revalidation-failed.',
+      read: (v) => ({ ...v.counts.tunnels.closed }),
+    },
+    bytes: {
+      fromActor: { ...BYTES, labels: { direction: 'from_actor' }, read: (v) => v.counts.tunnels.bytes.fromActor },
+      toActor: { ...BYTES, labels: { direction: 'to_actor' }, read: (v) => v.counts.tunnels.bytes.toActor },
+    },
+    connects: {
+      kind: 'counter',
+      name: 'egress_connects_total',
+      label: 'outcome',
+      help: 'CONNECTs on the egress listener, by outcome: allowed (a tunnel opened), denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled, method_not_allowed, too_many_tunnels, unreachable, draining, internal, hostname_refused.',
+      read: (v) => ({ ...v.counts.connects }),
+    },
+    refusals: {
+      kind: 'counter',
+      name: 'egress_refusals_total',
+      label: 'reason',
+      help: 'CONNECTs the egress listener refused itself, by reason: method, certificate, authority (not IP:port), too_many_tunnels, draining, unreachable (the allowed destination could not be dialled).',
+      read: (v) => ({ ...v.counts.refusals }),
+    },
+    certificateRefusals: {
+      kind: 'counter',
+      name: 'egress_certificate_refusals_total',
+      label: 'reason',
+      help: 'CONNECTs refused 403 invalid actor certificate, by what the certificate failed (never sent to ext_proc, never cached).',
+      read: (v) => ({ ...v.counts.certificateRefusals }),
+    },
+    hostnames: {
+      allowed: {
+        kind: 'counter',
+        name: 'egress_hostname_allowed_total',
+        label: 'by',
+        help: 'Egress tunnels decided on their traffic (only hostname rules could allow the destination) that a rule allowed, by where the name came from: sni (a TLS ClientHello), host (a cleartext HTTP/1.1 request).',
+        read: (v) => ({ ...v.counts.hostnames.allowed }),
+      },
+      refused: {
+        kind: 'counter',
+        name: 'egress_hostname_refusals_total',
+        label: 'reason',
+        help: 'Egress tunnels decided on their traffic that were closed after their 200, by reason: no_sni, no_match, unknown_protocol (neither TLS nor HTTP/1.1), malformed, timeout (--egress-sni-timeout-ms), too_large (--egress-sni-max-bytes).',
+        read: (v) => ({ ...v.counts.hostnames.refused }),
+      },
+    },
+    grants: {
+      held: {
+        kind: 'gauge',
+        name: 'egress_grants',
+        help: 'Egress grants held now: certificate and destination pairs with a tunnel open (each re-validated ahead of its lease).',
+        read: (v) => v.grants.size,
+      },
+      inFlight: { kind: 'stat', help: 'Re-validations of egress grants in flight now.', read: (v) => v.grants.inFlight },
+      revalidations: {
+        kind: 'counter',
+        name: 'egress_revalidations_total',
+        label: 'result',
+        help: 'Re-validations of egress grants through ext_proc, by result: renewed (the lease renewed), revoked (the answer ended the grant and closed its tunnels), failed (no answer that decides: the tunnels stay open until the lease runs out).',
+        read: (v) => v.revalidations,
+      },
+    },
+  },
+});
+
+/** The `egressTunnels` block of `/stats` (with `--egress-listen`). */
+export type EgressStatsBlock = StatsOf<typeof EGRESS_STATS>['egressTunnels'];
 
 const NO_REVALIDATIONS = (): Record<RevalidationCount, number> => ({ renewed: 0, revoked: 0, failed: 0 });
 const NO_GRANTS: EgressGrantsView = { size: 0, inFlight: 0, stats: NO_REVALIDATIONS, lifetimeStats: NO_REVALIDATIONS, resetStats: () => undefined };
 
-export class EgressStats {
+export class EgressStats implements StatsSource<EgressView> {
   readonly tallies = new EgressTallies();
   readonly #sinceReset: SinceReset<EgressTallies>;
 
@@ -125,11 +205,11 @@ export class EgressStats {
     private readonly connections: () => number = () => 0,
     private readonly grants: EgressGrantsView = NO_GRANTS,
   ) {
-    this.#sinceReset = new SinceReset(() => this.lifetime());
+    this.#sinceReset = new SinceReset(() => this.#lifetimeTallies());
   }
 
   /** Lifetime tallies, the open tunnels' bytes included. */
-  lifetime(): EgressTallies {
+  #lifetimeTallies(): EgressTallies {
     const t = this.tallies;
     const live = this.open.openBytes();
     return {
@@ -138,18 +218,12 @@ export class EgressStats {
     };
   }
 
-  get openTunnels(): number {
-    return this.open.size;
+  lifetime(): EgressView {
+    return { counts: this.#lifetimeTallies(), revalidations: this.grants.lifetimeStats(), connections: this.connections(), open: this.open, grants: this.grants };
   }
 
-  /** Keys with a grant held now. */
-  get grantsHeld(): number {
-    return this.grants.size;
-  }
-
-  /** Re-validations by result since the listener started (Prometheus). */
-  revalidationsLifetime(): Record<RevalidationCount, number> {
-    return this.grants.lifetimeStats();
+  sinceReset(): EgressView {
+    return { counts: this.#sinceReset.current(), revalidations: this.grants.stats(), connections: this.connections(), open: this.open, grants: this.grants };
   }
 
   reset(): void {
@@ -158,19 +232,6 @@ export class EgressStats {
   }
 
   snapshot(): EgressStatsBlock {
-    const d = this.#sinceReset.current();
-    return {
-      connections: this.connections(),
-      open: this.open.size,
-      actors: this.open.actors,
-      opened: d.tunnels.opened,
-      closed: { ...d.tunnels.closed },
-      bytes: { ...d.tunnels.bytes },
-      connects: { ...d.connects },
-      refusals: { ...d.refusals },
-      certificateRefusals: { ...d.certificateRefusals },
-      hostnames: { allowed: { ...d.hostnames.allowed }, refused: { ...d.hostnames.refused } },
-      grants: { held: this.grants.size, inFlight: this.grants.inFlight, revalidations: this.grants.stats() },
-    };
+    return statsBlock(EGRESS_STATS, this.sinceReset()).egressTunnels;
   }
 }

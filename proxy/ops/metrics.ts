@@ -83,6 +83,10 @@ export const METRICS_WITHOUT_STATS: Readonly<Record<string, string>> = Object.fr
   [`${P}build_info`]: 'a constant 1 labelled with the build; GET / names the version',
   [`${P}request_duration_seconds`]: 'a distribution, observed per request: /stats/history charts it',
   [`${P}extproc_round_trip_seconds`]: 'a distribution, observed per ext_proc message',
+  [`${P}filter_offload_latency_seconds`]: 'a distribution, observed per offloaded filter call',
+  [`${P}ready`]: 'a level of the process, not a count: GET /ready answers it (200, or 503 with the reasons)',
+  [`${P}resolver_health_checks_total`]: "the readiness probe's checks of the resolver: GET /ready answers their latest result",
+  [`${P}tls_certificate_expiry_seconds`]: 'read from the certificate files loaded (lib/tls/expiry.ts, the same gauge in every component); a warning is logged under --cert-expiry-warning-hours',
   [`${P}worker_requests_total`]: 'per worker address (a bounded, not a fixed, label set): GET /upstreams',
   [`${P}worker_errors_total`]: 'per worker address and reason: GET /upstreams',
 });

@@ -1,10 +1,13 @@
 /**
- * Counters for long-lived connections: upgraded connections (WebSocket) and CONNECT tunnels. Plain numbers bumped
+ * Counters for long-lived connections: upgraded connections (WebSocket) and CONNECT tunnels, declared once
+ * (`TUNNEL_STATS`: the `/stats` `tunnels` block and its metrics). Plain numbers bumped
  * when a tunnel opens, is refused or closes; bytes of the tunnels still open are added when read, so `/stats` and
  * `/metrics` see traffic before a tunnel closes. `/stats` reports them since the last reset (lib/since-reset.ts),
  * except `active`, which is the number open now.
  */
-import { SinceReset } from '../../lib/since-reset.js';
+import { SinceReset, type Tallies } from '../../lib/since-reset.js';
+import { declare, type StatsOf } from '../../lib/stats/declare.js';
+import { statsBlock, type StatsSource } from '../../lib/stats/derive.js';
 
 export type TunnelKind = 'upgrade' | 'connect';
 export const TUNNEL_KINDS: readonly TunnelKind[] = ['upgrade', 'connect'];
@@ -32,16 +35,6 @@ export class TunnelTally {
   readonly closed: Record<TunnelCloseReason, number> = { client: 0, upstream: 0, idle: 0, drain: 0, internal: 0 };
 }
 
-export interface TunnelKindBlock {
-  readonly active: number;
-  readonly total: number;
-  readonly refused: number;
-  readonly bytes: TunnelBytes;
-  readonly closed: Record<TunnelCloseReason, number>;
-}
-
-export type TunnelStatsBlock = Record<TunnelKind, TunnelKindBlock>;
-
 /** What the stats read from the open tunnels. */
 export interface OpenTunnels {
   active(kind: TunnelKind): number;
@@ -49,16 +42,52 @@ export interface OpenTunnels {
   openBytes(kind: TunnelKind): TunnelBytes;
 }
 
-export class TunnelStats {
+/** What the declarations read: the tallies per kind (since the last reset for `/stats`, lifetime for `/metrics`) and the open tunnels. */
+export interface TunnelView {
+  readonly counts: Readonly<Record<TunnelKind, Tallies<TunnelTally>>>;
+  readonly open: OpenTunnels;
+}
+
+const ACTIVE = { kind: 'gauge', name: 'tunnels_active', help: 'Upgraded connections (kind=upgrade) and CONNECT tunnels (kind=connect) open now.' } as const;
+const TOTAL = { kind: 'counter', name: 'tunnels_total', help: 'Upgraded connections and CONNECT tunnels opened.' } as const;
+const REFUSED = { kind: 'counter', name: 'tunnels_refused_total', help: 'Upgrade and CONNECT requests the proxy refused itself (token, target, drain).' } as const;
+const BYTES = { kind: 'counter', name: 'tunnel_bytes_total', help: 'Bytes through tunnels after their handshake, by kind and direction (open tunnels included).' } as const;
+const CLOSED = { kind: 'counter', name: 'tunnels_closed_total', label: 'reason', help: 'Tunnels closed, by kind and reason (client, upstream, idle, drain).' } as const;
+
+/** One kind's block: its metrics labelled `kind`. */
+function kindStats(kind: TunnelKind) {
+  return declare<TunnelView>()({
+    active: { ...ACTIVE, labels: { kind }, read: (v) => v.open.active(kind) },
+    total: { ...TOTAL, labels: { kind }, read: (v) => v.counts[kind].total },
+    refused: { ...REFUSED, labels: { kind }, read: (v) => v.counts[kind].refused },
+    bytes: {
+      fromClient: { ...BYTES, labels: { kind, direction: 'from_client' }, read: (v) => v.counts[kind].bytes.fromClient },
+      toClient: { ...BYTES, labels: { kind, direction: 'to_client' }, read: (v) => v.counts[kind].bytes.toClient },
+    },
+    closed: { ...CLOSED, labels: { kind }, read: (v) => ({ ...v.counts[kind].closed }) },
+  });
+}
+
+/**
+ * The `/stats` `tunnels` block and its `actor_edge_proxy_tunnel…` metrics, declared once (lib/stats/declare.ts).
+ * Labels are fixed sets: `kind` (upgrade, connect), `direction` (from_client, to_client), `reason` (the close reasons).
+ */
+export const TUNNEL_STATS = declare<TunnelView>()({
+  tunnels: { upgrade: kindStats('upgrade'), connect: kindStats('connect') },
+});
+
+export type TunnelStatsBlock = StatsOf<typeof TUNNEL_STATS>['tunnels'];
+
+export class TunnelStats implements StatsSource<TunnelView> {
   readonly tallies: Record<TunnelKind, TunnelTally> = { upgrade: new TunnelTally(), connect: new TunnelTally() };
   readonly #sinceReset: SinceReset<Record<TunnelKind, TunnelTally>>;
 
   constructor(private readonly open: OpenTunnels) {
-    this.#sinceReset = new SinceReset(() => this.lifetime());
+    this.#sinceReset = new SinceReset(() => this.#lifetimeTallies());
   }
 
   /** Lifetime tallies, open tunnels' bytes included (they only grow: a tunnel's bytes move to `bytes` as it closes). */
-  lifetime(): Record<TunnelKind, TunnelTally> {
+  #lifetimeTallies(): Record<TunnelKind, TunnelTally> {
     const out = {} as Record<TunnelKind, TunnelTally>;
     for (const kind of TUNNEL_KINDS) {
       const t = this.tallies[kind];
@@ -73,6 +102,14 @@ export class TunnelStats {
     return out;
   }
 
+  lifetime(): TunnelView {
+    return { counts: this.#lifetimeTallies(), open: this.open };
+  }
+
+  sinceReset(): TunnelView {
+    return { counts: this.#sinceReset.current(), open: this.open };
+  }
+
   /** Tunnels of `kind` open now. */
   active(kind: TunnelKind): number {
     return this.open.active(kind);
@@ -83,14 +120,6 @@ export class TunnelStats {
   }
 
   snapshot(): TunnelStatsBlock {
-    const d = this.#sinceReset.current();
-    const block = (kind: TunnelKind): TunnelKindBlock => ({
-      active: this.open.active(kind),
-      total: d[kind].total,
-      refused: d[kind].refused,
-      bytes: { fromClient: d[kind].bytes.fromClient, toClient: d[kind].bytes.toClient },
-      closed: { ...d[kind].closed },
-    });
-    return { upgrade: block('upgrade'), connect: block('connect') };
+    return statsBlock(TUNNEL_STATS, this.sinceReset()).tunnels;
   }
 }

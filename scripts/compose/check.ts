@@ -41,6 +41,7 @@ import { DEFAULT_ACTOR_SUFFIX } from '../../lib/actor-ref.js';
 import { h2Phase } from './check-h2.js';
 import { extprocPhase } from './check-extproc.js';
 import { hardeningProblems } from './hardening.js';
+import type { StatsDocument } from '../../proxy/admin/stats-document.js';
 
 const env = process.env;
 const cacheOn = (env.PROXY_ACTOR_CACHE ?? 'on').toLowerCase() !== 'off';
@@ -85,13 +86,8 @@ async function actor(name: string): Promise<DemoAnswer> {
   return body;
 }
 
-interface ProxyStats {
-  requests: { total: number; byStatus: Record<string, number> };
-  cache: { enabled: boolean; hits: number; misses: number };
-  reruns: { stale: number; connect: number; reset: number };
-  extproc: { streams: number; errors: number; timeouts: number };
-  upstream: { identityFailures: number; tlsReloadErrors: number };
-}
+/** The proxy's `/stats`, as the proxy declares it. */
+type ProxyStats = StatsDocument;
 interface ExtprocStats {
   streams: { total: number; active: number };
   requests: Record<string, number>;
@@ -301,17 +297,6 @@ async function adminPhase(): Promise<void> {
   }
 }
 
-interface EgressStats {
-  egressTunnels: {
-    opened: number;
-    open: number;
-    connects: Record<string, number>;
-    certificateRefusals: Record<string, number>;
-    bytes: { fromActor: number; toActor: number };
-  };
-  egress: { cache: { enabled: boolean; hits: number; misses: number; slowPaths: number; stored: number } };
-}
-
 /**
  * From the host, after test-compose.sh reset the proxy's /stats and made its CONNECTs to the egress listener: two to
  * the allowed destination (tunnels that carried a request and its answer), one to a port outside the policy, one
@@ -319,7 +304,7 @@ interface EgressStats {
  * the allowed and the denied destination, both verdicts stored; off, every CONNECT is a slow path.
  */
 async function egressPhase(): Promise<void> {
-  const s = await json<EgressStats>('GET', `${proxyAdmin}/stats`);
+  const s = await json<ProxyStats>('GET', `${proxyAdmin}/stats`);
   const t = s.egressTunnels;
   assert.ok(t !== undefined, 'the proxy runs no egress listener (/stats has no egressTunnels)');
   assert.equal(t.connects.allowed, 2, `allowed CONNECTs: ${JSON.stringify(t.connects)}`);

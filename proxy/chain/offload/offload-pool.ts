@@ -19,7 +19,7 @@ import type { RequestContext } from '../../api/filter.js';
 import type { OffloadDecision, OffloadFunction, OffloadOptions, Offloader } from '../../api/offload.js';
 import { ERRORS, ProxyError } from '../../http/errors.js';
 import type { OffloadConfig } from './config.js';
-import { OffloadTallies, type OffloadPath, type OffloadPoolView } from './offload-stats.js';
+import { offloadTallies, type OffloadPath, type OffloadPoolView } from './offload-stats.js';
 import type { OffloadTask } from './offload-worker.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./offload-worker.js', import.meta.url));
@@ -34,7 +34,7 @@ const latest = new WeakMap<RequestContext, number>();
 let sequence = 0;
 
 export class OffloadPool implements OffloadPoolView {
-  readonly tallies = new OffloadTallies();
+  readonly tallies = offloadTallies();
   readonly #piscina: Piscina<OffloadTask, OffloadDecision> | undefined;
 
   constructor(readonly config: OffloadConfig) {

@@ -4,13 +4,15 @@
  * (ResumeActor calls by gRPC code, for the `resolver` block of `/stats`).
  */
 import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
+import { metricPrefix } from '../../../lib/prom-metrics.js';
+import { SinceReset } from '../../../lib/since-reset.js';
+import { registerDeclared, statsBlock } from '../../../lib/stats/derive.js';
 import { createControlClient, resumeActorOnce } from '../../../lib/resume/control-client.js';
 import { DEFAULT_RESUME_BUDGET_MS, grpcCodeName } from '../../../lib/wire-contract.js';
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
 import { createApiserverResolverFilter, type ResolverContext } from './filter.js';
-import type { ResolverStatsBlock } from '../resolver-stats.js';
+import { RESOLVER_STATS, type ResolverStatsBlock } from '../resolver-stats.js';
 
 export interface ApiserverResolverOptions {
   /** Control plane gRPC `host:port`. */
@@ -35,27 +37,22 @@ export interface ApiserverResolver {
 export function createApiserverResolver(opts: ApiserverResolverOptions): ApiserverResolver {
   const budgetMs = opts.budgetMs ?? DEFAULT_RESUME_BUDGET_MS;
   const client = createControlClient(opts.apiserver);
-  let resumeCalls: Record<string, number> = {};
-  let flightJoins = 0;
-  const calls = opts.registry
-    ? new Counter({
-        name: 'actor_edge_proxy_resolver_resume_calls_total',
-        help: 'ResumeActor calls made by the proxy itself (--resolver apiserver), by gRPC code.',
-        labelNames: ['code'],
-        registers: [opts.registry],
-      })
-    : undefined;
+  // Lifetime tallies (the metric), and /stats since the last reset.
+  const tallies = { resumeCalls: {} as Record<string, number>, flightJoins: 0 };
+  const sinceReset = new SinceReset(() => tallies);
+  if (opts.registry !== undefined) {
+    registerDeclared(opts.registry, metricPrefix('proxy'), RESOLVER_STATS, { lifetime: () => ({ kind: 'apiserver', ...tallies }) });
+  }
   const flights = new ResumeFlights({
     attempt: (ref) => resumeActorOnce(client, ref, budgetMs),
     budgetMs,
     observer: {
       attempt(result) {
         const code = result.kind === 'ok' ? 'OK' : grpcCodeName(result.code);
-        resumeCalls[code] = (resumeCalls[code] ?? 0) + 1;
-        calls?.inc({ code });
+        tallies.resumeCalls[code] = (tallies.resumeCalls[code] ?? 0) + 1;
       },
       join() {
-        flightJoins += 1;
+        tallies.flightJoins += 1;
       },
     },
   });
@@ -67,11 +64,13 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
       ...(opts.rerunBudgetMs === undefined ? {} : { rerunBudgetMs: opts.rerunBudgetMs }),
       ...(opts.shedMiss === undefined ? {} : { shedMiss: opts.shedMiss }),
     }),
-    stats: () => ({ kind: 'apiserver', resumeCalls: { ...resumeCalls }, flightJoins }),
-    resetStats() {
-      resumeCalls = {};
-      flightJoins = 0;
+    stats: () => {
+      const d = sinceReset.current();
+      // A code not seen since the reset is left out, as before the first call.
+      const resumeCalls = Object.fromEntries(Object.entries(d.resumeCalls).filter(([, n]) => n !== 0));
+      return statsBlock(RESOLVER_STATS, { kind: 'apiserver', resumeCalls, flightJoins: d.flightJoins }).resolver;
     },
+    resetStats: () => sinceReset.reset(),
     close: () => client.close(),
   };
 }

@@ -8,7 +8,8 @@ import { GrpcExtProcClient } from './grpc-client.js';
 import { createExtProcFilter } from './filter.js';
 import { createExtProcRevalidator } from './revalidate.js';
 import type { ProxyStage, StageDeps } from '../stage.js';
-import type { ResolverStatsBlock } from '../resolver-stats.js';
+import { RESOLVER_STATS, type ResolverStatsBlock } from '../resolver-stats.js';
+import { statsBlock } from '../../../lib/stats/derive.js';
 import { EXT_PROC_SLOT } from './request-state.js';
 import { StreamQueue } from './stream-queue.js';
 
@@ -49,5 +50,5 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
 
 /** extproc makes the ResumeActor calls: the proxy itself makes none. */
 function extprocResolverBlock(): ResolverStatsBlock {
-  return { kind: 'extproc', resumeCalls: {}, flightJoins: 0 };
+  return statsBlock(RESOLVER_STATS, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }).resolver;
 }
