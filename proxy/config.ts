@@ -24,6 +24,7 @@ import { readComponentConfig, type BuildContext, type ComponentConfigRead, type 
 import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
 import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
+import { buildListenersConfig, CONNECT_LISTENER_FLAGS, LISTENER_FLAGS, type ListenersConfig, type TlsListenConfig } from './edge/listeners-config.js';
 
 import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 
@@ -32,10 +33,7 @@ export const PROXY_FLAGS = {
     ...configFlag('PROXY_CONFIG', 'proxy'),
     help: 'A config file (.yaml, .yml or .json) with these settings in sections and the filter list (schema/proxy.schema.json); flags and environment variables override it.',
   },
-  listen: { type: 'string', env: 'PROXY_LISTEN', section: 'listeners', key: 'http', default: '127.0.0.1:8080', help: 'Ingress HTTP listener HOST:PORT.' },
-  'tls-listen': { type: 'string?', env: 'PROXY_TLS_LISTEN', section: 'listeners', key: 'https', help: 'HTTPS listener HOST:PORT (ALPN h2 and http/1.1, TLS 1.2 at least); needs --tls-cert and --tls-key.' },
-  'tls-cert': { type: 'string?', env: 'PROXY_TLS_CERT', section: 'listeners', key: 'tlsCert', help: 'PEM certificate chain of the HTTPS listener; reloaded when the file changes.' },
-  'tls-key': { type: 'string?', env: 'PROXY_TLS_KEY', section: 'listeners', key: 'tlsKey', help: 'PEM private key of the HTTPS listener; reloaded when the file changes.' },
+  ...LISTENER_FLAGS,
   'misdirected-421': {
     type: 'choice',
     env: 'PROXY_MISDIRECTED_421',
@@ -156,14 +154,7 @@ export const PROXY_FLAGS = {
     section: 'tunnels',
     help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
   },
-  'connect-listen': { type: 'string?', env: 'PROXY_CONNECT_LISTEN', section: 'listeners', key: 'connect', help: 'When set, a CONNECT listener HOST:PORT: CONNECT <actor host>:<port> opens a tunnel into the ingress.' },
-  'connect-tls-listen': {
-    type: 'string?',
-    env: 'PROXY_CONNECT_TLS_LISTEN',
-    section: 'listeners',
-    key: 'connectTls',
-    help: 'When set, a CONNECT listener over TLS (an HTTPS proxy) HOST:PORT, serving --tls-cert and --tls-key (needs both).',
-  },
+  ...CONNECT_LISTENER_FLAGS,
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
   ...EGRESS_LISTENER_FLAGS,
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
@@ -180,23 +171,7 @@ export { INTERNAL_HEADERS };
 /** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
 export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
-/** The HTTPS listener: where, and the PEM files of its serving certificate. */
-export interface TlsListenConfig {
-  readonly listen: HostPort;
-  readonly certFile: string;
-  readonly keyFile: string;
-}
-
-/** Where the proxy listens for clients. */
-export interface ListenersConfig {
-  readonly listen: HostPort;
-  /** Undefined without `--tls-listen`. */
-  readonly tls: TlsListenConfig | undefined;
-  /** `--connect-listen`, when set. */
-  readonly connect: HostPort | undefined;
-  /** `--connect-tls-listen` with the serving certificate's files, when set. */
-  readonly connectTls: TlsListenConfig | undefined;
-}
+export type { ListenersConfig, TlsListenConfig };
 
 /** How the ingress reads and forwards client requests (the protocol engines and the request lifecycle). */
 export type IngressSettings = IngressConfig & LifecycleConfig & {
@@ -285,12 +260,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     configFile: file?.path,
     workers: flags.workers,
     actorSuffix,
-    listeners: freeze({
-      listen: parseHostPort(flags.listen, '--listen'),
-      tls: buildTlsConfig(flags),
-      connect: flags['connect-listen'] === undefined ? undefined : parseHostPort(flags['connect-listen'], '--connect-listen'),
-      connectTls: buildConnectTlsConfig(flags),
-    }),
+    listeners: buildListenersConfig(flags),
     ingress: freeze({
       h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
       headersTimeoutMs: flags['headers-timeout-ms'],
@@ -325,28 +295,6 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     }),
     tracing,
   });
-}
-
-function buildTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
-  const listen = flags['tls-listen'];
-  const certFile = flags['tls-cert'];
-  const keyFile = flags['tls-key'];
-  if (listen === undefined) {
-    const used = certFile !== undefined || keyFile !== undefined;
-    if (used && flags['connect-tls-listen'] === undefined) throw new UsageError('--tls-cert and --tls-key need --tls-listen or --connect-tls-listen');
-    return undefined;
-  }
-  if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-listen needs --tls-cert and --tls-key');
-  return Object.freeze({ listen: parseHostPort(listen, '--tls-listen'), certFile, keyFile });
-}
-
-function buildConnectTlsConfig(flags: ProxyFlags): TlsListenConfig | undefined {
-  const listen = flags['connect-tls-listen'];
-  if (listen === undefined) return undefined;
-  const certFile = flags['tls-cert'];
-  const keyFile = flags['tls-key'];
-  if (certFile === undefined || keyFile === undefined) throw new UsageError('--connect-tls-listen needs --tls-cert and --tls-key (its serving certificate)');
-  return Object.freeze({ listen: parseHostPort(listen, '--connect-tls-listen'), certFile, keyFile });
 }
 
 function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {
