@@ -3,7 +3,7 @@
  * Flag names and environment variables are a contract shared with compose, `npm start` and the benchmark.
  */
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
-import { parseHostPort, type HostPort } from '../lib/address.js';
+import { parseHostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
@@ -14,7 +14,7 @@ import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
 import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
-import type { HealthCheckConfig } from './admin/resolver-health.js';
+import { ADMIN_FLAGS, buildAdminConfig, buildHealthCheckConfig, HEALTH_CHECK_FLAGS, type AdminConfig, type HealthCheckConfig } from './admin/config.js';
 import type { IngressConfig } from './edge/ingress.js';
 import type { LifecycleConfig } from './edge/lifecycle.js';
 import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
@@ -51,27 +51,9 @@ export const PROXY_FLAGS = {
     max: 10000,
     help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); a client that opens more loses its connection (GOAWAY).',
   },
-  admin: { type: 'string', env: 'PROXY_ADMIN', section: 'admin', key: 'listen', default: '127.0.0.1:9901', help: 'Admin listener HOST:PORT (/ready, /stats, /metrics).' },
-  'admin-token': { type: 'string?', env: 'PROXY_ADMIN_TOKEN', section: 'admin', key: 'token', secret: true, help: 'When set, every admin call but /ready and /live needs "Authorization: Bearer <token>" (a browser: Basic, the token as the password).' },
+  ...ADMIN_FLAGS,
   ...EXT_PROC_ADDRESS_FLAGS,
-  'health-check-interval-ms': {
-    type: 'number',
-    env: 'PROXY_HEALTH_CHECK_INTERVAL_MS',
-    section: 'admin',
-    default: 1000,
-    min: 100,
-    max: 60000,
-    help: 'How often /ready checks the resolver (the ext_proc server, or the control plane with --resolver apiserver) with a gRPC health check.',
-  },
-  'health-check-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_HEALTH_CHECK_TIMEOUT_MS',
-    section: 'admin',
-    default: 1000,
-    min: 50,
-    max: 60000,
-    help: 'A health check not answered within this time fails; two failures in a row make /ready answer 503.',
-  },
+  ...HEALTH_CHECK_FLAGS,
   ...ACTOR_CACHE_FLAGS,
   // The egress verdict cache (proxy/egress/verdict-cache.ts): its three flags, together.
   ...EGRESS_CACHE_FLAGS,
@@ -182,9 +164,7 @@ export type IngressSettings = IngressConfig & LifecycleConfig & {
 /** The chain: user filters, their timeout, and the re-run policy. */
 
 /** The admin listener, the access log and shutdown. */
-export interface OpsConfig {
-  readonly admin: HostPort;
-  readonly adminToken: string | undefined;
+export interface OpsConfig extends AdminConfig {
   readonly accessLog: AccessLogTarget;
   /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
   readonly drainDelayMs: number;
@@ -280,14 +260,13 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     egressCache: buildEgressCacheConfig(flags),
     extProc: buildExtProcStageConfig(flags),
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
-    healthCheck: freeze({ intervalMs: flags['health-check-interval-ms'], timeoutMs: flags['health-check-timeout-ms'] }),
+    healthCheck: buildHealthCheckConfig(flags),
     upstream: buildUpstreamConfig(flags),
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     egressListener: buildEgressListenerConfig(flags),
     overload: buildOverloadConfig(flags),
     ops: freeze({
-      admin: parseHostPort(flags.admin, '--admin'),
-      adminToken: flags['admin-token'],
+      ...buildAdminConfig(flags),
       accessLog: freeze(accessLogTarget(flags['access-log'])),
       drainDelayMs: flags['drain-delay-ms'],
       drainTimeoutMs: flags['drain-timeout-ms'],

@@ -21,12 +21,7 @@ import { PROXY_METRIC_PREFIX as P } from '../ops/metrics.js';
 import { CONTROL_SERVICE } from '../../lib/wire-contract.js';
 import { CHANNEL_OPTIONS as EXT_PROC_CHANNEL_OPTIONS } from '../stages/ext-proc/grpc-client.js';
 import type { ResolverConfig } from '../stages/apiserver/config.js';
-
-/** `--health-check-interval-ms`, `--health-check-timeout-ms`: the proxy config's `healthCheck` slice. */
-export interface HealthCheckConfig {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-}
+import type { HealthCheckConfig } from './config.js';
 
 /** What `/ready` checks: the resolver in use (`--resolver`), its address, and how often. */
 export interface ResolverHealthTarget {
