@@ -7,7 +7,6 @@ import { parseHostPort } from '../lib/address.js';
 import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
-import { certExpiryWarningFlag } from '../lib/tls/expiry.js';
 import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
@@ -21,7 +20,7 @@ import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTR
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
-import { accessLogTarget, type AccessLogTarget } from './ops/access-log.js';
+import { buildOpsSettings, CERT_EXPIRY_FLAGS, DRAIN_FLAGS, OPS_FLAGS, type OpsSettings } from './ops/config.js';
 import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
 import { buildListenersConfig, CONNECT_LISTENER_FLAGS, LISTENER_FLAGS, type ListenersConfig, type TlsListenConfig } from './edge/listeners-config.js';
@@ -68,32 +67,11 @@ export const PROXY_FLAGS = {
   },
   ...OVERLOAD_FLAGS,
   ...FILTER_FLAGS,
-  'access-log': {
-    type: 'string',
-    env: 'PROXY_ACCESS_LOG',
-    section: 'ops',
-    default: 'stdout',
-    help: 'The access log, one JSON line per request, upgrade, tunnel and state-changing admin call, whatever LOG_LEVEL says: stdout (also "on"), off, or a file path (appended to; reopened on SIGUSR1 for log rotation).',
-  },
-  workers: { type: 'number', env: 'PROXY_WORKERS', section: 'ops', default: 1, min: 1, max: 256, help: 'Ingress processes sharing the listener (node:cluster).' },
+  ...OPS_FLAGS,
   ...UPSTREAM_TIMEOUT_FLAGS,
   ...EXT_PROC_FLAGS,
   ...BENCHMARK_RESOLVER_FLAGS,
-  'drain-delay-ms': {
-    type: 'number',
-    env: 'PROXY_DRAIN_DELAY_MS',
-    section: 'ops',
-    default: 0,
-    help: 'On SIGTERM, how long /ready answers 503 DRAINING while the listeners still accept and serve as before (so a load balancer stops sending first); then the drain starts.',
-  },
-  'drain-timeout-ms': { type: 'number', env: 'PROXY_DRAIN_TIMEOUT_MS', section: 'ops', default: 10000, help: 'On SIGTERM, how long in-flight requests may take to finish.' },
-  'drain-idle-grace-ms': {
-    type: 'number',
-    env: 'PROXY_DRAIN_IDLE_GRACE_MS',
-    section: 'ops',
-    default: 1000,
-    help: 'On SIGTERM, how long an idle keep-alive connection stays open for one more request (answered with Connection: close); 0 closes idle connections at once.',
-  },
+  ...DRAIN_FLAGS,
   ...UPSTREAM_POOL_FLAGS,
   'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', section: 'ingress', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
   'xff-trusted-hops': {
@@ -142,7 +120,7 @@ export const PROXY_FLAGS = {
   'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
   ...UPSTREAM_TLS_FLAGS,
   ...EXT_PROC_TLS_FLAGS,
-  'cert-expiry-warning-hours': certExpiryWarningFlag('PROXY_CERT_EXPIRY_WARNING_HOURS', 'the proxy loads (serving, upstream, ext_proc)', 'ops'),
+  ...CERT_EXPIRY_FLAGS,
 } as const satisfies FlagSpecs;
 
 export type ProxyFlags = FlagValues<typeof PROXY_FLAGS>;
@@ -164,14 +142,7 @@ export type IngressSettings = IngressConfig & LifecycleConfig & {
 /** The chain: user filters, their timeout, and the re-run policy. */
 
 /** The admin listener, the access log and shutdown. */
-export interface OpsConfig extends AdminConfig {
-  readonly accessLog: AccessLogTarget;
-  /** `--drain-delay-ms`: readiness fails this long before the drain starts. */
-  readonly drainDelayMs: number;
-  readonly drainTimeoutMs: number;
-  /** `--cert-expiry-warning-hours` (0: no warning). */
-  readonly certExpiryWarningHours: number;
-}
+export type OpsConfig = AdminConfig & OpsSettings;
 
 /**
  * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
@@ -265,13 +236,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
     egressListener: buildEgressListenerConfig(flags),
     overload: buildOverloadConfig(flags),
-    ops: freeze({
-      ...buildAdminConfig(flags),
-      accessLog: freeze(accessLogTarget(flags['access-log'])),
-      drainDelayMs: flags['drain-delay-ms'],
-      drainTimeoutMs: flags['drain-timeout-ms'],
-      certExpiryWarningHours: flags['cert-expiry-warning-hours'],
-    }),
+    ops: freeze({ ...buildAdminConfig(flags), ...buildOpsSettings(flags) }),
     tracing,
   });
 }
