@@ -20,6 +20,8 @@ import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTR
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
+import { buildTunnelsConfig, buildUpgradeTokens, TUNNEL_FLAGS, type TunnelsConfig } from './tunnels/config.js';
+import { isLowerCaseToken } from './http/token.js';
 import { buildOpsSettings, CERT_EXPIRY_FLAGS, DRAIN_FLAGS, OPS_FLAGS, type OpsSettings } from './ops/config.js';
 import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
@@ -100,20 +102,7 @@ export const PROXY_FLAGS = {
     help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
   },
   'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', section: 'ingress', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
-  'tunnel-idle-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_TUNNEL_IDLE_TIMEOUT_MS',
-    section: 'tunnels',
-    key: 'idleTimeoutMs',
-    default: 300000,
-    help: 'An upgraded connection (WebSocket) that carries no byte either way for this long is closed; 0 disables.',
-  },
-  'upgrade-allow': {
-    type: 'list',
-    env: 'PROXY_UPGRADE_ALLOW',
-    section: 'tunnels',
-    help: 'Upgrade tokens forwarded besides "websocket" (h2c is never forwarded: that request is served as HTTP/1.1).',
-  },
+  ...TUNNEL_FLAGS,
   ...CONNECT_LISTENER_FLAGS,
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
   ...EGRESS_LISTENER_FLAGS,
@@ -167,7 +156,7 @@ export interface ProxyConfig {
   /** `/ready`'s gRPC health check of the resolver. */
   readonly healthCheck: HealthCheckConfig;
   readonly upstream: UpstreamConfig;
-  readonly tunnels: { readonly idleTimeoutMs: number };
+  readonly tunnels: TunnelsConfig;
   /** The egress listener (`--egress-listen` and its flags); undefined when off. */
   readonly egressListener: EgressListenerConfig | undefined;
   /** The replay budget, the connection limit and the overload manager's thresholds. */
@@ -180,8 +169,6 @@ export interface ProxyConfig {
 /** The service name the proxy's spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
 export const PROXY_SERVICE_NAME = 'actor-edge-proxy';
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
-
 /**
  * The config file the flags were read over: its path, and its `chain.filters` (used when no `--filter` was given).
  */
@@ -193,7 +180,7 @@ export interface ProxyConfigFile {
 /** `file`: the config file read for these flags; `tracing`: read from the environment by `readProxyConfig` (off by default). */
 export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: TracingConfig = TRACING_OFF): ProxyConfig {
   const extra = flags['strip-headers'].map((h) => h.toLowerCase());
-  for (const h of extra) if (!TOKEN.test(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
+  for (const h of extra) if (!isLowerCaseToken(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
   const requestTimeoutMs = flags['request-timeout-ms'];
   if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
     throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
@@ -221,7 +208,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
       stripHeaders: freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
       xffTrustedHops: flags['xff-trusted-hops'],
       maxReplayBodyBytes: flags['max-replay-body-bytes'],
-      upgradeTokens: upgradeTokens(flags['upgrade-allow']),
+      upgradeTokens: buildUpgradeTokens(flags),
       misdirected421: flags['misdirected-421'] === 'on',
       requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
       actorSuffix,
@@ -233,23 +220,12 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
     healthCheck: buildHealthCheckConfig(flags),
     upstream: buildUpstreamConfig(flags),
-    tunnels: freeze({ idleTimeoutMs: flags['tunnel-idle-timeout-ms'] }),
+    tunnels: buildTunnelsConfig(flags),
     egressListener: buildEgressListenerConfig(flags),
     overload: buildOverloadConfig(flags),
     ops: freeze({ ...buildAdminConfig(flags), ...buildOpsSettings(flags) }),
     tracing,
   });
-}
-
-function upgradeTokens(allow: readonly string[]): ReadonlySet<string> {
-  const tokens = new Set(['websocket']);
-  for (const raw of allow) {
-    const t = raw.trim().toLowerCase();
-    if (!TOKEN.test(t)) throw new UsageError(`--upgrade-allow: "${raw}" is not an upgrade token`);
-    if (t === 'h2c') throw new UsageError('--upgrade-allow: h2c cannot be forwarded');
-    tokens.add(t);
-  }
-  return tokens;
 }
 
 const SUMMARY =
