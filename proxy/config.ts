@@ -4,7 +4,6 @@
  */
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { parseHostPort } from '../lib/address.js';
-import { DEFAULT_ACTOR_SUFFIX, normaliseSuffix } from '../lib/actor-ref.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
 import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
@@ -14,14 +13,12 @@ import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } fr
 import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
 import { ADMIN_FLAGS, buildAdminConfig, buildHealthCheckConfig, HEALTH_CHECK_FLAGS, type AdminConfig, type HealthCheckConfig } from './admin/config.js';
-import type { IngressConfig } from './edge/ingress.js';
-import type { LifecycleConfig } from './edge/lifecycle.js';
 import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
 import path from 'node:path';
 import { configFlag } from '../lib/config-file.js';
 import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
-import { buildTunnelsConfig, buildUpgradeTokens, TUNNEL_FLAGS, type TunnelsConfig } from './tunnels/config.js';
-import { isLowerCaseToken } from './http/token.js';
+import { ACTOR_SUFFIX_FLAGS, buildIngressSettings, CONNECTION_FLAGS, INGRESS_FLAGS, REPLAY_BODY_FLAGS, type IngressSettings } from './edge/config.js';
+import { buildTunnelsConfig, TUNNEL_FLAGS, type TunnelsConfig } from './tunnels/config.js';
 import { buildOpsSettings, CERT_EXPIRY_FLAGS, DRAIN_FLAGS, OPS_FLAGS, type OpsSettings } from './ops/config.js';
 import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
@@ -35,23 +32,7 @@ export const PROXY_FLAGS = {
     help: 'A config file (.yaml, .yml or .json) with these settings in sections and the filter list (schema/proxy.schema.json); flags and environment variables override it.',
   },
   ...LISTENER_FLAGS,
-  'misdirected-421': {
-    type: 'choice',
-    env: 'PROXY_MISDIRECTED_421',
-    section: 'ingress',
-    choices: ['on', 'off'],
-    default: 'off',
-    help: 'On the HTTPS listener, answer 421 Misdirected Request to a request whose authority is not the TLS SNI its connection was opened with (for load balancers that hash connections by SNI; the client retries on a connection of its own).',
-  },
-  'h2-max-concurrent-streams': {
-    type: 'number',
-    env: 'PROXY_H2_MAX_CONCURRENT_STREAMS',
-    section: 'ingress',
-    default: 100,
-    min: 1,
-    max: 10000,
-    help: 'Streams one HTTP/2 client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); a client that opens more loses its connection (GOAWAY).',
-  },
+  ...CONNECTION_FLAGS,
   ...ADMIN_FLAGS,
   ...EXT_PROC_ADDRESS_FLAGS,
   ...HEALTH_CHECK_FLAGS,
@@ -60,13 +41,7 @@ export const PROXY_FLAGS = {
   ...EGRESS_CACHE_FLAGS,
   ...RERUN_FLAGS,
   ...EXT_PROC_LIMIT_FLAGS,
-  'max-replay-body-bytes': {
-    type: 'number',
-    env: 'PROXY_MAX_REPLAY_BODY_BYTES',
-    section: 'chain',
-    default: 1048576,
-    help: 'Request bodies up to this size are retained so a re-run can replay them; larger bodies stream through and cannot be replayed.',
-  },
+  ...REPLAY_BODY_FLAGS,
   ...OVERLOAD_FLAGS,
   ...FILTER_FLAGS,
   ...OPS_FLAGS,
@@ -75,38 +50,12 @@ export const PROXY_FLAGS = {
   ...BENCHMARK_RESOLVER_FLAGS,
   ...DRAIN_FLAGS,
   ...UPSTREAM_POOL_FLAGS,
-  'strip-headers': { type: 'list', env: 'PROXY_STRIP_HEADERS', section: 'ingress', help: 'Extra request headers to remove at the ingress (comma-separated in the environment).' },
-  'xff-trusted-hops': {
-    type: 'number',
-    env: 'PROXY_XFF_TRUSTED_HOPS',
-    section: 'ingress',
-    default: 0,
-    min: 0,
-    max: 64,
-    help: 'Trusted proxies in front of this one (Envoy xff_num_trusted_hops): above 0 a client\'s X-Forwarded-Proto, Forwarded, X-Forwarded-Host and X-Real-IP are forwarded; at 0 they are replaced or removed.',
-  },
-  'request-id-trusted': {
-    type: 'choice',
-    env: 'PROXY_REQUEST_ID_TRUSTED',
-    section: 'ingress',
-    choices: ['auto', 'on', 'off'],
-    default: 'auto',
-    help: 'Keep a client\'s X-Request-Id (on), or replace it with one of the proxy\'s own (off); auto: keep it only when --xff-trusted-hops is above 0 (the peer is a trusted proxy). Every response carries the request\'s id.',
-  },
-  'headers-timeout-ms': { type: 'number', env: 'PROXY_HEADERS_TIMEOUT_MS', section: 'ingress', default: 60000, min: 1, help: 'Request headers must arrive within this time (408 otherwise).' },
-  'request-timeout-ms': {
-    type: 'number',
-    env: 'PROXY_REQUEST_TIMEOUT_MS',
-    section: 'ingress',
-    default: 300000,
-    help: 'The whole request (headers and body) must arrive within this time (408 otherwise); 0 disables.',
-  },
-  'keep-alive-timeout-ms': { type: 'number', env: 'PROXY_KEEP_ALIVE_TIMEOUT_MS', section: 'ingress', default: 5000, min: 1, help: 'Idle time before a client keep-alive connection is closed.' },
+  ...INGRESS_FLAGS,
   ...TUNNEL_FLAGS,
   ...CONNECT_LISTENER_FLAGS,
   // The egress listener: actors' outbound CONNECTs (proxy/egress/).
   ...EGRESS_LISTENER_FLAGS,
-  'actor-suffix': { type: 'string', env: 'PROXY_ACTOR_SUFFIX', envAliases: ['ACTOR_SUFFIX'], section: 'ingress', default: DEFAULT_ACTOR_SUFFIX, help: 'DNS suffix under which hosts name actors.' },
+  ...ACTOR_SUFFIX_FLAGS,
   ...UPSTREAM_TLS_FLAGS,
   ...EXT_PROC_TLS_FLAGS,
   ...CERT_EXPIRY_FLAGS,
@@ -122,11 +71,7 @@ export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
 export type { ListenersConfig, TlsListenConfig };
 
-/** How the ingress reads and forwards client requests (the protocol engines and the request lifecycle). */
-export type IngressSettings = IngressConfig & LifecycleConfig & {
-  /** Normalised (no dots at the ends, lower case). */
-  readonly actorSuffix: string;
-};
+export type { IngressSettings };
 
 /** The chain: user filters, their timeout, and the re-run policy. */
 
@@ -179,40 +124,18 @@ export interface ProxyConfigFile {
 
 /** `file`: the config file read for these flags; `tracing`: read from the environment by `readProxyConfig` (off by default). */
 export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: TracingConfig = TRACING_OFF): ProxyConfig {
-  const extra = flags['strip-headers'].map((h) => h.toLowerCase());
-  for (const h of extra) if (!isLowerCaseToken(h)) throw new UsageError(`--strip-headers: "${h}" is not a header name`);
-  const requestTimeoutMs = flags['request-timeout-ms'];
-  if (requestTimeoutMs !== 0 && requestTimeoutMs < flags['headers-timeout-ms']) {
-    throw new UsageError('--request-timeout-ms must be 0 or at least --headers-timeout-ms');
-  }
-  if (flags['misdirected-421'] === 'on' && flags['tls-listen'] === undefined) {
-    throw new UsageError('--misdirected-421 needs --tls-listen (it compares a request with the TLS SNI of its connection)');
-  }
+  const ingress = buildIngressSettings(flags);
   if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
     // A connect that times out re-runs: it must time out while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
   }
-  const actorSuffix = normaliseSuffix(flags['actor-suffix']);
   const freeze = Object.freeze;
   return freeze({
     configFile: file?.path,
     workers: flags.workers,
-    actorSuffix,
+    actorSuffix: ingress.actorSuffix,
     listeners: buildListenersConfig(flags),
-    ingress: freeze({
-      h2MaxConcurrentStreams: flags['h2-max-concurrent-streams'],
-      headersTimeoutMs: flags['headers-timeout-ms'],
-      requestTimeoutMs,
-      keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
-      drainIdleGraceMs: flags['drain-idle-grace-ms'],
-      stripHeaders: freeze([...new Set([...INTERNAL_HEADERS, ...extra])]),
-      xffTrustedHops: flags['xff-trusted-hops'],
-      maxReplayBodyBytes: flags['max-replay-body-bytes'],
-      upgradeTokens: buildUpgradeTokens(flags),
-      misdirected421: flags['misdirected-421'] === 'on',
-      requestIdTrusted: flags['request-id-trusted'] === 'auto' ? flags['xff-trusted-hops'] > 0 : flags['request-id-trusted'] === 'on',
-      actorSuffix,
-    }),
+    ingress,
     chain: buildChainSettings(flags, file?.filters),
     cache: buildCacheConfig(flags),
     egressCache: buildEgressCacheConfig(flags),
