@@ -3,7 +3,6 @@
  * Flag names and environment variables are a contract shared with compose, `npm start` and the benchmark.
  */
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
-import { parseHostPort } from '../lib/address.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
 import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
@@ -11,7 +10,7 @@ import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
 import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
-import { BENCHMARK_RESOLVER_FLAGS, type ResolverConfig } from './stages/apiserver/config.js';
+import { BENCHMARK_RESOLVER_FLAGS, buildResolverConfig, type ResolverConfig } from './stages/apiserver/config.js';
 import { ADMIN_FLAGS, buildAdminConfig, buildHealthCheckConfig, HEALTH_CHECK_FLAGS, type AdminConfig, type HealthCheckConfig } from './admin/config.js';
 import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
 import path from 'node:path';
@@ -140,7 +139,7 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
     cache: buildCacheConfig(flags),
     egressCache: buildEgressCacheConfig(flags),
     extProc: buildExtProcStageConfig(flags),
-    resolver: freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] }),
+    resolver: buildResolverConfig(flags),
     healthCheck: buildHealthCheckConfig(flags),
     upstream: buildUpstreamConfig(flags),
     tunnels: buildTunnelsConfig(flags),

@@ -2,8 +2,8 @@
  * The resolver slice of the proxy's config, and the flags that set it: benchmark-only (the comparison arm in which
  * the proxy calls ResumeActor itself), kept out of the production flags in a section of their own.
  */
-import type { FlagSpecs } from '../../../lib/flags.js';
-import type { HostPort } from '../../../lib/address.js';
+import type { FlagSpecs, FlagValues } from '../../../lib/flags.js';
+import { parseHostPort, type HostPort } from '../../../lib/address.js';
 
 export const BENCHMARK_RESOLVER_FLAGS = {
   resolver: {
@@ -34,4 +34,9 @@ export interface ResolverConfig {
   readonly apiserver: HostPort;
   /** The port every worker listens on (`apiserver` only: it builds the worker address). */
   readonly workerPort: number;
+}
+
+/** The resolver slice from its flag values. */
+export function buildResolverConfig(flags: FlagValues<typeof BENCHMARK_RESOLVER_FLAGS>): ResolverConfig {
+  return Object.freeze({ kind: flags.resolver, apiserver: parseHostPort(flags.apiserver, '--apiserver'), workerPort: flags['worker-port'] });
 }
