@@ -1,30 +1,38 @@
 /**
  * The proxy's flags and its frozen configuration: the only place in the proxy that reads the environment.
  * Flag names and environment variables are a contract shared with compose, `npm start` and the benchmark.
+ *
+ * Each slice declares its flags and builds its part of the configuration beside its component (`edge/`, `chain/`,
+ * `stages/`, `upstream/`, `tunnels/`, `egress/`, `admin/`, `ops/`); this file composes them: the flag set with the
+ * config file's sections, and one frozen ProxyConfig.
  */
+import path from 'node:path';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
+import { configFlag } from '../lib/config-file.js';
+import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
+import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
+import { buildListenersConfig, CONNECT_LISTENER_FLAGS, LISTENER_FLAGS, type ListenersConfig, type TlsListenConfig } from './edge/listeners-config.js';
+import { ACTOR_SUFFIX_FLAGS, buildIngressSettings, CONNECTION_FLAGS, INGRESS_FLAGS, REPLAY_BODY_FLAGS, type IngressSettings } from './edge/config.js';
 import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
-import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { filterSpec, type FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
+import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
 import { buildExtProcStageConfig, EXT_PROC_ADDRESS_FLAGS, EXT_PROC_LIMIT_FLAGS, EXT_PROC_TLS_FLAGS, type ExtProcStageConfig } from './stages/ext-proc/config.js';
 import { BENCHMARK_RESOLVER_FLAGS, buildResolverConfig, type ResolverConfig } from './stages/apiserver/config.js';
-import { ADMIN_FLAGS, buildAdminConfig, buildHealthCheckConfig, HEALTH_CHECK_FLAGS, type AdminConfig, type HealthCheckConfig } from './admin/config.js';
 import { buildUpstreamConfig, UPSTREAM_POOL_FLAGS, UPSTREAM_TIMEOUT_FLAGS, UPSTREAM_TLS_FLAGS, type UpstreamConfig } from './upstream/config.js';
-import path from 'node:path';
-import { configFlag } from '../lib/config-file.js';
-import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
-import { ACTOR_SUFFIX_FLAGS, buildIngressSettings, CONNECTION_FLAGS, INGRESS_FLAGS, REPLAY_BODY_FLAGS, type IngressSettings } from './edge/config.js';
 import { buildTunnelsConfig, TUNNEL_FLAGS, type TunnelsConfig } from './tunnels/config.js';
-import { buildOpsSettings, CERT_EXPIRY_FLAGS, DRAIN_FLAGS, OPS_FLAGS, type OpsSettings } from './ops/config.js';
-import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
 import { buildEgressListenerConfig, EGRESS_LISTENER_FLAGS, type EgressListenerConfig } from './egress/config.js';
-import { buildListenersConfig, CONNECT_LISTENER_FLAGS, LISTENER_FLAGS, type ListenersConfig, type TlsListenConfig } from './edge/listeners-config.js';
+import { buildOverloadConfig, OVERLOAD_FLAGS, type OverloadConfig } from './ops/overload/config.js';
+import { ADMIN_FLAGS, buildAdminConfig, buildHealthCheckConfig, HEALTH_CHECK_FLAGS, type AdminConfig, type HealthCheckConfig } from './admin/config.js';
+import { buildOpsSettings, CERT_EXPIRY_FLAGS, DRAIN_FLAGS, OPS_FLAGS, type OpsSettings } from './ops/config.js';
 
-import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
-
+/**
+ * Every flag of the proxy, in an order that is part of the contract: `--help`, the reference and the schema list a
+ * section's flags in it, and a run with several problems reports them in it (a slice whose flags are not together
+ * here exports them in groups).
+ */
 export const PROXY_FLAGS = {
   config: {
     ...configFlag('PROXY_CONFIG', 'proxy'),
@@ -68,21 +76,15 @@ export { INTERNAL_HEADERS };
 /** The largest request head the ingress accepts (431 above); shared with the workers through lib/http-limits.ts. */
 export { MAX_HEADER_BYTES } from '../lib/http-limits.js';
 
-export type { ListenersConfig, TlsListenConfig };
+export type { ChainSettings, IngressSettings, ListenersConfig, TlsListenConfig };
 
-export type { IngressSettings };
-
-/** The chain: user filters, their timeout, and the re-run policy. */
-
-/** The admin listener, the access log and shutdown. */
+/** The admin listener (`admin/config.ts`), the access log and shutdown (`ops/config.ts`). */
 export type OpsConfig = AdminConfig & OpsSettings;
 
 /**
  * The proxy's configuration as a tree of frozen slices; each component is handed only its own (the stages theirs,
  * the edge its listeners and ingress, the router its upstream, the admin its ops).
  */
-export type { ChainSettings };
-
 export interface ProxyConfig {
   /** `--config`: the file the flags were merged over (undefined when none). */
   readonly configFile: string | undefined;
@@ -125,7 +127,8 @@ export interface ProxyConfigFile {
 export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: TracingConfig = TRACING_OFF): ProxyConfig {
   const ingress = buildIngressSettings(flags);
   if (flags['connect-timeout-ms'] >= flags['rerun-budget-ms']) {
-    // A connect that times out re-runs: it must time out while a re-run can still start.
+    // Between two slices (the upstream's and the chain's): a connect that times out re-runs, so it must time out
+    // while a re-run can still start.
     throw new UsageError('--connect-timeout-ms must be below --rerun-budget-ms (a connect timeout re-runs the request within the budget)');
   }
   const freeze = Object.freeze;
