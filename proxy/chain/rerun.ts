@@ -32,7 +32,7 @@ export interface RerunPolicy {
   readonly backoffMaxMs: number;
 }
 
-/** The flags' defaults (proxy/config.ts reads them from here). */
+/** The flags' defaults (`chain/config.ts` declares the flags with them). */
 export const DEFAULT_RERUN_POLICY: RerunPolicy = Object.freeze({ maxReruns: 2, budgetMs: 3000, backoffMinMs: 10, backoffMaxMs: 50 });
 
 export interface RerunInput {
