@@ -6,16 +6,15 @@
  * `stages/`, `upstream/`, `tunnels/`, `egress/`, `admin/`, `ops/`); this file composes them: the flag set with the
  * config file's sections, and one frozen ProxyConfig.
  */
-import path from 'node:path';
 import { defineFlagSet, LOG_LEVEL_VARIABLE, UsageError, type FlagSpecs, type FlagValues } from '../lib/flags.js';
 import { INTERNAL_HEADERS } from '../lib/wire-contract.js';
 import { configFlag } from '../lib/config-file.js';
-import { readComponentConfig, type BuildContext, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
+import { readComponentConfig, type ComponentConfigRead, type ReadOptions } from '../lib/component-config.js';
 import { OTEL_VARIABLES, readTracingConfig, TRACING_OFF, type TracingConfig } from '../lib/tracing/config.js';
 import { buildListenersConfig, CONNECT_LISTENER_FLAGS, LISTENER_FLAGS, type ListenersConfig, type TlsListenConfig } from './edge/listeners-config.js';
 import { ACTOR_SUFFIX_FLAGS, buildIngressSettings, CONNECTION_FLAGS, INGRESS_FLAGS, REPLAY_BODY_FLAGS, type IngressSettings } from './edge/config.js';
-import { buildChainSettings, FILTER_FLAGS, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
-import { filterSpec, type FilterSpec } from './chain/load-filters.js';
+import { buildChainSettings, CHAIN_FILE_FIELDS, FILTER_FLAGS, filtersInFile, RERUN_FLAGS, type ChainSettings } from './chain/config.js';
+import type { FilterSpec } from './chain/load-filters.js';
 import { ACTOR_CACHE_FLAGS, buildCacheConfig, type CacheConfig } from './stages/actor-cache/config.js';
 import { buildEgressCacheConfig, EGRESS_CACHE_FLAGS, type EgressCacheConfig } from './egress/egress-cache-config.js';
 import { EXT_PROC_FLAGS } from './stages/ext-proc/settings.js';
@@ -156,15 +155,6 @@ export function buildConfig(flags: ProxyFlags, file?: ProxyConfigFile, tracing: 
 const SUMMARY =
   'The ingress proxy: user filters, then actor-cache (cache-first actor bindings), then ext_proc (one stream per miss), then the router.';
 
-/** One entry of `chain.filters`: a module path, or `{ module, options }` (paths relative to the config file). */
-const FILTER_ITEM = {
-  type: ['string', 'object'],
-  minLength: 1,
-  properties: { module: { type: 'string', minLength: 1 }, options: { type: 'object' } },
-  required: ['module'],
-  additionalProperties: false,
-};
-
 /** The proxy's flags with the config file's sections (each slice of ProxyConfig is built from one section). */
 export const PROXY_FLAG_SET = defineFlagSet({
   command: 'proxy',
@@ -185,24 +175,9 @@ export const PROXY_FLAG_SET = defineFlagSet({
     benchmark: 'Not for production: the benchmark\'s comparison arm, in which the proxy calls ResumeActor itself instead of ext_proc (proxy/stages/apiserver/).',
   },
   flags: PROXY_FLAGS,
-  fileFields: {
-    'chain.filters': {
-      help: 'User filters in chain order: a module path or { module, options } (relative to the config file); --filter replaces the list.',
-      schema: { type: 'array', items: FILTER_ITEM },
-      flag: 'filter',
-      flat: 'filters',
-    },
-  },
+  fileFields: CHAIN_FILE_FIELDS,
   variables: { ...LOG_LEVEL_VARIABLE, ...OTEL_VARIABLES },
 });
-
-function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
-  const list = context.fields['chain.filters'] as readonly (string | { module: string; options?: Record<string, unknown> })[] | undefined;
-  if (list === undefined || context.file === undefined) return undefined;
-  const dir = path.dirname(path.resolve(context.file));
-  const resolve = (module: string): string => (module.startsWith('file:') ? module : path.resolve(dir, module));
-  return Object.freeze(list.map((item) => (typeof item === 'string' ? filterSpec(resolve(item)) : filterSpec(resolve(item.module), item.options ?? {}))));
-}
 
 /**
  * Reads the proxy's flags (argv over the environment over the `--config` file, nested or flat, over the defaults)
@@ -211,7 +186,7 @@ function filtersOf(context: BuildContext): readonly FilterSpec[] | undefined {
  */
 export function readProxyConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, opts: ReadOptions = {}): ComponentConfigRead<ProxyConfig> {
   const tracing = readTracingConfig(env, PROXY_SERVICE_NAME);
-  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersOf(context) }, tracing), argv, env, opts);
+  return readComponentConfig(PROXY_FLAG_SET, (values, context) => buildConfig(values, context.file === undefined ? undefined : { path: context.file, filters: filtersInFile(context.fields, context.file) }, tracing), argv, env, opts);
 }
 
 /** `readProxyConfig` for a caller that never passes `--help` (a reload, a test): the frozen config. */

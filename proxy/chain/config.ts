@@ -1,9 +1,10 @@
 /**
  * The chain's slice of the proxy's config (the `chain` section): the user filters and their time limit, the
  * filters' worker pool (`offload/config.ts`) and the re-run policy (`rerun.ts`), with their flags, composed into
- * the proxy's flags by `proxy/config.ts`.
+ * the proxy's flags by `proxy/config.ts`, and the config file's filter list (`chain.filters`).
  */
-import { UsageError, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
+import path from 'node:path';
+import { UsageError, type FileField, type FlagSpecs, type FlagValues } from '../../lib/flags.js';
 import { MAX_RERUN_ATTEMPTS } from '../ops/stats.js';
 import { DEFAULT_FILTER_TIMEOUT_MS } from './filter-timeout.js';
 import { filterSpec, type FilterSpec } from './load-filters.js';
@@ -73,6 +74,37 @@ export const FILTER_FLAGS = {
   },
   ...OFFLOAD_FLAGS,
 } as const satisfies FlagSpecs;
+
+/** One entry of `chain.filters`: a module path, or `{ module, options }` (paths relative to the config file). */
+const FILTER_ITEM = {
+  type: ['string', 'object'],
+  minLength: 1,
+  properties: { module: { type: 'string', minLength: 1 }, options: { type: 'object' } },
+  required: ['module'],
+  additionalProperties: false,
+};
+
+/** The chain's config-file-only field: the filter list with each filter's options. */
+export const CHAIN_FILE_FIELDS = {
+  'chain.filters': {
+    help: 'User filters in chain order: a module path or { module, options } (relative to the config file); --filter replaces the list.',
+    schema: { type: 'array', items: FILTER_ITEM },
+    flag: 'filter',
+    flat: 'filters',
+  },
+} as const satisfies Readonly<Record<string, FileField>>;
+
+/**
+ * The config file's `chain.filters` (from `fields`, the file fields read from `file`), module paths resolved
+ * against the file's folder; undefined without a file or without the field.
+ */
+export function filtersInFile(fields: Readonly<Record<string, unknown>>, file: string | undefined): readonly FilterSpec[] | undefined {
+  const list = fields['chain.filters'] as readonly (string | { module: string; options?: Record<string, unknown> })[] | undefined;
+  if (list === undefined || file === undefined) return undefined;
+  const dir = path.dirname(path.resolve(file));
+  const resolve = (module: string): string => (module.startsWith('file:') ? module : path.resolve(dir, module));
+  return Object.freeze(list.map((item) => (typeof item === 'string' ? filterSpec(resolve(item)) : filterSpec(resolve(item.module), item.options ?? {}))));
+}
 
 /**
  * The chain's slice from its flag values: `--filter` when given, else the config file's filters (`fileFilters`);
