@@ -6,6 +6,10 @@
  *   (through the decider, so it shares a CONNECT's miss for the key in flight, and with the cache its allow renews
  *   the entry every process reads);
  * - an allow (its re-validation's, or any fresher one: a CONNECT's miss, another process's) renews the lease;
+ * - a tunnel decided on its traffic (hostname rules) holds its key's grant like any other, with the hostname it was
+ *   allowed for: a fresher verdict that is hostname rules again checks that hostname against them. A tunnel whose
+ *   hostname they still match is kept (and the lease renewed); one they no longer match, or one allowed outright
+ *   (never read for a hostname), is closed (`revoked-denied`), and when none is kept the grant ends;
  * - a denial, the actor found not running or unknown, a revoke, or the certificate's NotAfter ends it: every tunnel
  *   it holds is closed with that reason (`revocation.ts`), and a CONNECT allowed by it but not yet open is refused;
  * - a re-validation that fails (the control plane or ext_proc unavailable) keeps the tunnels open while the lease
@@ -19,6 +23,8 @@ import type { EgressDecider } from './egress-decider.js';
 import type { EgressCloseReason, RevalidationCount } from './egress-stats.js';
 import type { GrantListener } from './grant-signals.js';
 import { nextGrantStep } from './grant-schedule.js';
+import { observedName } from '../../lib/egress/hostname-pattern.js';
+import { decideHostname, type HostnameCandidate } from '../../lib/egress/policy.js';
 import { revocationOf, type EgressRevocation } from './revocation.js';
 import { keyId, matchesFilter, type EgressKey, type EgressVerdict, type Lease, type Resolution, type VerdictFilter } from './verdict-cache.js';
 
@@ -34,7 +40,12 @@ export type GrantEnd = EgressRevocation | 'internal';
 export interface GrantHold {
   /** The lease that allowed this CONNECT (the entry and generation that granted its tunnel). */
   readonly lease: Lease;
-  /** Set once the grant has ended: a CONNECT not yet open is refused rather than opened. */
+  /** The hostname its tunnel was allowed for (decided on its traffic), as the actor sent it; undefined: allowed outright. */
+  readonly hostname: string | undefined;
+  /**
+   * Set once the grant has ended, or this CONNECT's part in it (its hostname no longer allowed): a CONNECT not yet
+   * open is refused rather than opened.
+   */
   readonly ended: GrantEnd | undefined;
   /** The tunnel opened: closed with the grant from now on (at once when it has ended already). */
   attach(tunnel: GrantedTunnel): void;
@@ -70,20 +81,29 @@ const MAX_TIMER_MS = 2_147_483_647;
 class Hold implements GrantHold {
   tunnel: GrantedTunnel | undefined;
   released = false;
+  /** This CONNECT's part ended while its grant goes on (its hostname no longer allowed). */
+  revoked: GrantEnd | undefined;
 
   constructor(
     private readonly grant: Grant,
     readonly lease: Lease,
+    readonly hostname: string | undefined,
     private readonly onRelease: (grant: Grant, hold: Hold) => void,
   ) {}
 
   get ended(): GrantEnd | undefined {
-    return this.grant.ended;
+    return this.grant.ended ?? this.revoked;
+  }
+
+  /** Whether `rules` (a fresher verdict decided on the traffic) still allow this CONNECT: only by its hostname. */
+  allowedBy(rules: readonly HostnameCandidate[]): boolean {
+    return this.hostname !== undefined && decideHostname(rules, observedName(this.hostname)) !== undefined;
   }
 
   attach(tunnel: GrantedTunnel): void {
     if (this.released) return;
-    if (this.grant.ended !== undefined) return tunnel.close(this.grant.ended);
+    const ended = this.ended;
+    if (ended !== undefined) return tunnel.close(ended);
     this.tunnel = tunnel;
   }
 
@@ -129,9 +149,10 @@ export class EgressGrants implements GrantListener {
 
   /**
    * A CONNECT allowed under `lease` takes part in its key's grant (made now when there is none; a fresher lease
-   * renews it). `question`: what a re-validation asks.
+   * renews it). `question`: what a re-validation asks; `hostname`: the name its traffic was allowed for (hostname
+   * rules), as the actor sent it, or undefined for a CONNECT allowed outright.
    */
-  hold(key: EgressKey, certNotAfterMs: number, question: GrantQuestion, lease: Lease): GrantHold {
+  hold(key: EgressKey, certNotAfterMs: number, question: GrantQuestion, lease: Lease, hostname?: string): GrantHold {
     const id = keyId(key);
     let grant = this.#grants.get(id);
     if (grant === undefined) {
@@ -142,7 +163,7 @@ export class EgressGrants implements GrantListener {
     } else {
       this.#renew(grant, lease);
     }
-    const hold = new Hold(grant, lease, (g, h) => this.#released(g, h));
+    const hold = new Hold(grant, lease, hostname, (g, h) => this.#released(g, h));
     grant.holds.add(hold);
     return hold;
   }
@@ -154,6 +175,10 @@ export class EgressGrants implements GrantListener {
     if (grant === undefined) return;
     if (verdict.kind === 'allow') {
       if (lease !== undefined) this.#renew(grant, lease);
+      return;
+    }
+    if (verdict.kind === 'hostnames') {
+      this.#recheck(grant, verdict.rules, lease);
       return;
     }
     const reason = revocationOf(verdict);
@@ -256,7 +281,11 @@ export class EgressGrants implements GrantListener {
 
   #revalidated(grant: Grant, leaseAsked: Lease, verdict: EgressVerdict | undefined, lease: Lease | undefined): void {
     const reason = verdict === undefined ? undefined : revocationOf(verdict);
-    if (verdict?.kind === 'allow') {
+    if (verdict?.kind === 'hostnames') {
+      // The signals may have checked it already (the same verdict, learned): then this finds what they left.
+      const kept = this.#live(grant) && this.#recheck(grant, verdict.rules, lease);
+      this.#counts.inc(kept ? 'renewed' : 'revoked');
+    } else if (verdict?.kind === 'allow') {
       this.#counts.inc('renewed');
       if (lease !== undefined && this.#live(grant)) this.#renew(grant, lease);
     } else if (reason !== undefined) {
@@ -268,6 +297,30 @@ export class EgressGrants implements GrantListener {
       if (grant.lease === leaseAsked) grant.failures += 1;
     }
     if (this.#live(grant)) this.#schedule(grant);
+  }
+
+  /**
+   * A fresher verdict decided on the traffic: each CONNECT of the grant is checked against its `rules` (only one
+   * allowed for a hostname they match is kept); the others are closed (`revoked-denied`). None kept: the grant ends.
+   * Some kept: the grant goes on, renewed by `lease`. Returns whether the grant goes on.
+   */
+  #recheck(grant: Grant, rules: readonly HostnameCandidate[], lease: Lease | undefined): boolean {
+    const refused = [...grant.holds].filter((hold) => !hold.allowedBy(rules));
+    if (refused.length === grant.holds.size) {
+      this.#end(grant, 'revoked-denied');
+      return false;
+    }
+    for (const hold of refused) {
+      hold.revoked = 'revoked-denied';
+      grant.holds.delete(hold);
+      hold.tunnel?.close('revoked-denied');
+    }
+    if (refused.length > 0) {
+      const actor = `${grant.key.actor.atespace}/${grant.key.actor.name}`;
+      this.#deps.log?.debug({ destination: grant.key.destination, actor, reason: 'revoked-denied', tunnels: refused.filter((h) => h.tunnel !== undefined).length }, 'egress tunnels no longer allowed for their hostname');
+    }
+    if (lease !== undefined) this.#renew(grant, lease);
+    return true;
   }
 
   /** Ends the grant: its tunnels closed with `reason`, its CONNECTs not yet open refused. Returns the tunnels closed. */
