@@ -4,7 +4,8 @@
  * only hostname rules may allow is decided on the `Host` of the actor's first request; its tunnel then joins its
  * key's grant with that hostname, and each re-validation checks the hostname again against the fresh verdict: a rule
  * that no longer matches closes the tunnel (`revoked-denied`), one that still matches (or a plain allow) keeps it.
- * Suspending the actor and an operator's revoke close such tunnels as they close the others.
+ * Suspending the actor and an operator's revoke close such tunnels as they close the others, and a revoke reaches a
+ * CONNECT whose first bytes are still being read: it opens nothing.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -141,5 +142,23 @@ test('an actor suspended, and an operator revoke: tunnels allowed by a hostname 
   } finally {
     suspended.socket.destroy();
     revoked.socket.destroy();
+  }
+});
+
+test('a revoke while a CONNECT decided on its traffic is still being read: its name, sent afterwards, opens nothing', async () => {
+  await stack.setPolicy('actor-003', hostnamePolicy('api.example.test'));
+  const creds = await stack.certificate('actor-003');
+  const answer = await h1Connect(egress.target, creds, echo.address);
+  try {
+    assert.equal(answer.status, 200, answer.body);
+    const dialled = echo.accepted.length;
+    assert.equal((await call(egress.handle.admin, 'POST', '/egress/revoke?actor=demo/actor-003')).status, 200);
+    answer.socket.write('GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n');
+    assert.equal(await readBytes(answer.socket, 1), '', 'closed without a byte from the destination');
+    assert.equal(echo.accepted.length, dialled, 'nothing dialled');
+    const line = egress.handle.logs().filter((l) => l.msg === 'egress' && l.actor === 'demo/actor-003').at(-1);
+    assert.deepEqual([line?.outcome, line?.hostname, line?.detail], ['denied', 'api.example.test', 'grant ended before the tunnel opened: revoked-admin']);
+  } finally {
+    answer.socket.destroy();
   }
 });

@@ -17,11 +17,12 @@
  * 8. to be decided on the traffic (only hostname rules may allow the destination): 200 at once, then the actor's
  *    first bytes are read (`hostname-gate.ts`: within `--egress-sni-timeout-ms` and `--egress-sni-max-bytes`) for
  *    the SNI of its ClientHello or the Host of its request. A name a rule matches: the destination is dialled (only
- *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other: it joins its key's grant
- *    with the lease of the verdict that read it and the hostname it was allowed for, which every fresher verdict
- *    checks again (`grants.ts`). Otherwise the actor's side is closed (HTTP/1.1: its connection destroyed; HTTP/2:
+ *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other. It holds its key's grant
+ *    from the 200 on (with the lease of its verdict and the rules it is read against, then the hostname they
+ *    allowed, which every fresher verdict checks again: `grants.ts`). Otherwise the actor's side is closed (HTTP/1.1: its connection destroyed; HTTP/2:
  *    RST_STREAM CONNECT_ERROR), counted by reason (`hostname_refused`); a destination that cannot be dialled then is
- *    closed the same way (`unreachable`), and one whose grant ended during the dial as the end says.
+ *    closed the same way (`unreachable`), and one whose grant ended (or whose name fresher rules no longer allow)
+ *    during the read or the dial as the end says.
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
  * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
  * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is
@@ -232,6 +233,8 @@ export class EgressConnectHandler {
 
   /** Step 8: 200, the first bytes, then the tunnel or the actor's side closed. */
   async #decideOnTraffic(rec: ConnectRecord, destination: { readonly ip: string; readonly port: number }, rules: readonly HostnameCandidate[], terms: GrantTerms): Promise<void> {
+    // It joins its key's grant now: a revoke, a denial or fresher rules reach it while its first bytes are read too.
+    rec.hold = this.deps.grants.hold(terms.key, terms.certNotAfterMs, terms.question, terms.lease, rules);
     const side = rec.request.accept();
     if (side === undefined) return this.#cancelled(rec);
     const hostnames = this.deps.stats.tallies.hostnames;
@@ -243,8 +246,10 @@ export class EgressConnectHandler {
       rec.detail = read.detail === undefined ? read.reason : `${read.reason}: ${read.detail}`;
       return this.#closeAccepted(rec, side, 'hostname_refused');
     }
-    // Allowed for this name: the CONNECT joins its key's grant, which checks the name again with every fresher verdict.
-    rec.hold = this.deps.grants.hold(terms.key, terms.certNotAfterMs, terms.question, terms.lease, read.name);
+    // Allowed for this name: its grant checks it against the rules it heard meanwhile, and again at every fresher verdict.
+    const hold = rec.hold;
+    hold.allowFor(read.name);
+    if (hold.ended !== undefined) return this.#endedAfterRead(rec, side, hold.ended);
     // The actor may close while its destination is dialled: the dial is given up.
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
@@ -260,14 +265,18 @@ export class EgressConnectHandler {
       if (dialed.kind === 'connected') dialed.socket.destroy();
       return this.#closeAccepted(rec, side, 'cancelled');
     }
-    const ended = rec.hold.ended;
-    if (ended !== undefined) {
+    if (hold.ended !== undefined) {
       dialed.socket.destroy();
-      rec.detail = `grant ended before the tunnel opened: ${ended}`;
-      return this.#closeAccepted(rec, side, ended === 'internal' ? 'internal' : revokedAnswerOf(ended).outcome);
+      return this.#endedAfterRead(rec, side, hold.ended);
     }
     hostnames.allowed[read.by]++;
     this.#openTunnel(rec, side, dialed.socket, read.head);
+  }
+
+  /** Decided on its traffic, its grant (or its part in it) ended before its tunnel opened: closed, as the end says. */
+  #endedAfterRead(rec: ConnectRecord, side: AcceptedConnect, ended: GrantEnd): void {
+    rec.detail = `grant ended before the tunnel opened: ${ended}`;
+    this.#closeAccepted(rec, side, ended === 'internal' ? 'internal' : revokedAnswerOf(ended).outcome);
   }
 
   /** A CONNECT answered 200 that opens no tunnel: the actor's side is closed (RST_STREAM on HTTP/2). */

@@ -43,7 +43,8 @@ function cluster(t: TestContext) {
     /** `n` tunnels of `key` open here, granted by a verdict stored here (`hostname`: allowed for that name). */
     const open = (key: EgressKey, n: number, hostname?: string): FakeTunnel[] =>
       Array.from({ length: n }, () => {
-        const hold = grants.hold(key, clock.now() + HOUR, { destination: key.destination, certificatePem: '' }, { origin: 0, generation: 1, expiresAtMs: clock.now() + TTL }, hostname);
+        const hold = grants.hold(key, clock.now() + HOUR, { destination: key.destination, certificatePem: '' }, { origin: 0, generation: 1, expiresAtMs: clock.now() + TTL }, hostname === undefined ? undefined : [{ rule: 0, hostnames: ['*'] }]);
+        if (hostname !== undefined) hold.allowFor(hostname);
         const tunnel = new FakeTunnel();
         hold.attach(tunnel);
         return tunnel;

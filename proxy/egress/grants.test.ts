@@ -57,7 +57,8 @@ function rig(t: TestContext, answer: (q: GrantQuestion) => EgressVerdict) {
   /** `n` tunnels of `key` opened under `granted` (`hostname`: allowed for that name by hostname rules; else outright). */
   const open = (key: EgressKey, n: number, granted: Lease = lease(), notAfterMs = clock.now() + HOUR, hostname?: string): FakeTunnel[] =>
     Array.from({ length: n }, () => {
-      const hold = grants.hold(key, notAfterMs, { destination: key.destination, certificatePem: key.certDigest.slice(0, 1) }, granted, hostname);
+      const hold = grants.hold(key, notAfterMs, { destination: key.destination, certificatePem: key.certDigest.slice(0, 1) }, granted, hostname === undefined ? undefined : READ_WITH);
+      if (hostname !== undefined) hold.allowFor(hostname);
       const tunnel = new FakeTunnel();
       hold.attach(tunnel);
       return tunnel;
@@ -67,6 +68,9 @@ function rig(t: TestContext, answer: (q: GrantQuestion) => EgressVerdict) {
   t.after(() => grants.close());
   return { clock, grants, asked, advance, lease, open, openFor };
 }
+
+/** The rules a CONNECT decided on its traffic was read against (any DNS name). */
+const READ_WITH = [{ rule: 0, hostnames: ['*'] }];
 
 const reasons = (tunnels: readonly FakeTunnel[]): (EgressCloseReason | undefined)[] => [...new Set(tunnels.map((x) => x.closedWith))];
 
@@ -301,8 +305,10 @@ test('tunnels allowed for a hostname close as the others do: a denial, the actor
 test('a CONNECT allowed for a hostname but not yet open when a fresher verdict drops its name is told so; the grant goes on for the others', async (t) => {
   const { openFor, lease, grants, clock } = rig(t, () => ALLOW);
   const kept = openFor(A, 'www.example.test');
-  const dialling = grants.hold(A, clock.now() + HOUR, { destination: A.destination, certificatePem: 'a' }, lease(), 'api.example.test');
+  const dialling = grants.hold(A, clock.now() + HOUR, { destination: A.destination, certificatePem: 'a' }, lease(), READ_WITH);
+  dialling.allowFor('api.example.test');
   assert.equal(dialling.hostname, 'api.example.test');
+  assert.equal(dialling.ended, undefined);
   grants.verdict(A, hostnames(['www.example.test']), lease());
   assert.equal(dialling.ended, 'revoked-denied');
   const late = new FakeTunnel();
@@ -311,4 +317,36 @@ test('a CONNECT allowed for a hostname but not yet open when a fresher verdict d
   dialling.release();
   assert.equal(kept.closedWith, undefined);
   assert.equal(grants.size, 1, 'the grant is held by the tunnel it kept');
+});
+
+test('a CONNECT whose first bytes are being read holds its grant: a revoke ends it, fresher rules decide its name', async (t) => {
+  const { openFor, lease, grants, clock } = rig(t, () => ALLOW);
+  const question = { destination: A.destination, certificatePem: 'a' };
+  const reading = () => grants.hold(A, clock.now() + HOUR, question, lease(), [{ rule: 0, hostnames: ['api.example.test', 'www.example.test'] }]);
+
+  const revoked = reading();
+  assert.deepEqual([grants.size, grants.holdsCertificate(A.certDigest)], [1, true], 'held from its 200 on');
+  assert.equal(grants.revoke({ atespace: 'demo', name: 'a' }, 'revoked-admin'), 0, 'no tunnel open yet');
+  revoked.allowFor('api.example.test');
+  assert.equal(revoked.ended, 'revoked-admin', 'its name allowed, but the grant ended while it was read');
+  revoked.release();
+
+  const open = openFor(A, 'www.example.test');
+  const [dropped, allowed] = [reading(), reading()];
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  assert.deepEqual([dropped.ended, allowed.ended, open.closedWith], [undefined, undefined, undefined], 'still being read: kept');
+  dropped.allowFor('api.example.test');
+  allowed.allowFor('WWW.example.test');
+  assert.deepEqual([dropped.ended, allowed.ended], ['revoked-denied', undefined], 'its name judged by the fresher rules');
+  dropped.release();
+  assert.equal(grants.size, 1);
+});
+
+test('the last CONNECT of a grant refused by the fresher rules once its name is read: the grant ends', async (t) => {
+  const { lease, grants, clock } = rig(t, () => ALLOW);
+  const only = grants.hold(A, clock.now() + HOUR, { destination: A.destination, certificatePem: 'a' }, lease(), READ_WITH);
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  only.allowFor('api.example.test');
+  assert.equal(only.ended, 'revoked-denied');
+  assert.equal(grants.size, 0);
 });
