@@ -19,10 +19,10 @@
  *    the SNI of its ClientHello or the Host of its request. A name a rule matches: the destination is dialled (only
  *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other. It holds its key's grant
  *    from the 200 on (with the lease of its verdict and the rules it is read against, then the hostname they
- *    allowed, which every fresher verdict checks again: `grants.ts`). Otherwise the actor's side is closed (HTTP/1.1: its connection destroyed; HTTP/2:
- *    RST_STREAM CONNECT_ERROR), counted by reason (`hostname_refused`); a destination that cannot be dialled then is
- *    closed the same way (`unreachable`), and one whose grant ended (or whose name fresher rules no longer allow)
- *    during the read or the dial as the end says.
+ *    allowed, which every fresher verdict checks again: `grants.ts`). Otherwise the actor's side is closed
+ *    (HTTP/1.1: its connection destroyed; HTTP/2: RST_STREAM CONNECT_ERROR), counted by reason (`hostname_refused`);
+ *    a destination that cannot be dialled then is closed the same way (`unreachable`), and one whose grant ended (or
+ *    whose name fresher rules no longer allow) during the read or the dial as the end says.
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
  * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
  * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is

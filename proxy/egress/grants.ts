@@ -128,7 +128,7 @@ class Hold implements GrantHold {
   }
 
   allowFor(name: string): void {
-    if (this.rules === undefined || this.hostname !== undefined) return;
+    if (this.released || this.rules === undefined || this.hostname !== undefined) return;
     this.hostname = name;
     if (this.ended === undefined && decideHostname(this.rules, observedName(name)) === undefined) this.on.refused(this.grant, this);
   }
@@ -318,8 +318,9 @@ export class EgressGrants implements GrantListener {
   #revalidated(grant: Grant, leaseAsked: Lease, verdict: EgressVerdict | undefined, lease: Lease | undefined): void {
     const reason = verdict === undefined ? undefined : revocationOf(verdict);
     if (verdict?.kind === 'hostnames') {
-      // The signals may have checked it already (the same verdict, learned): then this finds what they left.
-      const kept = this.#live(grant) && this.#recheck(grant, verdict.rules, lease);
+      // The signals may have checked it already (the same verdict, learned): then this finds what they left. A grant
+      // forgotten meanwhile (its CONNECTs over) was not ended by the answer.
+      const kept = grant.ended === undefined && (!this.#live(grant) || this.#recheck(grant, verdict.rules, lease));
       this.#counts.inc(kept ? 'renewed' : 'revoked');
     } else if (verdict?.kind === 'allow') {
       this.#counts.inc('renewed');
