@@ -17,9 +17,12 @@
  * 8. to be decided on the traffic (only hostname rules may allow the destination): 200 at once, then the actor's
  *    first bytes are read (`hostname-gate.ts`: within `--egress-sni-timeout-ms` and `--egress-sni-max-bytes`) for
  *    the SNI of its ClientHello or the Host of its request. A name a rule matches: the destination is dialled (only
- *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other. Otherwise the actor's side is
- *    closed (HTTP/1.1: its connection destroyed; HTTP/2: RST_STREAM CONNECT_ERROR), counted by reason
- *    (`hostname_refused`); a destination that cannot be dialled then is closed the same way (`unreachable`).
+ *    now), the bytes read are forwarded untouched, and the tunnel goes on as any other. It holds its key's grant
+ *    from the 200 on (with the lease of its verdict and the rules it is read against, then the hostname they
+ *    allowed, which every fresher verdict checks again: `grants.ts`). Otherwise the actor's side is closed
+ *    (HTTP/1.1: its connection destroyed; HTTP/2: RST_STREAM CONNECT_ERROR), counted by reason (`hostname_refused`);
+ *    a destination that cannot be dialled then is closed the same way (`unreachable`), and one whose grant ended (or
+ *    whose name fresher rules no longer allow) during the read or the dial as the end says.
  * An actor that goes away while its CONNECT is decided or dialled cancels both. Everything runs inside the
  * containment boundary (`egress-connect`; the tunnel's events: `egress-tunnel`): a throw ends this CONNECT alone
  * (500 when nothing was answered yet). Each CONNECT is one access-log line (`msg: "egress"`), written when it is
@@ -40,9 +43,9 @@ import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
 import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 import type { EgressAnswer, EgressQuestion } from './extproc-egress.js';
-import type { EgressVerdict } from './verdict-cache.js';
+import type { EgressKey, EgressVerdict, Lease } from './verdict-cache.js';
 import { readHostname, type HostnameLimits } from './hostname-gate.js';
-import type { EgressGrants, GrantEnd, GrantHold } from './grants.js';
+import type { EgressGrants, GrantEnd, GrantHold, GrantQuestion } from './grants.js';
 import { revokedAnswerOf } from './revocation.js';
 import { EgressTunnel, type TunnelHooks, type TunnelLimits } from './tunnel.js';
 import type { ActorPlace, EgressTunnels } from './tunnels.js';
@@ -103,6 +106,14 @@ export function checkNow(connection: EgressConnection, nowMs: number): ActorCert
 }
 
 const isCancelled = (v: EgressVerdict): boolean => v.kind === 'deny' && v.outcome === 'cancelled';
+
+/** What an allowed CONNECT's part in its key's grant is made of (`EgressGrants.hold`). */
+interface GrantTerms {
+  readonly key: EgressKey;
+  readonly certNotAfterMs: number;
+  readonly question: GrantQuestion;
+  readonly lease: Lease;
+}
 
 function outcomeOf(name: string): EgressConnectOutcome {
   return (EGRESS_CONNECT_OUTCOMES as readonly string[]).includes(name) ? (name as EgressConnectOutcome) : 'denied';
@@ -188,9 +199,10 @@ export class EgressConnectHandler {
       request.refuse(verdict.status, verdict.body);
       return this.#finish(rec, outcomeOf(verdict.outcome), verdict.status);
     }
-    if (verdict.kind === 'hostnames') return this.#decideOnTraffic(rec, destination, verdict.rules);
+    const terms: GrantTerms = { key, certNotAfterMs: check.notAfterMs, question, lease: decided.lease ?? leaseFor(this.deps.now(), decider.ttlMs, check.notAfterMs) };
+    if (verdict.kind === 'hostnames') return this.#decideOnTraffic(rec, destination, verdict.rules, terms);
 
-    rec.hold = this.deps.grants.hold(key, check.notAfterMs, question, decided.lease ?? leaseFor(this.deps.now(), decider.ttlMs, check.notAfterMs));
+    rec.hold = this.deps.grants.hold(terms.key, terms.certNotAfterMs, terms.question, terms.lease);
     const dialed = await dial(destination, limits.connectTimeoutMs, request.gone);
     if (dialed.kind === 'cancelled') return this.#cancelled(rec);
     if (dialed.kind === 'failed') {
@@ -214,14 +226,15 @@ export class EgressConnectHandler {
     rec.tunnel = new EgressTunnel(side, socket, head, this.deps.limits, this.#hooks);
     this.#tunnelOf.set(rec.tunnel, rec);
     this.deps.tunnels.opened(rec.tunnel);
-    // Tunnels decided on their traffic hold no grant yet: their lifetime and idle limits bound them.
     rec.hold?.attach(rec.tunnel);
     this.deps.stats.tallies.tunnels.opened++;
     this.#count(rec, 'allowed');
   }
 
   /** Step 8: 200, the first bytes, then the tunnel or the actor's side closed. */
-  async #decideOnTraffic(rec: ConnectRecord, destination: { readonly ip: string; readonly port: number }, rules: readonly HostnameCandidate[]): Promise<void> {
+  async #decideOnTraffic(rec: ConnectRecord, destination: { readonly ip: string; readonly port: number }, rules: readonly HostnameCandidate[], terms: GrantTerms): Promise<void> {
+    // It joins its key's grant now: a revoke, a denial or fresher rules reach it while its first bytes are read too.
+    rec.hold = this.deps.grants.hold(terms.key, terms.certNotAfterMs, terms.question, terms.lease, rules);
     const side = rec.request.accept();
     if (side === undefined) return this.#cancelled(rec);
     const hostnames = this.deps.stats.tallies.hostnames;
@@ -233,6 +246,10 @@ export class EgressConnectHandler {
       rec.detail = read.detail === undefined ? read.reason : `${read.reason}: ${read.detail}`;
       return this.#closeAccepted(rec, side, 'hostname_refused');
     }
+    // Allowed for this name: its grant checks it against the rules it heard meanwhile, and again at every fresher verdict.
+    const hold = rec.hold;
+    hold.allowFor(read.name);
+    if (hold.ended !== undefined) return this.#endedAfterRead(rec, side, hold.ended);
     // The actor may close while its destination is dialled: the dial is given up.
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
@@ -248,8 +265,18 @@ export class EgressConnectHandler {
       if (dialed.kind === 'connected') dialed.socket.destroy();
       return this.#closeAccepted(rec, side, 'cancelled');
     }
+    if (hold.ended !== undefined) {
+      dialed.socket.destroy();
+      return this.#endedAfterRead(rec, side, hold.ended);
+    }
     hostnames.allowed[read.by]++;
     this.#openTunnel(rec, side, dialed.socket, read.head);
+  }
+
+  /** Decided on its traffic, its grant (or its part in it) ended before its tunnel opened: closed, as the end says. */
+  #endedAfterRead(rec: ConnectRecord, side: AcceptedConnect, ended: GrantEnd): void {
+    rec.detail = `grant ended before the tunnel opened: ${ended}`;
+    this.#closeAccepted(rec, side, ended === 'internal' ? 'internal' : revokedAnswerOf(ended).outcome);
   }
 
   /** A CONNECT answered 200 that opens no tunnel: the actor's side is closed (RST_STREAM on HTTP/2). */

@@ -3,9 +3,10 @@
  * once per key (concurrent misses share it) and caches what may be cached; without it, the slow path runs for every
  * CONNECT. Counts the slow paths run, the ones that failed, and the verdicts not cached by their outcome.
  *
- * An allow comes with its lease (`Lease`): the cache entry that granted it, or (cache off, or an allow that could not
- * be stored) one made for it, lasting `--egress-cache-ttl-ms` but never past the certificate's NotAfter. The tunnels
- * it opens hold that lease and are re-validated before it runs out (`revalidate`, `grants.ts`). Every verdict a slow
+ * A verdict that may open a tunnel (an allow, or one decided on the traffic by hostname rules) comes with its lease
+ * (`Lease`): the cache entry that granted it, or (cache off, or a verdict that could not be stored) one made for it,
+ * lasting `--egress-cache-ttl-ms` but never past the certificate's NotAfter. The tunnels it opens hold that lease and
+ * are re-validated before it runs out (`revalidate`, `grants.ts`). Every verdict a slow
  * path gave here is told to `news` (the grants' signals), once per slow path.
  */
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
@@ -14,12 +15,17 @@ import { LOCAL_ORIGIN, type CachedVerdict, type EgressKey, type EgressVerdict, t
 
 export type EgressCacheUse = 'hit' | 'miss' | 'joined' | 'off';
 
-/** What a decision gave: the verdict, where it came from, and (an allow) its lease. */
+/** What a decision gave: the verdict, where it came from, and (a verdict that may open a tunnel) its lease. */
 export interface Decision {
   readonly verdict: EgressVerdict;
   readonly cache: EgressCacheUse;
-  /** Present for an allow. */
+  /** Present for an allow and for a verdict decided on the traffic (`opensTunnels`). */
   readonly lease?: Lease | undefined;
+}
+
+/** Whether `verdict` may open a tunnel (an allow, or hostname rules the traffic may match): it comes with a lease. */
+export function opensTunnels(verdict: EgressVerdict): boolean {
+  return verdict.kind !== 'deny';
 }
 
 /** Who hears the verdicts the slow path gives (once per slow path, joiners not again). */
@@ -115,7 +121,7 @@ function counted(tallies: DecisionTallies, slowPath: () => Promise<Resolution>):
   };
 }
 
-/** A lease made for an allow no entry holds: `ttlMs` from now, never past the certificate's NotAfter. */
+/** A lease made for a verdict no entry holds: `ttlMs` from now, never past the certificate's NotAfter. */
 export function leaseFor(nowMs: number, ttlMs: number, certNotAfterMs: number, generation = 0): Lease {
   return { origin: LOCAL_ORIGIN, generation, expiresAtMs: Math.min(nowMs + ttlMs, certNotAfterMs) };
 }
@@ -129,7 +135,7 @@ const decision = (verdict: EgressVerdict, cache: EgressCacheUse, lease: Lease | 
 export function cachedDecider(cache: EgressVerdictCache, tallies: DecisionTallies, news?: VerdictNews): EgressDecider {
   const resolve = async (key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision> => {
     const { verdict, source, stored, entry } = await cache.resolveOnce(key, certNotAfterMs, counted(tallies, slowPath));
-    const lease = verdict.kind !== 'allow' ? undefined : entry !== undefined ? leaseOfEntry(entry) : leaseFor(cache.now(), cache.ttlMs, certNotAfterMs);
+    const lease = !opensTunnels(verdict) ? undefined : entry !== undefined ? leaseOfEntry(entry) : leaseFor(cache.now(), cache.ttlMs, certNotAfterMs);
     if (source === 'joined') return decision(verdict, 'joined', lease);
     if (!stored) tallies.notCached(verdict);
     news?.learned(key, verdict, lease);
@@ -139,7 +145,7 @@ export function cachedDecider(cache: EgressVerdictCache, tallies: DecisionTallie
     ttlMs: cache.ttlMs,
     async decide(key, certNotAfterMs, slowPath) {
       const found = cache.lookup(key);
-      if (found.kind === 'hit') return decision(found.entry.verdict, 'hit', found.entry.verdict.kind === 'allow' ? leaseOfEntry(found.entry) : undefined);
+      if (found.kind === 'hit') return decision(found.entry.verdict, 'hit', opensTunnels(found.entry.verdict) ? leaseOfEntry(found.entry) : undefined);
       return resolve(key, certNotAfterMs, slowPath);
     },
     revalidate: resolve,
@@ -147,7 +153,7 @@ export function cachedDecider(cache: EgressVerdictCache, tallies: DecisionTallie
 }
 
 export interface UncachedDeciderOptions {
-  /** `--egress-cache-ttl-ms`: how long an allow's lease lasts (default 5000). */
+  /** `--egress-cache-ttl-ms`: how long a lease lasts (default 5000). */
   readonly ttlMs?: number;
   readonly news?: VerdictNews;
   /** Wall clock (default `Date.now`). */
@@ -161,7 +167,7 @@ export function uncachedDecider(tallies: DecisionTallies, opts: UncachedDeciderO
   let generation = 0;
   const ask = async (key: EgressKey, certNotAfterMs: number, slowPath: () => Promise<Resolution>): Promise<Decision> => {
     const { verdict } = await counted(tallies, slowPath)();
-    const lease = verdict.kind === 'allow' ? leaseFor(now(), ttlMs, certNotAfterMs, ++generation) : undefined;
+    const lease = opensTunnels(verdict) ? leaseFor(now(), ttlMs, certNotAfterMs, ++generation) : undefined;
     opts.news?.learned(key, verdict, lease);
     return decision(verdict, 'off', lease);
   };

@@ -182,7 +182,7 @@ export const EGRESS_STATS = declare<EgressView>()({
         kind: 'counter',
         name: 'egress_revalidations_total',
         label: 'result',
-        help: 'Re-validations of egress grants through ext_proc, by result: renewed (the lease renewed), revoked (the answer ended the grant and closed its tunnels), failed (no answer that decides: the tunnels stay open until the lease runs out).',
+        help: 'Re-validations of egress grants through ext_proc, by result: renewed (the lease renewed; tunnels allowed for a hostname the fresh rules no longer match are closed), revoked (the answer ended the grant and closed its tunnels), failed (no answer that decides: the tunnels stay open until the lease runs out).',
         read: (v) => v.revalidations,
       },
     },

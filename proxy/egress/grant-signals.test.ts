@@ -40,10 +40,11 @@ function cluster(t: TestContext) {
       grants.close();
       shared.close();
     });
-    /** `n` tunnels of `key` open here, granted by a verdict stored here. */
-    const open = (key: EgressKey, n: number): FakeTunnel[] =>
+    /** `n` tunnels of `key` open here, granted by a verdict stored here (`hostname`: allowed for that name). */
+    const open = (key: EgressKey, n: number, hostname?: string): FakeTunnel[] =>
       Array.from({ length: n }, () => {
-        const hold = grants.hold(key, clock.now() + HOUR, { destination: key.destination, certificatePem: '' }, { origin: 0, generation: 1, expiresAtMs: clock.now() + TTL });
+        const hold = grants.hold(key, clock.now() + HOUR, { destination: key.destination, certificatePem: '' }, { origin: 0, generation: 1, expiresAtMs: clock.now() + TTL }, hostname === undefined ? undefined : [{ rule: 0, hostnames: ['*'] }]);
+        if (hostname !== undefined) hold.allowFor(hostname);
         const tunnel = new FakeTunnel();
         hold.attach(tunnel);
         return tunnel;
@@ -111,4 +112,22 @@ test("a revoke in one process evicts the actor's verdicts and closes its tunnels
   assert.deepEqual(reasons(there), ['revoked-admin']);
   assert.deepEqual(reasons(bystander), [undefined]);
   assert.equal(two.cache.lookup(A).kind, 'miss', 'evicted there too: the next CONNECT asks again');
+});
+
+test('hostname rules learned in one process are checked against the hostname tunnels of the key in every process: those no longer allowed close, the others stay', async (t) => {
+  const { one, two, relay } = cluster(t);
+  const rules = (...hostnames: string[]): EgressVerdict => ({ kind: 'hostnames', actorId: 'uid-a', atespace: 'demo', name: 'a', rules: [{ rule: 0, hostnames }] });
+  const apiHere = one.open(A, 1, 'api.example.test');
+  const apiThere = two.open(A, 2, 'api.example.test');
+  const wwwThere = two.open(A, 1, 'www.example.test');
+  const outrightThere = two.open(A, 1);
+  await one.miss(A, rules('www.example.test')); // the policy's api rule removed, read by a CONNECT's miss here
+  assert.deepEqual(reasons(apiHere), ['revoked-denied']);
+  assert.deepEqual([...reasons(apiThere), ...reasons(wwwThere)], [undefined, undefined], 'not before the relay delivers');
+  relay.flush();
+  assert.deepEqual(reasons(apiThere), ['revoked-denied']);
+  assert.deepEqual(reasons(outrightThere), ['revoked-denied'], 'allowed outright: never read for a hostname');
+  assert.deepEqual(reasons(wwwThere), [undefined]);
+  assert.equal(two.grants.size, 1, 'the grant goes on for the tunnel it kept');
+  assert.equal(one.grants.size, 0);
 });

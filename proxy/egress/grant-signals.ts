@@ -11,14 +11,17 @@
  * An actor found not running by a CONNECT of a certificate that holds no tunnel here sends nothing: a process that
  * holds some finds out at its own re-validation, within the bound.
  */
-import type { VerdictNews } from './egress-decider.js';
+import { opensTunnels, type VerdictNews } from './egress-decider.js';
 import { revocationOf } from './revocation.js';
 import type { SharedVerdictHooks } from './shared-verdicts.js';
 import type { CachedVerdict, EgressKey, EgressVerdict, EgressVerdictCache, EvictionCloses, Lease, VerdictFilter } from './verdict-cache.js';
 
 /** The grants of this process (`EgressGrants`), as the signals reach them. */
 export interface GrantListener {
-  /** A fresher verdict for `key`: an allow renews the grant with `lease`; a denial ends it. */
+  /**
+   * A fresher verdict for `key`: an allow renews the grant with `lease`; hostname rules keep (and renew) the tunnels
+   * allowed for a hostname they still match and close the others; a denial ends it.
+   */
   verdict(key: EgressKey, verdict: EgressVerdict, lease: Lease | undefined): void;
   /** Ends every grant `filter` matches, for `reason`: answers how many tunnels it closed. */
   revoke(filter: VerdictFilter, reason: EvictionCloses): number;
@@ -60,7 +63,7 @@ export class GrantSignals implements VerdictNews, SharedVerdictHooks {
 
   adopted(key: EgressKey, entry: CachedVerdict): void {
     const lease = { origin: entry.origin, generation: entry.generation, expiresAtMs: entry.expiresAtMs };
-    this.#listener?.verdict(key, entry.verdict, entry.verdict.kind === 'allow' ? lease : undefined);
+    this.#listener?.verdict(key, entry.verdict, opensTunnels(entry.verdict) ? lease : undefined);
   }
 
   revoked(filter: VerdictFilter, reason: EvictionCloses): void {

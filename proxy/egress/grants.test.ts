@@ -36,7 +36,7 @@ function rig(t: TestContext, answer: (q: GrantQuestion) => EgressVerdict) {
     ttlMs: TTL,
     async revalidate(_key, certNotAfterMs, slowPath) {
       const { verdict } = await slowPath();
-      return verdict.kind === 'allow' ? { verdict, cache: 'miss', lease: leaseFor(clock.now(), TTL, certNotAfterMs, ++generation) } : { verdict, cache: 'miss' };
+      return verdict.kind !== 'deny' ? { verdict, cache: 'miss', lease: leaseFor(clock.now(), TTL, certNotAfterMs, ++generation) } : { verdict, cache: 'miss' };
     },
   };
   const grants = new EgressGrants({
@@ -54,17 +54,23 @@ function rig(t: TestContext, answer: (q: GrantQuestion) => EgressVerdict) {
     await settle();
   };
   const lease = (expiresInMs = TTL, origin = 0, gen = 1): Lease => ({ origin, generation: gen, expiresAtMs: clock.now() + expiresInMs });
-  /** `n` tunnels of `key` opened under `granted`. */
-  const open = (key: EgressKey, n: number, granted: Lease = lease(), notAfterMs = clock.now() + HOUR): FakeTunnel[] =>
+  /** `n` tunnels of `key` opened under `granted` (`hostname`: allowed for that name by hostname rules; else outright). */
+  const open = (key: EgressKey, n: number, granted: Lease = lease(), notAfterMs = clock.now() + HOUR, hostname?: string): FakeTunnel[] =>
     Array.from({ length: n }, () => {
-      const hold = grants.hold(key, notAfterMs, { destination: key.destination, certificatePem: key.certDigest.slice(0, 1) }, granted);
+      const hold = grants.hold(key, notAfterMs, { destination: key.destination, certificatePem: key.certDigest.slice(0, 1) }, granted, hostname === undefined ? undefined : READ_WITH);
+      if (hostname !== undefined) hold.allowFor(hostname);
       const tunnel = new FakeTunnel();
       hold.attach(tunnel);
       return tunnel;
     });
+  /** One tunnel of `key` allowed for `hostname` (as the actor sent it). */
+  const openFor = (key: EgressKey, hostname: string): FakeTunnel => open(key, 1, lease(), clock.now() + HOUR, hostname)[0] as FakeTunnel;
   t.after(() => grants.close());
-  return { clock, grants, asked, advance, lease, open };
+  return { clock, grants, asked, advance, lease, open, openFor };
 }
+
+/** The rules a CONNECT decided on its traffic was read against (any DNS name). */
+const READ_WITH = [{ rule: 0, hostnames: ['*'] }];
 
 const reasons = (tunnels: readonly FakeTunnel[]): (EgressCloseReason | undefined)[] => [...new Set(tunnels.map((x) => x.closedWith))];
 
@@ -202,4 +208,145 @@ test('a lease nearly spent when its first tunnel opened is re-validated at once 
   assert.equal(asked.length, 1);
   await advance(100);
   assert.deepEqual(reasons(tunnels), [undefined]);
+});
+
+/** A verdict decided on the traffic: each rule's hostname patterns (lowered, as a policy stores them). */
+const hostnames = (...rules: string[][]): EgressVerdict => ({ kind: 'hostnames', actorId: 'uid-a', atespace: 'demo', name: 'a', rules: rules.map((h, rule) => ({ rule, hostnames: h })) });
+
+test('a tunnel allowed for a hostname holds its key\'s grant: re-validations that still allow its hostname keep it and renew the lease', async (t) => {
+  const { advance, openFor, asked, grants } = rig(t, () => hostnames(['*.example.test']));
+  const tunnel = openFor(A, 'API.Example.TEST');
+  assert.equal(grants.size, 1, 'it holds a grant');
+  assert.equal(grants.holdsCertificate(A.certDigest), true);
+  await advance(TTL * 0.8);
+  await advance(TTL * 0.8);
+  await advance(TTL * 0.8);
+  assert.equal(asked.length, 3, 'each renewed lease is re-validated on its own schedule');
+  assert.equal(tunnel.closedWith, undefined, 'the name matches case-insensitively, as it did when it was read');
+  assert.deepEqual(grants.stats(), { renewed: 3, revoked: 0, failed: 0 });
+});
+
+test('a re-validation whose hostname rules no longer match: the tunnels of the names dropped close (revoked-denied), those still allowed stay, and so does the grant', async (t) => {
+  let answer = hostnames(['api.example.test', 'www.example.test']);
+  const { advance, open, openFor, asked, grants } = rig(t, () => answer);
+  const api = openFor(A, 'api.example.test');
+  const www = [openFor(A, 'www.example.test'), openFor(A, 'www.example.test')];
+  await advance(TTL * 0.8);
+  assert.deepEqual(reasons([api, ...www]), [undefined]);
+  answer = hostnames(['other.example.test'], ['www.example.test']);
+  await advance(TTL * 0.8);
+  assert.equal(api.closedWith, 'revoked-denied');
+  assert.deepEqual(reasons(www), [undefined], 'a later rule still allows www');
+  assert.equal(grants.size, 1);
+  assert.deepEqual(grants.stats(), { renewed: 2, revoked: 0, failed: 0 }, 'the grant was renewed for the tunnels it kept');
+  await advance(TTL * 0.8);
+  assert.equal(asked.length, 3, 'and is re-validated on the renewed lease');
+  const outright = open(A, 1);
+  answer = hostnames(['www.example.test']);
+  await advance(TTL * 0.8);
+  assert.equal(outright[0]?.closedWith, 'revoked-denied', 'a tunnel allowed outright was never read for a hostname: closed');
+  assert.deepEqual(reasons(www), [undefined]);
+  answer = hostnames(['*.other.test']);
+  await advance(TTL * 0.8);
+  assert.deepEqual(reasons(www), ['revoked-denied'], 'no tunnel kept: the grant ends');
+  assert.equal(grants.size, 0);
+  assert.deepEqual(grants.stats(), { renewed: 4, revoked: 1, failed: 0 });
+});
+
+test('a fresher verdict from elsewhere re-checks the hostnames too; a plain allow keeps every tunnel', async (t) => {
+  const { openFor, open, lease, grants } = rig(t, () => ALLOW);
+  const api = openFor(A, 'api.example.test');
+  const www = openFor(A, 'www.example.test');
+  const outright = open(A, 1);
+  grants.verdict(A, ALLOW, lease());
+  assert.deepEqual(reasons([api, www, ...outright]), [undefined]);
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  assert.deepEqual([api.closedWith, www.closedWith, outright[0]?.closedWith], ['revoked-denied', undefined, 'revoked-denied']);
+  grants.verdict(A, DENY, undefined);
+  assert.equal(www.closedWith, 'revoked-denied');
+  assert.equal(grants.size, 0);
+});
+
+test('tunnels allowed for a hostname close as the others do: a denial, the actor not running or unknown, a revoke, the NotAfter, a failed re-validation', async (t) => {
+  const cases: { readonly reason: EgressCloseReason; readonly end: (r: ReturnType<typeof rig>) => Promise<void> | void }[] = [
+    { reason: 'revoked-denied', end: (r) => r.grants.verdict(A, DENY, undefined) },
+    { reason: 'revoked-not-running', end: (r) => r.grants.verdict(A, NOT_RUNNING, undefined) },
+    { reason: 'revoked-unknown', end: (r) => r.grants.verdict(A, UNKNOWN, undefined) },
+    { reason: 'revoked-admin', end: (r) => void r.grants.revoke({ atespace: 'demo', name: 'a' }, 'revoked-admin') },
+  ];
+  for (const c of cases) {
+    await t.test(c.reason, async (st) => {
+      const r = rig(st, () => ALLOW);
+      const tunnels = [r.openFor(A, 'api.example.test'), r.openFor(A, 'www.example.test')];
+      await c.end(r);
+      assert.deepEqual(reasons(tunnels), [c.reason]);
+      assert.equal(r.grants.size, 0);
+    });
+  }
+  await t.test('certificate-expired', async (st) => {
+    const r = rig(st, () => hostnames(['api.example.test']));
+    const tunnels = r.open(A, 2, r.lease(), r.clock.now() + 1500, 'api.example.test');
+    await r.advance(TTL * 0.8); // renewed until the NotAfter, no further
+    assert.deepEqual(reasons(tunnels), [undefined]);
+    await r.advance(1500 - TTL * 0.8);
+    assert.deepEqual(reasons(tunnels), ['certificate-expired']);
+  });
+  await t.test('revalidation-failed', async (st) => {
+    const r = rig(st, () => UNAVAILABLE);
+    const tunnel = r.openFor(A, 'api.example.test');
+    await r.advance(TTL * 0.8);
+    await r.advance(TTL * 0.1);
+    assert.equal(tunnel.closedWith, undefined, 'open while the lease lasts');
+    await r.advance(TTL * 0.1);
+    assert.equal(tunnel.closedWith, 'revalidation-failed');
+  });
+});
+
+test('a CONNECT allowed for a hostname but not yet open when a fresher verdict drops its name is told so; the grant goes on for the others', async (t) => {
+  const { openFor, lease, grants, clock } = rig(t, () => ALLOW);
+  const kept = openFor(A, 'www.example.test');
+  const dialling = grants.hold(A, clock.now() + HOUR, { destination: A.destination, certificatePem: 'a' }, lease(), READ_WITH);
+  dialling.allowFor('api.example.test');
+  assert.equal(dialling.hostname, 'api.example.test');
+  assert.equal(dialling.ended, undefined);
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  assert.equal(dialling.ended, 'revoked-denied');
+  const late = new FakeTunnel();
+  dialling.attach(late);
+  assert.equal(late.closedWith, 'revoked-denied', 'a tunnel attached then is closed at once');
+  dialling.release();
+  assert.equal(kept.closedWith, undefined);
+  assert.equal(grants.size, 1, 'the grant is held by the tunnel it kept');
+});
+
+test('a CONNECT whose first bytes are being read holds its grant: a revoke ends it, fresher rules decide its name', async (t) => {
+  const { openFor, lease, grants, clock } = rig(t, () => ALLOW);
+  const question = { destination: A.destination, certificatePem: 'a' };
+  const reading = () => grants.hold(A, clock.now() + HOUR, question, lease(), [{ rule: 0, hostnames: ['api.example.test', 'www.example.test'] }]);
+
+  const revoked = reading();
+  assert.deepEqual([grants.size, grants.holdsCertificate(A.certDigest)], [1, true], 'held from its 200 on');
+  assert.equal(grants.revoke({ atespace: 'demo', name: 'a' }, 'revoked-admin'), 0, 'no tunnel open yet');
+  revoked.allowFor('api.example.test');
+  assert.equal(revoked.ended, 'revoked-admin', 'its name allowed, but the grant ended while it was read');
+  revoked.release();
+
+  const open = openFor(A, 'www.example.test');
+  const [dropped, allowed] = [reading(), reading()];
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  assert.deepEqual([dropped.ended, allowed.ended, open.closedWith], [undefined, undefined, undefined], 'still being read: kept');
+  dropped.allowFor('api.example.test');
+  allowed.allowFor('WWW.example.test');
+  assert.deepEqual([dropped.ended, allowed.ended], ['revoked-denied', undefined], 'its name judged by the fresher rules');
+  dropped.release();
+  assert.equal(grants.size, 1);
+});
+
+test('the last CONNECT of a grant refused by the fresher rules once its name is read: the grant ends', async (t) => {
+  const { lease, grants, clock } = rig(t, () => ALLOW);
+  const only = grants.hold(A, clock.now() + HOUR, { destination: A.destination, certificatePem: 'a' }, lease(), READ_WITH);
+  grants.verdict(A, hostnames(['www.example.test']), lease());
+  only.allowFor('api.example.test');
+  assert.equal(only.ended, 'revoked-denied');
+  assert.equal(grants.size, 0);
 });

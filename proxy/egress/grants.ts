@@ -6,6 +6,12 @@
  *   (through the decider, so it shares a CONNECT's miss for the key in flight, and with the cache its allow renews
  *   the entry every process reads);
  * - an allow (its re-validation's, or any fresher one: a CONNECT's miss, another process's) renews the lease;
+ * - a CONNECT decided on its traffic (hostname rules) holds its key's grant like any other, from its 200 on (while
+ *   its first bytes are read, with the rules they are read against), then with the hostname it was allowed for: a
+ *   fresher verdict that is hostname rules again checks that hostname against them. A tunnel whose hostname they
+ *   still match is kept (and the lease renewed); one they no longer match, or one allowed outright (never read for a
+ *   hostname), is closed (`revoked-denied`), and when none is kept the grant ends. A CONNECT whose first bytes are
+ *   still being read is kept, and its name is decided by the fresher rules;
  * - a denial, the actor found not running or unknown, a revoke, or the certificate's NotAfter ends it: every tunnel
  *   it holds is closed with that reason (`revocation.ts`), and a CONNECT allowed by it but not yet open is refused;
  * - a re-validation that fails (the control plane or ext_proc unavailable) keeps the tunnels open while the lease
@@ -19,6 +25,8 @@ import type { EgressDecider } from './egress-decider.js';
 import type { EgressCloseReason, RevalidationCount } from './egress-stats.js';
 import type { GrantListener } from './grant-signals.js';
 import { nextGrantStep } from './grant-schedule.js';
+import { observedName } from '../../lib/egress/hostname-pattern.js';
+import { decideHostname, type HostnameCandidate } from '../../lib/egress/policy.js';
 import { revocationOf, type EgressRevocation } from './revocation.js';
 import { keyId, matchesFilter, type EgressKey, type EgressVerdict, type Lease, type Resolution, type VerdictFilter } from './verdict-cache.js';
 
@@ -34,7 +42,21 @@ export type GrantEnd = EgressRevocation | 'internal';
 export interface GrantHold {
   /** The lease that allowed this CONNECT (the entry and generation that granted its tunnel). */
   readonly lease: Lease;
-  /** Set once the grant has ended: a CONNECT not yet open is refused rather than opened. */
+  /**
+   * The hostname its tunnel was allowed for (decided on its traffic), as the actor sent it; undefined: allowed
+   * outright, or its first bytes not read yet.
+   */
+  readonly hostname: string | undefined;
+  /**
+   * Decided on its traffic: its first bytes allowed `name` by the rules it was read against. Checks `name` against
+   * the freshest rules its grant heard meanwhile; when they no longer allow it this CONNECT's part ends
+   * (`revoked-denied`). Either way `ended` says whether it may open.
+   */
+  allowFor(name: string): void;
+  /**
+   * Set once the grant has ended, or this CONNECT's part in it (its hostname no longer allowed): a CONNECT not yet
+   * open is refused rather than opened.
+   */
   readonly ended: GrantEnd | undefined;
   /** The tunnel opened: closed with the grant from now on (at once when it has ended already). */
   attach(tunnel: GrantedTunnel): void;
@@ -67,23 +89,54 @@ export const REVALIDATION_RESULTS: readonly RevalidationCount[] = Object.freeze(
 /** The longest a node timer may be set for; a later step is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** What a hold tells its grants: its CONNECT is over; its name is no longer allowed by the freshest rules. */
+interface HoldEvents {
+  released(grant: Grant, hold: Hold): void;
+  refused(grant: Grant, hold: Hold): void;
+}
+
 class Hold implements GrantHold {
   tunnel: GrantedTunnel | undefined;
   released = false;
+  /** This CONNECT's part ended while its grant goes on (its hostname no longer allowed). */
+  revoked: GrantEnd | undefined;
+  hostname: string | undefined;
 
   constructor(
     private readonly grant: Grant,
     readonly lease: Lease,
-    private readonly onRelease: (grant: Grant, hold: Hold) => void,
+    /** Decided on its traffic: the freshest rules its name is judged by; undefined: allowed outright. */
+    private rules: readonly HostnameCandidate[] | undefined,
+    private readonly on: HoldEvents,
   ) {}
 
   get ended(): GrantEnd | undefined {
-    return this.grant.ended;
+    return this.grant.ended ?? this.revoked;
+  }
+
+  /**
+   * Whether fresher hostname rules keep this CONNECT: one allowed for a hostname they match, or one whose first bytes
+   * are still being read (they are judged by these rules from now on). One allowed outright is not kept.
+   */
+  keptBy(rules: readonly HostnameCandidate[]): boolean {
+    if (this.rules === undefined) return false;
+    if (this.hostname === undefined) {
+      this.rules = rules;
+      return true;
+    }
+    return decideHostname(rules, observedName(this.hostname)) !== undefined;
+  }
+
+  allowFor(name: string): void {
+    if (this.released || this.rules === undefined || this.hostname !== undefined) return;
+    this.hostname = name;
+    if (this.ended === undefined && decideHostname(this.rules, observedName(name)) === undefined) this.on.refused(this.grant, this);
   }
 
   attach(tunnel: GrantedTunnel): void {
     if (this.released) return;
-    if (this.grant.ended !== undefined) return tunnel.close(this.grant.ended);
+    const ended = this.ended;
+    if (ended !== undefined) return tunnel.close(ended);
     this.tunnel = tunnel;
   }
 
@@ -91,7 +144,7 @@ class Hold implements GrantHold {
     if (this.released) return;
     this.released = true;
     this.tunnel = undefined;
-    this.onRelease(this.grant, this);
+    this.on.released(this.grant, this);
   }
 }
 
@@ -129,9 +182,10 @@ export class EgressGrants implements GrantListener {
 
   /**
    * A CONNECT allowed under `lease` takes part in its key's grant (made now when there is none; a fresher lease
-   * renews it). `question`: what a re-validation asks.
+   * renews it). `question`: what a re-validation asks; `rules`: a CONNECT decided on its traffic, the hostname rules
+   * its first bytes are read against (then `allowFor`); undefined for a CONNECT allowed outright.
    */
-  hold(key: EgressKey, certNotAfterMs: number, question: GrantQuestion, lease: Lease): GrantHold {
+  hold(key: EgressKey, certNotAfterMs: number, question: GrantQuestion, lease: Lease, rules?: readonly HostnameCandidate[]): GrantHold {
     const id = keyId(key);
     let grant = this.#grants.get(id);
     if (grant === undefined) {
@@ -142,7 +196,10 @@ export class EgressGrants implements GrantListener {
     } else {
       this.#renew(grant, lease);
     }
-    const hold = new Hold(grant, lease, (g, h) => this.#released(g, h));
+    const hold = new Hold(grant, lease, rules, {
+      released: (g, h) => this.#released(g, h),
+      refused: (g, h) => void this.#revokeHolds(g, [h], 'revoked-denied'),
+    });
     grant.holds.add(hold);
     return hold;
   }
@@ -154,6 +211,10 @@ export class EgressGrants implements GrantListener {
     if (grant === undefined) return;
     if (verdict.kind === 'allow') {
       if (lease !== undefined) this.#renew(grant, lease);
+      return;
+    }
+    if (verdict.kind === 'hostnames') {
+      this.#recheck(grant, verdict.rules, lease);
       return;
     }
     const reason = revocationOf(verdict);
@@ -256,7 +317,12 @@ export class EgressGrants implements GrantListener {
 
   #revalidated(grant: Grant, leaseAsked: Lease, verdict: EgressVerdict | undefined, lease: Lease | undefined): void {
     const reason = verdict === undefined ? undefined : revocationOf(verdict);
-    if (verdict?.kind === 'allow') {
+    if (verdict?.kind === 'hostnames') {
+      // The signals may have checked it already (the same verdict, learned): then this finds what they left. A grant
+      // forgotten meanwhile (its CONNECTs over) was not ended by the answer.
+      const kept = grant.ended === undefined && (!this.#live(grant) || this.#recheck(grant, verdict.rules, lease));
+      this.#counts.inc(kept ? 'renewed' : 'revoked');
+    } else if (verdict?.kind === 'allow') {
       this.#counts.inc('renewed');
       if (lease !== undefined && this.#live(grant)) this.#renew(grant, lease);
     } else if (reason !== undefined) {
@@ -268,6 +334,38 @@ export class EgressGrants implements GrantListener {
       if (grant.lease === leaseAsked) grant.failures += 1;
     }
     if (this.#live(grant)) this.#schedule(grant);
+  }
+
+  /**
+   * A fresher verdict decided on the traffic: each CONNECT of the grant is checked against its `rules` (`keptBy`);
+   * the others are closed (`revoked-denied`). None kept: the grant ends. Some kept: the grant goes on, renewed by
+   * `lease`. Returns whether the grant goes on.
+   */
+  #recheck(grant: Grant, rules: readonly HostnameCandidate[], lease: Lease | undefined): boolean {
+    const refused = [...grant.holds].filter((hold) => !hold.keptBy(rules));
+    if (!this.#revokeHolds(grant, refused, 'revoked-denied')) return false;
+    if (lease !== undefined) this.#renew(grant, lease);
+    return true;
+  }
+
+  /**
+   * Ends the part of `holds` alone (their tunnels closed with `reason`, their CONNECTs not yet open refused); the
+   * grant ends when that leaves it none. Returns whether the grant goes on.
+   */
+  #revokeHolds(grant: Grant, holds: readonly Hold[], reason: 'revoked-denied'): boolean {
+    if (holds.length === 0) return this.#live(grant);
+    if (holds.length === grant.holds.size) {
+      this.#end(grant, reason);
+      return false;
+    }
+    for (const hold of holds) {
+      hold.revoked = reason;
+      grant.holds.delete(hold);
+      hold.tunnel?.close(reason);
+    }
+    const actor = `${grant.key.actor.atespace}/${grant.key.actor.name}`;
+    this.#deps.log?.debug({ destination: grant.key.destination, actor, reason, tunnels: holds.filter((h) => h.tunnel !== undefined).length }, 'egress tunnels no longer allowed for their hostname');
+    return true;
   }
 
   /** Ends the grant: its tunnels closed with `reason`, its CONNECTs not yet open refused. Returns the tunnels closed. */

@@ -2,14 +2,14 @@
  * Re-validation with the verdict cache off (`--egress-cache off`): the egress listener alone with a scripted
  * ext_proc. Every allow is a lease of `--egress-cache-ttl-ms`; the tunnels it opened are re-validated within it, one
  * ext_proc stream per certificate and destination (not per tunnel), so revocation works without the cache too; and
- * a CONNECT whose grant ends before its tunnel opens is refused.
+ * a CONNECT whose grant ends before its tunnel opens is refused (one decided on its traffic, whose 200 is sent: closed).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientHttp2Stream } from 'node:http2';
 import { waitFor } from '../../lib/testing/wait.js';
 import { DecisionTallies, uncachedDecider } from './egress-decider.js';
-import { h1Connect, h2Connect, h2Session, startEcho, type Destination } from './testing/egress-clients.js';
+import { h1Connect, h2Connect, h2Session, readBytes, startEcho, type Destination } from './testing/egress-clients.js';
 import { egressPki, type ClientCredentials, type EgressPki } from './testing/egress-pki.js';
 import { allowAnswer, outcomeAnswer, startEgressRig } from '../testing/egress/egress-rig.js';
 import type { ProcessingResponse } from '../stages/ext-proc/messages.js';
@@ -94,3 +94,51 @@ test('a CONNECT whose grant ends while its destination is dialled is refused as 
     await rig.close();
   }
 });
+
+for (const when of ['read', 'dialled'] as const) {
+  test(`a CONNECT decided on its traffic whose name a fresher verdict drops while its first bytes are ${when}: closed, never opened`, async () => {
+    const rules = (hostname: string) => ({ kind: 'hostnames', actorId: 'uid-1', atespace: 'team', name: 'a', rules: [{ rule: 0, hostnames: [hostname] }] }) as const;
+    const rig = await startEgressRig({
+      decider: {
+        ttlMs: TTL_MS,
+        decide: async () => ({ verdict: rules('api.example.test'), cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } }),
+        revalidate: () => Promise.reject(new Error('not reached')),
+      },
+    });
+    const grants = rig.listener.grants;
+    const hold = grants.hold.bind(grants);
+    // The policy's rule for the name changes once the CONNECT has joined its grant (at its 200), or once its name was
+    // allowed (before the dial's connect event).
+    grants.hold = (key, ...rest) => {
+      const held = hold(key, ...rest);
+      const change = (): void => grants.verdict(key, rules('www.example.test'), undefined);
+      if (when === 'read') queueMicrotask(change);
+      else {
+        const allowFor = held.allowFor.bind(held);
+        held.allowFor = (name) => {
+          allowFor(name);
+          queueMicrotask(change);
+        };
+      }
+      return held;
+    };
+    const dialled = echo.accepted.length;
+    try {
+      const answer = await h1Connect(rig.target, actor, echo.address);
+      assert.equal(answer.status, 200, 'decided on the traffic: 200 first');
+      answer.socket.write('GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n');
+      assert.equal(await readBytes(answer.socket, 1), '', 'closed without a byte from the destination');
+      await waitFor(() => rig.lines.length === 1, 10_000, 'its line');
+      const line = rig.lines[0] ?? {};
+      assert.deepEqual(
+        [line.outcome, line.status, line.hostname, line.detail, line.tunnel],
+        ['denied', 200, 'api.example.test', 'grant ended before the tunnel opened: revoked-denied', null],
+      );
+      const snapshot = rig.listener.stats.snapshot();
+      assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
+      if (when === 'read') assert.equal(echo.accepted.length, dialled, 'refused before the dial: nothing dialled');
+    } finally {
+      await rig.close();
+    }
+  });
+}

@@ -2,7 +2,9 @@
  * Why a grant ends before its tunnels do (issue: grants that end): every tunnel an ended grant holds is closed with
  * one of these reasons, counted by it, and its access-log line says so (`closedBy`).
  * - `revoked-denied`: a fresher verdict for the grant's key (its re-validation, a CONNECT's miss, or another
- *   process's) says the policy no longer allows the destination (or allows it only for some hostnames);
+ *   process's) says the policy no longer allows the destination, or allows it only for hostnames the tunnel was not
+ *   allowed for (`grants.ts` checks a tunnel decided on its traffic against the fresh rules; one allowed outright was
+ *   never read for a hostname);
  * - `revoked-not-running`, `revoked-unknown`: a fresher verdict says the actor is not running, or is unknown;
  * - `certificate-expired`: the certificate that opened the tunnels reached its NotAfter;
  * - `revoked-admin`: an operator revoked the actor's (or the certificate's) egress (`POST /egress/revoke`);
@@ -25,7 +27,8 @@ export const EGRESS_REVOCATIONS: readonly EgressRevocation[] = Object.freeze([
 export function revocationOf(verdict: EgressVerdict): 'revoked-denied' | 'revoked-not-running' | 'revoked-unknown' | undefined {
   if (verdict.kind === 'allow') return undefined;
   // The destination is no longer allowed outright, only for some hostnames: a tunnel granted outright was never
-  // read for one, so its grant ends (the actor's next CONNECT is decided on its traffic).
+  // read for one, so it is closed (the actor's next CONNECT is decided on its traffic); a tunnel allowed for a
+  // hostname is closed for this reason only when the rules no longer match it (`grants.ts`).
   if (verdict.kind === 'hostnames') return 'revoked-denied';
   switch (verdict.outcome) {
     case 'denied':
