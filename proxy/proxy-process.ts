@@ -117,10 +117,10 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const { listeners, ingress: ingressConfig, upstream, ops } = config;
   const stats = new ProxyStats(config.chain.rerun.maxReruns);
   const counters = stats.live;
-  const guard = createProxyContainment(log, counters.internalErrors);
+  const guard = createProxyContainment(log, counters.tallies.internalErrors);
   const metrics = createProxyMetrics(counters);
   // The dashboard's charts: per-second samples of the lifetime counters (`GET /stats/history`).
-  const history = new StatsHistory({ requests: () => counters.requests, durationCounts: () => metrics.durationCounts() }, { bounds: DURATION_BUCKETS }).start();
+  const history = new StatsHistory({ requests: () => counters.tallies.requests.total, durationCounts: () => metrics.durationCounts() }, { bounds: DURATION_BUCKETS }).start();
   const certificateExpiry = startProxyCertificateExpiry(
     {
       servingCert: (listeners.tls ?? listeners.connectTls)?.certFile,
@@ -131,7 +131,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
     log,
     metrics.registry,
   );
-  const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters);
+  const upstreamTls = upstream.tls === undefined ? undefined : startUpstreamTls(upstream.tls, upstream.connectTimeoutMs, log, counters.tallies.upstream);
   // Budgets and overload (ops/overload/): the monitors and the state every action reads, the replay budget every
   // request body takes from, and one connection count over every client listener.
   const overload = new OverloadManager({

@@ -128,3 +128,31 @@ test('tallies: the declaration is the storage; /stats and /metrics read it from 
   assert.match(text, /^p_pool_inline_total 2$/m);
   assert.doesNotMatch(text, /threads/, 'a tally not exported');
 });
+
+test('a labelled tally: a record with a zero per key, shown as the record, one sample per key; with fixed labels too', async () => {
+  const REASONS = ['stale', 'lru'] as const;
+  const OUTCOMES = { kind: 'tally', name: 'pool_outcomes_total', help: 'Outcomes.' } as const;
+  const tree = declare<{ readonly tallies: object }>()({
+    pool: {
+      evictions: { kind: 'tally', label: 'reason', keys: REASONS, help: 'Evictions.' },
+      ok: { ...OUTCOMES, labels: { outcome: 'ok' } },
+      failed: { ...OUTCOMES, labels: { outcome: 'failed' } },
+    },
+  });
+  const t = talliesOf(tree);
+  assert.deepEqual(t, { pool: { evictions: { stale: 0, lru: 0 }, ok: 0, failed: 0 } });
+  t.pool.evictions.lru += 3;
+  t.pool.failed++;
+  const block = statsBlock(tree, { tallies: t });
+  assert.equal(JSON.stringify(block), '{"pool":{"evictions":{"stale":0,"lru":3},"ok":0,"failed":1}}');
+  const typed: number = block.pool.evictions.lru;
+  assert.equal(typed, 3);
+  assert.notEqual(block.pool.evictions, t.pool.evictions, '/stats shows a copy, not the storage');
+  const registry = new Registry();
+  registerDeclared(registry, 'p_', tree, { lifetime: () => ({ tallies: t }) });
+  const text = await registry.metrics();
+  assert.match(text, /^# TYPE p_pool_evictions_total counter$/m);
+  assert.match(text, /^p_pool_evictions_total\{reason="stale"\} 0\np_pool_evictions_total\{reason="lru"\} 3$/m);
+  assert.match(text, /^p_pool_outcomes_total\{outcome="ok"\} 0\np_pool_outcomes_total\{outcome="failed"\} 1$/m);
+  assert.deepEqual(exportedMetrics('p_', tree).find((m) => m.name === 'p_pool_evictions_total')?.labelNames, ['reason']);
+});

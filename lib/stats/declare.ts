@@ -65,10 +65,17 @@ export interface StatDeclaration<V> {
  * A counter whose storage the declaration is too: `talliesOf` creates a zero at its path, the component bumps it
  * (`tallies.stale++`), `/stats` reads it since the last reset and `/metrics` over the lifetime, from the view's
  * `tallies` (the tree's tallies, rooted as the tree is). Exported as a counter unless `exported` is false.
+ *
+ * With `label` and `keys` it counts by one label of a fixed set of values: its storage is a record with a zero per
+ * key, in order (`tallies.reruns.stale++`), `/stats` shows the record and `/metrics` one sample per key, labelled
+ * `label` (after the fixed `labels`, if any).
  */
 export interface TallyDeclaration extends Exported {
   readonly kind: 'tally';
   readonly exported?: boolean;
+  readonly label?: string;
+  /** The label's values (only with `label`). */
+  readonly keys?: readonly string[];
 }
 
 export type Declaration<V> = ValueDeclaration<V> | LabelledDeclaration<V> | StatDeclaration<V> | TallyDeclaration;
@@ -81,7 +88,7 @@ export interface DeclarationTree<V> {
 /** The `/stats` JSON a tree of declarations gives: each declaration's `show` or `read` result at its key. */
 export type StatsOf<T> = {
   readonly [K in keyof T]: T[K] extends { kind: 'tally' }
-    ? number
+    ? TallyOf<T[K]>
     : T[K] extends { show(counts: never): infer S }
       ? S
       : T[K] extends { read(view: never): infer R }
@@ -89,26 +96,45 @@ export type StatsOf<T> = {
         : StatsOf<T[K]>;
 };
 
-/** The storage of a tree's tally declarations: a number at each tally's path (subtrees kept, other declarations left out). */
+/** One tally's storage: a number, or a record of numbers by its keys. */
+export type TallyOf<D> = D extends { keys: readonly (infer N extends string)[] } ? Record<N, number> : number;
+
+/** The storage of a tree's tally declarations: a tally at each tally's path (subtrees kept, other declarations left out). */
 export type TalliesOf<T> = {
-  -readonly [K in keyof T as T[K] extends { kind: 'tally' } ? K : T[K] extends { kind: string } ? never : K]: T[K] extends { kind: 'tally' } ? number : TalliesOf<T[K]>;
+  -readonly [K in keyof T as T[K] extends { kind: 'tally' } ? K : T[K] extends { kind: string } ? never : K]: T[K] extends { kind: 'tally' } ? TallyOf<T[K]> : TalliesOf<T[K]>;
 };
 
-/** Zeroed storage for the tally declarations of `tree`. */
+/** Zeroed storage for the tally declarations of `tree`: a 0 per tally, a record of 0s per labelled one. */
 export function talliesOf<T extends DeclarationTree<never>>(tree: T): TalliesOf<T> {
   const out: Record<string, unknown> = {};
   for (const [key, node] of Object.entries(tree)) {
     if (!isDeclaration(node)) out[key] = talliesOf(node);
-    else if (node.kind === 'tally') out[key] = 0;
+    else if (node.kind === 'tally') out[key] = node.keys === undefined ? 0 : Object.fromEntries(node.keys.map((k) => [k, 0]));
   }
   return out as TalliesOf<T>;
 }
 
-/** The number at `path` of a view's `tallies` (0 when it is not there). */
-export function tallyAt(view: unknown, path: readonly string[]): number {
+function storedAt(view: unknown, path: readonly string[]): unknown {
   let at: unknown = (view as { tallies?: unknown } | null)?.tallies;
   for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined;
+  return at;
+}
+
+/** The number at `path` of a view's `tallies` (0 when it is not there). */
+export function tallyAt(view: unknown, path: readonly string[]): number {
+  const at = storedAt(view, path);
   return typeof at === 'number' ? at : 0;
+}
+
+/** The counts by key of the labelled tally at `path` of a view's `tallies`, in the order of `keys` (0 for a key not there). */
+export function tallyByKey(view: unknown, path: readonly string[], keys: readonly string[]): Record<string, number> {
+  const at = storedAt(view, path) as Readonly<Record<string, unknown>> | undefined;
+  const out: Record<string, number> = {};
+  for (const k of keys) {
+    const n = at?.[k];
+    out[k] = typeof n === 'number' ? n : 0;
+  }
+  return out;
 }
 
 /** Checks a tree against its view type while keeping its literal shape (for `StatsOf`). */

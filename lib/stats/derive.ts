@@ -12,6 +12,7 @@ import {
   isExported,
   metricName,
   tallyAt,
+  tallyByKey,
   type DeclarationTree,
   type LabelledDeclaration,
   type StatsOf,
@@ -34,7 +35,7 @@ function blockAt<V>(tree: DeclarationTree<V>, view: V, at: readonly string[]): R
   const out: Record<string, unknown> = {};
   for (const [key, node] of Object.entries(tree)) {
     if (!isDeclaration(node)) out[key] = blockAt(node, view, [...at, key]);
-    else if (node.kind === 'tally') out[key] = tallyAt(view, [...at, key]);
+    else if (node.kind === 'tally') out[key] = node.keys === undefined ? tallyAt(view, [...at, key]) : tallyByKey(view, [...at, key], node.keys);
     else if (node.kind !== 'stat' && node.show !== undefined) out[key] = (node.show as (value: unknown) => unknown)(node.read(view));
     else out[key] = node.read(view);
   }
@@ -60,9 +61,15 @@ export interface DeclaredMetric<V> {
   readonly parts: readonly Part<V>[];
 }
 
+/** The label a labelled declaration (or labelled tally) counts by. */
+function labelOf<V>(d: Exported<V>): string | undefined {
+  return 'label' in d ? d.label : undefined;
+}
+
 function labelNamesOf<V>(d: Exported<V>): string[] {
   const fixed = Object.keys(d.labels ?? {});
-  return 'label' in d ? [...fixed, d.label] : fixed;
+  const label = labelOf(d);
+  return label === undefined ? fixed : [...fixed, label];
 }
 
 /** A number's value in the view (a tally's from `view.tallies`), in the metric's unit. */
@@ -76,8 +83,10 @@ function samplesOf<V>(part: Part<V>, view: V): Sample<string>[] {
   const d = part.declaration;
   const fixed = d.labels ?? {};
   const divideBy = d.divideBy ?? 1;
-  if (!('label' in d)) return [[fixed, valueOf(part, view)]];
-  return samplesBy(d.label, d.read(view)).map(([labels, n]): Sample<string> => [{ ...fixed, ...labels }, n / divideBy]);
+  const label = labelOf(d);
+  if (label === undefined) return [[fixed, valueOf(part, view)]];
+  const counts = d.kind === 'tally' ? tallyByKey(view, part.path, d.keys ?? []) : (d as LabelledDeclaration<V>).read(view);
+  return samplesBy(label, counts).map(([labels, n]): Sample<string> => [{ ...fixed, ...labels }, n / divideBy]);
 }
 
 /** The metrics `tree` exports under `prefix`, in the tree's order; throws when declarations sharing a name disagree. */
@@ -109,7 +118,7 @@ export function registerDeclared<V>(registry: Registry, prefix: string, tree: De
     const first = metric.parts[0] as Part<V>;
     const only = first.declaration;
     const spec = { name: metric.name, help: metric.help, ...(only.aggregator === undefined ? {} : { aggregator: only.aggregator }) };
-    if (metric.labelNames.length === 0 && !('label' in only)) {
+    if (metric.labelNames.length === 0 && labelOf(only) === undefined) {
       const read = (): number => valueOf(first, source.lifetime());
       if (metric.kind === 'counter') scrapedCounter(registry, { ...spec, read });
       else scrapedGauge(registry, { ...spec, read });

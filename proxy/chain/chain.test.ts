@@ -78,7 +78,7 @@ test('a stale answer re-runs the whole chain once: onRerun on every filter, rout
   ]);
   assert.deepEqual(router.calls.map((c) => c.address), ['10.0.0.1:1', '10.0.0.2:1']);
   assert.deepEqual(router.calls[1]?.headers, [['host', 'a.demo.example'], ['x-ate-target-port', '81']]);
-  assert.equal(counters.reruns.stale, 1);
+  assert.equal(counters.tallies.reruns.stale, 1);
   assert.equal(ctx.exchange.sentStatus, 200);
 });
 
@@ -102,8 +102,8 @@ test('back-to-back stale answers: the second re-run waits its backoff, each re-r
   assert.equal(ctx.exchange.sentStatus, 200);
   assert.equal(ctx.attempt, 2);
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 4)], [1, 1, 0]);
-  assert.equal(counters.reruns.stale, 2);
-  assert.equal(counters.rerunBackoffs, 1, 'only the second re-run waited');
+  assert.equal(counters.tallies.reruns.stale, 2);
+  assert.equal(counters.tallies.rerunAttempts.backoffs, 1, 'only the second re-run waited');
 });
 
 test('a spent re-run budget ends the request with the re-runs-exhausted 503', async () => {
@@ -116,7 +116,7 @@ test('a spent re-run budget ends the request with the re-runs-exhausted 503', as
   assert.equal(ctx.exchange.sentStatus, 503);
   assert.equal(ctx.error, ERRORS.STALE_EXHAUSTED);
   assert.match(ctx.details ?? '', /budget of 1 ms/);
-  assert.equal(counters.rerunBudgetExhausted, 1);
+  assert.equal(counters.tallies.rerunAttempts.budgetExhausted, 1);
 });
 
 test('a client that leaves during the backoff ends the request as cancelled, without the re-run', async () => {
@@ -126,14 +126,14 @@ test('a client that leaves during the backoff ends the request as cancelled, wit
   const ctx = request();
   const finished = runChain(chain, ctx);
   // The client leaves once the chain waits before the second re-run (as the ingress does on close).
-  await waitFor(() => counters.rerunBackoffs === 1, 5000, 'the backoff to start');
+  await waitFor(() => counters.tallies.rerunAttempts.backoffs === 1, 5000, 'the backoff to start');
   ctx.exchange.close();
   ctx.abortFilters();
   await finished;
   assert.equal(router.calls.length, 2, 'no third attempt');
   assert.equal(ctx.error, ERRORS.DOWNSTREAM_CLOSED);
   assert.match(ctx.details ?? '', /went away during/);
-  assert.equal(counters.rerunBackoffsCancelled, 1);
+  assert.equal(counters.tallies.rerunAttempts.cancelledInBackoff, 1);
   assert.deepEqual([...counters.rerunsByAttempt.subarray(1, 3)], [1, 0]);
 });
 
@@ -157,7 +157,7 @@ test('a POST reset after it was written is not re-run: 502, counted as a reset o
   assert.equal(router.calls.length, 1);
   assert.equal(ctx.exchange.sentStatus, 502);
   assert.equal(ctx.error, ERRORS.UPSTREAM_RESET_AFTER_SEND);
-  assert.equal(counters.upstreamResetsNotReplayable, 1);
+  assert.equal(counters.tallies.upstream.resetsNotReplayable, 1);
 });
 
 test('a reset the chain re-runs or fails for another reason is not counted as one that could not be replayed', async () => {
@@ -172,7 +172,7 @@ test('a reset the chain re-runs or fails for another reason is not counted as on
     const ctx = request(method);
     await runChain(chain, ctx);
     assert.equal(ctx.exchange.sentStatus, status, method);
-    assert.equal(counters.upstreamResetsNotReplayable, 0, `${method} ${status}`);
+    assert.equal(counters.tallies.upstream.resetsNotReplayable, 0, `${method} ${status}`);
   }
 });
 

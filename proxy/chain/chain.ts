@@ -343,10 +343,10 @@ export class Chain {
       else {
         let details = describe(outcome);
         if (decision.limit === 'budget') {
-          this.counters.rerunBudgetExhausted++;
+          this.counters.tallies.rerunAttempts.budgetExhausted++;
           details += `; re-run budget of ${this.#policy.budgetMs} ms spent after ${ctx.attempt} re-run(s)`;
         }
-        if (decision.error === ERRORS.UPSTREAM_RESET_AFTER_SEND) this.counters.upstreamResetsNotReplayable++;
+        if (decision.error === ERRORS.UPSTREAM_RESET_AFTER_SEND) this.counters.tallies.upstream.resetsNotReplayable++;
         return this.#error(ctx, decision.error, details, this.filterSetOf(ctx).filters.length);
       }
     }
@@ -355,11 +355,11 @@ export class Chain {
 
   /** Waits `delayMs`, then re-runs; a client that leaves meanwhile ends the request as cancelled instead. */
   #backoff(ctx: ProxyRequest, reason: RerunReason, delayMs: number): void {
-    this.counters.rerunBackoffs++;
+    this.counters.tallies.rerunAttempts.backoffs++;
     const signal = ctx.signal;
     const onAbort = (): void => {
       clearTimeout(timer);
-      this.counters.rerunBackoffsCancelled++;
+      this.counters.tallies.rerunAttempts.cancelledInBackoff++;
       ctx.error = ERRORS.DOWNSTREAM_CLOSED;
       ctx.details = `the client went away during the ${delayMs} ms wait before re-run ${ctx.attempt + 1}`;
       this.#done(ctx);
@@ -379,7 +379,7 @@ export class Chain {
   }
 
   #rerun(ctx: ProxyRequest, reason: RerunReason): void {
-    this.counters.reruns[reason]++;
+    this.counters.tallies.reruns[reason]++;
     this.counters.rerunsByAttempt[ctx.attempt + 1]!++;
     notifyEach(ctx, this.filterSetOf(ctx).filters, 'onRerun', reason, 'filter failed preparing a re-run');
     ctx.log.debug({ reason, attempt: ctx.attempt + 1, upstream: ctx.upstreamAddress }, 're-running the request');

@@ -11,7 +11,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { histogram, indexedHistogram, metricPrefix, registerBuildInfo, scrapedCounterBy, type Sample } from '../../lib/prom-metrics.js';
 import { registerDeclared } from '../../lib/stats/derive.js';
 import type { ClientProtocol } from '../api/filter.js';
-import { PROXY_STATS, type Counters } from './stats.js';
+import { PROXY_STATS, proxyLifetime, type Counters } from './stats.js';
 import { WORKER_ERROR_REASONS, type WorkerErrorReason } from './worker-metrics.js';
 
 export const PROXY_METRIC_PREFIX = metricPrefix('proxy');
@@ -96,7 +96,7 @@ export function createProxyMetrics(counters: Counters, registry = new Registry()
   registerBuildInfo(registry, 'proxy');
   const c = counters;
   // Every counter and gauge of the proxy's own /stats blocks, from their one declaration.
-  registerDeclared(registry, P, PROXY_STATS, { lifetime: () => ({ counts: c, live: c }) });
+  registerDeclared(registry, P, PROXY_STATS, { lifetime: () => proxyLifetime(c) });
   const roundTrips = histogram(registry, {
     name: `${P}extproc_round_trip_seconds`,
     help: 'ext_proc message round trips, from writing the message to its answer (result=response), the stream\'s end (closed, error), the message timeout (timeout) or the request going away (aborted).',

@@ -1,119 +1,29 @@
 /**
- * The proxy's counters: plain numbers bumped on the request path (no allocation, no label hashing), and their one
- * declaration (`PROXY_STATS`), from which both `/stats` and `/metrics` derive. `/stats` reports them minus the
- * baseline taken at the last `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the lifetime values when
- * scraped, so Prometheus counters never go backwards.
+ * The proxy's counters, declared once (`PROXY_STATS`), from which `/stats`, `/metrics` and the counters' storage all
+ * derive: a `kind: 'tally'` declaration is its own storage (`counters.tallies`, created once from the tree by
+ * `talliesOf`, a plain number at the declaration's path bumped on the request path: no allocation, no label hashing),
+ * so a new counter is its declaration and its `++`. `/stats` reports them minus the baseline taken at the last
+ * `POST /stats/reset` (lib/since-reset.ts); `/metrics` reads the lifetime values when scraped, so Prometheus
+ * counters never go backwards. Counts by exact status code and by re-run number (index-keyed arrays) and the levels
+ * (in flight, active) are kept beside the tallies.
  */
 import type { RerunReason } from '../api/filter.js';
-import { SinceReset, type Tallies } from '../../lib/since-reset.js';
-import { declare, type StatsOf } from '../../lib/stats/declare.js';
+import { SinceReset } from '../../lib/since-reset.js';
+import { declare, talliesOf, type StatsOf, type TalliesOf } from '../../lib/stats/declare.js';
 import { statsBlock } from '../../lib/stats/derive.js';
 import { WorkerMetrics } from './worker-metrics.js';
 import { ExtProcRoundTrips } from './extproc-round-trips.js';
-import { internalErrorTallies, type InternalErrorTallies } from './containment.js';
-
-/**
- * Outlier detection's tallies (`upstream/outliers.ts`): addresses marked down by the reason of the connect that
- * failed, requests failed at once because their address was down (never sent), addresses let back (by a probe that
- * connected, or a resume that named them), and probes by result.
- */
-export interface OutlierTallies {
-  readonly ejections: { refused: number; reset: number; timeout: number; unreachable: number };
-  failedFast: number;
-  readonly readmissions: { probe: number; resume: number };
-  readonly probes: { ok: number; failed: number };
-}
-
-/**
- * The ext_proc client's retries of a miss whose stream could not be opened or lost its connection
- * (`stages/ext-proc/retry-rule.ts`, `retrying-round-trip.ts`): fresh streams opened after a failure, requests that got
- * an answer after retrying, requests that gave up at the re-run budget, and requests failed at once because the cap
- * of waiting requests was reached.
- */
-export interface ExtProcRetryTallies {
-  retried: number;
-  recovered: number;
-  budgetExhausted: number;
-  shed: number;
-}
-
-/** The ext_proc client's streams (`stages/ext-proc/grpc-client.ts`); `active` is a level, the others only go up. */
-export type ExtProcStreamTallies = Record<'streams' | 'active' | 'errors' | 'timeouts', number>;
-
-/** Re-runs by reason. */
-export type RerunTallies = Record<RerunReason, number>;
+import { CONTAINMENT_SITES } from './containment.js';
 
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 const CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
+/** Re-runs by reason: a stale 421 from the worker, a connect failure, a reset before the first byte. */
+const RERUN_REASONS = Object.freeze(['stale', 'connect', 'reset'] as const satisfies readonly RerunReason[]);
+
 /** The highest `--max-reruns` (the per-attempt counters have one slot per re-run number). */
 export const MAX_RERUN_ATTEMPTS = 10;
-
-export class Counters {
-  requests = 0;
-  /** Requests begun and not yet finished (upgrades and tunnels included, until they close). */
-  requestsInFlight = 0;
-  /** Client responses by exact status (index = status code). */
-  readonly requestsByStatus = new Float64Array(1000);
-  /** ext_proc streams opened; of those, open now; streams that ended in a gRPC error; messages not answered in time. */
-  readonly extproc: ExtProcStreamTallies = { streams: 0, active: 0, errors: 0, timeouts: 0 };
-  /** Upstream attempts sent, and their answers by exact status (index = status code). */
-  upstreamRequests = 0;
-  readonly upstreamByStatus = new Float64Array(1000);
-  /** Upstream attempts whose connection could not be opened, and attempts reset before response headers. */
-  upstreamConnectFailures = 0;
-  upstreamResets = 0;
-  /**
-   * Requests answered 502 because their worker reset the connection after the whole request was written and the
-   * method may not be sent twice (not GET, HEAD or OPTIONS): not re-run, since the actor may have received it.
-   */
-  upstreamResetsNotReplayable = 0;
-  /** Workers whose certificate failed verification (mTLS). */
-  upstreamIdentityFailures = 0;
-  /** Upstream TLS credential files re-loaded after a change, and changes that could not be loaded. */
-  upstreamTlsReloads = 0;
-  upstreamTlsReloadErrors = 0;
-  /** Re-runs by reason: a stale 421 from the worker, a connect failure, a reset before the first byte. */
-  readonly reruns: RerunTallies = { stale: 0, connect: 0, reset: 0 };
-  /** Re-runs by their number within one request (index 1 = first re-run; up to --max-reruns, at most 10). */
-  readonly rerunsByAttempt = new Float64Array(MAX_RERUN_ATTEMPTS + 1);
-  /** Re-runs that waited a backoff first; of those, requests whose client left during the wait. */
-  rerunBackoffs = 0;
-  rerunBackoffsCancelled = 0;
-  /** Requests that could have re-run but had spent --rerun-budget-ms. */
-  rerunBudgetExhausted = 0;
-  readonly outliers: OutlierTallies = {
-    ejections: { refused: 0, reset: 0, timeout: 0, unreachable: 0 },
-    failedFast: 0,
-    readmissions: { probe: 0, resume: 0 },
-    probes: { ok: 0, failed: 0 },
-  };
-  /** Worker addresses down now (outlier detection; read from the router's detector). */
-  outliersDown: () => number = () => 0;
-  readonly extprocRetries: ExtProcRetryTallies = { retried: 0, recovered: 0, budgetExhausted: 0, shed: 0 };
-  /** Requests waiting now to retry their ext_proc stream. */
-  extprocRetriesWaiting = 0;
-  /** Upstream attempts and failures per worker (bounded labels); the router reports each attempt here. */
-  readonly workers = new WorkerMetrics();
-  /** ext_proc message round trips; the ext_proc client reports each one here. */
-  readonly extprocRoundTrips = new ExtProcRoundTrips();
-  /** Errors the containment boundary caught, by where (`ops/containment.ts`): each ended one request, stream or tunnel. */
-  readonly internalErrors: InternalErrorTallies = internalErrorTallies();
-
-  /** `maxReruns`: the re-run numbers a request can reach (`--max-reruns`), always reported even at 0. */
-  constructor(readonly maxReruns = 0) {}
-
-  countResponse(status: number): void {
-    this.requests++;
-    this.requestsByStatus[status > 0 && status < 1000 ? status : 0]!++;
-  }
-
-  countUpstream(status: number): void {
-    this.upstreamRequests++;
-    this.upstreamByStatus[status > 0 && status < 1000 ? status : 0]!++;
-  }
-}
 
 /** Status codes (`{"200": n, "503": n}`) folded into their classes. */
 export function byClass(byCode: Readonly<Record<string, number>>): Record<StatusClass, number> {
@@ -145,17 +55,37 @@ export function byAttempt(counts: Float64Array, upTo: number): Record<string, nu
   return out;
 }
 
+/** The counters kept by index (status codes, re-run numbers), beside the tallies. */
+export interface IndexedCounts {
+  /** Client responses by exact status (index = status code). */
+  readonly requestsByStatus: Float64Array;
+  /** Upstream answers by exact status (index = status code). */
+  readonly upstreamByStatus: Float64Array;
+  /** Re-runs by their number within one request (index 1 = first re-run; up to --max-reruns, at most 10). */
+  readonly rerunsByAttempt: Float64Array;
+}
+
+/** The levels the declarations read now, whatever the view. */
+export interface ProxyLevels {
+  readonly requestsInFlight: number;
+  readonly extprocStreamsActive: number;
+  readonly extprocRetriesWaiting: number;
+  outliersDown(): number;
+  readonly maxReruns: number;
+}
+
 /**
- * What the declarations read: `counts`, the tallies (since the last reset for `/stats`, lifetime for `/metrics`),
- * and `live`, the counters as they are now (levels such as requests in flight).
+ * What the declarations read: `tallies` rooted as `PROXY_STATS` and `counts` (since the last reset for `/stats`,
+ * lifetime for `/metrics`), and `live`, the levels now (such as requests in flight).
  */
 export interface ProxyView {
-  readonly counts: Tallies<Counters>;
-  readonly live: Counters;
+  readonly tallies: object;
+  readonly counts: IndexedCounts;
+  readonly live: ProxyLevels;
 }
 
 const RETRY_OUTCOMES = {
-  kind: 'counter',
+  kind: 'tally',
   name: 'extproc_retry_outcomes_total',
   help: 'Requests that retried their ext_proc stream, by how it ended: recovered (answered), budget (gave up at --rerun-budget-ms), shed (failed at once: --extproc-retry-max-waiting requests were waiting).',
 } as const;
@@ -166,7 +96,7 @@ const RETRY_OUTCOMES = {
  */
 export const PROXY_STATS = declare<ProxyView>()({
   requests: {
-    total: { kind: 'stat', help: 'Client requests answered (the sum of byStatus; Prometheus: the sum of actor_edge_proxy_requests_total).', read: (v) => v.counts.requests },
+    total: { kind: 'tally', exported: false, help: 'Client requests answered (the sum of byStatus; Prometheus: the sum of actor_edge_proxy_requests_total).' },
     byStatus: {
       kind: 'counter',
       name: 'requests_total',
@@ -178,20 +108,19 @@ export const PROXY_STATS = declare<ProxyView>()({
     inFlight: { kind: 'gauge', help: 'Client requests begun and not yet finished (upgrades and tunnels included, until they close).', read: (v) => v.live.requestsInFlight },
   },
   extproc: {
-    streams: { kind: 'counter', help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).', read: (v) => v.counts.extproc.streams },
-    active: { kind: 'gauge', name: 'extproc_streams_active', help: 'ext_proc streams open now.', read: (v) => v.live.extproc.active },
-    errors: { kind: 'counter', help: 'ext_proc streams that ended with a gRPC error.', read: (v) => v.counts.extproc.errors },
-    timeouts: { kind: 'counter', help: 'ext_proc messages not answered within the message timeout.', read: (v) => v.counts.extproc.timeouts },
+    streams: { kind: 'tally', help: 'ext_proc Process streams opened (one per request that reached ext_proc, and one per refresh-ahead).' },
+    active: { kind: 'gauge', name: 'extproc_streams_active', help: 'ext_proc streams open now.', read: (v) => v.live.extprocStreamsActive },
+    errors: { kind: 'tally', help: 'ext_proc streams that ended with a gRPC error.' },
+    timeouts: { kind: 'tally', help: 'ext_proc messages not answered within the message timeout.' },
     retries: {
       retried: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'extproc_retries_total',
         help: 'Fresh ext_proc streams opened for a miss whose stream could not be opened or lost its connection (UNAVAILABLE, or an HTTP/2 INTERNAL_ERROR reset, before any answer), within --rerun-budget-ms.',
-        read: (v) => v.counts.extprocRetries.retried,
       },
-      recovered: { ...RETRY_OUTCOMES, labels: { outcome: 'recovered' }, read: (v) => v.counts.extprocRetries.recovered },
-      budgetExhausted: { ...RETRY_OUTCOMES, labels: { outcome: 'budget' }, read: (v) => v.counts.extprocRetries.budgetExhausted },
-      shed: { ...RETRY_OUTCOMES, labels: { outcome: 'shed' }, read: (v) => v.counts.extprocRetries.shed },
+      recovered: { ...RETRY_OUTCOMES, labels: { outcome: 'recovered' } },
+      budgetExhausted: { ...RETRY_OUTCOMES, labels: { outcome: 'budget' } },
+      shed: { ...RETRY_OUTCOMES, labels: { outcome: 'shed' } },
       waiting: {
         kind: 'gauge',
         name: 'extproc_retries_active',
@@ -201,7 +130,7 @@ export const PROXY_STATS = declare<ProxyView>()({
     },
   },
   upstream: {
-    requests: { kind: 'stat', help: 'Upstream attempts sent (Prometheus: the sum of actor_edge_proxy_upstream_responses_total and the failures).', read: (v) => v.counts.upstreamRequests },
+    requests: { kind: 'tally', exported: false, help: 'Upstream attempts sent (Prometheus: the sum of actor_edge_proxy_upstream_responses_total and the failures).' },
     byStatus: {
       kind: 'counter',
       name: 'upstream_responses_total',
@@ -210,16 +139,15 @@ export const PROXY_STATS = declare<ProxyView>()({
       read: (v) => byIndex(v.counts.upstreamByStatus),
       show: byClass,
     },
-    connectFailures: { kind: 'counter', help: 'Upstream attempts that could not connect.', read: (v) => v.counts.upstreamConnectFailures },
-    resets: { kind: 'counter', help: 'Upstream attempts reset before response headers.', read: (v) => v.counts.upstreamResets },
+    connectFailures: { kind: 'tally', help: 'Upstream attempts that could not connect.' },
+    resets: { kind: 'tally', help: 'Upstream attempts reset before response headers.' },
     resetsNotReplayable: {
-      kind: 'counter',
+      kind: 'tally',
       help: 'Requests answered 502 PROXY_ERR_UPSTREAM_RESET_AFTER_SEND: the worker reset after the whole request was written and the method is not GET, HEAD or OPTIONS, so it was not re-run (the actor may have received it).',
-      read: (v) => v.counts.upstreamResetsNotReplayable,
     },
-    identityFailures: { kind: 'counter', help: 'Upstream workers whose certificate failed verification.', read: (v) => v.counts.upstreamIdentityFailures },
-    tlsReloads: { kind: 'stat', help: 'Upstream TLS credential files re-loaded after a change.', read: (v) => v.counts.upstreamTlsReloads },
-    tlsReloadErrors: { kind: 'stat', help: 'Upstream TLS credential changes that could not be loaded.', read: (v) => v.counts.upstreamTlsReloadErrors },
+    identityFailures: { kind: 'tally', help: 'Upstream workers whose certificate failed verification.' },
+    tlsReloads: { kind: 'tally', exported: false, help: 'Upstream TLS credential files re-loaded after a change.' },
+    tlsReloadErrors: { kind: 'tally', exported: false, help: 'Upstream TLS credential changes that could not be loaded.' },
     outliers: {
       down: {
         kind: 'gauge',
@@ -228,35 +156,34 @@ export const PROXY_STATS = declare<ProxyView>()({
         read: (v) => v.live.outliersDown(),
       },
       ejections: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'upstream_outlier_ejections_total',
         label: 'reason',
+        keys: ['refused', 'reset', 'timeout', 'unreachable'] as const,
         help: 'Worker addresses marked down by outlier detection (the first connect that failed), by reason: refused, reset, timeout, unreachable.',
-        read: (v) => ({ ...v.counts.outliers.ejections }),
       },
       failedFast: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'upstream_outlier_failed_fast_total',
         help: 'Requests failed at once, never sent, because their worker address was down (each re-runs as a connect failure).',
-        read: (v) => v.counts.outliers.failedFast,
       },
       readmissions: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'upstream_outlier_readmissions_total',
         label: 'via',
+        keys: ['probe', 'resume'] as const,
         help: 'Down worker addresses let back, by what let them back: a probe that connected, or a resume that named them.',
-        read: (v) => ({ ...v.counts.outliers.readmissions }),
       },
       probes: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'upstream_outlier_probes_total',
         label: 'result',
+        keys: ['ok', 'failed'] as const,
         help: 'Connect probes of down worker addresses, by result.',
-        read: (v) => ({ ...v.counts.outliers.probes }),
       },
     },
   },
-  reruns: { kind: 'counter', label: 'reason', help: 'Requests re-run through the chain, by reason.', read: (v) => ({ ...v.counts.reruns }) },
+  reruns: { kind: 'tally', label: 'reason', keys: RERUN_REASONS, help: 'Requests re-run through the chain, by reason.' },
   rerunAttempts: {
     byAttempt: {
       kind: 'counter',
@@ -265,25 +192,81 @@ export const PROXY_STATS = declare<ProxyView>()({
       help: 'Re-runs by their number within one request (1: first re-run, 2: second, ... up to --max-reruns).',
       read: (v) => byAttempt(v.counts.rerunsByAttempt, v.live.maxReruns),
     },
-    backoffs: { kind: 'counter', name: 'rerun_backoffs_total', help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).', read: (v) => v.counts.rerunBackoffs },
+    backoffs: { kind: 'tally', name: 'rerun_backoffs_total', help: 'Re-runs that waited a backoff first (the second and later re-runs of a request).' },
     cancelledInBackoff: {
-      kind: 'counter',
+      kind: 'tally',
       name: 'rerun_backoffs_cancelled_total',
       help: 'Requests whose client went away while they waited a re-run backoff.',
-      read: (v) => v.counts.rerunBackoffsCancelled,
     },
-    budgetExhausted: { kind: 'counter', name: 'rerun_budget_exhausted_total', help: 'Requests that could have re-run but had spent --rerun-budget-ms.', read: (v) => v.counts.rerunBudgetExhausted },
+    budgetExhausted: { kind: 'tally', name: 'rerun_budget_exhausted_total', help: 'Requests that could have re-run but had spent --rerun-budget-ms.' },
   },
   internalErrors: {
-    kind: 'counter',
+    kind: 'tally',
     label: 'where',
+    keys: CONTAINMENT_SITES,
     help: 'Errors inside the proxy that the containment boundary caught, by where the work began; each ended one request, stream or tunnel alone (500 PROXY_ERR_INTERNAL, or a reset).',
-    read: (v) => ({ ...v.counts.internalErrors }),
   },
 });
 
+/**
+ * The proxy's tallies, one per tally of `PROXY_STATS` at its path (`upstream.connectFailures`, `reruns.stale`):
+ * plain numbers, and records of them for the labelled ones, created once and bumped on the request path.
+ */
+export type ProxyTallies = TalliesOf<typeof PROXY_STATS>;
+
+/**
+ * Outlier detection's tallies (`upstream/outliers.ts`): addresses marked down by the reason of the connect that
+ * failed, requests failed at once because their address was down (never sent), addresses let back (by a probe that
+ * connected, or a resume that named them), and probes by result.
+ */
+export type OutlierTallies = ProxyTallies['upstream']['outliers'];
+
+/** The ext_proc client's retries of a miss whose stream could not be opened or lost its connection (`stages/ext-proc/retrying-round-trip.ts`). */
+export type ExtProcRetryTallies = ProxyTallies['extproc']['retries'];
+
 /** The proxy's own blocks of `/stats`. */
 export type ProxyStatsBlock = StatsOf<typeof PROXY_STATS>;
+
+/**
+ * The proxy's counters: the tallies of `PROXY_STATS` (`tallies`), the counts kept by index, and the levels (which go
+ * up and down, and are read as they are now).
+ */
+export class Counters implements IndexedCounts, ProxyLevels {
+  readonly tallies: ProxyTallies = talliesOf(PROXY_STATS);
+  readonly requestsByStatus = new Float64Array(1000);
+  readonly upstreamByStatus = new Float64Array(1000);
+  readonly rerunsByAttempt = new Float64Array(MAX_RERUN_ATTEMPTS + 1);
+  /** Requests begun and not yet finished (upgrades and tunnels included, until they close). */
+  requestsInFlight = 0;
+  /** ext_proc streams open now. */
+  extprocStreamsActive = 0;
+  /** Requests waiting now to retry their ext_proc stream. */
+  extprocRetriesWaiting = 0;
+  /** Worker addresses down now (outlier detection; read from the router's detector). */
+  outliersDown: () => number = () => 0;
+  /** Upstream attempts and failures per worker (bounded labels); the router reports each attempt here. */
+  readonly workers = new WorkerMetrics();
+  /** ext_proc message round trips; the ext_proc client reports each one here. */
+  readonly extprocRoundTrips = new ExtProcRoundTrips();
+
+  /** `maxReruns`: the re-run numbers a request can reach (`--max-reruns`), always reported even at 0. */
+  constructor(readonly maxReruns = 0) {}
+
+  countResponse(status: number): void {
+    this.tallies.requests.total++;
+    this.requestsByStatus[status > 0 && status < 1000 ? status : 0]!++;
+  }
+
+  countUpstream(status: number): void {
+    this.tallies.upstream.requests++;
+    this.upstreamByStatus[status > 0 && status < 1000 ? status : 0]!++;
+  }
+}
+
+/** The lifetime view of `counters` (`/metrics`). */
+export function proxyLifetime(counters: Counters): ProxyView {
+  return { tallies: counters.tallies, counts: counters, live: counters };
+}
 
 /** The live counters plus the `/stats` view of them. */
 export class ProxyStats {
@@ -301,6 +284,7 @@ export class ProxyStats {
   }
 
   snapshot(): ProxyStatsBlock {
-    return statsBlock(PROXY_STATS, { counts: this.#sinceReset.current(), live: this.live });
+    const counts = this.#sinceReset.current();
+    return statsBlock(PROXY_STATS, { tallies: counts.tallies, counts, live: this.live });
   }
 }

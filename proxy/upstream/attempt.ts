@@ -136,7 +136,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
   eject(): void {
     if (this.#state !== State.Waiting || this.#started) return;
     this.#state = State.Done; // undici drops it unsent when it reaches a connection (`onConnect`)
-    this.counters.outliers.failedFast++;
+    this.counters.tallies.upstream.outliers.failedFast++;
     this.#settle(EJECTED);
   }
 
@@ -330,10 +330,10 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler, UpstreamBody
 
   #count(outcome: UpstreamFailure): void {
     if (outcome.kind === 'connect-failed') {
-      if (outcome.ejected !== true) this.counters.upstreamConnectFailures++; // failed fast: counted by the detector
-    } else if (outcome.kind === 'reset') this.counters.upstreamResets++;
+      if (outcome.ejected !== true) this.counters.tallies.upstream.connectFailures++; // failed fast: counted by the detector
+    } else if (outcome.kind === 'reset') this.counters.tallies.upstream.resets++;
     else if (outcome.kind === 'identity-rejected') {
-      this.counters.upstreamIdentityFailures++;
+      this.counters.tallies.upstream.identityFailures++;
       this.ctx.log.warn({ worker: this.ctx.upstreamAddress, presented: outcome.presented, reason: outcome.reason }, 'upstream worker failed identity verification');
     }
   }

@@ -77,7 +77,7 @@ function detector(probeOk: () => boolean) {
       return probeOk();
     },
     onEject: (address) => ejected.push(address),
-    tallies: counters.outliers,
+    tallies: counters.tallies.upstream.outliers,
     random: () => 0,
   });
   return { d, counters, ejected, probed };
@@ -97,7 +97,7 @@ test('the detector: one ejection per outage, cache routes fail fast, a resume le
   assert.equal(d.downCount, 1);
   assert.equal(d.route('10.0.0.1:8443', 'extproc'), 'dispatch', 'a resume named it again');
   assert.equal(d.downCount, 0);
-  assert.deepEqual(counters.outliers, {
+  assert.deepEqual(counters.tallies.upstream.outliers, {
     ejections: { refused: 1, reset: 0, timeout: 0, unreachable: 0 },
     failedFast: 2,
     readmissions: { probe: 0, resume: 1 },
@@ -126,9 +126,9 @@ test('the detector probes with a backoff and lets the address back when a probe 
   await settle();
   assert.equal(probed.length, 2);
   assert.equal(d.isDown('10.0.0.1:8443'), false);
-  assert.deepEqual(counters.outliers.probes, { ok: 1, failed: 1 });
-  assert.deepEqual(counters.outliers.readmissions, { probe: 1, resume: 0 });
-  assert.equal(counters.outliers.ejections.timeout, 1);
+  assert.deepEqual(counters.tallies.upstream.outliers.probes, { ok: 1, failed: 1 });
+  assert.deepEqual(counters.tallies.upstream.outliers.readmissions, { probe: 1, resume: 0 });
+  assert.equal(counters.tallies.upstream.outliers.ejections.timeout, 1);
   t.mock.timers.tick(60_000);
   await settle();
   assert.equal(probed.length, 2, 'no probe once it is back');

@@ -74,7 +74,7 @@ export class UndiciRouter implements Router {
     this.outliers =
       probe === undefined
         ? undefined
-        : new OutlierDetector({ probe, onEject: (address) => this.#ejectUnsent(address), tallies: counters.outliers, ...(opts.log === undefined ? {} : { log: opts.log }) });
+        : new OutlierDetector({ probe, onEject: (address) => this.#ejectUnsent(address), tallies: counters.tallies.upstream.outliers, ...(opts.log === undefined ? {} : { log: opts.log }) });
   }
 
   forward(ctx: ProxyRequest, done: AttemptCallback): void {

@@ -101,7 +101,7 @@ test('a missing or unusable bundle at start is an error naming the flag and the 
 test('rotation: a broken bundle keeps the old credentials (error counted), a new one is used for new connections', async () => {
   const bundle = path.join(pki.dir, 'rotating-proxy.pem');
   await copyFile(pki.files.proxy, bundle);
-  const counters = { upstreamTlsReloads: 0, upstreamTlsReloadErrors: 0 };
+  const counters = { tlsReloads: 0, tlsReloadErrors: 0 };
   const tls = startUpstreamTls(
     { credentialBundle: bundle, trustBundle: pki.files.ca, spiffePrefix: DEFAULT_SPIFFE_PREFIX, watchIntervalMs: 20 },
     2000,
@@ -116,13 +116,13 @@ test('rotation: a broken bundle keeps the old credentials (error counted), a new
     await p.close();
 
     await replaceText(bundle, 'not a PEM file\n');
-    await waitFor(() => counters.upstreamTlsReloadErrors > 0, 5000, 'the failed reload');
+    await waitFor(() => counters.tlsReloadErrors > 0, 5000, 'the failed reload');
     p = fresh();
     assert.equal(await get(p), pki.ids.proxy, 'the old credentials stay in use');
     await p.close();
 
     await replaceFile(pki.wrongProxy, bundle);
-    await waitFor(() => counters.upstreamTlsReloads > 0, 5000, 'the reload');
+    await waitFor(() => counters.tlsReloads > 0, 5000, 'the reload');
     p = fresh();
     assert.equal(await get(p), 'spiffe://cluster.local/ns/other/sa/intruder', 'new connections use the new credentials');
     await p.close();

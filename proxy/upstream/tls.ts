@@ -131,18 +131,18 @@ export function startUpstreamTls(
   settings: UpstreamTlsSettings,
   connectTimeoutMs: number,
   log: Logger,
-  counters: { upstreamTlsReloads: number; upstreamTlsReloadErrors: number },
+  counters: { tlsReloads: number; tlsReloadErrors: number },
 ): UpstreamTls {
   const watched = new WatchedTlsFiles({
     paths: [settings.credentialBundle, settings.trustBundle],
     load: () => loadUpstreamTls(settings),
     intervalMs: settings.watchIntervalMs,
     onReload: (m) => {
-      counters.upstreamTlsReloads++;
+      counters.tlsReloads++;
       log.info({ identity: m.identity }, 'upstream TLS credentials reloaded');
     },
     onError: (err) => {
-      counters.upstreamTlsReloadErrors++;
+      counters.tlsReloadErrors++;
       log.error({ err: err.message }, 'upstream TLS credentials not reloaded; the previous ones stay in use');
     },
   });

@@ -203,8 +203,8 @@ export class GrpcExtProcStream implements ExtProcStream {
     this.#opts = opts;
     this.#closing = closing;
     this.#span = span;
-    opts.counters.extproc.streams++;
-    opts.counters.extproc.active++;
+    opts.counters.tallies.extproc.streams++;
+    opts.counters.extprocStreamsActive++;
     call.on('data', (m: ProcessingResponse) => {
       try {
         this.#onMessage(m);
@@ -301,7 +301,7 @@ export class GrpcExtProcStream implements ExtProcStream {
 
   #timer(ms: number): NodeJS.Timeout {
     return setTimeout(() => {
-      this.#opts.counters.extproc.timeouts++;
+      this.#opts.counters.tallies.extproc.timeouts++;
       this.#finish({ kind: 'timeout' });
     }, ms);
   }
@@ -335,7 +335,7 @@ export class GrpcExtProcStream implements ExtProcStream {
       if (this.#closed && code === grpc.status.CANCELLED) {
         this.#ended = { kind: 'aborted' }; // our own cancel
       } else {
-        this.#opts.counters.extproc.errors++;
+        this.#opts.counters.tallies.extproc.errors++;
         const name = grpc.status[code] ?? String(code);
         this.#ended = isConnectionLoss(name, details) ? { kind: 'error', code: name, details, connectionLost: true } : { kind: 'error', code: name, details };
       }
@@ -350,7 +350,7 @@ export class GrpcExtProcStream implements ExtProcStream {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#opts.counters.extproc.active--;
+    this.#opts.counters.extprocStreamsActive--;
     this.#finish({ kind: 'aborted' });
     this.#endSpan(undefined);
     if (this.#ended !== undefined) return;

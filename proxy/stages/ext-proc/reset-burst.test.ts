@@ -79,8 +79,8 @@ test('a miss right after a burst of resets is retried on a fresh connection and 
     assert.deepEqual(result, { kind: 'continue' });
     assert.deepEqual(ctx.route, { address: UPSTREAM, source: 'extproc' });
     // The first stream was on the connection the processor closed: exactly one fresh stream, and it recovered.
-    assert.equal(counters.extprocRetries.retried, 1);
-    assert.equal(counters.extprocRetries.recovered, 1);
+    assert.equal(counters.tallies.extproc.retries.retried, 1);
+    assert.equal(counters.tallies.extproc.retries.recovered, 1);
   } finally {
     client.close();
   }

@@ -14,9 +14,9 @@ import type { Conversation } from './conversation.js';
 import type { ProcessingRequest } from './messages.js';
 import { shouldRetryStream, type GiveUp, type StreamRetryPolicy } from './retry-rule.js';
 
-/** What the retries read and count: the proxy's counters (`extprocRetries`, `extprocRetriesWaiting`). */
+/** What the retries read and count: the proxy's counters (`tallies.extproc.retries`, `extprocRetriesWaiting`). */
 export interface RetryCounters {
-  readonly extprocRetries: ExtProcRetryTallies;
+  readonly tallies: { readonly extproc: { readonly retries: ExtProcRetryTallies } };
   extprocRetriesWaiting: number;
 }
 
@@ -69,9 +69,9 @@ export async function roundTripWithRetries(
         jitter: random(),
       });
       if (decision.kind === 'give-up') {
-        if (decision.why === 'cap') counters.extprocRetries.shed++;
-        else if (decision.why === 'budget') counters.extprocRetries.budgetExhausted++;
-        else if (made > 0 && (result.kind === 'response' || result.kind === 'closed')) counters.extprocRetries.recovered++;
+        if (decision.why === 'cap') counters.tallies.extproc.retries.shed++;
+        else if (decision.why === 'budget') counters.tallies.extproc.retries.budgetExhausted++;
+        else if (made > 0 && (result.kind === 'response' || result.kind === 'closed')) counters.tallies.extproc.retries.recovered++;
         const why = GAVE_UP[decision.why];
         return result.kind === 'error' && why !== undefined ? { ...result, details: `${result.details}; not retried further after ${made} retries: ${why}` } : result;
       }
@@ -81,7 +81,7 @@ export async function roundTripWithRetries(
       }
       if (!(await waited(decision.delayMs, ctx.signal))) return { kind: 'aborted' };
       made++;
-      counters.extprocRetries.retried++;
+      counters.tallies.extproc.retries.retried++;
       ctx.log.debug({ retry: made, afterMs: decision.delayMs, code: result.kind === 'error' ? result.code : result.kind }, 'ext_proc stream could not be opened: retrying on a fresh stream');
       conv.reopen();
       result = await conv.roundTrip(message);
