@@ -22,6 +22,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { SinceReset } from '../../../lib/since-reset.js';
+import { lookupTallies, type LookupTallies } from './counters.js';
 import { isLiteralAddress } from '../../http/route-address.js';
 
 export { isLiteralAddress };
@@ -30,8 +31,8 @@ export { isLiteralAddress };
  * Why a binding left the cache. `stale|connect|reset` come from the request that used it, `worker` from a connect
  * failure to its worker seen by another request, `ttl|lru` from the cache itself, `admin` from the admin API.
  */
-export type EvictionReason = 'stale' | 'connect' | 'reset' | 'identity' | 'worker' | 'ttl' | 'lru' | 'admin';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['stale', 'connect', 'reset', 'identity', 'worker', 'ttl', 'lru', 'admin']);
+/** Why a binding was removed (the `reason` label of `cache.evictions`, declared in `CACHE_STATS`). */
+export type EvictionReason = keyof LookupTallies['evictions'];
 
 /** Where a binding is with refresh-ahead: not refreshed yet, a refresh in flight, or a refresh that failed. */
 export type RefreshState = 'idle' | 'in-flight' | 'failed';
@@ -62,12 +63,8 @@ export type BindingEvent =
 /** `refreshDue`: the hit fell in the refresh window and no refresh was claimed for this binding yet. */
 export type CacheLookup = { readonly kind: 'hit'; readonly binding: Binding; readonly refreshDue: boolean } | { readonly kind: 'miss' };
 
-export interface CacheStats {
-  readonly hits: number;
-  readonly misses: number;
-  readonly entries: number;
-  readonly evictions: Readonly<Record<EvictionReason, number>>;
-}
+/** The binding table's tallies (hits, misses, evictions by reason) and its live entries. */
+export type CacheStats = Readonly<LookupTallies> & { readonly entries: number };
 
 export interface BindingCacheOptions {
   /** How long a learned binding is served; 0 stores nothing (every lookup misses). */
@@ -88,11 +85,6 @@ export function hostOfAddress(address: string): string {
 /** Whether `address` is on `worker` (an IP: any port; a literal `ip:port`: exactly). */
 export function onWorker(address: string, worker: string): boolean {
   return isLiteralAddress(worker) ? address === worker : hostOfAddress(address) === worker.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-}
-
-/** Every eviction reason with a count of 0. */
-export function zeroEvictions(): Record<EvictionReason, number> {
-  return { stale: 0, connect: 0, reset: 0, identity: 0, worker: 0, ttl: 0, lru: 0, admin: 0 };
 }
 
 /** `refreshFrom` of a binding that is never refreshed. */
@@ -141,10 +133,10 @@ export class BindingCache {
   readonly #byAddress = new Map<string, AddressKeys>();
   #nextGeneration = 1;
   #subscriber: ((event: BindingEvent) => void) | undefined;
-  #hits = 0;
-  #misses = 0;
-  #evictions = zeroEvictions();
-  readonly #sinceReset = new SinceReset(() => ({ hits: this.#hits, misses: this.#misses, evictions: this.#evictions }));
+  /** Hits, misses and evictions by reason: the tallies `CACHE_STATS` declares for the table. */
+  readonly #tallies = lookupTallies();
+  readonly #evictions = this.#tallies.evictions;
+  readonly #sinceReset = new SinceReset(() => this.#tallies);
 
   constructor(opts: BindingCacheOptions) {
     if (!Number.isInteger(opts.maxEntries) || opts.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
@@ -173,10 +165,10 @@ export class BindingCache {
     const now = this.#clock.now();
     const entry = this.#live(key, now);
     if (entry === undefined) {
-      this.#misses += 1;
+      this.#tallies.misses++;
       return { kind: 'miss' };
     }
-    this.#hits += 1;
+    this.#tallies.hits++;
     entry.hits += 1;
     return { kind: 'hit', binding: entry, refreshDue: entry.refreshFrom !== NEVER && now >= entry.refreshFrom && entry.refresh === 'idle' };
   }
@@ -415,13 +407,12 @@ export class BindingCache {
 
   /** Counters since the last `resetStats()` (the `/stats` view). */
   stats(): CacheStats {
-    const d = this.#sinceReset.current();
-    return { hits: d.hits, misses: d.misses, entries: this.size, evictions: d.evictions };
+    return { ...this.#sinceReset.current(), entries: this.size };
   }
 
   /** Counters since the cache was made; they never go down (the Prometheus view). */
   lifetimeStats(): CacheStats {
-    return { hits: this.#hits, misses: this.#misses, entries: this.size, evictions: { ...this.#evictions } };
+    return { ...structuredClone(this.#tallies), entries: this.size };
   }
 
   /** Starts the `/stats` counters from zero again (lifetime counters and bindings are kept). */

@@ -13,14 +13,14 @@
  *
  * Knows nothing about HTTP or the cache: keys are opaque strings.
  */
-import { CounterSet } from './counter-set.js';
+import { SinceReset } from '../../../lib/since-reset.js';
+import { cacheTallies } from './counters.js';
 
 /** How a follower's wait ended. */
 export type WaitEnd = 'learned' | 'failed' | 'timeout' | 'gone';
 
 /** What became of a follower: routed from the learned binding, sent on its own slow path, or its client left. */
 export type CoalescedResult = 'hit' | 'alone' | 'gone';
-export const COALESCED_RESULTS: readonly CoalescedResult[] = Object.freeze(['hit', 'alone', 'gone']);
 
 interface Waiter {
   readonly resolve: (end: WaitEnd) => void;
@@ -96,7 +96,9 @@ export class MissFlights {
   readonly #flights = new Map<string, Flight>();
   readonly #waitTimeoutMs: number;
   readonly #clock: { now(): number };
-  readonly #counters = new CounterSet<'waits' | CoalescedResult>(['waits', ...COALESCED_RESULTS]);
+  /** Waits and their results: the `cache.coalesced` tallies of `CACHE_STATS`. */
+  readonly #tallies: Record<'waits' | CoalescedResult, number> = cacheTallies().coalesced;
+  readonly #sinceReset = new SinceReset(() => this.#tallies);
   readonly #expire = (f: Flight): void => this.#end(f, 'timeout');
 
   constructor(opts: MissFlightsOptions) {
@@ -123,7 +125,7 @@ export class MissFlights {
 
   /** Waits for `flight` as a follower (counted as a coalesced wait). */
   follow(flight: Flight, signal: AbortSignal | undefined): Promise<WaitEnd> {
-    this.#counters.inc('waits');
+    this.#tallies.waits++;
     return flight.wait(signal, this.#clock.now(), this.#expire);
   }
 
@@ -134,7 +136,7 @@ export class MissFlights {
 
   /** Records what became of one follower. */
   count(result: CoalescedResult): void {
-    this.#counters.inc(result);
+    this.#tallies[result]++;
   }
 
   #end(flight: Flight, end: Exclude<WaitEnd, 'gone'>): void {
@@ -148,14 +150,14 @@ export class MissFlights {
   }
 
   stats(): Record<'waits' | CoalescedResult, number> {
-    return this.#counters.view();
+    return this.#sinceReset.current();
   }
 
   lifetimeStats(): Record<'waits' | CoalescedResult, number> {
-    return this.#counters.lifetime();
+    return { ...this.#tallies };
   }
 
   resetStats(): void {
-    this.#counters.reset();
+    this.#sinceReset.reset();
   }
 }

@@ -14,7 +14,8 @@
 import type { Logger } from 'pino';
 import type { Revalidation, Revalidator } from '../revalidator.js';
 import type { Binding, BindingCache } from './binding-cache.js';
-import { CounterSet } from './counter-set.js';
+import { SinceReset } from '../../../lib/since-reset.js';
+import { cacheTallies } from './counters.js';
 
 /** A hit in the last 20 % of a binding's TTL makes it due for a refresh. */
 export const REFRESH_AHEAD_FRACTION = 0.2;
@@ -22,7 +23,6 @@ export const REFRESH_AHEAD_FRACTION = 0.2;
 export const MAX_REFRESHES_IN_FLIGHT = 256;
 
 export type RefreshResult = 'ok' | 'failed';
-export const REFRESH_RESULTS: readonly RefreshResult[] = Object.freeze(['ok', 'failed']);
 
 export interface RefreshAheadOptions {
   readonly cache: BindingCache;
@@ -39,7 +39,9 @@ export class RefreshAhead {
   /** Actor keys with a refresh in flight. */
   readonly #inFlight = new Set<string>();
   readonly #closing = new AbortController();
-  readonly #counters = new CounterSet<RefreshResult>(REFRESH_RESULTS);
+  /** Refreshes by result: the `cache.refreshes` tallies of `CACHE_STATS`. */
+  readonly #tallies: Record<RefreshResult, number> = cacheTallies().refreshes;
+  readonly #sinceReset = new SinceReset(() => this.#tallies);
   /** Settles when no refresh is in flight (tests and shutdown). */
   #idle: Promise<void> = Promise.resolve();
   #markIdle: (() => void) | undefined;
@@ -67,11 +69,11 @@ export class RefreshAhead {
     this.#inFlight.delete(key);
     const renewed = result.kind === 'routed' ? this.#cache.renew(key, binding.generation, result.address) : undefined;
     if (renewed !== undefined) {
-      this.#counters.inc('ok');
+      this.#tallies.ok++;
       this.#log.debug({ actor: key, address: renewed.address, generation: renewed.generation }, 'actor binding refreshed');
     } else {
       this.#cache.refreshFailed(key, binding.generation);
-      this.#counters.inc('failed');
+      this.#tallies.failed++;
       const reason = result.kind === 'failed' ? result.reason : `binding ${binding.generation} changed meanwhile or address not literal`;
       this.#log.debug({ actor: key, generation: binding.generation, reason }, 'actor binding refresh failed');
     }
@@ -92,15 +94,15 @@ export class RefreshAhead {
   }
 
   stats(): Record<RefreshResult, number> {
-    return this.#counters.view();
+    return this.#sinceReset.current();
   }
 
   lifetimeStats(): Record<RefreshResult, number> {
-    return this.#counters.lifetime();
+    return { ...this.#tallies };
   }
 
   resetStats(): void {
-    this.#counters.reset();
+    this.#sinceReset.reset();
   }
 
   /** Shutdown: aborts the refreshes in flight and starts no more. */

@@ -13,7 +13,8 @@
 import { LRUCache } from 'lru-cache';
 import { clusterWorkerChannel as workerChannel, hasMessageType, type ProcessChannel } from '../../../lib/cluster-channel.js';
 import { LOCAL_ORIGIN, type BindingCache, type BindingEvent, type Origin } from './binding-cache.js';
-import { CounterSet } from './counter-set.js';
+import { SinceReset } from '../../../lib/since-reset.js';
+import { cacheTallies } from './counters.js';
 
 /** The IPC message type (worker → primary → every other worker). */
 export const BINDING_MESSAGE = 'actor-edge:binding';
@@ -32,14 +33,15 @@ export function isBindingMessage(m: unknown): m is BindingMessage {
 export type BindingChannel = ProcessChannel<BindingMessage>;
 
 export type SharedCount = 'sent' | 'received' | 'adopted' | 'dropped' | 'ignored';
-export const SHARED_COUNTS: readonly SharedCount[] = Object.freeze(['sent', 'received', 'adopted', 'dropped', 'ignored']);
 
 export class SharedBindings {
   readonly #cache: BindingCache;
   readonly #channel: BindingChannel;
   /** `origin key` → the newest generation of that origin evicted for `key`. */
   readonly #evicted: LRUCache<string, number>;
-  readonly #counters = new CounterSet<SharedCount>(SHARED_COUNTS);
+  /** Events by what became of them: the `cache.shared` tallies of `CACHE_ON_STATS`. */
+  readonly #tallies: Record<SharedCount, number> = cacheTallies().shared;
+  readonly #sinceReset = new SinceReset(() => this.#tallies);
   readonly #unsubscribe: () => void;
 
   constructor(cache: BindingCache, channel: BindingChannel) {
@@ -55,22 +57,22 @@ export class SharedBindings {
     const origin = event.origin === LOCAL_ORIGIN ? this.#channel.self : event.origin;
     if (event.kind === 'evicted') this.#remember(origin, event.key, event.originGeneration);
     this.#channel.send({ type: BINDING_MESSAGE, event: { ...event, origin } });
-    this.#counters.inc('sent');
+    this.#tallies.sent++;
   }
 
   #apply(event: BindingEvent): void {
-    this.#counters.inc('received');
+    this.#tallies.received++;
     const origin = event.origin === this.#channel.self ? LOCAL_ORIGIN : event.origin;
     const mark = `${event.origin} ${event.key}`;
     let applied: boolean;
     if (event.kind === 'learned') {
       const evicted = this.#evicted.get(mark);
       applied = (evicted === undefined || evicted < event.originGeneration) && this.#cache.adopt(event.key, event.address, origin, event.originGeneration, event.ttlLeftMs);
-      this.#counters.inc(applied ? 'adopted' : 'ignored');
+      this.#tallies[applied ? 'adopted' : 'ignored']++;
     } else {
       this.#remember(event.origin, event.key, event.originGeneration);
       applied = this.#cache.drop(event.key, origin, event.originGeneration);
-      this.#counters.inc(applied ? 'dropped' : 'ignored');
+      this.#tallies[applied ? 'dropped' : 'ignored']++;
     }
   }
 
@@ -82,11 +84,11 @@ export class SharedBindings {
 
   /** Counters since the last reset (the `/stats` `cache.shared` block). */
   stats(): Record<SharedCount, number> {
-    return this.#counters.view();
+    return this.#sinceReset.current();
   }
 
   resetStats(): void {
-    this.#counters.reset();
+    this.#sinceReset.reset();
   }
 
   close(): void {
