@@ -1,6 +1,6 @@
 /**
  * The type of the proxy's `GET /stats` document, derived from the blocks' declarations (`PROXY_STATS` in
- * ops/stats.ts, `CACHE_STATS` in stages/actor-cache/stats.ts, `RESOLVER_STATS`, `TUNNEL_STATS`, `OVERLOAD_STATS`,
+ * ops/stats.ts, `CACHE_STATS` in stages/actor-cache/counters.ts, `RESOLVER_STATS`, `TUNNEL_STATS`, `OVERLOAD_STATS`,
  * `OFFLOAD_STATS`, `EGRESS_STATS`, `EGRESS_CACHE_STATS` beside their components); only `process` is typed by
  * hand. What the benchmark,
  * the tests and the dashboard read `/stats` as: a renamed or removed counter breaks their build, not their numbers.

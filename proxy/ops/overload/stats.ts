@@ -1,246 +1,39 @@
 /**
- * The `/stats` `overload` block and its metrics, declared once (`OVERLOAD_STATS`): the state and what set it, each monitor's reading and thresholds, the requests
- * shed and connections refused by reason, the client connections against `--max-connections`, the replay budget,
- * and the ext_proc queue. Tallies count since the last `POST /stats/reset`; levels (open, in use, waiting) are now.
+ * The overload block's two views (`OVERLOAD_STATS`, declared in counters.ts): since the last `POST /stats/reset`
+ * (`/stats`) and lifetime (`/metrics`), read from the manager's tallies, the budgets and the levels now.
  */
-import { SinceReset, type Tallies } from '../../../lib/since-reset.js';
-import { declare, type StatsOf } from '../../../lib/stats/declare.js';
+import { SinceReset } from '../../../lib/since-reset.js';
 import { statsBlock, type StatsSource } from '../../../lib/stats/derive.js';
-import type { LevelName } from './levels.js';
-import type { OverloadManager } from './manager.js';
-import type { ShedTallies } from './tallies.js';
+import { OVERLOAD_STATS, type BudgetCounts, type OverloadSources, type OverloadStatsBlock, type OverloadView } from './counters.js';
 
-/** What the stats read of the replay budget (`request/replay-budget.ts`). */
-export interface ReplayBudgetView {
-  readonly capacity: number;
-  readonly inUseBytes: number;
-  readonly bodies: number;
-  readonly streamedWithoutReplay: number;
-  readonly bufferedRefused: number;
+export {
+  OVERLOAD_STATS,
+  type BodyBudgetView,
+  type ExtProcQueueLimits,
+  type OverloadSources,
+  type OverloadStatsBlock,
+  type OverloadView,
+  type ReplayBudgetView,
+} from './counters.js';
+
+/** The budgets' lifetime counts. */
+export function budgetCounts(sources: OverloadSources): BudgetCounts {
+  return { streamed: sources.budget.streamedWithoutReplay, bufferedRefused: sources.budget.bufferedRefused, bodyRefused: sources.bodyBudget.refused };
 }
 
-/** The ext_proc queue's limits (`--extproc-max-streams`, its queue bound, `--extproc-queue-timeout-ms`); 0 streams: no bound. */
-export interface ExtProcQueueLimits {
-  readonly maxStreams: number;
-  readonly maxWaiting: number;
-  readonly timeoutMs: number;
-}
-
-/** What the stats read of the body budget (`request/body-budget.ts`). */
-export interface BodyBudgetView {
-  readonly capacity: number;
-  readonly inUseBytes: number;
-  readonly bodies: number;
-  readonly refused: number;
-}
-
-export interface OverloadSources {
-  readonly manager: OverloadManager;
-  readonly budget: ReplayBudgetView;
-  /** `--body-inflight-budget-bytes`. */
-  readonly bodyBudget: BodyBudgetView;
-  /** `--max-connections`. */
-  readonly maxConnections: number;
-  readonly extprocQueue: ExtProcQueueLimits;
-}
-
-/** The tallies the block counts since the last reset (the rest are levels and settings, read as they are now). */
-export interface OverloadCounts {
-  readonly shed: ShedTallies;
-  readonly refused: { readonly limit: number; readonly overload: number };
-  readonly transitions: Record<LevelName, number>;
-  readonly queued: number;
-  readonly streamed: number;
-  readonly bufferedRefused: number;
-  readonly bodyRefused: number;
-}
-
-/** What the declarations read: the tallies (since the last reset for `/stats`, lifetime for `/metrics`) and the sources now. */
-export interface OverloadView {
-  readonly counts: Tallies<OverloadCounts>;
-  readonly sources: OverloadSources;
-}
-
-/** A monitor's reading as `/stats` shows it: 3 decimals. */
-const round3 = (n: number): number => Math.round(n * 1000) / 1000;
-
-const LOOP_DELAY_THRESHOLD = {
-  kind: 'gauge',
-  name: 'overload_loop_delay_threshold_seconds',
-  help: 'The event-loop delay at which the state goes to shed-misses (--overload-loop-delay-ms) and shed-all (--overload-loop-delay-critical-ms); 0: off.',
-  divideBy: 1000,
-  aggregator: 'first',
-} as const;
-
-const HEAP_THRESHOLD = {
-  kind: 'gauge',
-  name: 'overload_heap_threshold_bytes',
-  help: 'The heap in use at which the state goes to shed-misses (--overload-heap-bytes) and shed-all (--overload-heap-critical-bytes); 0: off.',
-  aggregator: 'first',
-} as const;
-
-const SHED = {
-  kind: 'counter',
-  name: 'shed_total',
-  help: 'Requests answered 503 with Retry-After without being served, by reason: overload_miss (a miss at shed-misses), overload_all (any request at shed-all), extproc_queue_timeout, extproc_queue_full, replay_budget (a body that had to be read whole found the replay budget spent), body_budget (a request body found the budget of bodies in flight spent).',
-} as const;
-
-/**
- * The `/stats` `overload` block and its metrics, declared once (lib/stats/declare.ts). With `--workers N` the
- * primary merges the processes' metrics: the state and the readings by their maximum, the configured limits and
- * thresholds once, everything else summed.
- */
-export const OVERLOAD_STATS = declare<OverloadView>()({
-  overload: {
-    state: { kind: 'stat', help: 'The overload state: normal, shed-misses or shed-all.', read: (v) => v.sources.manager.levelName },
-    level: {
-      kind: 'gauge',
-      name: 'overload_state',
-      help: 'The overload state: 0 normal, 1 shed-misses (misses and new connections refused), 2 shed-all (every new request refused).',
-      aggregator: 'max',
-      read: (v) => v.sources.manager.level,
-    },
-    transitions: { kind: 'counter', name: 'overload_transitions_total', label: 'state', help: 'Overload state changes, by the state entered.', read: (v) => ({ ...v.counts.transitions }) },
-    monitors: {
-      loopDelayMs: {
-        reading: {
-          kind: 'gauge',
-          name: 'overload_loop_delay_seconds',
-          help: "The event-loop delay monitor's last reading: the mean delay over the last sampling interval (0 when both its thresholds are off).",
-          divideBy: 1000,
-          aggregator: 'max',
-          read: (v) => v.sources.manager.readings.loopDelayMs,
-          show: round3,
-        },
-        shedMisses: { ...LOOP_DELAY_THRESHOLD, labels: { state: 'shed-misses' }, read: (v) => v.sources.manager.triggers.loopDelayMs.shedMisses },
-        shedAll: { ...LOOP_DELAY_THRESHOLD, labels: { state: 'shed-all' }, read: (v) => v.sources.manager.triggers.loopDelayMs.shedAll },
-      },
-      heapUsedBytes: {
-        reading: {
-          kind: 'gauge',
-          name: 'overload_heap_used_bytes',
-          help: "The heap monitor's last reading: the V8 heap in use (0 when both its thresholds are off).",
-          aggregator: 'max',
-          read: (v) => v.sources.manager.readings.heapUsedBytes,
-          show: round3,
-        },
-        shedMisses: { ...HEAP_THRESHOLD, labels: { state: 'shed-misses' }, read: (v) => v.sources.manager.triggers.heapUsedBytes.shedMisses },
-        shedAll: { ...HEAP_THRESHOLD, labels: { state: 'shed-all' }, read: (v) => v.sources.manager.triggers.heapUsedBytes.shedAll },
-      },
-    },
-    shed: {
-      overloadMiss: { ...SHED, labels: { reason: 'overload_miss' }, read: (v) => v.counts.shed.overloadMiss },
-      overloadAll: { ...SHED, labels: { reason: 'overload_all' }, read: (v) => v.counts.shed.overloadAll },
-      extprocQueueTimeout: { ...SHED, labels: { reason: 'extproc_queue_timeout' }, read: (v) => v.counts.shed.extprocQueueTimeout },
-      extprocQueueFull: { ...SHED, labels: { reason: 'extproc_queue_full' }, read: (v) => v.counts.shed.extprocQueueFull },
-      replayBudget: { ...SHED, labels: { reason: 'replay_budget' }, read: (v) => v.counts.bufferedRefused },
-      bodyBudget: { ...SHED, labels: { reason: 'body_budget' }, read: (v) => v.counts.bodyRefused },
-    },
-    connections: {
-      open: {
-        kind: 'gauge',
-        name: 'connections_active',
-        help: 'Client connections open now, every client listener together (the admin listener not counted).',
-        read: (v) => v.sources.manager.tallies.connectionsOpen,
-      },
-      max: {
-        kind: 'gauge',
-        name: 'connections_limit',
-        help: '--max-connections: client connections beyond it are closed at once (0: no limit).',
-        aggregator: 'first',
-        read: (v) => v.sources.maxConnections,
-      },
-      refused: {
-        kind: 'counter',
-        name: 'connections_refused_total',
-        label: 'reason',
-        help: 'Client connections closed as they were accepted, by reason: limit (--max-connections open already), overload (shed-misses or shed-all).',
-        read: (v) => ({ ...v.counts.refused }),
-      },
-    },
-    replay: {
-      budgetBytes: {
-        kind: 'gauge',
-        name: 'replay_budget_bytes',
-        help: '--replay-buffer-budget-bytes: the most request-body bytes retained for replay at once (0: no budget).',
-        aggregator: 'first',
-        read: (v) => v.sources.budget.capacity,
-      },
-      inUseBytes: { kind: 'gauge', name: 'replay_buffer_bytes', help: 'Request-body bytes retained for replay now, every request together.', read: (v) => v.sources.budget.inUseBytes },
-      bodies: { kind: 'stat', help: 'Request bodies retained for replay now.', read: (v) => v.sources.budget.bodies },
-      streamedWithoutReplay: {
-        kind: 'counter',
-        name: 'replay_streamed_total',
-        help: 'Request bodies that found the replay budget spent and streamed through without replay (they cannot be re-run).',
-        read: (v) => v.counts.streamed,
-      },
-    },
-    bodies: {
-      budgetBytes: {
-        kind: 'gauge',
-        name: 'body_inflight_budget_bytes',
-        help: '--body-inflight-budget-bytes: the most shares of request bodies in flight at once (0: no budget).',
-        aggregator: 'first',
-        read: (v) => v.sources.bodyBudget.capacity,
-      },
-      inUseBytes: {
-        kind: 'gauge',
-        name: 'body_inflight_bytes',
-        help: 'Shares of the body budget reserved now by the request bodies in flight (not yet received whole).',
-        read: (v) => v.sources.bodyBudget.inUseBytes,
-      },
-      inFlight: { kind: 'stat', help: 'Request bodies in flight now (holding a share of the body budget).', read: (v) => v.sources.bodyBudget.bodies },
-    },
-    extprocQueue: {
-      maxStreams: { kind: 'stat', help: '--extproc-max-streams (0: no bound).', read: (v) => v.sources.extprocQueue.maxStreams },
-      maxWaiting: { kind: 'stat', help: 'The most misses waiting for a stream at once.', read: (v) => v.sources.extprocQueue.maxWaiting },
-      timeoutMs: { kind: 'stat', help: '--extproc-queue-timeout-ms.', read: (v) => v.sources.extprocQueue.timeoutMs },
-      inFlight: {
-        kind: 'gauge',
-        name: 'extproc_slots_active',
-        help: 'Misses holding one of the --extproc-max-streams ext_proc stream slots now.',
-        read: (v) => v.sources.manager.tallies.extprocStreamsInFlight,
-      },
-      waiting: {
-        kind: 'gauge',
-        name: 'extproc_queue_active',
-        help: 'Misses waiting now for an ext_proc stream (--extproc-max-streams are in use).',
-        read: (v) => v.sources.manager.tallies.extprocQueueWaiting,
-      },
-      queued: {
-        kind: 'counter',
-        name: 'extproc_queued_total',
-        help: 'Misses that had to wait in the ext_proc queue for a stream (timed-out and full ones: shed_total).',
-        read: (v) => v.counts.queued,
-      },
-    },
-  },
-});
-
-export type OverloadStatsBlock = StatsOf<typeof OVERLOAD_STATS>['overload'];
-
-/** The lifetime tallies of `sources` (the live objects and numbers). */
-export function overloadCounts(sources: OverloadSources): OverloadCounts {
-  const t = sources.manager.tallies;
-  return {
-    shed: t.shed,
-    refused: t.connectionsRefused,
-    transitions: t.transitions,
-    queued: t.extprocQueued,
-    streamed: sources.budget.streamedWithoutReplay,
-    bufferedRefused: sources.budget.bufferedRefused,
-    bodyRefused: sources.bodyBudget.refused,
-  };
+/** The lifetime view of `sources` (`/metrics`). */
+export function overloadLifetime(sources: OverloadSources): OverloadView {
+  return { tallies: { overload: sources.manager.tallies.counts }, counts: budgetCounts(sources), sources };
 }
 
 /** The overload block's two views: since the last reset (`/stats`) and lifetime (`/metrics`). */
 export class OverloadStats implements StatsSource<OverloadView> {
   readonly #s: OverloadSources;
-  readonly #sinceReset: SinceReset<OverloadCounts>;
+  readonly #sinceReset: SinceReset<{ readonly tallies: object; readonly counts: BudgetCounts }>;
 
   constructor(sources: OverloadSources) {
     this.#s = sources;
-    this.#sinceReset = new SinceReset(() => overloadCounts(sources));
+    this.#sinceReset = new SinceReset(() => ({ tallies: sources.manager.tallies.counts, counts: budgetCounts(sources) }));
   }
 
   reset(): void {
@@ -248,11 +41,12 @@ export class OverloadStats implements StatsSource<OverloadView> {
   }
 
   sinceReset(): OverloadView {
-    return { counts: this.#sinceReset.current(), sources: this.#s };
+    const now = this.#sinceReset.current();
+    return { tallies: { overload: now.tallies }, counts: now.counts, sources: this.#s };
   }
 
   lifetime(): OverloadView {
-    return { counts: overloadCounts(this.#s), sources: this.#s };
+    return overloadLifetime(this.#s);
   }
 
   snapshot(): OverloadStatsBlock {

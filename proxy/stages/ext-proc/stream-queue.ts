@@ -21,7 +21,7 @@ export interface StreamQueueLimits {
 
 /** What the queue counts (`ops/overload/tallies.ts`). */
 export interface StreamQueueTallies {
-  extprocQueued: number;
+  readonly counts: { readonly extprocQueue: { queued: number } };
   extprocQueueWaiting: number;
   extprocStreamsInFlight: number;
   readonly shed: { extprocQueueTimeout: number; extprocQueueFull: number };
@@ -92,7 +92,7 @@ export class StreamQueue {
       t.shed.extprocQueueTimeout++;
       return { kind: 'timeout', waitedMs: 0 };
     }
-    t.extprocQueued++;
+    t.counts.extprocQueue.queued++;
     t.extprocQueueWaiting++;
     return new Promise<Admission>((resolve) => {
       const since = this.#clock.now();
