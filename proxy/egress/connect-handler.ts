@@ -227,7 +227,7 @@ export class EgressConnectHandler {
     this.#tunnelOf.set(rec.tunnel, rec);
     this.deps.tunnels.opened(rec.tunnel);
     rec.hold?.attach(rec.tunnel);
-    this.deps.stats.tallies.tunnels.opened++;
+    this.deps.stats.tallies.opened++;
     this.#count(rec, 'allowed');
   }
 
@@ -328,7 +328,7 @@ export class EgressConnectHandler {
   }
 
   #tunnelClosed(tunnel: EgressTunnel, reason: EgressCloseReason, bytes: EgressBytes, durationMs: number): void {
-    const t = this.deps.stats.tallies.tunnels;
+    const t = this.deps.stats.tallies;
     t.closed[reason]++;
     t.bytes.fromActor += bytes.fromActor;
     t.bytes.toActor += bytes.toActor;

@@ -3,12 +3,14 @@
  * metrics): every CONNECT by outcome, the refusals the listener made itself by reason (the
  * certificate's by `ActorCertificateRefusal`), the tunnels decided on their traffic (allowed by SNI or Host, refused
  * by `HostnameRefusal`), the tunnels (opened, closed by reason, bytes each way), and their grants (held now,
- * re-validations by result). Plain numbers bumped as things happen; `/stats` (`egressTunnels`) reports them since
+ * re-validations by result). Plain numbers bumped as things happen, each a tally of `EGRESS_STATS` that is its own
+ * storage (`EgressStats.tallies`: a new counter is its declaration and its `++`; the grants count their own
+ * re-validations); `/stats` (`egressTunnels`) reports them since
  * the last reset, except `connections`, `open`, `actors` and the grants held and in flight, which are now;
  * Prometheus reads the lifetime tallies.
  */
-import { SinceReset, type Tallies } from '../../lib/since-reset.js';
-import { declare, type StatsOf } from '../../lib/stats/declare.js';
+import { SinceReset } from '../../lib/since-reset.js';
+import { declare, talliesOf, type StatsOf, type TalliesOf } from '../../lib/stats/declare.js';
 import { statsBlock, type StatsSource } from '../../lib/stats/derive.js';
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
 import type { ActorCertificateRefusal } from '../../lib/egress/actor-certificate.js';
@@ -79,16 +81,6 @@ export interface EgressBytes {
   toActor: number;
 }
 
-const zeros = <K extends string>(keys: readonly K[]): Record<K, number> => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-
-export class EgressTallies {
-  readonly connects = zeros(EGRESS_CONNECT_OUTCOMES);
-  readonly refusals = zeros(EGRESS_REFUSALS);
-  readonly certificateRefusals = zeros(ACTOR_CERTIFICATE_REFUSALS);
-  readonly hostnames = { allowed: zeros(HOSTNAME_SOURCES), refused: zeros(HOSTNAME_REFUSALS) };
-  readonly tunnels = { opened: 0, closed: zeros(EGRESS_CLOSE_REASONS), bytes: { fromActor: 0, toActor: 0 } };
-}
-
 /** What the stats read from the open tunnels. */
 export interface OpenEgressTunnels {
   readonly size: number;
@@ -98,9 +90,12 @@ export interface OpenEgressTunnels {
   openBytes(): EgressBytes;
 }
 
-/** What the declarations read: the tallies (since the last reset for `/stats`, lifetime for `/metrics`) and the listener now. */
+/**
+ * What the declarations read: the tallies as `{ egressTunnels: … }` and the grants' re-validations (since the last
+ * reset for `/stats`, lifetime for `/metrics`; open tunnels' bytes included) and the listener now.
+ */
 export interface EgressView {
-  readonly counts: Tallies<EgressTallies>;
+  readonly tallies: object;
   readonly revalidations: Readonly<Record<RevalidationCount, number>>;
   /** TLS connections to the egress listener open now. */
   readonly connections: number;
@@ -108,7 +103,7 @@ export interface EgressView {
   readonly grants: EgressGrantsView;
 }
 
-const BYTES = { kind: 'counter', name: 'egress_tunnel_bytes_total', help: 'Bytes through egress tunnels, by direction (open tunnels included).' } as const;
+const BYTES = { kind: 'tally', name: 'egress_tunnel_bytes_total', help: 'Bytes through egress tunnels, by direction (open tunnels included).' } as const;
 
 /**
  * The `/stats` `egressTunnels` block and its `actor_edge_proxy_egress_…` metrics, declared once
@@ -121,53 +116,53 @@ export const EGRESS_STATS = declare<EgressView>()({
     connections: { kind: 'stat', help: 'TLS connections to the egress listener open now.', read: (v) => v.connections },
     open: { kind: 'gauge', name: 'egress_tunnels_open', help: 'Egress tunnels open now.', read: (v) => v.open.size },
     actors: { kind: 'stat', help: 'Actors with at least one egress tunnel open or being decided.', read: (v) => v.open.actors },
-    opened: { kind: 'counter', name: 'egress_tunnels_total', help: 'Egress tunnels opened.', read: (v) => v.counts.tunnels.opened },
+    opened: { kind: 'tally', name: 'egress_tunnels_total', help: 'Egress tunnels opened.' },
     closed: {
-      kind: 'counter',
+      kind: 'tally',
       name: 'egress_tunnels_closed_total',
       label: 'reason',
+      keys: EGRESS_CLOSE_REASONS,
       help: 'Egress tunnels closed, by reason: actor, destination, idle, lifetime, drain, internal, and their grant ended: revoked-denied, revoked-not-running, revoked-unknown, certificate-expired, revoked-admin, revalidation-failed.',
-      read: (v) => ({ ...v.counts.tunnels.closed }),
     },
     bytes: {
-      fromActor: { ...BYTES, labels: { direction: 'from_actor' }, read: (v) => v.counts.tunnels.bytes.fromActor },
-      toActor: { ...BYTES, labels: { direction: 'to_actor' }, read: (v) => v.counts.tunnels.bytes.toActor },
+      fromActor: { ...BYTES, labels: { direction: 'from_actor' } },
+      toActor: { ...BYTES, labels: { direction: 'to_actor' } },
     },
     connects: {
-      kind: 'counter',
+      kind: 'tally',
       name: 'egress_connects_total',
       label: 'outcome',
+      keys: EGRESS_CONNECT_OUTCOMES,
       help: 'CONNECTs on the egress listener, by outcome: allowed (a tunnel opened), denied, invalid_certificate, unknown_actor, not_running, not_ip_authority, unavailable, cancelled, method_not_allowed, too_many_tunnels, unreachable, draining, internal, hostname_refused.',
-      read: (v) => ({ ...v.counts.connects }),
     },
     refusals: {
-      kind: 'counter',
+      kind: 'tally',
       name: 'egress_refusals_total',
       label: 'reason',
+      keys: EGRESS_REFUSALS,
       help: 'CONNECTs the egress listener refused itself, by reason: method, certificate, authority (not IP:port), too_many_tunnels, draining, unreachable (the allowed destination could not be dialled).',
-      read: (v) => ({ ...v.counts.refusals }),
     },
     certificateRefusals: {
-      kind: 'counter',
+      kind: 'tally',
       name: 'egress_certificate_refusals_total',
       label: 'reason',
+      keys: ACTOR_CERTIFICATE_REFUSALS,
       help: 'CONNECTs refused 403 invalid actor certificate, by what the certificate failed (never sent to ext_proc, never cached).',
-      read: (v) => ({ ...v.counts.certificateRefusals }),
     },
     hostnames: {
       allowed: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'egress_hostname_allowed_total',
         label: 'by',
+        keys: HOSTNAME_SOURCES,
         help: 'Egress tunnels decided on their traffic (only hostname rules could allow the destination) that a rule allowed, by where the name came from: sni (a TLS ClientHello), host (a cleartext HTTP/1.1 request).',
-        read: (v) => ({ ...v.counts.hostnames.allowed }),
       },
       refused: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'egress_hostname_refusals_total',
         label: 'reason',
+        keys: HOSTNAME_REFUSALS,
         help: 'Egress tunnels decided on their traffic that were closed after their 200, by reason: no_sni, no_match, unknown_protocol (neither TLS nor HTTP/1.1), malformed, timeout (--egress-sni-timeout-ms), too_large (--egress-sni-max-bytes).',
-        read: (v) => ({ ...v.counts.hostnames.refused }),
       },
     },
     grants: {
@@ -192,11 +187,14 @@ export const EGRESS_STATS = declare<EgressView>()({
 /** The `egressTunnels` block of `/stats` (with `--egress-listen`). */
 export type EgressStatsBlock = StatsOf<typeof EGRESS_STATS>['egressTunnels'];
 
+/** The listener's tallies, one per tally of `EGRESS_STATS` at its path below `egressTunnels` (`opened`, `closed.idle`, `connects.allowed` …). */
+export type EgressTallies = TalliesOf<typeof EGRESS_STATS>['egressTunnels'];
+
 const NO_REVALIDATIONS = (): Record<RevalidationCount, number> => ({ renewed: 0, revoked: 0, failed: 0 });
 const NO_GRANTS: EgressGrantsView = { size: 0, inFlight: 0, stats: NO_REVALIDATIONS, lifetimeStats: NO_REVALIDATIONS, resetStats: () => undefined };
 
 export class EgressStats implements StatsSource<EgressView> {
-  readonly tallies = new EgressTallies();
+  readonly tallies: EgressTallies = talliesOf(EGRESS_STATS).egressTunnels;
   readonly #sinceReset: SinceReset<EgressTallies>;
 
   constructor(
@@ -212,18 +210,15 @@ export class EgressStats implements StatsSource<EgressView> {
   #lifetimeTallies(): EgressTallies {
     const t = this.tallies;
     const live = this.open.openBytes();
-    return {
-      ...t,
-      tunnels: { ...t.tunnels, bytes: { fromActor: t.tunnels.bytes.fromActor + live.fromActor, toActor: t.tunnels.bytes.toActor + live.toActor } },
-    };
+    return { ...t, bytes: { fromActor: t.bytes.fromActor + live.fromActor, toActor: t.bytes.toActor + live.toActor } };
   }
 
   lifetime(): EgressView {
-    return { counts: this.#lifetimeTallies(), revalidations: this.grants.lifetimeStats(), connections: this.connections(), open: this.open, grants: this.grants };
+    return { tallies: { egressTunnels: this.#lifetimeTallies() }, revalidations: this.grants.lifetimeStats(), connections: this.connections(), open: this.open, grants: this.grants };
   }
 
   sinceReset(): EgressView {
-    return { counts: this.#sinceReset.current(), revalidations: this.grants.stats(), connections: this.connections(), open: this.open, grants: this.grants };
+    return { tallies: { egressTunnels: this.#sinceReset.current() }, revalidations: this.grants.stats(), connections: this.connections(), open: this.open, grants: this.grants };
   }
 
   reset(): void {
