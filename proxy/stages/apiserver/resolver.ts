@@ -12,7 +12,7 @@ import { DEFAULT_RESUME_BUDGET_MS, grpcCodeName } from '../../../lib/wire-contra
 import { ResumeFlights } from '../../../lib/resume/flight.js';
 import type { Filter } from '../../api/filter.js';
 import { createApiserverResolverFilter, type ResolverContext } from './filter.js';
-import { RESOLVER_STATS, type ResolverStatsBlock } from '../resolver-stats.js';
+import { RESOLVER_STATS, resolverTallies, type ResolverStatsBlock } from '../resolver-stats.js';
 
 export interface ApiserverResolverOptions {
   /** Control plane gRPC `host:port`. */
@@ -38,10 +38,11 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
   const budgetMs = opts.budgetMs ?? DEFAULT_RESUME_BUDGET_MS;
   const client = createControlClient(opts.apiserver);
   // Lifetime tallies (the metric), and /stats since the last reset.
-  const tallies = { resumeCalls: {} as Record<string, number>, flightJoins: 0 };
-  const sinceReset = new SinceReset(() => tallies);
+  const tallies = resolverTallies();
+  const resumeCalls: Record<string, number> = {};
+  const sinceReset = new SinceReset(() => ({ tallies, resumeCalls }));
   if (opts.registry !== undefined) {
-    registerDeclared(opts.registry, metricPrefix('proxy'), RESOLVER_STATS, { lifetime: () => ({ kind: 'apiserver', ...tallies }) });
+    registerDeclared(opts.registry, metricPrefix('proxy'), RESOLVER_STATS, { lifetime: () => ({ kind: 'apiserver' as const, tallies: { resolver: tallies }, resumeCalls }) });
   }
   const flights = new ResumeFlights({
     attempt: (ref) => resumeActorOnce(client, ref, budgetMs),
@@ -49,10 +50,10 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
     observer: {
       attempt(result) {
         const code = result.kind === 'ok' ? 'OK' : grpcCodeName(result.code);
-        tallies.resumeCalls[code] = (tallies.resumeCalls[code] ?? 0) + 1;
+        resumeCalls[code] = (resumeCalls[code] ?? 0) + 1;
       },
       join() {
-        tallies.flightJoins += 1;
+        tallies.flightJoins++;
       },
     },
   });
@@ -67,8 +68,8 @@ export function createApiserverResolver(opts: ApiserverResolverOptions): Apiserv
     stats: () => {
       const d = sinceReset.current();
       // A code not seen since the reset is left out, as before the first call.
-      const resumeCalls = Object.fromEntries(Object.entries(d.resumeCalls).filter(([, n]) => n !== 0));
-      return statsBlock(RESOLVER_STATS, { kind: 'apiserver', resumeCalls, flightJoins: d.flightJoins }).resolver;
+      const seen = Object.fromEntries(Object.entries(d.resumeCalls).filter(([, n]) => n !== 0));
+      return statsBlock(RESOLVER_STATS, { kind: 'apiserver' as const, tallies: { resolver: d.tallies }, resumeCalls: seen }).resolver;
     },
     resetStats: () => sinceReset.reset(),
     close: () => client.close(),

@@ -50,5 +50,5 @@ export function createExtProcStage(deps: StageDeps): ProxyStage {
 
 /** extproc makes the ResumeActor calls: the proxy itself makes none. */
 function extprocResolverBlock(): ResolverStatsBlock {
-  return statsBlock(RESOLVER_STATS, { kind: 'extproc', resumeCalls: {}, flightJoins: 0 }).resolver;
+  return statsBlock(RESOLVER_STATS, { kind: 'extproc', tallies: {}, resumeCalls: {} }).resolver;
 }
