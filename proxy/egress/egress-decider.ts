@@ -10,7 +10,8 @@
  * path gave here is told to `news` (the grants' signals), once per slow path.
  */
 import { EGRESS_OUTCOMES, type EgressOutcome } from '../../lib/egress/wire.js';
-import { CounterSet, zeroCounts } from '../stages/actor-cache/counter-set.js';
+import { SinceReset } from '../../lib/since-reset.js';
+import { decisionCounts, type DecisionCounts, type VerdictOutcome } from './egress-cache-counters.js';
 import { LOCAL_ORIGIN, type CachedVerdict, type EgressKey, type EgressVerdict, type EgressVerdictCache, type Lease, type Resolution } from './verdict-cache.js';
 
 export type EgressCacheUse = 'hit' | 'miss' | 'joined' | 'off';
@@ -48,9 +49,7 @@ export interface EgressDecider {
   readonly ttlMs: number;
 }
 
-/** A verdict's outcome as a fixed label: the contract's outcomes (`allowed` for an allow), else `other`. */
-export type VerdictOutcome = EgressOutcome | 'other';
-export const VERDICT_OUTCOMES: readonly VerdictOutcome[] = Object.freeze([...(Object.keys(EGRESS_OUTCOMES) as EgressOutcome[]), 'other']);
+export { VERDICT_OUTCOMES, type VerdictOutcome } from './egress-cache-counters.js';
 
 export function outcomeOf(verdict: EgressVerdict): VerdictOutcome {
   if (verdict.kind !== 'deny') return 'allowed';
@@ -58,12 +57,12 @@ export function outcomeOf(verdict: EgressVerdict): VerdictOutcome {
 }
 
 export type DecisionCount = 'slowPaths' | 'failed';
-export const DECISION_COUNTS: readonly DecisionCount[] = Object.freeze(['slowPaths', 'failed']);
 
 /** The decider's own counters: slow paths run and failed, and verdicts a slow path gave that were not cached. */
 export class DecisionTallies {
-  readonly #counts = new CounterSet<DecisionCount>(DECISION_COUNTS);
-  readonly #notCached = new CounterSet<VerdictOutcome>(VERDICT_OUTCOMES);
+  /** The decider's tallies of `EGRESS_CACHE_STATS`: `slowPaths`, `failed`, `notCached` by outcome. */
+  readonly #counts: DecisionCounts = decisionCounts();
+  readonly #sinceReset = new SinceReset(() => this.#counts);
   #active = 0;
 
   /** Slow paths in flight now. */
@@ -72,7 +71,7 @@ export class DecisionTallies {
   }
 
   slowPathStarted(): void {
-    this.#counts.inc('slowPaths');
+    this.#counts.slowPaths++;
     this.#active += 1;
   }
 
@@ -81,29 +80,24 @@ export class DecisionTallies {
   }
 
   failed(): void {
-    this.#counts.inc('failed');
+    this.#counts.failed++;
   }
 
   notCached(verdict: EgressVerdict): void {
-    this.#notCached.inc(outcomeOf(verdict));
+    this.#counts.notCached[outcomeOf(verdict)]++;
   }
 
   stats(): Record<DecisionCount, number> & { readonly notCached: Record<VerdictOutcome, number> } {
-    return { ...this.#counts.view(), notCached: this.#notCached.view() };
+    return this.#sinceReset.current();
   }
 
   lifetimeStats(): Record<DecisionCount, number> & { readonly notCached: Record<VerdictOutcome, number> } {
-    return { ...this.#counts.lifetime(), notCached: this.#notCached.lifetime() };
+    return { ...this.#counts, notCached: { ...this.#counts.notCached } };
   }
 
   resetStats(): void {
-    this.#counts.reset();
-    this.#notCached.reset();
+    this.#sinceReset.reset();
   }
-}
-
-export function zeroNotCached(): Record<VerdictOutcome, number> {
-  return zeroCounts(VERDICT_OUTCOMES);
 }
 
 /** `slowPath` counted: run, and failed when it rejects. */

@@ -18,7 +18,8 @@
  * an actor found not running or unknown) closes the tunnels it matches here as it did where it was made.
  */
 import { hasMessageType, type ProcessChannel } from '../../lib/cluster-channel.js';
-import { CounterSet } from '../stages/actor-cache/counter-set.js';
+import { SinceReset } from '../../lib/since-reset.js';
+import { egressCacheTallies, type SharedVerdictCount } from './egress-cache-counters.js';
 import { LOCAL_ORIGIN, matchesFilter, type CachedVerdict, type EgressKey, type EgressVerdict, type EgressVerdictCache, type EvictionCloses, type VerdictEvent, type VerdictFilter } from './verdict-cache.js';
 
 /** The IPC message type (worker → primary → every other worker). */
@@ -61,8 +62,7 @@ export type VerdictChannel = ProcessChannel<EgressVerdictMessage>;
  * expired, or covered by an eviction heard before them); of the received evictions, how many were applied and how
  * many verdicts they removed.
  */
-export type SharedVerdictCount = 'sent' | 'received' | 'adopted' | 'ignored' | 'evictions' | 'dropped';
-export const SHARED_VERDICT_COUNTS: readonly SharedVerdictCount[] = Object.freeze(['sent', 'received', 'adopted', 'ignored', 'evictions', 'dropped']);
+export type { SharedVerdictCount } from './egress-cache-counters.js';
 
 /** At most this many evictions are remembered against late stores (an admin does not evict thousands per TTL). */
 export const REMEMBERED_EVICTIONS = 1024;
@@ -95,7 +95,9 @@ export class SharedVerdicts {
   /** Process id → the newest generation heard from it (one per process of the cluster). */
   readonly #heard = new Map<number, number>();
   readonly #evictions: RememberedEviction[] = [];
-  readonly #counters = new CounterSet<SharedVerdictCount>(SHARED_VERDICT_COUNTS);
+  /** The `egress.cache.shared` tallies of `EGRESS_CACHE_STATS`. */
+  readonly #counters: Record<SharedVerdictCount, number> = egressCacheTallies().shared;
+  readonly #sinceReset = new SinceReset(() => this.#counters);
   readonly #unsubscribe: () => void;
   readonly #hooks: SharedVerdictHooks | undefined;
 
@@ -119,11 +121,11 @@ export class SharedVerdicts {
       wire = { kind: 'evicted', filter: event.filter, origin, upTo, ...(event.closes === undefined ? {} : { closes: event.closes }) };
     }
     this.#channel.send({ type: EGRESS_VERDICT_MESSAGE, event: wire });
-    this.#counters.inc('sent');
+    this.#counters.sent++;
   }
 
   #apply(event: SharedVerdictEvent): void {
-    this.#counters.inc('received');
+    this.#counters.received++;
     if (event.origin === this.#channel.self) return; // a relay never echoes; nothing to learn from oneself
     if (event.kind === 'stored') {
       if (event.generation > (this.#heard.get(event.origin) ?? 0)) this.#heard.set(event.origin, event.generation);
@@ -131,7 +133,7 @@ export class SharedVerdicts {
         isVerdict(event.verdict) && !this.#covered(event.key, event.origin, event.generation)
           ? this.#cache.adoptEntry(event.key, event.verdict, event.origin, event.generation, event.expiresAtMs)
           : undefined;
-      this.#counters.inc(adopted !== undefined ? 'adopted' : 'ignored');
+      this.#counters[adopted !== undefined ? 'adopted' : 'ignored']++;
       if (adopted !== undefined) this.#hooks?.adopted(event.key, adopted);
       return;
     }
@@ -139,8 +141,8 @@ export class SharedVerdicts {
     this.#remember(event.filter, upTo);
     const covers = (origin: number, generation: number): boolean => generation <= (upTo.get(origin === LOCAL_ORIGIN ? this.#channel.self : origin) ?? 0);
     const dropped = this.#cache.drop(event.filter, covers);
-    this.#counters.inc('evictions');
-    this.#counters.add('dropped', dropped);
+    this.#counters.evictions++;
+    this.#counters.dropped += dropped;
     if (event.closes !== undefined && CLOSES.has(event.closes)) this.#hooks?.revoked(event.filter, event.closes);
   }
 
@@ -164,11 +166,11 @@ export class SharedVerdicts {
 
   /** Counters since the last reset (the `/stats` `egress.cache.shared` block). */
   stats(): Record<SharedVerdictCount, number> {
-    return this.#counters.view();
+    return this.#sinceReset.current();
   }
 
   resetStats(): void {
-    this.#counters.reset();
+    this.#sinceReset.reset();
   }
 
   close(): void {

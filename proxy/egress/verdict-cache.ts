@@ -21,7 +21,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { HostnameCandidate } from '../../lib/egress/policy.js';
-import { CounterSet } from '../stages/actor-cache/counter-set.js';
+import { SinceReset } from '../../lib/since-reset.js';
+import { verdictCounts, type VerdictCounts } from './egress-cache-counters.js';
 
 export interface EgressKey {
   /** sha256 of the actor certificate's DER, lowercase hex. */
@@ -74,10 +75,8 @@ export interface VerdictFilter {
  * or its actor found not running or unknown while this process held tunnels of its certificate (`revoked`).
  */
 export type EvictionReason = 'admin' | 'peer' | 'lru' | 'revoked';
-export const EVICTION_REASONS: readonly EvictionReason[] = Object.freeze(['admin', 'peer', 'lru', 'revoked']);
 
 export type VerdictCount = 'hits' | 'misses' | 'joined' | 'stored' | 'expired';
-export const VERDICT_COUNTS: readonly VerdictCount[] = Object.freeze(['hits', 'misses', 'joined', 'stored', 'expired']);
 
 export const LOCAL_ORIGIN = 0;
 
@@ -146,8 +145,10 @@ export class EgressVerdictCache {
   readonly #now: () => number;
   readonly #lru: LRUCache<string, Entry>;
   readonly #flights = new Map<string, Flight>();
-  readonly #counts = new CounterSet<VerdictCount>(VERDICT_COUNTS);
-  readonly #evictions = new CounterSet<EvictionReason>(EVICTION_REASONS);
+  /** Hits, misses, joins, stores, expiries and evictions by reason: the verdict cache's tallies of `EGRESS_CACHE_STATS`. */
+  readonly #counts: VerdictCounts = verdictCounts();
+  readonly #evictions = this.#counts.evictions;
+  readonly #sinceReset = new SinceReset(() => this.#counts);
   #generation = 0;
   #subscriber: ((event: VerdictEvent) => void) | undefined;
 
@@ -161,7 +162,7 @@ export class EgressVerdictCache {
     this.#lru = new LRUCache<string, Entry>({
       max: opts.maxEntries,
       dispose: (_entry, _key, reason) => {
-        if (reason === 'evict') this.#evictions.inc('lru');
+        if (reason === 'evict') this.#evictions.lru++;
       },
     });
   }
@@ -170,10 +171,10 @@ export class EgressVerdictCache {
   lookup(key: EgressKey): VerdictLookup {
     const entry = this.#live(keyId(key), this.#now());
     if (entry === undefined) {
-      this.#counts.inc('misses');
+      this.#counts.misses++;
       return { kind: 'miss' };
     }
-    this.#counts.inc('hits');
+    this.#counts.hits++;
     entry.hits += 1;
     return { kind: 'hit', entry };
   }
@@ -182,7 +183,7 @@ export class EgressVerdictCache {
     const entry = this.#lru.get(id);
     if (entry !== undefined && now >= entry.expiresAtMs) {
       this.#lru.delete(id);
-      this.#counts.inc('expired');
+      this.#counts.expired++;
       return undefined;
     }
     return entry;
@@ -203,7 +204,7 @@ export class EgressVerdictCache {
     const generation = ++this.#generation;
     const entry = new Entry(key, verdict, now, expiresAtMs, LOCAL_ORIGIN, generation);
     this.#lru.set(keyId(key), entry);
-    this.#counts.inc('stored');
+    this.#counts.stored++;
     this.#subscriber?.({ kind: 'stored', key, verdict, generation, expiresAtMs });
     return entry;
   }
@@ -222,7 +223,7 @@ export class EgressVerdictCache {
     const id = keyId(key);
     const inFlight = this.#flights.get(id);
     if (inFlight !== undefined) {
-      this.#counts.inc('joined');
+      this.#counts.joined++;
       return inFlight.result.then((r) => ({ ...r, source: 'joined' as const }));
     }
     const settled = (): void => {
@@ -276,9 +277,9 @@ export class EgressVerdictCache {
       if (!matchesFilter(filter, entry.key) || !covers(entry.origin, entry.generation)) continue;
       this.#lru.delete(id);
       if (now >= entry.expiresAtMs) {
-        this.#counts.inc('expired');
+        this.#counts.expired++;
       } else {
-        this.#evictions.inc(reason);
+        this.#evictions[reason]++;
         removed += 1;
       }
     }
@@ -329,7 +330,7 @@ export class EgressVerdictCache {
     for (const [id, entry] of this.#lru.entries()) if (now >= entry.expiresAtMs) expired.push(id);
     for (const id of expired) {
       this.#lru.delete(id);
-      this.#counts.inc('expired');
+      this.#counts.expired++;
     }
   }
 
@@ -351,16 +352,15 @@ export class EgressVerdictCache {
 
   /** Counters since the last `resetStats()`. */
   stats(): Record<VerdictCount, number> & { readonly evictions: Record<EvictionReason, number> } {
-    return { ...this.#counts.view(), evictions: this.#evictions.view() };
+    return this.#sinceReset.current();
   }
 
   /** Counters since the cache was made (Prometheus). */
   lifetimeStats(): Record<VerdictCount, number> & { readonly evictions: Record<EvictionReason, number> } {
-    return { ...this.#counts.lifetime(), evictions: this.#evictions.lifetime() };
+    return structuredClone(this.#counts);
   }
 
   resetStats(): void {
-    this.#counts.reset();
-    this.#evictions.reset();
+    this.#sinceReset.reset();
   }
 }
