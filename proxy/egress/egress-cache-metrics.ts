@@ -1,6 +1,6 @@
 /**
  * The egress verdict cache's Prometheus metrics (`actor_edge_proxy_egress_cache_…`), from their declarations
- * (`EGRESS_CACHE_STATS`, egress-cache-stats.ts). They read the lifetime counters when scraped (so they never go
+ * (`EGRESS_CACHE_STATS`, egress-cache-counters.ts). They read the lifetime counters when scraped (so they never go
  * down, whatever `POST /stats/reset` does to `/stats`).
  */
 import type { Registry } from 'prom-client';

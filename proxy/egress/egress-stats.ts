@@ -4,8 +4,8 @@
  * certificate's by `ActorCertificateRefusal`), the tunnels decided on their traffic (allowed by SNI or Host, refused
  * by `HostnameRefusal`), the tunnels (opened, closed by reason, bytes each way), and their grants (held now,
  * re-validations by result). Plain numbers bumped as things happen, each a tally of `EGRESS_STATS` that is its own
- * storage (`EgressStats.tallies`: a new counter is its declaration and its `++`; the grants count their own
- * re-validations); `/stats` (`egressTunnels`) reports them since
+ * storage (`EgressStats.tallies`, and the grants' re-validations theirs: a new counter is its declaration and its
+ * `++`); `/stats` (`egressTunnels`) reports them since
  * the last reset, except `connections`, `open`, `actors` and the grants held and in flight, which are now;
  * Prometheus reads the lifetime tallies.
  */
@@ -96,7 +96,6 @@ export interface OpenEgressTunnels {
  */
 export interface EgressView {
   readonly tallies: object;
-  readonly revalidations: Readonly<Record<RevalidationCount, number>>;
   /** TLS connections to the egress listener open now. */
   readonly connections: number;
   readonly open: OpenEgressTunnels;
@@ -174,11 +173,11 @@ export const EGRESS_STATS = declare<EgressView>()({
       },
       inFlight: { kind: 'stat', help: 'Re-validations of egress grants in flight now.', read: (v) => v.grants.inFlight },
       revalidations: {
-        kind: 'counter',
+        kind: 'tally',
         name: 'egress_revalidations_total',
         label: 'result',
+        keys: ['renewed', 'revoked', 'failed'] as const satisfies readonly RevalidationCount[],
         help: 'Re-validations of egress grants through ext_proc, by result: renewed (the lease renewed; tunnels allowed for a hostname the fresh rules no longer match are closed), revoked (the answer ended the grant and closed its tunnels), failed (no answer that decides: the tunnels stay open until the lease runs out).',
-        read: (v) => v.revalidations,
       },
     },
   },
@@ -187,14 +186,27 @@ export const EGRESS_STATS = declare<EgressView>()({
 /** The `egressTunnels` block of `/stats` (with `--egress-listen`). */
 export type EgressStatsBlock = StatsOf<typeof EGRESS_STATS>['egressTunnels'];
 
-/** The listener's tallies, one per tally of `EGRESS_STATS` at its path below `egressTunnels` (`opened`, `closed.idle`, `connects.allowed` …). */
-export type EgressTallies = TalliesOf<typeof EGRESS_STATS>['egressTunnels'];
+/**
+ * The listener's tallies, one per tally of `EGRESS_STATS` at its path below `egressTunnels` (`opened`,
+ * `closed.idle`, `connects.allowed` …), but the grants' (`revalidationTallies()`, which the grants keep).
+ */
+export type EgressTallies = Omit<TalliesOf<typeof EGRESS_STATS>['egressTunnels'], 'grants'>;
+
+function egressTallies(): EgressTallies {
+  const { grants: _grants, ...own } = talliesOf(EGRESS_STATS).egressTunnels;
+  return own;
+}
+
+/** The grants' re-validations by result, the `grants.revalidations` tally of `EGRESS_STATS` (`grants.ts`). */
+export function revalidationTallies(): Record<RevalidationCount, number> {
+  return talliesOf(EGRESS_STATS).egressTunnels.grants.revalidations;
+}
 
 const NO_REVALIDATIONS = (): Record<RevalidationCount, number> => ({ renewed: 0, revoked: 0, failed: 0 });
 const NO_GRANTS: EgressGrantsView = { size: 0, inFlight: 0, stats: NO_REVALIDATIONS, lifetimeStats: NO_REVALIDATIONS, resetStats: () => undefined };
 
 export class EgressStats implements StatsSource<EgressView> {
-  readonly tallies: EgressTallies = talliesOf(EGRESS_STATS).egressTunnels;
+  readonly tallies: EgressTallies = egressTallies();
   readonly #sinceReset: SinceReset<EgressTallies>;
 
   constructor(
@@ -214,11 +226,11 @@ export class EgressStats implements StatsSource<EgressView> {
   }
 
   lifetime(): EgressView {
-    return { tallies: { egressTunnels: this.#lifetimeTallies() }, revalidations: this.grants.lifetimeStats(), connections: this.connections(), open: this.open, grants: this.grants };
+    return { tallies: { egressTunnels: { ...this.#lifetimeTallies(), grants: { revalidations: this.grants.lifetimeStats() } } }, connections: this.connections(), open: this.open, grants: this.grants };
   }
 
   sinceReset(): EgressView {
-    return { tallies: { egressTunnels: this.#sinceReset.current() }, revalidations: this.grants.stats(), connections: this.connections(), open: this.open, grants: this.grants };
+    return { tallies: { egressTunnels: { ...this.#sinceReset.current(), grants: { revalidations: this.grants.stats() } } }, connections: this.connections(), open: this.open, grants: this.grants };
   }
 
   reset(): void {

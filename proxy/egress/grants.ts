@@ -20,9 +20,9 @@
  * A grant whose last tunnel closed is forgotten (an idle key is never re-validated).
  */
 import type { Logger } from 'pino';
-import { CounterSet } from '../stages/actor-cache/counter-set.js';
+import { SinceReset } from '../../lib/since-reset.js';
 import type { EgressDecider } from './egress-decider.js';
-import type { EgressCloseReason, RevalidationCount } from './egress-stats.js';
+import { revalidationTallies, type EgressCloseReason, type RevalidationCount } from './egress-stats.js';
 import type { GrantListener } from './grant-signals.js';
 import { nextGrantStep } from './grant-schedule.js';
 import { observedName } from '../../lib/egress/hostname-pattern.js';
@@ -83,8 +83,6 @@ export interface EgressGrantsDeps {
   readonly log?: Logger;
 }
 
-/** Re-validations by result: the lease renewed, the grant ended by the answer, or no answer that decides. */
-export const REVALIDATION_RESULTS: readonly RevalidationCount[] = Object.freeze(['renewed', 'revoked', 'failed']);
 
 /** The longest a node timer may be set for; a later step is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -171,7 +169,9 @@ export class EgressGrants implements GrantListener {
   readonly #grants = new Map<string, Grant>();
   /** Certificate digest → how many grants of it are held. */
   readonly #byCert = new Map<string, number>();
-  readonly #counts = new CounterSet<RevalidationCount>(REVALIDATION_RESULTS);
+  /** Re-validations by result: the lease renewed, the grant ended by the answer, or no answer that decides. */
+  readonly #counts = revalidationTallies();
+  readonly #sinceReset = new SinceReset(() => this.#counts);
   readonly #closing = new AbortController();
   #inFlight = 0;
 
@@ -242,15 +242,15 @@ export class EgressGrants implements GrantListener {
   }
 
   stats(): Record<RevalidationCount, number> {
-    return this.#counts.view();
+    return this.#sinceReset.current();
   }
 
   lifetimeStats(): Record<RevalidationCount, number> {
-    return this.#counts.lifetime();
+    return { ...this.#counts };
   }
 
   resetStats(): void {
-    this.#counts.reset();
+    this.#sinceReset.reset();
   }
 
   /** Stops every schedule and aborts the re-validations in flight (the tunnels are the listener's to close). */
@@ -321,16 +321,16 @@ export class EgressGrants implements GrantListener {
       // The signals may have checked it already (the same verdict, learned): then this finds what they left. A grant
       // forgotten meanwhile (its CONNECTs over) was not ended by the answer.
       const kept = grant.ended === undefined && (!this.#live(grant) || this.#recheck(grant, verdict.rules, lease));
-      this.#counts.inc(kept ? 'renewed' : 'revoked');
+      this.#counts[kept ? 'renewed' : 'revoked']++;
     } else if (verdict?.kind === 'allow') {
-      this.#counts.inc('renewed');
+      this.#counts.renewed++;
       if (lease !== undefined && this.#live(grant)) this.#renew(grant, lease);
     } else if (reason !== undefined) {
-      this.#counts.inc('revoked');
+      this.#counts.revoked++;
       // The signals may have ended it already (an actor's state: every grant of its certificate, in every process).
       if (this.#live(grant)) this.#end(grant, reason);
     } else {
-      this.#counts.inc('failed');
+      this.#counts.failed++;
       if (grant.lease === leaseAsked) grant.failures += 1;
     }
     if (this.#live(grant)) this.#schedule(grant);

@@ -1,5 +1,5 @@
 /**
- * The cache's Prometheus metrics (`actor_edge_proxy_cache_…`), from their declarations (`CACHE_STATS`, stats.ts).
+ * The cache's Prometheus metrics (`actor_edge_proxy_cache_…`), from their declarations (`CACHE_STATS`, counters.ts).
  * They read the lifetime counters when scraped (so they never go down, whatever `POST /stats/reset` does to
  * `/stats`).
  */
