@@ -16,7 +16,9 @@
 //   - no child processes, cluster or `Needs processes:` in the file or in the testing helpers it imports
 //     (any module under a `testing/` folder, followed through their own imports);
 //   - nothing that reads the whole process's state: active handles/resources, memory or CPU usage, gc.
-// Anything else runs in its own process, as before.
+// Anything else runs in its own process, as before. Hooks inside a `describe` are the suite's own and may share. A
+// testing helper that keeps a fixture for the whole process (a test PKI) forgets it when a file closes it, so the
+// next file of the group builds its own. The files of a group run one after another, in path order.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
