@@ -1,3 +1,7 @@
+/**
+ * The refresh-cost tool end to end, small.
+ * Needs processes: the stub and extproc run as their own processes, as the benchmark runs them.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { measureRefreshCost, renderRefreshCost } from './refresh-cost.js';

@@ -14,7 +14,8 @@
 //   - no write to process.env, no process.on/once/exit/exitCode/kill/chdir/umask, no assignment to a property of a
 //     built-in global (globalThis, Date, Math, console, Error, Promise, process);
 //   - no child processes, cluster or `Needs processes:` in the file or in the testing helpers it imports
-//     (any module under a `testing/` folder, followed through their own imports);
+//     (any module under a `testing/` folder, followed through their own imports); a file that starts processes
+//     through a product module (a launcher) says so with its `Needs processes:` line, as the end-to-end files do;
 //   - nothing that reads the whole process's state: active handles/resources, memory or CPU usage, gc.
 // Anything else runs in its own process, as before. Hooks inside a `describe` are the suite's own and may share. A
 // testing helper that keeps a fixture for the whole process (a test PKI) forgets it when a file closes it, so the
