@@ -34,9 +34,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import ts from 'typescript';
-import { ROOT } from './docs.js';
+import { fileURLToPath } from 'node:url';
+import type ts from 'typescript';
+
+// Only what this test reads is loaded: the compiler as the CommonJS package it is (no ES-module export scan of its
+// large file), and the root from this file's own place (dist/scripts/), not through the docs generator's imports.
+const typescript = createRequire(import.meta.url)('typescript') as typeof ts;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The folders whose `.ts` comments are read. */
 const CODE_FOLDERS = ['cli', 'lib', 'proxy', 'extproc', 'apiserver-stub', 'kit', 'bench', 'scripts', 'examples'];
@@ -107,21 +113,21 @@ function deadPaths(file: string, text: string): string[] {
 
 /** Every comment of a TypeScript source, as the parser sees it (no string or regular expression is read). */
 export function comments(text: string): string[] {
-  const source = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false);
+  const source = typescript.createSourceFile('x.ts', text, typescript.ScriptTarget.Latest, false);
   const found = new Map<number, string>();
   // Comments sit in the trivia between tokens, and every such run starts where a node or a list of nodes starts or
   // ends (a node's full start is the end of the token before it): reading the comments at those places finds them
   // all without making a node of every token. A comment after a token on its line is that token's trailing
   // comment; any other, the next token's leading one.
   const at = (pos: number): void => {
-    for (const range of [...(ts.getLeadingCommentRanges(text, pos) ?? []), ...(ts.getTrailingCommentRanges(text, pos) ?? [])]) {
+    for (const range of [...(typescript.getLeadingCommentRanges(text, pos) ?? []), ...(typescript.getTrailingCommentRanges(text, pos) ?? [])]) {
       found.set(range.pos, text.slice(range.pos, range.end));
     }
   };
   const visit = (node: ts.Node): void => {
     at(node.pos);
     at(node.end);
-    ts.forEachChild(node, visit, (nodes) => {
+    typescript.forEachChild(node, visit, (nodes) => {
       at(nodes.pos);
       at(nodes.end);
       for (const n of nodes) visit(n);
