@@ -34,9 +34,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import ts from 'typescript';
-import { ROOT } from './docs.js';
+import { fileURLToPath } from 'node:url';
+import type ts from 'typescript';
+
+// Only what this test reads is loaded: the compiler as the CommonJS package it is (no ES-module export scan of its
+// large file), and the root from this file's own place (dist/scripts/), not through the docs generator's imports.
+const typescript = createRequire(import.meta.url)('typescript') as typeof ts;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The folders whose `.ts` comments are read. */
 const CODE_FOLDERS = ['cli', 'lib', 'proxy', 'extproc', 'apiserver-stub', 'kit', 'bench', 'scripts', 'examples'];
@@ -107,14 +113,25 @@ function deadPaths(file: string, text: string): string[] {
 
 /** Every comment of a TypeScript source, as the parser sees it (no string or regular expression is read). */
 export function comments(text: string): string[] {
-  const source = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true);
+  const source = typescript.createSourceFile('x.ts', text, typescript.ScriptTarget.Latest, false);
   const found = new Map<number, string>();
-  const visit = (node: ts.Node): void => {
-    // A comment after a token on its line is that token's trailing comment; any other, the next token's leading one.
-    for (const range of [...(ts.getLeadingCommentRanges(text, node.getFullStart()) ?? []), ...(ts.getTrailingCommentRanges(text, node.end) ?? [])]) {
+  // Comments sit in the trivia between tokens, and every such run starts where a node or a list of nodes starts or
+  // ends (a node's full start is the end of the token before it): reading the comments at those places finds them
+  // all without making a node of every token. A comment after a token on its line is that token's trailing
+  // comment; any other, the next token's leading one.
+  const at = (pos: number): void => {
+    for (const range of [...(typescript.getLeadingCommentRanges(text, pos) ?? []), ...(typescript.getTrailingCommentRanges(text, pos) ?? [])]) {
       found.set(range.pos, text.slice(range.pos, range.end));
     }
-    for (const child of node.getChildren(source)) visit(child);
+  };
+  const visit = (node: ts.Node): void => {
+    at(node.pos);
+    at(node.end);
+    typescript.forEachChild(node, visit, (nodes) => {
+      at(nodes.pos);
+      at(nodes.end);
+      for (const n of nodes) visit(n);
+    });
   };
   visit(source);
   return [...found].sort(([a], [b]) => a - b).map(([, comment]) => comment);
@@ -192,4 +209,5 @@ test('the rule: what is a path, how it resolves, and only comments are read', ()
   assert.ok(!resolves('no-such-file.ts', 'proxy/main.ts'));
   assert.ok(!resolves('dist/proxy/no-such.js', 'README.md'));
   assert.deepEqual(comments("const a = '// `no-such.ts`'; /* `x.ts` */ const r = /`y.ts`/; // `z.ts`\n"), ['/* `x.ts` */', '// `z.ts`']);
+  assert.deepEqual(comments('function f() {\n  g(/* a */);\n  // b\n}\nconst o = { k: 1, // c\n};\nconst t = `${1 /* d */}`; // e\n'), ['/* a */', '// b', '// c', '/* d */', '// e']);
 });

@@ -3,24 +3,29 @@
 // Three files run at a time: many of the end-to-end files spend most of their time waiting on the timeouts they
 // test (a slow client's 408, a worker that never answers), so on two cores a third file uses the time two leave
 // idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
-// while the cores idle. Neither changes what a test checks.
-import { createWriteStream, mkdirSync, readdirSync } from 'node:fs';
+// while the cores idle. Small unit files that cannot reach past themselves share a process, several to a generated
+// group file under dist/.test-groups/ (the rule is in `test-groups.mjs`), which saves a process start-up per file;
+// each test still reports the file it is declared in. None of this changes what a test checks.
+import { createWriteStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import testTimes from './test-times.mjs';
-import { longestFirst } from './test-order.mjs';
+import { guessedSeconds, longestFirst, recordedTimes } from './test-order.mjs';
+import { GROUP_DIR, groupSource, groupsOf, mustRunAlone } from './test-groups.mjs';
 
 const CONCURRENCY = 3;
 const FILE_TIMEOUT_MS = 120_000;
+/** A group holds files that took at most this many seconds together in the last run, and at most this many files. */
+const GROUP_LIMITS = Object.freeze({ maxSeconds: 10, maxFiles: 30 });
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
 const files = readdirSync(dist, { recursive: true })
   .map(String)
-  .filter((f) => f.endsWith('.test.js') && !f.split(path.sep).includes('node_modules'))
+  .filter((f) => f.endsWith('.test.js') && !f.split(path.sep).includes('node_modules') && !f.startsWith(GROUP_DIR))
   .map((f) => path.join(dist, f));
 if (files.length === 0) {
   console.error('run-tests: no test files under dist/ (run tsc first)');
@@ -36,7 +41,24 @@ if (process.argv.length > 2) {
 const reports = path.join(root, 'reports');
 mkdirSync(reports, { recursive: true });
 const timesFile = path.join(reports, 'test-times.md');
-const order = longestFirst(files, dist, timesFile);
+
+// The files that may share a process, cut into groups by their last recorded times; each group is one file to run.
+const groupDir = path.join(dist, GROUP_DIR);
+rmSync(groupDir, { recursive: true, force: true });
+mkdirSync(groupDir);
+const recorded = recordedTimes(timesFile);
+const relativeOf = (file) => path.relative(dist, file).split(path.sep).join('/');
+const shareable = files.map(relativeOf).filter((relative) => mustRunAlone(relative, root) === undefined);
+const seconds = (relative) => recorded.get(relative) ?? guessedSeconds(relative, '');
+const groups = new Map();
+groupsOf(shareable, seconds, GROUP_LIMITS).forEach((members, i) => {
+  const groupFile = path.join(groupDir, `group-${i + 1}.test.js`);
+  writeFileSync(groupFile, groupSource(members));
+  groups.set(groupFile, members);
+});
+const grouped = new Set([...groups.values()].flat());
+const toRun = [...files.filter((f) => !grouped.has(relativeOf(f))), ...groups.keys()];
+const order = longestFirst(toRun, dist, timesFile, groups);
 
 const events = run({ files: order, concurrency: CONCURRENCY, timeout: FILE_TIMEOUT_MS });
 const toConsole = new PassThrough({ objectMode: true });
@@ -56,4 +78,5 @@ const consoleReporter = process.stdout.isTTY ? (typeof spec === 'function' && sp
 const printed = new Promise((resolve) => toConsole.compose(consoleReporter).on('end', resolve).pipe(process.stdout, { end: false }));
 const timed = new Promise((resolve) => toTimes.compose(testTimes).pipe(createWriteStream(timesFile)).on('finish', resolve));
 await Promise.all([printed, timed]);
+rmSync(groupDir, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;

@@ -13,7 +13,7 @@ export function recordedTimes(reportFile) {
   const times = new Map();
   if (!existsSync(reportFile)) return times;
   for (const line of readFileSync(reportFile, 'utf8').split('\n')) {
-    const m = /^\| (\S+\.test\.js) \| ([\d.]+) \|/.exec(line);
+    const m = /^\| (\S+\.test\.js)(?: \(shared\))? \| ([\d.]+) \|/.exec(line);
     if (m) times.set(m[1], Number(m[2]));
   }
   return times;
@@ -26,12 +26,17 @@ export function guessedSeconds(relative, source) {
   return GUESS.unit;
 }
 
-/** `files` (absolute, under `dist`) sorted longest first; ties keep their path order. */
-export function longestFirst(files, dist, reportFile) {
+/**
+ * `files` (absolute, under `dist`) sorted longest first; ties keep their path order. A group file (a key of
+ * `groups`, `test-groups.mjs`) weighs as much as its member files (relative to dist/) together.
+ */
+export function longestFirst(files, dist, reportFile, groups = new Map()) {
   const recorded = recordedTimes(reportFile);
+  const secondsOf = (relative) => recorded.get(relative) ?? guessedSeconds(relative, readFileSync(path.join(dist, relative), 'utf8'));
   const weighed = files.map((file) => {
     const relative = path.relative(dist, file).split(path.sep).join('/');
-    const seconds = recorded.get(relative) ?? guessedSeconds(relative, readFileSync(file, 'utf8'));
+    const members = groups.get(file);
+    const seconds = members === undefined ? secondsOf(relative) : members.reduce((sum, m) => sum + secondsOf(m), 0);
     return { file, relative, seconds };
   });
   weighed.sort((a, b) => b.seconds - a.seconds || (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0));

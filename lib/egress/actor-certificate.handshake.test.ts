@@ -4,7 +4,7 @@
  * for a client certificate, verifies it against the actor identity CA, and lets the handshake finish either way so
  * the check decides.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -18,48 +18,50 @@ let port = 0;
 /** What the server saw on each connection, in order. */
 const seen: PresentedCertificate[] = [];
 
-before(async () => {
-  f = await actorCertFixtures();
-  const bundle = readFileSync(f.server);
-  server = tls.createServer({ cert: bundle, key: bundle, ca: readFileSync(f.caFile), requestCert: true, rejectUnauthorized: false }, (socket) => {
-    seen.push(presentedCertificateOf(socket));
-    socket.end('ok');
+describe('actor-certificate.handshake', () => {
+  before(async () => {
+    f = await actorCertFixtures();
+    const bundle = readFileSync(f.server);
+    server = tls.createServer({ cert: bundle, key: bundle, ca: readFileSync(f.caFile), requestCert: true, rejectUnauthorized: false }, (socket) => {
+      seen.push(presentedCertificateOf(socket));
+      socket.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
-});
-after(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await f.close();
-});
-
-/** Connects with `cert` (none: no client certificate) and returns the check of what the server saw. */
-async function handshake(cert: TestActorCert | undefined): Promise<ActorCertificateCheck> {
-  const before = seen.length;
-  await new Promise<void>((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: readFileSync(f.serverCaFile), ...(cert === undefined ? {} : { cert: cert.certPem, key: cert.keyPem }) });
-    socket.on('data', () => undefined);
-    socket.on('end', () => resolve());
-    socket.on('error', reject);
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await f.close();
   });
-  const presented = seen[before];
-  assert.ok(presented !== undefined && seen.length === before + 1, 'the server saw the connection');
-  return checkActorCertificate(presented, Date.now());
-}
 
-test('a minted actor certificate, in either URI form, is accepted on a real handshake', async () => {
-  for (const cert of [f.good, f.goodOlderForm]) {
-    const check = await handshake(cert);
-    assert.equal(check.kind, 'actor', JSON.stringify(check));
-    assert.deepEqual(check.kind === 'actor' ? check.actor : undefined, f.actor);
+  /** Connects with `cert` (none: no client certificate) and returns the check of what the server saw. */
+  async function handshake(cert: TestActorCert | undefined): Promise<ActorCertificateCheck> {
+    const before = seen.length;
+    await new Promise<void>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: readFileSync(f.serverCaFile), ...(cert === undefined ? {} : { cert: cert.certPem, key: cert.keyPem }) });
+      socket.on('data', () => undefined);
+      socket.on('end', () => resolve());
+      socket.on('error', reject);
+    });
+    const presented = seen[before];
+    assert.ok(presented !== undefined && seen.length === before + 1, 'the server saw the connection');
+    return checkActorCertificate(presented, Date.now());
   }
-});
 
-test('every bad variant is refused with its reason on a real handshake, and no certificate at all too', async () => {
-  for (const [variant, reason] of Object.entries(BAD_ACTOR_CERTS) as [BadActorCert, string][]) {
-    const check = await handshake(f.bad[variant]);
-    assert.equal(check.kind === 'refused' ? check.reason : check.kind, reason, `${variant}: ${JSON.stringify(check)}`);
-  }
-  const none = await handshake(undefined);
-  assert.equal(none.kind === 'refused' ? none.reason : none.kind, 'no-certificate');
+  test('a minted actor certificate, in either URI form, is accepted on a real handshake', async () => {
+    for (const cert of [f.good, f.goodOlderForm]) {
+      const check = await handshake(cert);
+      assert.equal(check.kind, 'actor', JSON.stringify(check));
+      assert.deepEqual(check.kind === 'actor' ? check.actor : undefined, f.actor);
+    }
+  });
+
+  test('every bad variant is refused with its reason on a real handshake, and no certificate at all too', async () => {
+    for (const [variant, reason] of Object.entries(BAD_ACTOR_CERTS) as [BadActorCert, string][]) {
+      const check = await handshake(f.bad[variant]);
+      assert.equal(check.kind === 'refused' ? check.reason : check.kind, reason, `${variant}: ${JSON.stringify(check)}`);
+    }
+    const none = await handshake(undefined);
+    assert.equal(none.kind === 'refused' ? none.reason : none.kind, 'no-certificate');
+  });
 });

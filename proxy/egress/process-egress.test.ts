@@ -2,6 +2,7 @@
  * The egress listener wired into the proxy process: `--egress-listen` starts it on the proxy's ext_proc channel
  * (in this process, and as `--workers 2`, where the workers share its port); its CONNECTs show in `/stats`
  * (`egressTunnels`), `/metrics` and the access log; the drain closes the tunnels still open at its end.
+ * Needs processes: with `--workers 2` the proxy's workers are processes sharing the egress port.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -4,7 +4,7 @@
  * ext_proc stream per certificate and destination (not per tunnel), so revocation works without the cache too; and
  * a CONNECT whose grant ends before its tunnel opens is refused (one decided on its traffic, whose 200 is sent: closed).
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientHttp2Stream } from 'node:http2';
 import { waitFor } from '../../lib/testing/wait.js';
@@ -20,79 +20,81 @@ let pki: EgressPki;
 let actor: ClientCredentials;
 let echo: Destination;
 
-before(async () => {
-  pki = await egressPki();
-  actor = await pki.actor('team', 'a');
-  echo = await startEcho();
-});
-
-after(async () => {
-  await echo.close();
-  await pki.close();
-});
-
-test('cache off: the open tunnels of one key are re-validated on the TTL, one stream for all of them, and closed when the answer turns to a denial', async () => {
-  let answer: ProcessingResponse = allowAnswer();
-  const rig = await startEgressRig({ script: () => answer, decider: uncachedDecider(new DecisionTallies(), { ttlMs: TTL_MS }) });
-  const session = await h2Session(rig.target, actor);
-  try {
-    const streams: ClientHttp2Stream[] = [];
-    for (let i = 0; i < 4; i++) {
-      const opened = await h2Connect(session, echo.address);
-      assert.equal(opened.status, 200);
-      streams.push(opened.stream);
-    }
-    const h1 = await h1Connect(rig.target, actor, echo.address);
-    assert.equal(h1.status, 200);
-    let closed = 0;
-    for (const s of [...streams, h1.socket]) s.once('close', () => (closed += 1));
-    const asked = rig.extproc.streams;
-    await waitFor(() => rig.listener.stats.snapshot().grants.revalidations.renewed >= 2, 10_000, 'two renewals');
-    const renewed = rig.listener.stats.snapshot().grants.revalidations.renewed;
-    assert.ok(rig.extproc.streams - asked <= renewed + 1, `${rig.extproc.streams - asked} streams for ${renewed} renewals of one key holding five tunnels`);
-    assert.equal(rig.listener.stats.snapshot().grants.held, 1);
-    assert.equal(closed, 0);
-
-    answer = outcomeAnswer('denied');
-    await waitFor(() => closed === 5, 10_000, 'the five tunnels closed');
-    const snapshot = rig.listener.stats.snapshot();
-    assert.equal(snapshot.closed['revoked-denied'], 5);
-    assert.equal(snapshot.grants.held, 0);
-    await waitFor(() => rig.lines.filter((l) => l.tunnel !== null).length === 5, 10_000, 'their lines');
-    assert.deepEqual([...new Set(rig.lines.filter((l) => l.tunnel !== null).map((l) => (l.tunnel as { closedBy: string }).closedBy))], ['revoked-denied']);
-  } finally {
-    session.destroy();
-    await rig.close();
-  }
-});
-
-test('a CONNECT whose grant ends while its destination is dialled is refused as the end says, and opens nothing', async () => {
-  const allow = { kind: 'allow', actorId: 'uid-1', atespace: 'team', name: 'a', rule: 0 } as const;
-  let revoke = (): void => undefined;
-  const rig = await startEgressRig({
-    decider: {
-      ttlMs: TTL_MS,
-      async decide() {
-        // A revoke lands after the CONNECT joined its grant (a few microtasks on) and before the dial's connect event.
-        let p = Promise.resolve();
-        for (let i = 0; i < 20; i++) p = p.then(() => undefined);
-        void p.then(() => revoke());
-        return { verdict: allow, cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } };
-      },
-      revalidate: () => Promise.reject(new Error('not reached')),
-    },
+describe('revalidation', () => {
+  before(async () => {
+    pki = await egressPki();
+    actor = await pki.actor('team', 'a');
+    echo = await startEcho();
   });
-  revoke = () => void rig.listener.grants.revoke({ atespace: 'team', name: 'a' }, 'revoked-admin');
-  try {
-    const answer = await h1Connect(rig.target, actor, echo.address);
-    assert.deepEqual([answer.status, answer.body], [403, 'egress denied']);
-    const line = rig.lines.at(-1) ?? {};
-    assert.deepEqual([line.outcome, line.detail, line.tunnel], ['denied', 'grant ended before the tunnel opened: revoked-admin', null]);
-    const snapshot = rig.listener.stats.snapshot();
-    assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
-  } finally {
-    await rig.close();
-  }
+
+  after(async () => {
+    await echo.close();
+    await pki.close();
+  });
+
+  test('cache off: the open tunnels of one key are re-validated on the TTL, one stream for all of them, and closed when the answer turns to a denial', async () => {
+    let answer: ProcessingResponse = allowAnswer();
+    const rig = await startEgressRig({ script: () => answer, decider: uncachedDecider(new DecisionTallies(), { ttlMs: TTL_MS }) });
+    const session = await h2Session(rig.target, actor);
+    try {
+      const streams: ClientHttp2Stream[] = [];
+      for (let i = 0; i < 4; i++) {
+        const opened = await h2Connect(session, echo.address);
+        assert.equal(opened.status, 200);
+        streams.push(opened.stream);
+      }
+      const h1 = await h1Connect(rig.target, actor, echo.address);
+      assert.equal(h1.status, 200);
+      let closed = 0;
+      for (const s of [...streams, h1.socket]) s.once('close', () => (closed += 1));
+      const asked = rig.extproc.streams;
+      await waitFor(() => rig.listener.stats.snapshot().grants.revalidations.renewed >= 2, 10_000, 'two renewals');
+      const renewed = rig.listener.stats.snapshot().grants.revalidations.renewed;
+      assert.ok(rig.extproc.streams - asked <= renewed + 1, `${rig.extproc.streams - asked} streams for ${renewed} renewals of one key holding five tunnels`);
+      assert.equal(rig.listener.stats.snapshot().grants.held, 1);
+      assert.equal(closed, 0);
+
+      answer = outcomeAnswer('denied');
+      await waitFor(() => closed === 5, 10_000, 'the five tunnels closed');
+      const snapshot = rig.listener.stats.snapshot();
+      assert.equal(snapshot.closed['revoked-denied'], 5);
+      assert.equal(snapshot.grants.held, 0);
+      await waitFor(() => rig.lines.filter((l) => l.tunnel !== null).length === 5, 10_000, 'their lines');
+      assert.deepEqual([...new Set(rig.lines.filter((l) => l.tunnel !== null).map((l) => (l.tunnel as { closedBy: string }).closedBy))], ['revoked-denied']);
+    } finally {
+      session.destroy();
+      await rig.close();
+    }
+  });
+
+  test('a CONNECT whose grant ends while its destination is dialled is refused as the end says, and opens nothing', async () => {
+    const allow = { kind: 'allow', actorId: 'uid-1', atespace: 'team', name: 'a', rule: 0 } as const;
+    let revoke = (): void => undefined;
+    const rig = await startEgressRig({
+      decider: {
+        ttlMs: TTL_MS,
+        async decide() {
+          // A revoke lands after the CONNECT joined its grant (a few microtasks on) and before the dial's connect event.
+          let p = Promise.resolve();
+          for (let i = 0; i < 20; i++) p = p.then(() => undefined);
+          void p.then(() => revoke());
+          return { verdict: allow, cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } };
+        },
+        revalidate: () => Promise.reject(new Error('not reached')),
+      },
+    });
+    revoke = () => void rig.listener.grants.revoke({ atespace: 'team', name: 'a' }, 'revoked-admin');
+    try {
+      const answer = await h1Connect(rig.target, actor, echo.address);
+      assert.deepEqual([answer.status, answer.body], [403, 'egress denied']);
+      const line = rig.lines.at(-1) ?? {};
+      assert.deepEqual([line.outcome, line.detail, line.tunnel], ['denied', 'grant ended before the tunnel opened: revoked-admin', null]);
+      const snapshot = rig.listener.stats.snapshot();
+      assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
+    } finally {
+      await rig.close();
+    }
+  });
 });
 
 for (const when of ['read', 'dialled'] as const) {

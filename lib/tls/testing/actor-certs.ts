@@ -116,7 +116,10 @@ async function build(): Promise<ActorCertFixtures> {
       bad: Object.freeze(Object.fromEntries(names.map((n, i) => [n, bad[i] as TestActorCert])) as Record<BadActorCert, TestActorCert>),
       server,
       serverCaFile: serverCa.certFile,
-      close: () => rm(dir, { recursive: true, force: true }),
+      close: () => {
+        shared = undefined;
+        return rm(dir, { recursive: true, force: true });
+      },
     });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
@@ -126,7 +129,7 @@ async function build(): Promise<ActorCertFixtures> {
 
 let shared: Promise<ActorCertFixtures> | undefined;
 
-/** The process-wide actor certificate fixtures (call `close` in a final after()). */
+/** The actor certificate fixtures, shared until a caller closes them (in a final after()); a later caller gets fresh ones. */
 export function actorCertFixtures(): Promise<ActorCertFixtures> {
   shared ??= build();
   return shared;

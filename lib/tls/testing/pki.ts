@@ -1,7 +1,8 @@
 /**
  * Test PKI: the development identity set in a temporary directory, plus the bad certificates the mTLS tests need
  * (another CA, a URI outside the prefix, an expired certificate, an IP SAN only, a proxy with the wrong identity).
- * Built once per test process.
+ * Built once and shared until a caller closes it; a later caller (a test file run after it in the same process)
+ * gets a fresh one.
  */
 import { mkdtemp, rename, rm, writeFile, copyFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -68,11 +69,14 @@ async function build(): Promise<TestPki> {
     badClients,
     badExtprocs,
     extprocRotated,
-    close: () => rm(dir, { recursive: true, force: true }),
+    close: () => {
+      shared = undefined;
+      return rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
-/** The process-wide test PKI (its directory is removed when the process exits: call `close` in a final after()). */
+/** The test PKI, shared until a caller closes it (call `close` in a final after()); a later caller gets a fresh one. */
 export function testPki(): Promise<TestPki> {
   shared ??= build();
   return shared;

@@ -69,11 +69,14 @@ async function build(): Promise<EgressPki> {
     actor,
     otherCa: await credentials(await other.issue({ name: 'other-actor', commonName: 'a', uris: [`${ACTOR_URI_PREFIX}/team/a`], usage: 'client-and-server' })),
     noUri: await credentials(await actorCa.issue({ name: 'no-uri', commonName: 'a', usage: 'client-and-server' })),
-    close: () => rm(dir, { recursive: true, force: true }),
+    close: () => {
+      shared = undefined;
+      return rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
-/** The process-wide egress test PKI (remove it in a final `after`). */
+/** The egress test PKI, shared until a caller closes it (in a final `after`); a later caller gets a fresh one. */
 export function egressPki(): Promise<EgressPki> {
   shared ??= build();
   return shared;
