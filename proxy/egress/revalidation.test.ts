@@ -95,52 +95,52 @@ describe('revalidation', () => {
       await rig.close();
     }
   });
-});
 
-for (const when of ['read', 'dialled'] as const) {
-  test(`a CONNECT decided on its traffic whose name a fresher verdict drops while its first bytes are ${when}: closed, never opened`, async () => {
-    const rules = (hostname: string) => ({ kind: 'hostnames', actorId: 'uid-1', atespace: 'team', name: 'a', rules: [{ rule: 0, hostnames: [hostname] }] }) as const;
-    const rig = await startEgressRig({
-      decider: {
-        ttlMs: TTL_MS,
-        decide: async () => ({ verdict: rules('api.example.test'), cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } }),
-        revalidate: () => Promise.reject(new Error('not reached')),
-      },
-    });
-    const grants = rig.listener.grants;
-    const hold = grants.hold.bind(grants);
-    // The policy's rule for the name changes once the CONNECT has joined its grant (at its 200), or once its name was
-    // allowed (before the dial's connect event).
-    grants.hold = (key, ...rest) => {
-      const held = hold(key, ...rest);
-      const change = (): void => grants.verdict(key, rules('www.example.test'), undefined);
-      if (when === 'read') queueMicrotask(change);
-      else {
-        const allowFor = held.allowFor.bind(held);
-        held.allowFor = (name) => {
-          allowFor(name);
-          queueMicrotask(change);
-        };
+  for (const when of ['read', 'dialled'] as const) {
+    test(`a CONNECT decided on its traffic whose name a fresher verdict drops while its first bytes are ${when}: closed, never opened`, async () => {
+      const rules = (hostname: string) => ({ kind: 'hostnames', actorId: 'uid-1', atespace: 'team', name: 'a', rules: [{ rule: 0, hostnames: [hostname] }] }) as const;
+      const rig = await startEgressRig({
+        decider: {
+          ttlMs: TTL_MS,
+          decide: async () => ({ verdict: rules('api.example.test'), cache: 'hit', lease: { origin: 0, generation: 7, expiresAtMs: Date.now() + TTL_MS } }),
+          revalidate: () => Promise.reject(new Error('not reached')),
+        },
+      });
+      const grants = rig.listener.grants;
+      const hold = grants.hold.bind(grants);
+      // The policy's rule for the name changes once the CONNECT has joined its grant (at its 200), or once its name was
+      // allowed (before the dial's connect event).
+      grants.hold = (key, ...rest) => {
+        const held = hold(key, ...rest);
+        const change = (): void => grants.verdict(key, rules('www.example.test'), undefined);
+        if (when === 'read') queueMicrotask(change);
+        else {
+          const allowFor = held.allowFor.bind(held);
+          held.allowFor = (name) => {
+            allowFor(name);
+            queueMicrotask(change);
+          };
+        }
+        return held;
+      };
+      const dialled = echo.accepted.length;
+      try {
+        const answer = await h1Connect(rig.target, actor, echo.address);
+        assert.equal(answer.status, 200, 'decided on the traffic: 200 first');
+        answer.socket.write('GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n');
+        assert.equal(await readBytes(answer.socket, 1), '', 'closed without a byte from the destination');
+        await waitFor(() => rig.lines.length === 1, 10_000, 'its line');
+        const line = rig.lines[0] ?? {};
+        assert.deepEqual(
+          [line.outcome, line.status, line.hostname, line.detail, line.tunnel],
+          ['denied', 200, 'api.example.test', 'grant ended before the tunnel opened: revoked-denied', null],
+        );
+        const snapshot = rig.listener.stats.snapshot();
+        assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
+        if (when === 'read') assert.equal(echo.accepted.length, dialled, 'refused before the dial: nothing dialled');
+      } finally {
+        await rig.close();
       }
-      return held;
-    };
-    const dialled = echo.accepted.length;
-    try {
-      const answer = await h1Connect(rig.target, actor, echo.address);
-      assert.equal(answer.status, 200, 'decided on the traffic: 200 first');
-      answer.socket.write('GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n');
-      assert.equal(await readBytes(answer.socket, 1), '', 'closed without a byte from the destination');
-      await waitFor(() => rig.lines.length === 1, 10_000, 'its line');
-      const line = rig.lines[0] ?? {};
-      assert.deepEqual(
-        [line.outcome, line.status, line.hostname, line.detail, line.tunnel],
-        ['denied', 200, 'api.example.test', 'grant ended before the tunnel opened: revoked-denied', null],
-      );
-      const snapshot = rig.listener.stats.snapshot();
-      assert.deepEqual([snapshot.opened, snapshot.open, snapshot.actors, snapshot.grants.held], [0, 0, 0, 0]);
-      if (when === 'read') assert.equal(echo.accepted.length, dialled, 'refused before the dial: nothing dialled');
-    } finally {
-      await rig.close();
-    }
-  });
-}
+    });
+  }
+});
