@@ -139,7 +139,14 @@ test('steady (floor, C): answered, counted, and the ratio and targets from the r
 test('steady, every default arm (npm run bench -- --quick): cache off opens a stream per request, each ratio is its arms\' own', () => {
   const r = fixture('steady-quick');
   const a = armOf(r, 'A');
-  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests + CONNECTIONS + 1))), /A opened \d+ ext_proc streams for \d+ requests \(slack 8\)/);
+  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests + CONNECTIONS + 1))), /A opened \d+ ext_proc streams \(0 of them retries\) for \d+ requests \(slack 8\)/);
+  // A stream opened again for the same request (the client's retry, counted in the proxy's /stats) is not a second request's.
+  const retriedOnce = broken(r, (x) => {
+    const arm = armOf(x, 'A');
+    arm.extprocStreams = a.requests + CONNECTIONS + 1;
+    (arm as { stats?: unknown }).stats = { ...(arm.stats ?? {}), proxy: { extproc: { retries: { retried: 1 } } } };
+  });
+  assert.doesNotMatch(steady(retriedOnce), /A opened/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests - CONNECTIONS - 1))), /A opened \d+ ext_proc streams/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'B2').cache!.hits += 100))), /B2: \d+ hits \+ \d+ misses/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'direct').requests = 0))), /direct answered nothing/);
