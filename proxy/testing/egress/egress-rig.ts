@@ -20,8 +20,17 @@ import { EgressListener } from '../../egress/listener.js';
 import type { EgressTarget } from '../../egress/testing/egress-clients.js';
 import { egressPki } from '../../egress/testing/egress-pki.js';
 
-/** extproc's allow answer: CONTINUE with the `actor_edge.egress` metadata. */
-export function allowAnswer(rule = 0, actor: { readonly actorId: string; readonly atespace: string; readonly name: string } = { actorId: 'uid-1', atespace: 'team', name: 'a' }): ProcessingResponse {
+/** Who an answer names. */
+interface AnsweredActor {
+  readonly actorId: string;
+  readonly atespace: string;
+  readonly name: string;
+}
+
+const ACTOR_A: AnsweredActor = { actorId: 'uid-1', atespace: 'team', name: 'a' };
+
+/** extproc's CONTINUE with the `actor_edge.egress` metadata: `verdict`, the actor, and the verdict's own `fields`. */
+function continueAnswer(verdict: string, actor: AnsweredActor, fields: Readonly<Record<string, unknown>>): ProcessingResponse {
   const s = (v: string) => ({ kind: 'stringValue', stringValue: v });
   return {
     request_headers: { response: { status: 'CONTINUE' } },
@@ -29,28 +38,22 @@ export function allowAnswer(rule = 0, actor: { readonly actorId: string; readonl
       fields: {
         [EGRESS_METADATA_NAMESPACE]: {
           kind: 'structValue',
-          structValue: { fields: { verdict: s('allow'), actor_id: s(actor.actorId), atespace: s(actor.atespace), name: s(actor.name), rule: { kind: 'numberValue', numberValue: rule } } },
+          structValue: { fields: { verdict: s(verdict), actor_id: s(actor.actorId), atespace: s(actor.atespace), name: s(actor.name), ...fields } },
         },
       },
     },
   };
 }
 
+/** extproc's allow answer: CONTINUE with the `actor_edge.egress` metadata. */
+export function allowAnswer(rule = 0, actor: AnsweredActor = ACTOR_A): ProcessingResponse {
+  return continueAnswer('allow', actor, { rule: { kind: 'numberValue', numberValue: rule } });
+}
+
 /** extproc's answer for a CONNECT to be decided on the traffic: CONTINUE with the `hostnames` rules (JSON text). */
-export function hostnamesAnswer(rules: readonly HostnameCandidate[] | string, actor: { readonly actorId: string; readonly atespace: string; readonly name: string } = { actorId: 'uid-1', atespace: 'team', name: 'a' }): ProcessingResponse {
-  const s = (v: string) => ({ kind: 'stringValue', stringValue: v });
+export function hostnamesAnswer(rules: readonly HostnameCandidate[] | string, actor: AnsweredActor = ACTOR_A): ProcessingResponse {
   const text = typeof rules === 'string' ? rules : encodeHostnameRules(rules);
-  return {
-    request_headers: { response: { status: 'CONTINUE' } },
-    dynamic_metadata: {
-      fields: {
-        [EGRESS_METADATA_NAMESPACE]: {
-          kind: 'structValue',
-          structValue: { fields: { verdict: s('hostnames'), actor_id: s(actor.actorId), atespace: s(actor.atespace), name: s(actor.name), hostnames: s(text) } },
-        },
-      },
-    },
-  };
+  return continueAnswer('hostnames', actor, { hostnames: { kind: 'stringValue', stringValue: text } });
 }
 
 /** extproc's immediate response for `outcome` (its status, body and details). */
