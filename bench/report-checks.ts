@@ -5,6 +5,7 @@
  * the runs `.ci/run` makes; `report-checks.test.ts` runs them on recorded reports (`testing/fixtures/`) and on
  * copies broken the way each check guards against.
  */
+import { num as count, obj } from './admin.js';
 import { CPU_TARGET, FLOOR_TARGET, GRPC_OVERLAP_TARGET, MIN_OUTAGE_MISSES } from './report.js';
 import { HEAVY_P99_TARGET, INLINE_RATIO_NAME, OFFLOAD_TARGET_NAME } from './heavy-report.js';
 import type { SideBySideReport } from './side-by-side.js';
@@ -134,9 +135,7 @@ function checkCache(arm: ArmResult, report: BenchReport, p: Problems): void {
 
 /** The proxy's ext_proc stream retries in the arm's window (its `/stats` `extproc.retries.retried`; 0 when not reported). */
 function extprocRetriesOf(arm: ArmResult): number {
-  const at = (v: unknown, key: string): unknown => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined);
-  const retried = at(at(at(at(arm.stats, 'proxy'), 'extproc'), 'retries'), 'retried');
-  return typeof retried === 'number' && Number.isFinite(retried) && retried >= 0 ? retried : 0;
+  return Math.max(0, count(obj(obj(obj(obj(arm.stats)['proxy'])['extproc'])['retries'])['retried']));
 }
 
 /**
