@@ -27,10 +27,21 @@ export function validateUsage(): string {
   ].join('\n');
 }
 
+/** Where the validation writes its answer: the process's own streams, or a caller's (a test's) collector. */
+export interface ValidateOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const PROCESS_OUTPUT: ValidateOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
 /** Runs the validation; resolves to the exit code. */
-export async function runValidate(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runValidate(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, out: ValidateOutput = PROCESS_OUTPUT): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(validateUsage());
+    out.stdout(validateUsage());
     return 0;
   }
   const [first, ...rest] = argv;
@@ -40,7 +51,7 @@ export async function runValidate(argv: readonly string[], env: NodeJS.ProcessEn
   if (load === undefined) throw new UsageError(`validate: "${name}" has no configuration to check (${validatable().join(', ')})\n\n${validateUsage()}`);
   const validate = await load();
   try {
-    process.stdout.write(describeValid(await validate(named ? rest : argv, env)));
+    out.stdout(describeValid(await validate(named ? rest : argv, env)));
     return 0;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
@@ -48,10 +59,10 @@ export async function runValidate(argv: readonly string[], env: NodeJS.ProcessEn
       // Every problem on its own line, the file named once.
       const file = argv[argv.indexOf('--config') + 1];
       const from = argv.includes('--config') && file !== undefined ? ` (${file})` : '';
-      process.stderr.write(`actor-edge validate: ${name} configuration is not valid${from}, ${err.problems.length} problems:\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
+      out.stderr(`actor-edge validate: ${name} configuration is not valid${from}, ${err.problems.length} problems:\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
       return 1;
     }
-    process.stderr.write(`actor-edge validate: ${name} configuration is not valid: ${err.message}\n`);
+    out.stderr(`actor-edge validate: ${name} configuration is not valid: ${err.message}\n`);
     return 1;
   }
 }

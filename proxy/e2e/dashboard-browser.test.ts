@@ -13,7 +13,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { metricSum } from '../../lib/testing/scrape.js';
-import { browserMissing, launchBrowser, type Browser } from '../admin/dashboard/testing/browser.js';
+import type { BrowserContext } from 'playwright-core';
+import { browserMissing, launchBrowser, type Browser, type ContextOptions } from '../admin/dashboard/testing/browser.js';
 import { waitFor } from '../../lib/testing/wait.js';
 import { adminJson, client, send, startStack, STACK_TIMEOUTS, type Extproc, type Stack } from '../testing/stack.js';
 import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
@@ -31,7 +32,8 @@ before(async () => {
   if (missing !== undefined) return;
   // The browser starts while the stack does (each is kept for after() as soon as it is up, whatever the other does).
   const starting = startStack({ stub: { workers: 3, capacity: 4, actors: 12 }, proxyArgs: ['--cache-ttl-ms', '600000'] }).then((s) => (stack = s));
-  const launching = launchBrowser().then((b) => (browser = b));
+  // The rebinding name of the guarded test resolves to the admin's address in this browser.
+  const launching = launchBrowser({ resolve: { 'rebind.evil.example': '127.0.0.1' } }).then((b) => (browser = b));
   await Promise.all([starting, launching]);
   ({ extproc, proxy } = stack as Stack);
 });
@@ -133,23 +135,24 @@ test('a page opened after traffic shows it in its first frame, charts included, 
 
 test('with --admin-token: 401 until the browser\'s login prompt gets the token, then the page polls; a rebinding name gets 403', { skip: missing ?? false }, async () => {
   const token = 'dashboard-token';
-  // The guarded proxy and a browser without credentials (it cancels the login prompt) and one with the token start
-  // side by side; whichever is up is closed below, whatever the others do. (The browsers are this test's own: one
-  // that keeps a connection to the guarded admin open would hold up its stop.)
+  // The guarded proxy and, in the file's browser, a context without credentials (it cancels the login prompt) and
+  // one with the token start side by side; whichever is up is closed below, whatever the others do. (The contexts
+  // are this test's own, each with its own connections: one that keeps a connection to the guarded admin open
+  // would hold up its stop.)
   let started: InProcessTestProxy | undefined;
-  const launched: Browser[] = [];
-  const launch = (opts?: Parameters<typeof launchBrowser>[0]): Promise<Browser> => launchBrowser(opts).then((b) => (launched.push(b), b));
+  const opened: BrowserContext[] = [];
+  const open = (opts?: ContextOptions): Promise<BrowserContext> => (browser as Browser).newContext(opts).then((c) => (opened.push(c), c));
   try {
     const [guarded, withoutToken, withToken] = await Promise.all([
       startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, '--admin-token', token] }).then((p) => (started = p)),
-      launch(),
-      launch({ httpCredentials: { username: 'operator', password: token }, resolve: { 'rebind.evil.example': '127.0.0.1' } }),
+      open(),
+      open({ httpCredentials: { username: 'operator', password: token } }),
     ]);
-    const refused = await withoutToken.context.newPage();
+    const refused = await withoutToken.newPage();
     // Challenged (401 with a Basic challenge), with no credentials to answer it: the browser shows no page.
     await assert.rejects(refused.goto(`${guarded.admin}/dashboard`), /ERR_INVALID_AUTH_CREDENTIALS/, 'no token, no page');
 
-    const page = await withToken.context.newPage();
+    const page = await withToken.newPage();
     const failures: string[] = [];
     page.on('pageerror', (e) => failures.push(e.message));
     assert.equal((await page.goto(`${guarded.admin}/dashboard?interval=250`))?.status(), 200);
@@ -170,7 +173,7 @@ test('with --admin-token: 401 until the browser\'s login prompt gets the token, 
     }
     assert.equal((await page.goto(`http://rebind.evil.example:${port}/ready`))?.status(), 200, 'the health check answers anyone');
   } finally {
-    for (const b of launched) await b.close();
+    for (const c of opened) await c.close();
     await (started as InProcessTestProxy | undefined)?.stop();
   }
 });

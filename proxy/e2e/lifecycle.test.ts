@@ -2,7 +2,8 @@
  * End to end, cache off: outages and process lifecycle with a real apiserver-stub, extproc and proxy — the control
  * plane down (503 from ext_proc), ext_proc down (the miss waits on fresh streams within its re-run budget, then 500
  * on the stream error; recovery without a restart), and `--workers 2` sharing one listener, with exact sums, admin
- * fan-out and worker replacement. The stub, and the proxies of the outage tests, run in the test's process.
+ * fan-out and worker replacement. The stub, the proxies of the outage tests, and extproc once it is started again
+ * after its outage, run in the test's process.
  * Needs processes: extproc's clean exit on SIGTERM (code 0) and `--workers 2`.
  */
 import { after, before, describe, test } from 'node:test';
@@ -13,10 +14,10 @@ import { freePort } from '../../lib/loopback.js';
 import { metricSum, metricValue } from '../../lib/testing/scrape.js';
 import { accessLine, actorName, adminJson, client, proxyStats, resetStats, send, startExtproc, startStub, type Extproc, type Stub, STACK_TIMEOUTS } from '../testing/stack.js';
 import { startTestProxy, type InProcessTestProxy, type TestProxy } from '../testing/proxy.js';
-import type { RunningComponent } from '../../lib/testing/component.js';
 
 let stub: Stub;
-let extproc: Extproc<RunningComponent>;
+/** A process at first (its exit code on SIGTERM is checked); started again in the test's process after its outage. */
+let extproc: Extproc;
 let extprocAddress: string;
 
 before(async () => {
@@ -156,7 +157,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.ok(s.extproc.retries.retried >= 1, 'retried on fresh streams while it waited');
     assert.equal(s.extproc.errors, 1 + s.extproc.retries.retried, 'every stream it opened ended in the stream error');
     assert.equal(s.extproc.retries.budgetExhausted, 1, 'until the re-run budget was spent');
-    extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
+    extproc = await startExtproc(stub, [], extprocAddress);
     stopped = false;
     const failures: number[] = [];
     await waitFor(async () => {
@@ -172,7 +173,7 @@ test('ext_proc down → the miss waits on fresh streams within the re-run budget
     assert.equal(s.extproc.active, 0);
     assert.equal(s.extproc.retries.waiting, 0);
   } finally {
-    if (stopped) extproc = await startExtproc(stub, [], extprocAddress, undefined, 'process');
+    if (stopped) extproc = await startExtproc(stub, [], extprocAddress);
     await proxy.stop();
   }
 });

@@ -3,9 +3,7 @@
  * `CHROMIUM_PATH`) driven by playwright-core, with a fresh profile directory removed on close, and every
  * background service that would reach the network turned off (the page only talks to the admin on loopback).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,34 +31,44 @@ const ARGS = [
 ];
 
 export interface Browser {
+  /** The context the browser was launched with (its viewport and credentials). */
   readonly context: BrowserContext;
+  /** Another context of the same browser: its own credentials, cookies and connections; closed with the browser. */
+  newContext(opts?: ContextOptions): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
-export interface BrowserOptions {
+export interface ContextOptions {
   readonly viewport?: { readonly width: number; readonly height: number };
   /** What the browser answers an HTTP login prompt with (absent: it cancels the prompt). */
   readonly httpCredentials?: { readonly username: string; readonly password: string };
+}
+
+export interface BrowserOptions extends ContextOptions {
   /** Names the browser resolves to an address of the test's choosing, e.g. `{ 'rebind.evil.example': '127.0.0.1' }`. */
   readonly resolve?: Readonly<Record<string, string>>;
 }
 
 export async function launchBrowser(opts: BrowserOptions = {}): Promise<Browser> {
   const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(path.join(os.tmpdir(), 'actor-edge-chromium-'));
   const rules = Object.entries(opts.resolve ?? {}).map(([name, address]) => `MAP ${name} ${address}`);
-  const context = await chromium.launchPersistentContext(profile, {
+  const contextOptions = (o: ContextOptions) => ({
+    viewport: o.viewport ?? { width: 1280, height: 900 },
+    ...(o.httpCredentials === undefined ? {} : { httpCredentials: { ...o.httpCredentials } }),
+  });
+  // Its profile is a fresh temporary directory that playwright removes when the browser closes.
+  const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: rules.length === 0 ? ARGS : [...ARGS, `--host-resolver-rules=${rules.join(', ')}`],
-    viewport: opts.viewport ?? { width: 1280, height: 900 },
-    ...(opts.httpCredentials === undefined ? {} : { httpCredentials: { ...opts.httpCredentials } }),
+  });
+  const context = await browser.newContext(contextOptions(opts)).catch(async (err: unknown) => {
+    await browser.close();
+    throw err;
   });
   return {
     context,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
+    newContext: (o = {}) => browser.newContext(contextOptions(o)),
+    close: () => browser.close(),
   };
 }
