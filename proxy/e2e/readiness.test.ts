@@ -1,5 +1,6 @@
 /**
- * Readiness that tells the truth, with real processes (apiserver-stub, extproc, proxy) and real faults:
+ * Readiness that tells the truth, with real processes (apiserver-stub, extproc; the proxy, which only watches, in the
+ * test's process) and real faults:
  * - the proxy's `/ready` answers 503 within 5 s of its extproc being killed (SIGKILL) or hung (SIGSTOP), says why,
  *   and answers 200 again within 5 s of extproc coming back (restarted on its port, or SIGCONT), by itself;
  * - extproc's `/ready` answers 503 while its control plane is hung, and recovers the same way, while the proxy stays
@@ -20,7 +21,7 @@ import { probeWorstCase } from '../../lib/testing/fake-health.js';
 import { EXTPROC_FLAGS } from '../../extproc/config.js';
 import { PROXY_FLAGS } from '../config.js';
 import { client, send, startExtproc, startStub, STACK_TIMEOUTS, type Extproc, type Stub } from '../testing/stack.js';
-import { startTestProxy, type TestProxy } from '../testing/proxy.js';
+import { startTestProxy, type InProcessTestProxy } from '../testing/proxy.js';
 
 const BOUND_MS = 5000;
 /** The processes' health checks: the smallest interval, and a timeout a loaded machine still answers within. */
@@ -29,7 +30,7 @@ const CHECK_TIMEOUT_MS = 300;
 const CHECKS = ['--health-check-interval-ms', String(CHECK_INTERVAL_MS), '--health-check-timeout-ms', String(CHECK_TIMEOUT_MS)];
 
 const stopped: number[] = [];
-const running: { component: { stop(): Promise<unknown> } }[] = [];
+const running: { stop(): Promise<unknown> }[] = [];
 after(async () => {
   for (const pid of stopped) {
     try {
@@ -38,8 +39,8 @@ after(async () => {
       // already gone
     }
   }
-  for (const r of running.reverse()) await r.component.stop();
-  await client.close();
+  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+  for (const r of running.reverse()) await r.stop();
 });
 
 async function ready(base: string): Promise<{ status: number; body: string }> {
@@ -70,12 +71,13 @@ test('with the default interval and timeout, the proxy\'s and extproc\'s checks 
 
 test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 200 within 5 s of it coming back; /live stays 200', async (t) => {
   const stub: Stub<RunningComponent> = await startStub({ mode: 'process', workers: 2, actors: 4 });
-  running.push(stub);
+  running.push(stub.component);
   // A port it is started on again below: from freePort(), outside the range outgoing connections take theirs from.
   const port = await freePort();
   let extproc: Extproc<RunningComponent> = await startExtproc(stub, CHECKS, `127.0.0.1:${port}`, undefined, 'process');
-  running.push(extproc);
-  const proxy: TestProxy = await startTestProxy({ extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...CHECKS] });
+  running.push(extproc.component);
+  // The proxy only watches (no signal reaches it): it runs in the test's process.
+  const proxy: InProcessTestProxy = await startTestProxy({ mode: 'in-process', extproc: extproc.grpc, args: [...STACK_TIMEOUTS, ...CHECKS] });
   running.push(proxy);
 
   await readyBecomes(proxy.admin, 200, Date.now(), 'the proxy to be ready');
@@ -96,7 +98,7 @@ test('proxy /ready: 503 within 5 s of extproc killed or hung (with the reason), 
 
   // Back on the same port: ready again by itself.
   extproc = await startExtproc(stub, CHECKS, `127.0.0.1:${port}`, undefined, 'process');
-  running.push(extproc);
+  running.push(extproc.component);
   const restartedAt = Date.now();
   const up = await readyBecomes(proxy.admin, 200, restartedAt, 'the proxy to be ready again');
   t.diagnostic(`restarted → 200: ${up.afterMs} ms`);
