@@ -3,8 +3,9 @@
 // Three files run at a time: many of the end-to-end files spend most of their time waiting on the timeouts they
 // test (a slow client's 408, a worker that never answers), so on two cores a third file uses the time two leave
 // idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
-// while the cores idle. Small unit files that cannot reach past themselves share a process, several to a generated
-// group file under dist/.test-groups/ (the rule is in `test-groups.mjs`), which saves a process start-up per file;
+// while the cores idle. Test files that cannot reach past themselves (unit files, and end-to-end and fuzz files that
+// start their components in the test's process) share a process, several to a generated group file under
+// dist/.test-groups/ (the rule and the group sizes are in `test-groups.mjs`), which saves a process start-up per file;
 // each test still reports the file it is declared in. None of this changes what a test checks.
 import { createWriteStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
@@ -14,12 +15,10 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import testTimes from './test-times.mjs';
 import { guessedSeconds, longestFirst, recordedTimes } from './test-order.mjs';
-import { GROUP_DIR, groupSource, groupsOf, mustRunAlone } from './test-groups.mjs';
+import { GROUP_DIR, groupSource, groupsFor, mustRunAlone } from './test-groups.mjs';
 
 const CONCURRENCY = 3;
 const FILE_TIMEOUT_MS = 120_000;
-/** A group holds files that took at most this many seconds together in the last run, and at most this many files. */
-const GROUP_LIMITS = Object.freeze({ maxSeconds: 10, maxFiles: 30 });
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
@@ -51,7 +50,7 @@ const relativeOf = (file) => path.relative(dist, file).split(path.sep).join('/')
 const shareable = files.map(relativeOf).filter((relative) => mustRunAlone(relative, root) === undefined);
 const seconds = (relative) => recorded.get(relative) ?? guessedSeconds(relative, '');
 const groups = new Map();
-groupsOf(shareable, seconds, GROUP_LIMITS).forEach((members, i) => {
+groupsFor(shareable, seconds).forEach((members, i) => {
   const groupFile = path.join(groupDir, `group-${i + 1}.test.js`);
   writeFileSync(groupFile, groupSource(members));
   groups.set(groupFile, members);

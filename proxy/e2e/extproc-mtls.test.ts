@@ -10,7 +10,7 @@
  * Readiness follows the hop: the proxy's `/ready` health check runs on the ext_proc channel itself, so it is 200
  * over mTLS, and 503 (saying why) wherever the streams would be refused.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testPki, type TestPki } from '../../lib/tls/testing/pki.js';
 import { request } from 'undici';
@@ -60,66 +60,68 @@ async function readyBecomes(proxy: InProcessTestProxy, status: number): Promise<
   return last;
 }
 
-before(async () => {
-  pki = await testPki();
-  stub = await startStub({ workers: 2, actors: 6 });
-  extproc = await startExtproc(stub, ['--tls-credential-bundle', pki.files.extproc, '--tls-client-ca', pki.files.ca]);
-});
+describe('the proxy to extproc hop over mTLS', () => {
+  before(async () => {
+    pki = await testPki();
+    stub = await startStub({ workers: 2, actors: 6 });
+    extproc = await startExtproc(stub, ['--tls-credential-bundle', pki.files.extproc, '--tls-client-ca', pki.files.ca]);
+  });
 
-after(async () => {
-  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
-  await Promise.all([...proxies, extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
-  await pki?.close();
-});
+  after(async () => {
+    await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+    await Promise.all([...proxies, extproc?.component, stub?.component].filter((c) => c !== undefined).map((c) => c.stop()));
+    await pki?.close();
+  });
 
-test('over mTLS a miss reaches the actor through extproc', async () => {
-  const proxy = await proxyWith(hopArgs(pki.files.proxy));
-  const r = await send(proxy, actorName(0));
-  assert.equal(r.status, 200, r.text);
-  assert.equal(r.app?.actor, actorName(0));
-  const s = await extprocStats();
-  assert.ok(s.tls.accepted >= 1, JSON.stringify(s.tls));
-  const started = proxy.logs().find((l) => l.msg === 'mTLS to ext_proc');
-  assert.deepEqual(started?.identity, [pki.ids.proxy]);
-  // The readiness check goes over the same mTLS channel: ready.
-  const ready = await readyBecomes(proxy, 200);
-  assert.deepEqual([ready.state, ready.reasons], ['LIVE', []]);
-  // Its certificates announce their expiry: the 30-day development bundle comes first.
-  const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
-  const seconds = Number(/^actor_edge_proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
-  assert.ok(seconds > 29 * 86400 && seconds <= 30 * 86400, String(seconds));
-});
+  test('over mTLS a miss reaches the actor through extproc', async () => {
+    const proxy = await proxyWith(hopArgs(pki.files.proxy));
+    const r = await send(proxy, actorName(0));
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.app?.actor, actorName(0));
+    const s = await extprocStats();
+    assert.ok(s.tls.accepted >= 1, JSON.stringify(s.tls));
+    const started = proxy.logs().find((l) => l.msg === 'mTLS to ext_proc');
+    assert.deepEqual(started?.identity, [pki.ids.proxy]);
+    // The readiness check goes over the same mTLS channel: ready.
+    const ready = await readyBecomes(proxy, 200);
+    assert.deepEqual([ready.state, ready.reasons], ['LIVE', []]);
+    // Its certificates announce their expiry: the 30-day development bundle comes first.
+    const metrics = await (await fetch(`${proxy.admin}/metrics`)).text();
+    const seconds = Number(/^actor_edge_proxy_tls_certificate_expiry_seconds (\d+)$/m.exec(metrics)?.[1]);
+    assert.ok(seconds > 29 * 86400 && seconds <= 30 * 86400, String(seconds));
+  });
 
-test('a proxy that expects another ext_proc identity refuses this extproc: 500, logged', async () => {
-  const proxy = await proxyWith(hopArgs(pki.files.proxy, '--extproc-spiffe-id', 'spiffe://cluster.local/ns/actor-edge/sa/someone-else'));
-  const before = (await extprocStats()).streams.total;
-  const r = await send(proxy, actorName(1));
-  assert.equal(r.status, 500, r.text);
-  await waitFor(() => proxy.logs().some((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)'), 5000, 'the refusal log line');
-  const refused = proxy.logs().find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
-  assert.equal(refused?.presented, `URI:${pki.ids.extproc}`);
-  assert.equal((await extprocStats()).streams.total, before, 'no stream reached extproc');
-  const ready = await readyBecomes(proxy, 503);
-  assert.equal(ready.state, 'NOT_READY');
-  assert.match(ready.reasons.join('\n'), /^ext_proc 127\.0\.0\.1:\d+: /, 'the reason names the ext_proc server');
-});
+  test('a proxy that expects another ext_proc identity refuses this extproc: 500, logged', async () => {
+    const proxy = await proxyWith(hopArgs(pki.files.proxy, '--extproc-spiffe-id', 'spiffe://cluster.local/ns/actor-edge/sa/someone-else'));
+    const before = (await extprocStats()).streams.total;
+    const r = await send(proxy, actorName(1));
+    assert.equal(r.status, 500, r.text);
+    await waitFor(() => proxy.logs().some((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)'), 5000, 'the refusal log line');
+    const refused = proxy.logs().find((l) => l.msg === 'ext_proc server refused (identity, chain or handshake)');
+    assert.equal(refused?.presented, `URI:${pki.ids.extproc}`);
+    assert.equal((await extprocStats()).streams.total, before, 'no stream reached extproc');
+    const ready = await readyBecomes(proxy, 503);
+    assert.equal(ready.state, 'NOT_READY');
+    assert.match(ready.reasons.join('\n'), /^ext_proc 127\.0\.0\.1:\d+: /, 'the reason names the ext_proc server');
+  });
 
-test('a proxy presenting another identity is refused by extproc: 500, counted as refused_identity', async () => {
-  const before = (await extprocStats()).tls;
-  const proxy = await proxyWith(hopArgs(pki.wrongProxy));
-  const r = await send(proxy, actorName(2));
-  assert.equal(r.status, 500, r.text);
-  const after = (await extprocStats()).tls;
-  assert.ok(after.refused_identity > before.refused_identity, JSON.stringify({ before, after }));
-  assert.equal(after.accepted, before.accepted);
-  assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'extproc refuses its health checks too');
-});
+  test('a proxy presenting another identity is refused by extproc: 500, counted as refused_identity', async () => {
+    const before = (await extprocStats()).tls;
+    const proxy = await proxyWith(hopArgs(pki.wrongProxy));
+    const r = await send(proxy, actorName(2));
+    assert.equal(r.status, 500, r.text);
+    const after = (await extprocStats()).tls;
+    assert.ok(after.refused_identity > before.refused_identity, JSON.stringify({ before, after }));
+    assert.equal(after.accepted, before.accepted);
+    assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'extproc refuses its health checks too');
+  });
 
-test('a proxy without the hop\'s TLS flags warns that it is plaintext, and extproc refuses it', async () => {
-  const proxy = await proxyWith([]);
-  const warning = proxy.logs().find((l) => String(l.msg).startsWith('ext_proc hop is plaintext'));
-  assert.equal(warning?.level, 40);
-  const r = await send(proxy, actorName(3));
-  assert.equal(r.status, 500, r.text);
-  assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'a plaintext health check is refused too');
+  test('a proxy without the hop\'s TLS flags warns that it is plaintext, and extproc refuses it', async () => {
+    const proxy = await proxyWith([]);
+    const warning = proxy.logs().find((l) => String(l.msg).startsWith('ext_proc hop is plaintext'));
+    assert.equal(warning?.level, 40);
+    const r = await send(proxy, actorName(3));
+    assert.equal(r.status, 500, r.text);
+    assert.equal((await readyBecomes(proxy, 503)).state, 'NOT_READY', 'a plaintext health check is refused too');
+  });
 });

@@ -4,7 +4,7 @@
  * gets there), and one client's open streaming call never holds back another call to the same worker. A call that
  * waits for the worker longer than the route timeout gets its 504.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http2, { type ServerHttp2Stream } from 'node:http2';
 import { once } from 'node:events';
@@ -78,65 +78,67 @@ let ep: ScriptedExtProc;
 let proxy: InProcessTestProxy;
 let client: http2.ClientHttp2Session;
 
-before(async () => {
-  worker = await startWorker();
-  ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
-  // Every call the worker answers is answered well within it; the one it never answers waits it out.
-  proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: ['--route-timeout-ms', '1000'] });
-  client = http2.connect(proxy.ingress);
-  client.on('error', () => undefined);
-  // The actor's binding is learned first: the calls below are cache hits, none waits for another's miss.
-  const warm = await call('/demo.Echo/Quick', { body: frame('warm') });
-  assert.equal((await warm.done).text, 'quick');
-});
+describe('concurrent gRPC calls on one HTTP/2 session', () => {
+  before(async () => {
+    worker = await startWorker();
+    ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
+    // Every call the worker answers is answered well within it; the one it never answers waits it out.
+    proxy = await startTestProxy({ mode: 'in-process', extproc: ep.address, args: ['--route-timeout-ms', '1000'] });
+    client = http2.connect(proxy.ingress);
+    client.on('error', () => undefined);
+    // The actor's binding is learned first: the calls below are cache hits, none waits for another's miss.
+    const warm = await call('/demo.Echo/Quick', { body: frame('warm') });
+    assert.equal((await warm.done).text, 'quick');
+  });
 
-after(async () => {
-  client?.close();
-  await proxy?.stop();
-  await ep?.close();
-  await worker?.close();
-});
+  after(async () => {
+    client?.close();
+    await proxy?.stop();
+    await ep?.close();
+    await worker?.close();
+  });
 
-/** One call: the response status, the grpc-status trailer, and the messages' text. */
-async function call(path: string, opts: { body?: Buffer; keepOpen?: boolean } = {}): Promise<{ stream: http2.ClientHttp2Stream; done: Promise<{ status: number; grpcStatus: string | undefined; text: string }> }> {
-  const stream = client.request({ ':method': 'POST', ':path': path, ':authority': HOST, ...GRPC }, { endStream: false });
-  stream.on('error', () => undefined);
-  if (opts.body !== undefined) stream.write(opts.body);
-  if (opts.keepOpen !== true) stream.end();
-  const done = (async () => {
-    let grpcStatus: string | undefined;
-    stream.on('trailers', (t) => (grpcStatus = t['grpc-status'] as string | undefined));
-    const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
-    grpcStatus ??= headers['grpc-status'] as string | undefined;
-    const chunks: Buffer[] = [];
-    for await (const c of stream) chunks.push(c as Buffer);
-    const all = Buffer.concat(chunks);
-    return { status: Number(headers[':status']), grpcStatus, text: all.length > 5 ? all.subarray(5).toString() : '' };
-  })();
-  return { stream, done };
-}
+  /** One call: the response status, the grpc-status trailer, and the messages' text. */
+  async function call(path: string, opts: { body?: Buffer; keepOpen?: boolean } = {}): Promise<{ stream: http2.ClientHttp2Stream; done: Promise<{ status: number; grpcStatus: string | undefined; text: string }> }> {
+    const stream = client.request({ ':method': 'POST', ':path': path, ':authority': HOST, ...GRPC }, { endStream: false });
+    stream.on('error', () => undefined);
+    if (opts.body !== undefined) stream.write(opts.body);
+    if (opts.keepOpen !== true) stream.end();
+    const done = (async () => {
+      let grpcStatus: string | undefined;
+      stream.on('trailers', (t) => (grpcStatus = t['grpc-status'] as string | undefined));
+      const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
+      grpcStatus ??= headers['grpc-status'] as string | undefined;
+      const chunks: Buffer[] = [];
+      for await (const c of stream) chunks.push(c as Buffer);
+      const all = Buffer.concat(chunks);
+      return { status: Number(headers[':status']), grpcStatus, text: all.length > 5 ? all.subarray(5).toString() : '' };
+    })();
+    return { stream, done };
+  }
 
-test('ten concurrent calls to one worker are open at the worker at once (it answers none before all ten arrived)', async () => {
-  worker.gate = 10;
-  const calls = await Promise.all(Array.from({ length: 10 }, () => call('/demo.Echo/Gate', { body: frame('hi') })));
-  const results = await Promise.all(calls.map((c) => c.done));
-  for (const r of results) assert.deepEqual(r, { status: 200, grpcStatus: '0', text: 'released' });
-  assert.ok(worker.maxOpen >= 10, `the worker saw ${worker.maxOpen} calls open at once`);
-});
+  test('ten concurrent calls to one worker are open at the worker at once (it answers none before all ten arrived)', async () => {
+    worker.gate = 10;
+    const calls = await Promise.all(Array.from({ length: 10 }, () => call('/demo.Echo/Gate', { body: frame('hi') })));
+    const results = await Promise.all(calls.map((c) => c.done));
+    for (const r of results) assert.deepEqual(r, { status: 200, grpcStatus: '0', text: 'released' });
+    assert.ok(worker.maxOpen >= 10, `the worker saw ${worker.maxOpen} calls open at once`);
+  });
 
-test('a client\'s open streaming call does not hold back another call to the same worker', async () => {
-  const held = await call('/demo.Echo/Hold', { body: frame('part one'), keepOpen: true });
-  const quick = await call('/demo.Echo/Quick', { body: frame('x') });
-  assert.deepEqual(await quick.done, { status: 200, grpcStatus: '0', text: 'quick' }, 'answered while the streaming call is still open');
-  held.stream.end(frame('part two'));
-  assert.deepEqual(await held.done, { status: 200, grpcStatus: '0', text: 'held' });
-});
+  test('a client\'s open streaming call does not hold back another call to the same worker', async () => {
+    const held = await call('/demo.Echo/Hold', { body: frame('part one'), keepOpen: true });
+    const quick = await call('/demo.Echo/Quick', { body: frame('x') });
+    assert.deepEqual(await quick.done, { status: 200, grpcStatus: '0', text: 'quick' }, 'answered while the streaming call is still open');
+    held.stream.end(frame('part two'));
+    assert.deepEqual(await held.done, { status: 200, grpcStatus: '0', text: 'held' });
+  });
 
-test('a call the worker never answers gets the route timeout (UNAVAILABLE to a gRPC client), while the session keeps serving', async () => {
-  worker.gate = 1000; // never reached: the call waits
-  const stuck = await call('/demo.Echo/Gate', { body: frame('stuck') });
-  const r = await stuck.done;
-  assert.deepEqual([r.status, r.grpcStatus], [200, '14'], 'the 504 as gRPC answers it: trailers-only, UNAVAILABLE');
-  const quick = await call('/demo.Echo/Quick', { body: frame('x') });
-  assert.equal((await quick.done).text, 'quick');
+  test('a call the worker never answers gets the route timeout (UNAVAILABLE to a gRPC client), while the session keeps serving', async () => {
+    worker.gate = 1000; // never reached: the call waits
+    const stuck = await call('/demo.Echo/Gate', { body: frame('stuck') });
+    const r = await stuck.done;
+    assert.deepEqual([r.status, r.grpcStatus], [200, '14'], 'the 504 as gRPC answers it: trailers-only, UNAVAILABLE');
+    const quick = await call('/demo.Echo/Quick', { body: frame('x') });
+    assert.equal((await quick.done).text, 'quick');
+  });
 });

@@ -5,7 +5,7 @@
  * time — the worker writes event N+1 only after the client has read event N, so a proxy that buffers cannot
  * pass.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { request } from 'undici';
@@ -40,72 +40,74 @@ function serveEvents(res: http.ServerResponse, count: number): void {
   })();
 }
 
-before(async () => {
-  worker = await startUpstream((req, res) => {
-    if (req.url?.startsWith('/sse')) return serveEvents(res, 5);
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ headers: req.headers }));
+describe('a plain node:http worker behind the proxy', () => {
+  before(async () => {
+    worker = await startUpstream((req, res) => {
+      if (req.url?.startsWith('/sse')) return serveEvents(res, 5);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ headers: req.headers }));
+    });
+    ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
+    [cacheOff, cacheOn] = await Promise.all([
+      startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
+      startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] }),
+    ]);
   });
-  ep = await startScriptedExtProc(() => routeTo(worker.address, '80'));
-  [cacheOff, cacheOn] = await Promise.all([
-    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--actor-cache', 'off'] }),
-    startTestProxy({ mode: 'in-process', extproc: ep.address, args: [...STACK_TIMEOUTS, '--cache-ttl-ms', '600000'] }),
-  ]);
-});
 
-after(async () => {
-  await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
-  await Promise.all([cacheOff, cacheOn].map((p) => p?.stop()));
-  await ep?.close();
-  await worker?.close();
-});
-
-async function sendForged(p: InProcessTestProxy, actor: string): Promise<Record<string, string>> {
-  const forged: Record<string, string> = {};
-  for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
-  const res = await request(`${p.ingress}/`, { headers: { host: hostOf(actor), ...forged }, dispatcher: client });
-  assert.equal(res.statusCode, 200);
-  return ((await res.body.json()) as { headers: Record<string, string> }).headers;
-}
-
-for (const mode of ['off', 'on'] as const) {
-  test(`cache ${mode}: no client-forged internal header reaches a worker that strips nothing`, async () => {
-    const p = mode === 'off' ? cacheOff : cacheOn;
-    const actor = `forged-${mode}`;
-    const requests = mode === 'off' ? 1 : 2; // cache on: a miss through ext_proc, then a hit that skips it
-    for (let i = 0; i < requests; i++) {
-      const seenBefore = ep.seen.length;
-      const headers = await sendForged(p, actor);
-      for (const h of FORGEABLE_HEADERS) {
-        if (h === 'x-ate-target-port') assert.equal(headers[h], '80', 'the port comes from ext_proc or the authority, never the client');
-        else assert.equal(headers[h], undefined, `${h} reached the worker (request ${i + 1})`);
-      }
-      for (const m of ep.seen.slice(seenBefore)) for (const h of FORGEABLE_HEADERS) assert.equal(m.headers[h], undefined, `${h} reached ext_proc`);
-    }
-    if (mode === 'on') assert.equal((await proxyStats(p)).cache.hits, 1, 'the second request took the cache-hit path');
+  after(async () => {
+    await client.close(); // first: a drain waits out its idle grace for an open keep-alive connection
+    await Promise.all([cacheOff, cacheOn].map((p) => p?.stop()));
+    await ep?.close();
+    await worker?.close();
   });
-}
 
-test('server-sent events: each event reaches the client before the worker writes the next', async () => {
-  const opens: (() => void)[] = [];
-  gates = Array.from({ length: 4 }, () => new Promise<void>((resolve) => opens.push(resolve)));
-  const events: string[] = [];
-  try {
-    const res = await request(`${cacheOff.ingress}/sse`, { headers: { host: hostOf('events') }, dispatcher: client });
+  async function sendForged(p: InProcessTestProxy, actor: string): Promise<Record<string, string>> {
+    const forged: Record<string, string> = {};
+    for (const h of FORGEABLE_HEADERS) forged[h] = h === 'x-ate-target-port' ? '9999' : '127.0.0.1:1';
+    const res = await request(`${p.ingress}/`, { headers: { host: hostOf(actor), ...forged }, dispatcher: client });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.headers['content-type'], 'text/event-stream');
-    let buffered = '';
-    for await (const chunk of res.body) {
-      buffered += String(chunk);
-      let end: number;
-      while ((end = buffered.indexOf('\n\n')) !== -1) {
-        events.push(buffered.slice(0, end));
-        buffered = buffered.slice(end + 2);
-        opens[events.length - 1]?.(); // only now may the worker write the next event
-      }
-    }
-  } catch (err) {
-    assert.fail(`the worker gave up after the client had read ${events.length} event(s) (the proxy held them back): ${(err as Error).message}`);
+    return ((await res.body.json()) as { headers: Record<string, string> }).headers;
   }
-  assert.deepEqual(events, [1, 2, 3, 4, 5].map((n) => `id: ${n}\ndata: event ${n}`));
+
+  for (const mode of ['off', 'on'] as const) {
+    test(`cache ${mode}: no client-forged internal header reaches a worker that strips nothing`, async () => {
+      const p = mode === 'off' ? cacheOff : cacheOn;
+      const actor = `forged-${mode}`;
+      const requests = mode === 'off' ? 1 : 2; // cache on: a miss through ext_proc, then a hit that skips it
+      for (let i = 0; i < requests; i++) {
+        const seenBefore = ep.seen.length;
+        const headers = await sendForged(p, actor);
+        for (const h of FORGEABLE_HEADERS) {
+          if (h === 'x-ate-target-port') assert.equal(headers[h], '80', 'the port comes from ext_proc or the authority, never the client');
+          else assert.equal(headers[h], undefined, `${h} reached the worker (request ${i + 1})`);
+        }
+        for (const m of ep.seen.slice(seenBefore)) for (const h of FORGEABLE_HEADERS) assert.equal(m.headers[h], undefined, `${h} reached ext_proc`);
+      }
+      if (mode === 'on') assert.equal((await proxyStats(p)).cache.hits, 1, 'the second request took the cache-hit path');
+    });
+  }
+
+  test('server-sent events: each event reaches the client before the worker writes the next', async () => {
+    const opens: (() => void)[] = [];
+    gates = Array.from({ length: 4 }, () => new Promise<void>((resolve) => opens.push(resolve)));
+    const events: string[] = [];
+    try {
+      const res = await request(`${cacheOff.ingress}/sse`, { headers: { host: hostOf('events') }, dispatcher: client });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['content-type'], 'text/event-stream');
+      let buffered = '';
+      for await (const chunk of res.body) {
+        buffered += String(chunk);
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) !== -1) {
+          events.push(buffered.slice(0, end));
+          buffered = buffered.slice(end + 2);
+          opens[events.length - 1]?.(); // only now may the worker write the next event
+        }
+      }
+    } catch (err) {
+      assert.fail(`the worker gave up after the client had read ${events.length} event(s) (the proxy held them back): ${(err as Error).message}`);
+    }
+    assert.deepEqual(events, [1, 2, 3, 4, 5].map((n) => `id: ${n}\ndata: event ${n}`));
+  });
 });

@@ -4,12 +4,13 @@
  * processes (signals, kills, exit codes) — the whole stack of stub, extproc and proxy in one call (`startStack`),
  * and small clients for the ingress and the admin APIs.
  */
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { startComponent, type InProcessComponent, type RunningComponent } from '../../lib/testing/component.js';
 import { startStubInProcess } from '../../apiserver-stub/testing/in-process.js';
 import { startExtprocInProcess } from '../../extproc/testing/in-process.js';
 import { wiringFlags } from '../../scripts/stack/wiring.js';
 import { STACK_TIMEOUTS } from '../../kit/stack.js';
+import { FileClient } from './file-client.js';
 import { startTestProxy, type InProcessTestProxy, type ProxyHandle, type TestProxy } from './proxy.js';
 import { workerNet } from '../../lib/loopback.js';
 import { actorHost, ATESPACE } from '../../lib/testing/actors.js';
@@ -166,8 +167,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack<ProxyHa
   }
 }
 
-/** One keep-alive client per test file; close it first in after() (a drain waits out its idle grace for it). */
-export const client = new Agent({ keepAliveTimeout: 1000, connections: 64 });
+/**
+ * One keep-alive client per test file; close it first in after() (a drain waits out its idle grace for it). A file
+ * that shares the process with others leaves the next one a fresh client (`file-client.ts`).
+ */
+export const client = new FileClient();
 
 export interface Answer {
   readonly status: number;
