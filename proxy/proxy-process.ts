@@ -154,7 +154,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);
   // The filters' worker pool (chain/offload/): this process's own, with --workers N each process builds one.
-  const offload = new OffloadPool(config.chain.offload);
+  const offload = await OffloadPool.start(config.chain.offload);
   registerOffloadMetrics(metrics.registry, offload);
   const offloadStats = new OffloadStats(offload);
   const assembled = await assemble({
