@@ -5,7 +5,8 @@
  * churn, and a control-plane outage (POST /outage {"ms"}: every ateapi.Control call answers UNAVAILABLE). Bad input → 400 with a JSON error; unknown actor or worker → 404.
  */
 import net from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { createAdminApp } from '../lib/admin-app.js';
 import type { Registry } from 'prom-client';
 import { validRef, type ControlPlane } from './control-plane.js';
 import type { Logger } from 'pino';
@@ -62,7 +63,7 @@ function workerIp(params: WorkerParams): string {
 }
 
 export function buildAdmin({ cp, counters, churn, readiness, workerTls, certificateExpiry, log, actorCertificates = new ActorCertificates(undefined) }: AdminDeps): FastifyInstance {
-  const app = Fastify({ logger: false });
+  const app = createAdminApp();
   const store = cp.store;
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {

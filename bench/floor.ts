@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import Fastify from 'fastify';
+import { createAdminApp } from '../lib/admin-app.js';
 import { Registry } from 'prom-client';
 import { Pool, type Dispatcher } from 'undici';
 import { readConfig, formatHelp, UsageError, type ConfigRead, type FlagSpecs, type FlagValues } from '../lib/flags.js';
@@ -222,7 +222,7 @@ export async function startFloor(opts: FloorConfig): Promise<Floor> {
   registerBuildInfo(registry, 'floor');
   scrapedCounter(registry, { name: `${metricPrefix('floor')}requests_total`, help: 'Requests received.', read: () => tallies.requests });
   let readiness: Readiness = 'not-ready';
-  const adminApp = Fastify({ logger: false });
+  const adminApp = createAdminApp();
   guardAdmin(adminApp, { token: undefined }); // the components' guard: a rebinding page reads nothing here either
   registerOpsRoutes(adminApp, {
     component: 'floor',

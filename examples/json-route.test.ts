@@ -21,7 +21,7 @@ async function post(filter: Filter, body: string, headers: Record<string, string
 
 for (const workers of [0, 1]) {
   test(`routes by the body's field, and rejects what it cannot route (${workers === 0 ? 'inline' : 'on a worker thread'})`, async () => {
-    const pool = new OffloadPool({ workers, backlog: 4 });
+    const pool = await OffloadPool.start({ workers, backlog: 4 });
     try {
       const filter = await filterOn(pool);
       const routed = await post(filter, '{"model":"large","prompt":"hi"}', { ...JSON_HEADERS, 'x-model': 'forged' });

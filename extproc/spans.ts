@@ -9,7 +9,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
+import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '../lib/tracing/semconv.js';
 import type { ActorRef } from '../lib/actor-ref.js';
 import type { AttemptResult } from '../lib/resume/control-client.js';
 import { ATTR_ACTOR, ATTR_ATESPACE } from '../lib/tracing/attributes.js';

@@ -10,8 +10,6 @@ import { PROXY_FLAG_SET, proxyConfigOf, readProxyConfig } from './config.js';
 import { assembleStages } from './stages/assemble.js';
 import { startProxyProcess } from './proxy-process.js';
 import { checkProxyFiles } from './startup-checks.js';
-import { runClusterPrimary } from './cluster/primary.js';
-import { runClusterWorker } from './cluster/worker.js';
 
 export async function main(argv: string[]): Promise<void> {
   // Before anything is served (each cluster worker runs this too): see lib/v8-tuning.ts.
@@ -28,11 +26,14 @@ export async function main(argv: string[]): Promise<void> {
   checkProxyFiles(config, { upstream: !cluster.isWorker });
   // A reload reads the config again from the same flags and environment (and the config file, again).
   const rereadConfig = () => proxyConfigOf(argv);
+  // The cluster's modules are loaded only by a cluster's processes (`--workers N`, N > 1).
   if (cluster.isWorker) {
+    const { runClusterWorker } = await import('./cluster/worker.js');
     await runClusterWorker(config, assembleStages, rereadConfig);
     return;
   }
   if (config.workers > 1) {
+    const { runClusterPrimary } = await import('./cluster/primary.js');
     await runClusterPrimary(config, createLogger('proxy'));
     return;
   }

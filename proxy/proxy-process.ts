@@ -47,7 +47,6 @@ import { cacheOutcome } from './stages/actor-cache/filter.js';
 import { RequestLifecycle } from './edge/lifecycle.js';
 import { Ingress } from './edge/ingress.js';
 import { ConnectListener } from './edge/connect-listener.js';
-import { createProcessEgress } from './egress/process-egress.js';
 import type { ForbiddenDestinations } from './egress/forbidden-destinations.js';
 import { createAdmin } from './admin/server.js';
 import { createProxyContainment } from './ops/containment.js';
@@ -154,7 +153,7 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   registerOverloadMetrics(metrics.registry, overloadSources);
   const overloadStats = new OverloadStats(overloadSources);
   // The filters' worker pool (chain/offload/): this process's own, with --workers N each process builds one.
-  const offload = new OffloadPool(config.chain.offload);
+  const offload = await OffloadPool.start(config.chain.offload);
   registerOffloadMetrics(metrics.registry, offload);
   const offloadStats = new OffloadStats(offload);
   const assembled = await assemble({
@@ -226,11 +225,12 @@ export async function startProxyProcess(config: ProxyConfig, assemble: AssembleS
   const connectDeps = { config: ingressConfig, hub, lifecycle, ingress: ingress.http1, log, admission: connectionGate };
   const connect = listeners.connect === undefined ? undefined : new ConnectListener(connectDeps);
   const connectTls = listeners.connectTls === undefined ? undefined : new ConnectListener({ ...connectDeps, tls: listeners.connectTls });
-  // The egress listener: actors' outbound CONNECTs, decided through ext_proc on the resolver's channel.
+  // The egress listener: actors' outbound CONNECTs, decided through ext_proc on the resolver's channel. Its modules
+  // are loaded only with --egress-listen (a process without it does not pay their load).
   const egress =
     config.egressListener === undefined
       ? undefined
-      : createProcessEgress({
+      : (await import('./egress/process-egress.js')).createProcessEgress({
           config: config.egressListener,
           engine: ingressConfig,
           extProc: config.extProc,

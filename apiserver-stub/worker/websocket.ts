@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { STALE_HEADER, STALE_HEADER_VALUE, STALE_STATUS, TARGET_ACTOR_HEADER, TARGET_PORT_HEADER } from '../../lib/wire-contract.js';
 import type { Activation, ActivationTable } from './activations.js';
 import { HostCache } from './request-handler.js';
@@ -27,7 +27,8 @@ export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffe
 
 export function createWebSocketHandler(workerIp: string, table: ActivationTable, actorSuffix: string): UpgradeListener {
   const hosts = new HostCache(actorSuffix);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD, perMessageDeflate: false });
+  // ws (≈ 50 ms of CPU to load) is loaded at the first handshake, not at every stub's start: most runs make none.
+  let wss: Promise<WebSocketServer> | undefined;
   return (req, socket, head) => {
     const key = hosts.key(req.headers.host);
     const activation = key === null ? undefined : table.get(key);
@@ -39,14 +40,24 @@ export function createWebSocketHandler(workerIp: string, table: ActivationTable,
     delete req.headers[TARGET_PORT_HEADER];
     delete req.headers[TARGET_ACTOR_HEADER];
     const rawId = req.headers['x-request-id'];
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      if (!activation.active) {
-        ws.terminate();
-        return;
-      }
-      activation.deliver(typeof rawId === 'string' ? rawId : undefined);
-      echo(ws, activation, workerIp);
-    });
+    // The upgraded socket has no error listener until ws adds its own: one meanwhile must not end the process.
+    const destroy = (): void => void socket.destroy();
+    socket.on('error', destroy);
+    wss ??= import('ws').then(({ WebSocketServer }) => new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD, perMessageDeflate: false }));
+    wss.then(
+      (server) => {
+        socket.off('error', destroy);
+        server.handleUpgrade(req, socket, head, (ws) => {
+          if (!activation.active) {
+            ws.terminate();
+            return;
+          }
+          activation.deliver(typeof rawId === 'string' ? rawId : undefined);
+          echo(ws, activation, workerIp);
+        });
+      },
+      destroy,
+    );
   };
 }
 

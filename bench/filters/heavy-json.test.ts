@@ -47,7 +47,7 @@ async function send(filter: Filter, method: string, headers: Record<string, stri
 
 for (const workers of [0, 1]) {
   test(`the filter offloads JSON POSTs only, with the rounds from the environment (${workers === 0 ? 'inline' : 'on a worker thread'})`, async () => {
-    const pool = new OffloadPool({ workers, backlog: 4 });
+    const pool = await OffloadPool.start({ workers, backlog: 4 });
     const saved = process.env[ROUNDS_ENV];
     process.env[ROUNDS_ENV] = '5';
     try {

@@ -1,6 +1,6 @@
 /**
- * Span attribute names the components add beside the OpenTelemetry semantic conventions' (which come from
- * `@opentelemetry/semantic-conventions`): one list, so the proxy and extproc spell them alike.
+ * Span attribute names the components add beside the OpenTelemetry semantic conventions' (`semconv.ts`): one list,
+ * so the proxy and extproc spell them alike.
  */
 export const ATTR_ACTOR = 'actor_edge.actor';
 export const ATTR_ATESPACE = 'actor_edge.atespace';

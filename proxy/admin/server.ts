@@ -8,7 +8,8 @@
  * `/cache` endpoints). Every call but a GET passes the admin guard and is logged with the caller's address.
  */
 import cluster from 'node:cluster';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { createAdminApp } from '../../lib/admin-app.js';
 import type { Registry } from 'prom-client';
 import { processStats, resetProcessStats } from '../../lib/process-stats.js';
 import { registerOpsRoutes } from '../../lib/ops-routes.js';
@@ -88,7 +89,7 @@ export function resetStats(deps: Pick<AdminDeps, 'stats' | 'stages'>): void {
 }
 
 export async function createAdmin(deps: AdminDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  const app = createAdminApp();
   guardAdmin(app, { token: deps.adminToken });
   const guard = deps.guard;
   if (guard !== undefined) {

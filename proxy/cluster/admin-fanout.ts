@@ -8,7 +8,8 @@
  * call (e.g. the cache endpoints) fanned out to each worker: `{"workers": [{status, body}, ...]}`, or, for a route
  * no worker has, the product's 404. State-changing calls are logged here with the caller's address.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { createAdminApp } from '../../lib/admin-app.js';
 import { request } from 'undici';
 import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
@@ -79,7 +80,7 @@ export function createPrimaryAdmin(workers: WorkerSupervisor, opts: PrimaryAdmin
   /** Calls every live worker's admin server. */
   const callAll = (method: string, url: string, body?: string, accept?: string): Promise<WorkerAnswer[]> =>
     Promise.all(live().map((i) => callWorker(i.admin as string, method, url, opts.adminToken, body, accept)));
-  const admin = Fastify({ logger: false });
+  const admin = createAdminApp();
   guardAdmin(admin, { token: opts.adminToken });
   const statsDocument = async (): Promise<Record<string, unknown>> => {
     const docs = (await callAll('GET', '/stats')).map((a) => JSON.parse(a.text) as unknown);

@@ -17,7 +17,7 @@ import {
   ATTR_URL_PATH,
   ATTR_URL_SCHEME,
   ATTR_USER_AGENT_ORIGINAL,
-} from '@opentelemetry/semantic-conventions';
+} from '../../lib/tracing/semconv.js';
 import { parseActorHost } from '../../lib/actor-ref.js';
 import {
   ATTR_ACTOR,

@@ -13,7 +13,7 @@ import {
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
   ATTR_URL_PATH,
-} from '@opentelemetry/semantic-conventions';
+} from '../../lib/tracing/semconv.js';
 import { ATTR_ATTEMPT, ATTR_UPSTREAM_OUTCOME, ATTR_WORKER } from '../../lib/tracing/attributes.js';
 import { injectSpan, TRACESTATE } from '../../lib/tracing/propagation.js';
 import type { ProxyRequest } from '../request/context.js';

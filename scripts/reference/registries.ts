@@ -85,7 +85,7 @@ export async function componentRegistries(): Promise<ComponentRegistry[]> {
         maxConnections: config.overload.maxConnections,
         extprocQueue: { maxStreams: config.extProc.maxStreams, maxWaiting: config.extProc.queueMaxWaiting, timeoutMs: config.extProc.queueTimeoutMs },
       });
-      registerOffloadMetrics(metrics.registry, new OffloadPool(config.chain.offload)); // 0 workers: no threads
+      registerOffloadMetrics(metrics.registry, await OffloadPool.start(config.chain.offload)); // 0 workers: no threads
       const probe = resolverHealthProbe(resolverHealthTarget(config));
       closers.push(() => probe.stop());
       registerReadinessMetrics(metrics.registry, probe, () => false);

@@ -15,7 +15,7 @@ function request(): { ctx: RequestContext; abort(): void } {
 }
 
 async function withPool(workers: number, backlog: number, body: (pool: OffloadPool, run: ReturnType<OffloadPool['offloader']>) => Promise<void>): Promise<void> {
-  const pool = new OffloadPool({ workers, backlog });
+  const pool = await OffloadPool.start({ workers, backlog });
   try {
     await body(pool, pool.offloader(FIXTURE, offload as never));
   } finally {

@@ -11,10 +11,10 @@
  * with no pool, and is counted — nothing is dropped and nothing waits unbounded. With 0 workers there is no pool and
  * every call runs inline, directly: the same function on the same input, the same decision and the same errors.
  * A call that throws, or whose thread dies, rejects for its own request only; piscina starts a new thread.
- * With `--workers N` each process builds its own pool.
+ * With `--workers N` each process builds its own pool. piscina itself is loaded only by a pool with workers.
  */
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { RequestContext } from '../../api/filter.js';
 import type { OffloadDecision, OffloadFunction, OffloadOptions, Offloader } from '../../api/offload.js';
 import { ERRORS, ProxyError } from '../../http/errors.js';
@@ -37,11 +37,25 @@ export class OffloadPool implements OffloadPoolView {
   readonly tallies = offloadTallies();
   readonly #piscina: Piscina<OffloadTask, OffloadDecision> | undefined;
 
-  constructor(readonly config: OffloadConfig) {
-    this.#piscina =
-      config.workers === 0
-        ? undefined
-        : new Piscina<OffloadTask, OffloadDecision>({ filename: WORKER_FILE, minThreads: config.workers, maxThreads: config.workers, maxQueue: config.backlog });
+  /** The pool `config` asks for, its threads started (none with 0 workers). */
+  static async start(config: OffloadConfig): Promise<OffloadPool> {
+    if (config.workers === 0) return new OffloadPool(config, undefined);
+    // Loaded here, not at the top: a process without filter workers never pays piscina's load (≈ 30 ms of CPU).
+    const { Piscina } = await import('piscina');
+    const options = { filename: WORKER_FILE, minThreads: config.workers, maxThreads: config.workers, maxQueue: config.backlog };
+    return new OffloadPool(config, new Piscina<OffloadTask, OffloadDecision>(options));
+  }
+
+  /** No pool: every call runs inline (what a filter loaded without the proxy's pool, e.g. in a unit test, gets). */
+  static inline(): OffloadPool {
+    return new OffloadPool(Object.freeze({ workers: 0, backlog: 1 }), undefined);
+  }
+
+  private constructor(
+    readonly config: OffloadConfig,
+    piscina: Piscina<OffloadTask, OffloadDecision> | undefined,
+  ) {
+    this.#piscina = piscina;
   }
 
   get workers(): number {
@@ -110,5 +124,5 @@ function waiting(ctx: RequestContext, seq: number): boolean {
   return ctx.signal?.aborted !== true && latest.get(ctx) === seq;
 }
 
-/** No pool: every call runs inline (what a filter loaded without the proxy's pool, e.g. in a unit test, gets). */
-export const INLINE_OFFLOAD = new OffloadPool(Object.freeze({ workers: 0, backlog: 1 }));
+/** The one inline pool a filter loaded without the proxy's pool gets. */
+export const INLINE_OFFLOAD = OffloadPool.inline();

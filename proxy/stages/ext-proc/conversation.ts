@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SpanKind } from '@opentelemetry/api';
-import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
+import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM_NAME } from '../../../lib/tracing/semconv.js';
 import { EXT_PROC_SERVICE } from '../../../lib/wire-contract.js';
 import type { ProxyRequest } from '../../request/context.js';
 import type { Span } from '@opentelemetry/api';
