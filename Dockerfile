@@ -16,9 +16,9 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-# Compile, then drop compiled tests and test helpers (testing/ and e2e/ folders; node only: the base image need
-# not have find).
-RUN npx tsc -p . \
+# Compile without the tests (tsconfig.image.json), then drop any compiled test or test helper a source pulled in
+# (testing/ and e2e/ folders; node only: the base image need not have find).
+RUN npx tsc -p tsconfig.image.json \
  && node -e "const fs=require('fs');for(const f of fs.readdirSync('dist',{recursive:true}))if(/(^|[/])(testing|e2e)$/.test(f)||/\\.test\\.(js|d\\.ts)(\\.map)?$/.test(f))fs.rmSync('dist/'+f,{recursive:true,force:true})"
 # What the components run (scripts/image-dist.ts): no benchmark, examples, stack launcher or compose checks.
 RUN node dist/scripts/image-dist.js dist runtime-dist

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # `npm run test:compose`: checks that no certificate or key enters the build context, builds the image (and the
 # benchmark's), checks that the image holds only the components, writes development certificates into a temporary
-# directory (mTLS on every hop, as compose.yaml runs by default), checks that `docker compose config` runs every
-# service hardened (read-only, cap_drop ALL, no-new-privileges, limits, health checks every >= 5 s), then for
-# PROXY_ACTOR_CACHE=on and off (and PROXY_EGRESS_CACHE, the egress verdict cache, the same) brings the compose
-# deployment up, waits for every service to be healthy, checks from inside a worker container that only the
-# apiserver's attach port and the egress listener are reachable (not the admin APIs, ext_proc, the control API, the
-# ingress or the destinations outside the platform), checks from inside the proxy container that every worker, the
-# control API and extproc speak TLS with the expected identities (ext_proc: mTLS both ways, a plaintext or
-# certificate-less client refused, an impostor refused by the proxy's client), that every admin refuses a rebinding
-# Host even for reads,
-# sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends one
-# request over HTTP/2 with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to
+# directory (mTLS on every hop, as compose.yaml runs by default), checks that `docker compose config` of the
+# deployment (compose.yaml alone) runs every service hardened (read-only, cap_drop ALL, no-new-privileges, limits,
+# health checks every >= 5 s), then for PROXY_ACTOR_CACHE=on and off (and PROXY_EGRESS_CACHE, the egress verdict
+# cache, the same) brings the compose deployment up with scripts/compose/test-overlay.yaml (health checks every
+# second), waits for every service to be healthy, checks from inside a worker container that only the apiserver's
+# attach port and the egress listener are reachable (not the admin APIs, ext_proc, the control API, the ingress or
+# the destinations outside the platform), checks from inside the proxy container that every worker, the control API
+# and extproc speak TLS with the expected identities (ext_proc: mTLS both ways, a plaintext or certificate-less
+# client refused, an impostor refused by the proxy's client), that every admin refuses a rebinding Host even for
+# reads, sends requests through 127.0.0.1:8080 (a miss, a hit, a forced move), from inside the proxy container sends
+# one request over HTTP/2 with TLS (proxy-control:8443, its certificate checked against the CA) and one gRPC call to
 # the demo Echo service, runs a 3-second load from the bench service inside the network, checks the proxy's and
 # extproc's /stats, then egress (an actor certificate minted by the apiserver's admin; through 127.0.0.1:9443 with
-# it, a CONNECT the seeded policy allows reaches its destination on the outside network and carries a request and
-# its answer, twice; one to a port outside the policy is refused with 403, and so is one without a certificate; the
+# it, a CONNECT the seeded policy allows reaches its destination on the outside network and carries a request and its
+# answer, twice; one to a port outside the policy is refused with 403, and so is one without a certificate; the
 # proxy's egress counters and verdict cache agree), and tears everything down (`down -v`), also when a step fails.
 #
 # Uses `docker compose` when available, else docker-compose (1.29+). Host ports: ACTOR_EDGE_HTTP_PORT (8080),
@@ -120,8 +120,9 @@ docker run --rm --network none --entrypoint node "$ACTOR_EDGE_IMAGE" -e "
   if (bad.length) { console.error('not for the runtime image: ' + bad.slice(0, 10).join(', ')); process.exit(1); }
   for (const need of ['dist/cli/main.js', 'dist/scripts/container-entry.js', 'dist/scripts/healthcheck.js', 'proto']) if (!fs.existsSync('/app/' + need)) { console.error('missing ' + need); process.exit(1); }"
 
+# The deployment's own configuration (compose.yaml without the test overlay, whose health checks run every second).
 say "docker compose config: every service hardened"
-dc config >/tmp/actor-edge-compose-config.$$.yaml
+"${DC[@]}" -p "$PROJECT" -f compose.yaml config >/tmp/actor-edge-compose-config.$$.yaml
 node dist/scripts/compose/check.js config /tmp/actor-edge-compose-config.$$.yaml || { rm -f /tmp/actor-edge-compose-config.$$.yaml; exit 1; }
 rm -f /tmp/actor-edge-compose-config.$$.yaml
 
