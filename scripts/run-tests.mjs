@@ -1,13 +1,14 @@
 // Runs every compiled test file (dist/**/*.test.js) with node's test runner (its `run()` API), longest first.
 //
-// Three files run at a time: many of the end-to-end files spend most of their time waiting on the timeouts they
-// test (a slow client's 408, a worker that never answers), so on two cores a third file uses the time two leave
-// idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
+// Two files per core run at a time (four on two cores, at most eight; TEST_CONCURRENCY overrides): many of the
+// end-to-end files spend much of their time waiting on the timeouts they test (a slow client's 408, a worker that
+// never answers) or on processes they start, so more files than cores use the time the waiting ones leave idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
 // while the cores idle. Test files that cannot reach past themselves (unit files, and end-to-end and fuzz files that
 // start their components in the test's process) share a process, several to a generated group file under
 // dist/.test-groups/ (the rule and the group sizes are in `test-groups.mjs`), which saves a process start-up per file;
 // each test still reports the file it is declared in. None of this changes what a test checks.
 import { createWriteStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
@@ -17,7 +18,7 @@ import testTimes from './test-times.mjs';
 import { guessedSeconds, longestFirst, recordedTimes } from './test-order.mjs';
 import { GROUP_DIR, groupSource, groupsFor, mustRunAlone } from './test-groups.mjs';
 
-const CONCURRENCY = 3;
+const CONCURRENCY = Number(process.env.TEST_CONCURRENCY) || Math.max(2, Math.min(8, availableParallelism() * 2));
 const FILE_TIMEOUT_MS = 120_000;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
