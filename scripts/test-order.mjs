@@ -1,16 +1,25 @@
 // The order `npm test` starts its files in: longest first, so the last minutes of a run are not one long file
-// running alone. A file's length is its wall time in the last run's reports/test-times.md when there is one; a file
-// not listed there (a fresh clone, a new file) is guessed from what it is: one that starts processes (its source
-// says `Needs processes:`) is long, an end-to-end or fuzz file is middling, any other is short.
+// running alone. A file's length is its wall time in the last run's reports/test-times.md when there is one, else
+// in scripts/test-seconds.json (the times of a recorded run, kept in the repository so a fresh clone orders and
+// groups its files as well: `npm run test:seconds` rewrites it from the last run's report); a file in neither (a
+// new file) is guessed from what it is: one that starts processes (its source says `Needs processes:`) is long, an
+// end-to-end or fuzz file is middling, any other is short.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Guessed seconds of a file the last run did not time. */
 const GUESS = Object.freeze({ processes: 8, endToEnd: 3, unit: 0.5 });
 
-/** Wall seconds by file (relative to dist/, `/`-separated) from a test-times report; empty when there is none. */
-export function recordedTimes(reportFile) {
-  const times = new Map();
+/** The recorded run's seconds kept in the repository (`test-seconds.json` beside this file). */
+export const SECONDS_FILE = fileURLToPath(new URL('./test-seconds.json', import.meta.url));
+
+/**
+ * Wall seconds by file (relative to dist/, `/`-separated): those of `secondsFile` (a JSON object, when there is
+ * one), overridden by a test-times report's (when there is one).
+ */
+export function recordedTimes(reportFile, secondsFile = SECONDS_FILE) {
+  const times = new Map(existsSync(secondsFile) ? Object.entries(JSON.parse(readFileSync(secondsFile, 'utf8'))) : []);
   if (!existsSync(reportFile)) return times;
   for (const line of readFileSync(reportFile, 'utf8').split('\n')) {
     const m = /^\| (\S+\.test\.js)(?: \(shared\))? \| ([\d.]+) \|/.exec(line);
@@ -30,8 +39,8 @@ export function guessedSeconds(relative, source) {
  * `files` (absolute, under `dist`) sorted longest first; ties keep their path order. A group file (a key of
  * `groups`, `test-groups.mjs`) weighs as much as its member files (relative to dist/) together.
  */
-export function longestFirst(files, dist, reportFile, groups = new Map()) {
-  const recorded = recordedTimes(reportFile);
+export function longestFirst(files, dist, reportFile, groups = new Map(), secondsFile = SECONDS_FILE) {
+  const recorded = recordedTimes(reportFile, secondsFile);
   const secondsOf = (relative) => recorded.get(relative) ?? guessedSeconds(relative, readFileSync(path.join(dist, relative), 'utf8'));
   const weighed = files.map((file) => {
     const relative = path.relative(dist, file).split(path.sep).join('/');
