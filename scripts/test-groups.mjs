@@ -40,8 +40,8 @@
 // body GC pacer (the same in every proxy, with no global `gc`); its tracing start is the OpenTelemetry case above.
 //
 // End-to-end and fuzz files wait on timers and sockets more than they compute, so they are grouped apart from unit
-// files and in smaller groups (`E2E_GROUP_LIMITS`): a group runs its files one after another, and must not become
-// the longest item of the run.
+// files and by their own limits (`E2E_GROUP_LIMITS`: fewer files to a group): a group runs its files one after
+// another, and must not become the longest item of the run.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -71,7 +71,7 @@ export function isEndToEnd(relative) {
 function startsProcesses(text, own) {
   if (/Needs processes:|node:cluster/.test(text)) return true;
   if (own && /mode:\s*'process'|\bprocess:\s*true\b/.test(text)) return true;
-  return /child_process/.test(text) && /process\.execPath|process\.argv0|\bfork\b|['"`](node|npm|npx)['"`]/.test(text);
+  return /child_process/.test(text) && /process\.execPath|process\.argv0|\bfork\b|(['"`])(node|npm|npx)\1/.test(text);
 }
 
 const SETTINGS = new RegExp(
@@ -162,8 +162,8 @@ export function groupsOf(files, seconds, { maxSeconds, maxFiles }) {
  * its own process's start-up the group saves) and few-membered, well under the run's longest files, and a group
  * never becomes the run's critical path.
  */
-export const UNIT_GROUP_LIMITS = Object.freeze({ maxSeconds: 10, maxFiles: 30 });
-export const E2E_GROUP_LIMITS = Object.freeze({ maxSeconds: 12, maxFiles: 8 });
+export const UNIT_GROUP_LIMITS = Object.freeze({ maxSeconds: 15, maxFiles: 40 });
+export const E2E_GROUP_LIMITS = Object.freeze({ maxSeconds: 18, maxFiles: 12 });
 export function groupsFor(shareable, seconds) {
   const e2e = shareable.filter(isEndToEnd);
   const unit = shareable.filter((f) => !isEndToEnd(f));

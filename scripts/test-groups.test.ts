@@ -127,11 +127,11 @@ test('files are cut into groups in path order, by seconds and by count; a group 
   assert.deepEqual(groups.groupsOf(['x.test.js'], () => 1, { maxSeconds: 9, maxFiles: 3 }), []);
 });
 
-test('end-to-end and fuzz files are grouped apart from unit files, in smaller groups', () => {
+test('end-to-end and fuzz files are grouped apart from unit files, by their own limits', () => {
   const files = ['lib/a.test.js', 'lib/b.test.js', 'proxy/e2e/c.test.js', 'proxy/e2e/d.test.js', 'proxy/e2e/e.test.js', 'proxy/fuzz/f.fuzz.test.js'];
-  const seconds: Record<string, number> = { 'lib/a.test.js': 6, 'lib/b.test.js': 4, 'proxy/e2e/c.test.js': 5, 'proxy/e2e/d.test.js': 6, 'proxy/e2e/e.test.js': 2, 'proxy/fuzz/f.fuzz.test.js': 3 };
+  const seconds: Record<string, number> = { 'lib/a.test.js': 6, 'lib/b.test.js': 4, 'proxy/e2e/c.test.js': 8, 'proxy/e2e/d.test.js': 9, 'proxy/e2e/e.test.js': 2, 'proxy/fuzz/f.fuzz.test.js': 3 };
   const cut = groups.groupsFor(files, (f) => seconds[f] ?? 0);
-  // The unit files fill one group of 10 s; the end-to-end ones never join it, and stop at 12 s a group.
+  // The unit files make one group of 10 s (at most 15); the end-to-end ones never join it, and stop at 18 s a group.
   assert.deepEqual(cut, [['lib/a.test.js', 'lib/b.test.js'], ['proxy/e2e/c.test.js', 'proxy/e2e/d.test.js'], ['proxy/e2e/e.test.js', 'proxy/fuzz/f.fuzz.test.js']]);
 });
 

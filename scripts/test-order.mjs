@@ -16,14 +16,25 @@ export const SECONDS_FILE = fileURLToPath(new URL('./test-seconds.json', import.
 
 /**
  * Wall seconds by file (relative to dist/, `/`-separated): those of `secondsFile` (a JSON object, when there is
- * one), overridden by a test-times report's (when there is one).
+ * one), overridden by a test-times report's (when there is one). A file that shared a process is listed there with
+ * the time its tests took, which leaves out what its group spent loading it and starting its fixtures; so the files
+ * of a group are weighed by their shares of the group's whole wall time, and the next run cuts its groups by what
+ * they really took.
  */
 export function recordedTimes(reportFile, secondsFile = SECONDS_FILE) {
   const times = new Map(existsSync(secondsFile) ? Object.entries(JSON.parse(readFileSync(secondsFile, 'utf8'))) : []);
   if (!existsSync(reportFile)) return times;
+  const groups = [];
   for (const line of readFileSync(reportFile, 'utf8').split('\n')) {
     const m = /^\| (\S+\.test\.js)(?: \(shared\))? \| ([\d.]+) \|/.exec(line);
     if (m) times.set(m[1], Number(m[2]));
+    const g = /^\| \S+\.test\.js \(one process: ([^)]*)\) \| ([\d.]+) \|/.exec(line);
+    if (g) groups.push({ members: g[1].split(', '), wall: Number(g[2]) });
+  }
+  for (const { members, wall } of groups) {
+    const own = members.map((m) => times.get(m) ?? 0);
+    const sum = own.reduce((a, b) => a + b, 0);
+    members.forEach((m, i) => times.set(m, sum > 0 ? (wall * own[i]) / sum : wall / members.length));
   }
   return times;
 }

@@ -24,7 +24,7 @@ test('a file is weighed by the last report, else by the recorded seconds, else b
     mkdirSync(path.join(dist, 'proxy/e2e'), { recursive: true });
     const names = ['lib/a.test.js', 'lib/b.test.js', 'lib/c.test.js', 'proxy/e2e/d.test.js', 'lib/e.test.js'];
     mkdirSync(path.join(dist, 'lib'));
-    for (const n of names) writeFileSync(path.join(dist, n), n === 'lib/e.test.js' ? '// Needs processes: x\n' : '\n');
+    for (const n of names) writeFileSync(path.join(dist, n), n === 'lib/e.test.js' ? `// Needs ${'processes'}: x\n` : '\n');
     const seconds = path.join(root, 'seconds.json');
     writeFileSync(seconds, JSON.stringify({ 'lib/a.test.js': 1, 'lib/b.test.js': 20, 'gone/x.test.js': 99 }));
     const report = path.join(root, 'test-times.md');
@@ -39,6 +39,34 @@ test('a file is weighed by the last report, else by the recorded seconds, else b
     const ordered = order.longestFirst(names.map((n) => path.join(dist, n)), dist, report, new Map(), seconds);
     // a 30 (report), b 20 (recorded), e 8 (guess: processes), d 3 (guess: e2e), c 2.5 (report)
     assert.deepEqual(ordered.map((f) => path.relative(dist, f).split(path.sep).join('/')), ['lib/a.test.js', 'lib/b.test.js', 'lib/e.test.js', 'proxy/e2e/d.test.js', 'lib/c.test.js']);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('files that shared a process are weighed by their shares of the group\'s whole wall time', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'test-order-'));
+  try {
+    const report = path.join(root, 'test-times.md');
+    writeFileSync(
+      report,
+      [
+        '| file | wall s | tests | failed |',
+        '|---|---:|---:|---:|',
+        '| .test-groups/group-1.test.js (one process: lib/c.test.js, lib/f.test.js) | 20.0 | 0 | 0 |',
+        '| lib/c.test.js (shared) | 2.5 | 1 | 0 |',
+        '| lib/f.test.js (shared) | 7.5 | 1 | 0 |',
+        '| .test-groups/group-2.test.js (one process: lib/g.test.js, lib/h.test.js) | 3.0 | 0 | 0 |',
+        '| lib/g.test.js (shared) | 0.0 | 1 | 0 |',
+        '| lib/h.test.js (shared) | 0.0 | 1 | 0 |',
+        '',
+      ].join('\n'),
+    );
+    const times = order.recordedTimes(report, path.join(root, 'none.json'));
+    assert.equal(times.get('lib/c.test.js'), 5);
+    assert.equal(times.get('lib/f.test.js'), 15);
+    assert.equal(times.get('lib/g.test.js'), 1.5, 'a group whose files took no measurable time splits its wall evenly');
+    assert.equal(times.get('lib/h.test.js'), 1.5);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

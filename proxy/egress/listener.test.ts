@@ -260,7 +260,7 @@ describe('listener', () => {
   });
 
   test('the lifetime limit closes a busy tunnel', async () => {
-    const rig = await startEgressRig({ config: { tunnelMaxLifetimeMs: 150 } });
+    const rig = await startEgressRig({ config: { tunnelMaxLifetimeMs: 500 } });
     try {
       const answer = await h1Connect(rig.target, actor, echo.address);
       answer.socket.on('error', () => undefined);
