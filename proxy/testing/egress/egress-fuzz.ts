@@ -95,10 +95,10 @@ export async function startEgressStack(): Promise<EgressStack> {
       '--egress-connect-timeout-ms', '1000',
       '--egress-max-tunnels-per-actor', '3',
       '--egress-cache-ttl-ms', String(CACHE_TTL_MS),
-      '--headers-timeout-ms', '3000',
+      '--headers-timeout-ms', '1500',
       // A connection node stopped serving after a connection error (GOAWAY sent, nothing read or written since)
       // is found by its unanswered PING: within twice this.
-      '--keep-alive-timeout-ms', '2000',
+      '--keep-alive-timeout-ms', '750',
     ],
   });
   const address = proxy.addresses.egress as string;

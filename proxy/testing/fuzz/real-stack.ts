@@ -42,7 +42,7 @@ export async function startRealStack(proxyArgs: readonly string[] = []): Promise
       '--extproc-message-timeout-ms', '5000', '--route-timeout-ms', '5000',
       // An HTTP/2 connection whose session gave up (GOAWAY for an error) is closed after two of these (a PING
       // probe and its deadline): well within a case's deadline.
-      '--keep-alive-timeout-ms', '2000',
+      '--keep-alive-timeout-ms', '750',
       ...proxyArgs,
     ],
   });
