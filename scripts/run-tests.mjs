@@ -2,8 +2,9 @@
 //
 // Two files per core run at a time (four on two cores, at most eight; TEST_CONCURRENCY overrides): many of the
 // end-to-end files spend much of their time waiting on the timeouts they test (a slow client's 408, a worker that
-// never answers) or on processes they start, so more files than cores use the time the waiting ones leave idle. The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone
-// while the cores idle. Test files that cannot reach past themselves (unit files, and end-to-end and fuzz files that
+// never answers) or on processes they start, so more files than cores use the time the waiting ones leave idle.
+// The files start longest first (`test-order.mjs`), so the suite does not end on one long file running alone while
+// the cores idle. Test files that cannot reach past themselves (unit files, and end-to-end and fuzz files that
 // start their components in the test's process) share a process, several to a generated group file under
 // dist/.test-groups/ (the rule and the group sizes are in `test-groups.mjs`), which saves a process start-up per file;
 // each test still reports the file it is declared in. None of this changes what a test checks.
@@ -58,7 +59,7 @@ groupsFor(shareable, seconds).forEach((members, i) => {
 });
 const grouped = new Set([...groups.values()].flat());
 const toRun = [...files.filter((f) => !grouped.has(relativeOf(f))), ...groups.keys()];
-const order = longestFirst(toRun, dist, timesFile, groups);
+const order = longestFirst(toRun, dist, recorded, groups);
 
 const events = run({ files: order, concurrency: CONCURRENCY, timeout: FILE_TIMEOUT_MS });
 const toConsole = new PassThrough({ objectMode: true });

@@ -16,13 +16,21 @@ export const SECONDS_FILE = fileURLToPath(new URL('./test-seconds.json', import.
 
 /**
  * Wall seconds by file (relative to dist/, `/`-separated): those of `secondsFile` (a JSON object, when there is
- * one), overridden by a test-times report's (when there is one). A file that shared a process is listed there with
- * the time its tests took, which leaves out what its group spent loading it and starting its fixtures; so the files
- * of a group are weighed by their shares of the group's whole wall time, and the next run cuts its groups by what
- * they really took.
+ * one), overridden by a test-times report's (`reportTimes`, when there is one).
  */
 export function recordedTimes(reportFile, secondsFile = SECONDS_FILE) {
-  const times = new Map(existsSync(secondsFile) ? Object.entries(JSON.parse(readFileSync(secondsFile, 'utf8'))) : []);
+  const kept = existsSync(secondsFile) ? Object.entries(JSON.parse(readFileSync(secondsFile, 'utf8'))) : [];
+  return new Map([...kept, ...reportTimes(reportFile)]);
+}
+
+/**
+ * Wall seconds by file from a test-times report alone; empty when there is none. A file that shared a process is
+ * listed there with the time its tests took, which leaves out what its group spent loading it and starting its
+ * fixtures; so the files of a group are weighed by their shares of the group's whole wall time, and the next run
+ * cuts its groups by what they really took.
+ */
+export function reportTimes(reportFile) {
+  const times = new Map();
   if (!existsSync(reportFile)) return times;
   const groups = [];
   for (const line of readFileSync(reportFile, 'utf8').split('\n')) {
@@ -47,11 +55,11 @@ export function guessedSeconds(relative, source) {
 }
 
 /**
- * `files` (absolute, under `dist`) sorted longest first; ties keep their path order. A group file (a key of
- * `groups`, `test-groups.mjs`) weighs as much as its member files (relative to dist/) together.
+ * `files` (absolute, under `dist`) sorted longest first by `recorded` (`recordedTimes`), else by a guess; ties keep
+ * their path order. A group file (a key of `groups`, `test-groups.mjs`) weighs as much as its member files
+ * (relative to dist/) together.
  */
-export function longestFirst(files, dist, reportFile, groups = new Map(), secondsFile = SECONDS_FILE) {
-  const recorded = recordedTimes(reportFile, secondsFile);
+export function longestFirst(files, dist, recorded, groups = new Map()) {
   const secondsOf = (relative) => recorded.get(relative) ?? guessedSeconds(relative, readFileSync(path.join(dist, relative), 'utf8'));
   const weighed = files.map((file) => {
     const relative = path.relative(dist, file).split(path.sep).join('/');

@@ -11,7 +11,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface TestOrder {
   recordedTimes(reportFile: string, secondsFile?: string): Map<string, number>;
-  longestFirst(files: string[], dist: string, reportFile: string, groups: Map<string, string[]>, secondsFile?: string): string[];
+  reportTimes(reportFile: string): Map<string, number>;
+  longestFirst(files: string[], dist: string, recorded: ReadonlyMap<string, number>, groups?: Map<string, string[]>): string[];
 }
 
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/test-order.mjs');
@@ -36,7 +37,7 @@ test('a file is weighed by the last report, else by the recorded seconds, else b
     assert.equal(times.get('lib/c.test.js'), 2.5, 'a shared file keeps its own time');
     assert.equal(order.recordedTimes(path.join(root, 'none.md'), path.join(root, 'none.json')).size, 0);
 
-    const ordered = order.longestFirst(names.map((n) => path.join(dist, n)), dist, report, new Map(), seconds);
+    const ordered = order.longestFirst(names.map((n) => path.join(dist, n)), dist, times);
     // a 30 (report), b 20 (recorded), e 8 (guess: processes), d 3 (guess: e2e), c 2.5 (report)
     assert.deepEqual(ordered.map((f) => path.relative(dist, f).split(path.sep).join('/')), ['lib/a.test.js', 'lib/b.test.js', 'lib/e.test.js', 'proxy/e2e/d.test.js', 'lib/c.test.js']);
   } finally {
@@ -62,7 +63,7 @@ test('files that shared a process are weighed by their shares of the group\'s wh
         '',
       ].join('\n'),
     );
-    const times = order.recordedTimes(report, path.join(root, 'none.json'));
+    const times = order.reportTimes(report);
     assert.equal(times.get('lib/c.test.js'), 5);
     assert.equal(times.get('lib/f.test.js'), 15);
     assert.equal(times.get('lib/g.test.js'), 1.5, 'a group whose files took no measurable time splits its wall evenly');

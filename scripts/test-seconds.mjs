@@ -2,10 +2,10 @@
 // its files by on a clone without a report of its own (test-order.mjs), from the last run's reports/test-times.md.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { SECONDS_FILE, recordedTimes } from './test-order.mjs';
+import { SECONDS_FILE, reportTimes } from './test-order.mjs';
 
 const report = fileURLToPath(new URL('../reports/test-times.md', import.meta.url));
-const times = recordedTimes(report, '/nonexistent');
+const times = reportTimes(report);
 if (times.size === 0) {
   console.error('test-seconds: no reports/test-times.md to read (run npm test first)');
   process.exit(1);
