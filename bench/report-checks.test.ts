@@ -91,8 +91,9 @@ test('steady (floor, C): answered, counted, and the ratio and targets from the r
   assert.match(steady(broken(r, (x) => void x.arms.splice(0, 1))), /arms C are not the arms the run selected \(floor,C\)/);
   assert.match(steady(broken(r, (x) => void (x.failures = ['arm C: no successful answer']))), /recorded failures: arm C: no successful answer/);
   assert.match(steady(broken(r, (x) => void (x.scenario = 'churn'))), /not steady/);
-  // The cache's counts against the load's, within one connection's worth of slack at each end of the window.
-  const slack = CONNECTIONS;
+  // The cache's counts against the load's, within one connection's worth of slack at each end of the window: a request
+  // the warm-up dropped may reach the proxy after the reset, one the window's end dropped is counted unanswered.
+  const slack = 2 * CONNECTIONS;
   const c = armOf(r, 'C');
   const cache = c.cache!;
   const own = cache.misses - cache.coalesced;
@@ -100,7 +101,14 @@ test('steady (floor, C): answered, counted, and the ratio and targets from the r
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.hits = 0))), /C has no cache hits/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.misses = CONNECTIONS * ACTORS + 1))), /C missed 401 times: more than 8 connections × 50 actors × 1 TTL window/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.hits = c.requests - cache.misses - 1))), /C: \d+ hits \+ \d+ misses for \d+ requests/);
-  assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.hits = c.requests - cache.misses + slack + 1))), /C: \d+ hits \+ \d+ misses for \d+ requests \(slack 8\)/);
+  assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.hits = c.requests - cache.misses + slack + 1))), /C: \d+ hits \+ \d+ misses for \d+ requests \(slack 16\)/);
+  assert.doesNotMatch(steady(broken(r, (x) => void (armOf(x, 'C').cache!.hits = c.requests - cache.misses + slack))), /C: \d+ hits/);
+  // With no warm-up only the window's end drops requests.
+  const noWarmup = broken(r, (x) => {
+    x.settings['warmupS'] = 0;
+    armOf(x, 'C').cache!.hits = c.requests - cache.misses + CONNECTIONS + 1;
+  });
+  assert.match(steady(noWarmup), /C: \d+ hits \+ \d+ misses for \d+ requests \(slack 8\)/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.coalesced = cache.misses + slack + 1))), /C: \d+ coalesced of \d+ misses/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').cache!.coalesced = -1))), /C: -1 coalesced/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'C').extprocStreams = own + slack + 1))), /C opened \d+ ext_proc streams for \d+ misses/);
@@ -139,22 +147,25 @@ test('steady (floor, C): answered, counted, and the ratio and targets from the r
 test('steady, every default arm (npm run bench -- --quick): cache off opens a stream per request, each ratio is its arms\' own', () => {
   const r = fixture('steady-quick');
   const a = armOf(r, 'A');
-  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests + CONNECTIONS + 1))), /A opened \d+ ext_proc streams \(0 of them retries\) for \d+ requests \(slack 8\)/);
+  const slack = 2 * CONNECTIONS;
+  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests + slack + 1))), /A opened \d+ ext_proc streams \(0 of them retries\) for \d+ requests \(slack 16\)/);
+  // 15 streams more than requests (a CI run on a loaded machine): the warm-up's dropped requests and the window's.
+  assert.doesNotMatch(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests + 15))), /A opened/);
   // A stream opened again for the same request (the client's retry, counted in the proxy's /stats) is not a second request's.
   const retriedOnce = broken(r, (x) => {
     const arm = armOf(x, 'A');
-    arm.extprocStreams = a.requests + CONNECTIONS + 1;
+    arm.extprocStreams = a.requests + slack + 1;
     (arm as { stats?: unknown }).stats = { ...(arm.stats ?? {}), proxy: { extproc: { retries: { retried: 1 } } } };
   });
   assert.doesNotMatch(steady(retriedOnce), /A opened/);
-  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests - CONNECTIONS - 1))), /A opened \d+ ext_proc streams/);
+  assert.match(steady(broken(r, (x) => void (armOf(x, 'A').extprocStreams = a.requests - slack - 1))), /A opened \d+ ext_proc streams/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'B2').cache!.hits += 100))), /B2: \d+ hits \+ \d+ misses/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'direct').requests = 0))), /direct answered nothing/);
   assert.match(steady(broken(r, (x) => void (armOf(x, 'floor-1').non2xx = 1))), /floor-1 non-2xx: 1/);
   assert.match(steady(broken(r, (x) => void (x.ratios['B1/A'] = x.ratios['B2/A'] ?? null))), /ratio B1\/A is/);
   assert.match(steady(broken(r, (x) => void (x.ratios['C/direct'] = 1 / (x.ratios['C/direct'] as number)))), /ratio C\/direct is/);
   // The cache arms' ResumeActor calls follow their own misses: B2 resolves them itself, without ext_proc.
-  assert.match(steady(broken(r, (x) => void (armOf(x, 'B2').resumeCalls = CONNECTIONS + 1))), /B2 made 9 ResumeActor calls for 0 misses of its own/);
+  assert.match(steady(broken(r, (x) => void (armOf(x, 'B2').resumeCalls = slack + 1))), /B2 made 17 ResumeActor calls for 0 misses of its own/);
 });
 
 test('steady, the mTLS and h2load arms: answered through their own protocol, with no client error, from the cache', () => {
