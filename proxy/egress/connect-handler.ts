@@ -39,6 +39,7 @@ import type { HostnameCandidate } from '../../lib/egress/policy.js';
 import { leaseFor, type EgressCacheUse, type EgressDecider } from './egress-decider.js';
 import { egressDestinationOf } from './destination.js';
 import type { ForbiddenDestinations } from './forbidden-destinations.js';
+import { Departure } from './departure.js';
 import { dial } from './dial.js';
 import { EGRESS_CONNECT_OUTCOMES, type EgressBytes, type EgressCloseReason, type EgressConnectOutcome, type EgressRefusal, type EgressStats } from './egress-stats.js';
 import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
@@ -185,15 +186,15 @@ export class EgressConnectHandler {
     const question: EgressQuestion = { destination: destination.authority, certificatePem: request.connection.certificatePem ?? '' };
     const key = { certDigest: check.digest, destination: destination.authority, actor: check.actor };
     const slowPath = async (): Promise<EgressAnswer> => {
-      const answer = await this.deps.slowPath(question, request.gone);
+      const answer = await this.deps.slowPath(question, request.gone.signal);
       if (answer.detail !== undefined) rec.detail = answer.detail;
       return answer;
     };
     let decided = await decider.decide(key, check.notAfterMs, slowPath);
     // A verdict shared with another CONNECT whose actor left (its stream cancelled) is not this one's: ask once more.
-    if (isCancelled(decided.verdict) && !request.gone.aborted) decided = await decider.decide(key, check.notAfterMs, slowPath);
+    if (isCancelled(decided.verdict) && !request.gone.left) decided = await decider.decide(key, check.notAfterMs, slowPath);
     rec.cache = decided.cache;
-    if (request.gone.aborted) return this.#cancelled(rec);
+    if (request.gone.left) return this.#cancelled(rec);
     const verdict = decided.verdict;
     if (verdict.kind === 'deny') {
       request.refuse(verdict.status, verdict.body);
@@ -251,10 +252,10 @@ export class EgressConnectHandler {
     hold.allowFor(read.name);
     if (hold.ended !== undefined) return this.#endedAfterRead(rec, side, hold.ended);
     // The actor may close while its destination is dialled: the dial is given up.
-    const gone = new AbortController();
-    const onClose = (): void => gone.abort();
+    const gone = new Departure();
+    const onClose = (): void => gone.leave();
     side.stream.once('close', onClose);
-    const dialed = await dial(destination, this.deps.limits.connectTimeoutMs, gone.signal);
+    const dialed = await dial(destination, this.deps.limits.connectTimeoutMs, gone);
     side.stream.off('close', onClose);
     if (dialed.kind === 'failed') {
       this.deps.stats.tallies.refusals.unreachable++;

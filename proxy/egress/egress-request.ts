@@ -1,10 +1,11 @@
 /**
  * One request on the egress listener as the CONNECT handler sees it, whichever protocol carried it
  * (`h1-egress-request.ts`, `h2-egress-request.ts`): its method and authority, the connection it came on (with the
- * certificate check made once for that connection), a signal for the actor going away, and the two ways to answer
+ * certificate check made once for that connection), its departure (the actor going away before its answer), and the two ways to answer
  * it — a refusal, or 200 and the tunnel.
  */
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
+import type { Departure } from './departure.js';
 import type { ActorSide } from './tunnel.js';
 
 /** One TLS connection to the egress listener: what its client certificate is, checked once. */
@@ -26,8 +27,8 @@ export interface EgressRequest {
   /** The authority as received (`CONNECT <authority>`, or `:authority`). */
   readonly authority: string;
   readonly connection: EgressConnection;
-  /** Aborted when the actor goes away before it is answered. */
-  readonly gone: AbortSignal;
+  /** Left when the actor goes away before it is answered. */
+  readonly gone: Departure;
   /** True once an answer (a refusal or the 200) was sent. */
   readonly answered: boolean;
   /** Answers `status` with a text body and ends the request (HTTP/1.1: the connection closes after it). */

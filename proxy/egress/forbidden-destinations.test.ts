@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { DEFAULT_NEVER_DIAL, ForbiddenDestinations, NeverDialError } from './forbidden-destinations.js';
+import { DEFAULT_NEVER_DIAL, ForbiddenDestinations, NeverDialError, RANGE_MEMO_ENTRIES } from './forbidden-destinations.js';
 
 test('by default: unspecified, link-local (cloud metadata), multicast, broadcast and IPv4-mapped IPv6 are never dialled; ordinary addresses are the policy\'s', () => {
   const f = new ForbiddenDestinations();
@@ -32,4 +32,22 @@ test('--egress-never-dial entries that are not CIDRs are refused by position; an
     }),
     { seed: 4311, numRuns: 200 },
   );
+});
+
+test('range checks are remembered per address, bounded, and answer as a fresh check does, before and after the memory starts over', () => {
+  const remembering = new ForbiddenDestinations();
+  const answerOf = (f: ForbiddenDestinations, ip: string): boolean => f.refuses(ip, 1) !== undefined;
+  fc.assert(
+    fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
+      const fresh = answerOf(new ForbiddenDestinations(), ip);
+      return answerOf(remembering, ip) === fresh && answerOf(remembering, ip) === fresh;
+    }),
+    { seed: 4312, numRuns: 300 },
+  );
+  // Many distinct addresses (an actor naming a new one per CONNECT): the memory never passes its bound.
+  for (let i = 0; i < RANGE_MEMO_ENTRIES + 100; i++) remembering.refuses(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, 1);
+  assert.ok(remembering.rememberedAddresses <= RANGE_MEMO_ENTRIES, `${remembering.rememberedAddresses} remembered`);
+  assert.ok(remembering.rememberedAddresses > 0);
+  assert.match(remembering.refuses('169.254.169.254', 80) ?? '', /never dials/, 'still refused after the memory started over');
+  assert.equal(remembering.refuses('10.0.0.1', 80), undefined);
 });

@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Departure } from './departure.js';
 import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -27,7 +28,7 @@ export class H1ConnectRequest implements EgressRequest {
   readonly protocol = 'http/1.1' as const;
   readonly method = 'CONNECT';
   readonly authority: string;
-  readonly #gone = new AbortController();
+  readonly gone = new Departure();
   #answered = false;
   readonly #early: Buffer[] = [];
   #earlyBytes = 0;
@@ -37,7 +38,7 @@ export class H1ConnectRequest implements EgressRequest {
     if (this.#earlyBytes >= EARLY_BYTES) this.socket.pause();
   };
   readonly #onGone = (): void => {
-    if (!this.#answered) this.#gone.abort();
+    if (!this.#answered) this.gone.leave();
   };
 
   constructor(
@@ -53,10 +54,6 @@ export class H1ConnectRequest implements EgressRequest {
     socket.once('close', this.#onGone);
     socket.once('end', this.#onGone);
     socket.on('data', this.#onData);
-  }
-
-  get gone(): AbortSignal {
-    return this.#gone.signal;
   }
 
   get answered(): boolean {
@@ -95,7 +92,7 @@ export class H1OtherRequest implements EgressRequest {
   readonly protocol = 'http/1.1' as const;
   readonly method: string;
   readonly authority: string;
-  readonly #gone = new AbortController();
+  readonly gone = new Departure();
 
   constructor(
     req: IncomingMessage,
@@ -106,12 +103,8 @@ export class H1OtherRequest implements EgressRequest {
     this.authority = req.url ?? '';
     req.resume(); // a body is not read, only discarded
     res.once('close', () => {
-      if (!res.headersSent) this.#gone.abort();
+      if (!res.headersSent) this.gone.leave();
     });
-  }
-
-  get gone(): AbortSignal {
-    return this.#gone.signal;
   }
 
   get answered(): boolean {

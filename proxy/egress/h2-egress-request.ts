@@ -6,6 +6,7 @@
  * stream, the connection untouched.
  */
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { Departure } from './departure.js';
 import type { AcceptedConnect, EgressConnection, EgressRequest } from './egress-request.js';
 
 const { NGHTTP2_CONNECT_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
@@ -17,7 +18,7 @@ export class H2StreamRequest implements EgressRequest {
   readonly protocol = 'h2' as const;
   readonly method: string;
   readonly authority: string;
-  readonly #gone = new AbortController();
+  readonly gone = new Departure();
   #answered = false;
 
   constructor(
@@ -29,12 +30,8 @@ export class H2StreamRequest implements EgressRequest {
     this.authority = headerText(headers[':authority'] ?? headers.host);
     stream.on('error', () => undefined); // a reset stream ends ('close' follows)
     stream.once('close', () => {
-      if (!this.#answered) this.#gone.abort();
+      if (!this.#answered) this.gone.leave();
     });
-  }
-
-  get gone(): AbortSignal {
-    return this.#gone.signal;
   }
 
   get answered(): boolean {
