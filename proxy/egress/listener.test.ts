@@ -158,7 +158,7 @@ describe('listener', () => {
     }
   });
 
-  test('any other method: 405 with Allow: CONNECT, over HTTP/1.1 and HTTP/2', async () => {
+  test('any other method: 405 with Allow: CONNECT, over HTTP/1.1 (with or without an expectation) and HTTP/2', async () => {
     const rig = await startEgressRig();
     try {
       const get = await h1Request(rig.target, actor, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
@@ -166,12 +166,17 @@ describe('listener', () => {
       assert.match(get.head, /\r\nallow: CONNECT\r\n/i);
       const post = await h1Request(rig.target, actor, 'POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\nabc');
       assert.equal(post.status, 405);
+      // An expectation changes nothing: no 100 Continue inviting a body that is never read, no 417 of node's own.
+      const expectsContinue = await h1Request(rig.target, actor, 'PUT /x HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n');
+      assert.deepEqual([expectsContinue.status, expectsContinue.body], [405, 'method not allowed']);
+      const expectsOther = await h1Request(rig.target, actor, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\n\r\n');
+      assert.equal(expectsOther.status, 405);
       const session = await h2Session(rig.target, actor);
       const h2get = await h2Stream(session, { ':method': 'GET', ':path': '/', ':authority': '127.0.0.1:1' }, { endStream: true });
       assert.equal(h2get.status, 405);
       session.close();
       assert.equal(asked(rig), 0);
-      assert.equal(rig.listener.stats.snapshot().connects.method_not_allowed, 3);
+      assert.equal(rig.listener.stats.snapshot().connects.method_not_allowed, 5);
     } finally {
       await rig.close();
     }

@@ -132,6 +132,8 @@ export class EgressListener {
       forbidden: this.forbidden,
     });
 
+    const onOther = (req: IncomingMessage, res: ServerResponse): void =>
+      guard.run('egress-connect', socketOwner(req.socket), () => this.#handler.handle(new H1OtherRequest(req, res, this.#connectionOf(req.socket))));
     this.#h1 = http.createServer(
       {
         maxHeaderSize: MAX_HEADER_BYTES,
@@ -141,9 +143,12 @@ export class EgressListener {
         requireHostHeader: false,
         noDelay: true,
       },
-      (req: IncomingMessage, res: ServerResponse) =>
-        guard.run('egress-connect', socketOwner(req.socket), () => this.#handler.handle(new H1OtherRequest(req, res, this.#connectionOf(req.socket)))),
+      onOther,
     );
+    // A request with an expectation is refused as any other: no 100 Continue inviting a body that is never read
+    // (node's default), no 417 of node's own.
+    this.#h1.on('checkContinue', onOther);
+    this.#h1.on('checkExpectation', onOther);
     this.#h1.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       guard.run('egress-connect', socketOwner(socket), () => this.#handler.handle(new H1ConnectRequest(req, socket as Socket, head, this.#connectionOf(socket)))),
     );

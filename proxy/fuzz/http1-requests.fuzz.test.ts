@@ -31,7 +31,7 @@ test(
           address: c.tls ? stack.tls : stack.plain,
           tls: c.tls,
           parts: splitAt(Buffer.concat(wires.map((w) => w.bytes)), c.cuts),
-          methods: wires.map((w) => w.method),
+          methods: wires.flatMap((w) => w.methods),
           expected,
           halfClose: expected < wires.length,
           deadlineMs: 10_000,

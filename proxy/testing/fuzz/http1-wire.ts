@@ -11,6 +11,11 @@ import { expand, STANDARD_METHODS, type Field, type Framing, type Http1Request }
 export interface Http1Wire {
   readonly id: string;
   readonly method: string;
+  /**
+   * The methods of the requests a conforming parser reads in `bytes`, in order: `method`, then any request its body
+   * framing leaves after it (a `long-body` whose extra bytes are a whole request: the server may answer it too).
+   */
+  readonly methods: readonly string[];
   readonly bytes: Buffer;
   readonly completeness: 'complete' | 'incomplete' | 'ambiguous';
   readonly wellFormed: boolean;
@@ -28,7 +33,12 @@ function chunk(s: string, extensions: boolean): string {
   return `${Buffer.byteLength(s).toString(16)}${extensions ? ';ext=1' : ''}\r\n${s}\r\n`;
 }
 
-function framed(f: Framing): { fields: Field[]; body: string; state: Http1Wire['completeness'] } {
+/** A whole request line and head with no body (`GET / HTTP/1.1\r\n\r\n`): its method, else undefined. */
+function wholeRequestMethod(bytes: string): string | undefined {
+  return /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) \S+ HTTP\/1\.[01]\r\n(?:[^\r\n]+\r\n)*\r\n$/.exec(bytes)?.[1];
+}
+
+function framed(f: Framing): { fields: Field[]; body: string; state: Http1Wire['completeness']; embedded?: string[] } {
   const te = (v: string): Field => ({ name: 'Transfer-Encoding', value: v });
   const cl = (n: number): Field => ({ name: 'Content-Length', value: String(n) });
   const len = (s: string): number => Buffer.byteLength(s);
@@ -43,8 +53,10 @@ function framed(f: Framing): { fields: Field[]; body: string; state: Http1Wire['
     }
     case 'short-body':
       return { fields: [cl(len(f.body) + f.missing)], body: f.body, state: 'incomplete' };
-    case 'long-body':
-      return { fields: [cl(len(f.body))], body: f.body + f.extra, state: 'ambiguous' };
+    case 'long-body': {
+      const embedded = wholeRequestMethod(f.extra);
+      return { fields: [cl(len(f.body))], body: f.body + f.extra, state: 'ambiguous', embedded: embedded === undefined ? [] : [embedded] };
+    }
     case 'length-and-chunked':
       return { fields: [cl(len(f.body)), te('chunked')], body: `${f.body === '' ? '' : chunk(f.body, false)}0\r\n\r\n`, state: 'ambiguous' };
     case 'two-lengths':
@@ -85,5 +97,6 @@ export function http1Wire(req: Http1Request, id: string, tls: boolean): Http1Wir
     cleanFields &&
     Buffer.byteLength(headText) < SAFE_HEAD_BYTES &&
     (req.framing.kind === 'none' || req.framing.kind === 'length' || req.framing.kind === 'chunked');
-  return { id, method: req.method, bytes, completeness, wellFormed, prefaceLike: !tls && headText.startsWith('PRI ') };
+  const methods = [req.method, ...(readable ? (body.embedded ?? []) : [])];
+  return { id, method: req.method, methods, bytes, completeness, wellFormed, prefaceLike: !tls && headText.startsWith('PRI ') };
 }

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { readAnswers } from './http1-answers.js';
 import { statusOf } from './h2-answers.js';
 import { RequestReader } from './http1-requests.js';
+import type { Http1Request } from './arbitraries.js';
+import { http1Wire } from './http1-wire.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -61,4 +63,28 @@ test('worker-side request reader: bodies by content-length and chunked, pipeline
   const bad = new RequestReader();
   bad.push(b('GET / HTTP/1.1\r\nx-a: a\x01b\r\n\r\n'));
   assert.notEqual(bad.problem, undefined);
+});
+
+test('HTTP/1.1 wire: a body longer than its content-length that holds a whole request counts that request as one more to answer', () => {
+  const base: Http1Request = {
+    method: 'PUT',
+    target: '/',
+    version: 'HTTP/1.1',
+    head: { host: 'one', authority: 'a.example', second: '', fields: [], hop: [] },
+    framing: { kind: 'long-body', body: 'ab', extra: 'GET / HTTP/1.1\r\n\r\n' },
+    eol: '\r\n',
+  };
+  const smuggled = http1Wire(base, 'w1', false);
+  assert.deepEqual(smuggled.methods, ['PUT', 'GET']);
+  assert.equal(smuggled.completeness, 'ambiguous');
+  // Its answers, the second one's body included, read without a problem; a third one is still a problem.
+  const answers = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\nHTTP/1.1 400 Bad Request\r\ncontent-length: 3\r\n\r\nno\n', 'latin1');
+  assert.equal(readAnswers(answers, smuggled.methods, false).problem, undefined);
+  const third = Buffer.concat([answers, Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1')]);
+  assert.match(readAnswers(third, smuggled.methods, true).problem ?? '', /after the answer to every request/);
+  // Extra bytes that are no whole request are not one.
+  assert.deepEqual(http1Wire({ ...base, framing: { kind: 'long-body', body: '', extra: 'xyz' } }, 'w2', false).methods, ['PUT']);
+  assert.deepEqual(http1Wire({ ...base, framing: { kind: 'long-body', body: '', extra: '\r\n' } }, 'w3', false).methods, ['PUT']);
+  // An unreadable head (bare LF) is not read past: nothing after it counts.
+  assert.deepEqual(http1Wire({ ...base, eol: '\n' }, 'w4', false).methods, ['PUT']);
 });
