@@ -76,6 +76,10 @@ describe('CONNECT tunnels, with curl', () => {
     assert.equal(notActor.body, 'CONNECT target is not an actor host\n');
     const get = await rawExchange(connect, ['GET / HTTP/1.1', `Host: ${hostOf(actorName(1))}`]);
     assert.equal(get.status, 405);
+    // With an expectation: the 405 at once, no 100 Continue inviting a body that is never read.
+    const expecting = await rawExchange(connect, ['PUT / HTTP/1.1', `Host: ${hostOf(actorName(1))}`, 'Expect: 100-continue', 'Content-Length: 3']);
+    assert.equal(expecting.status, 405);
+    assert.doesNotMatch(expecting.raw, /100 Continue/);
     // CONNECT on the ingress itself: an authority-form target, refused by the request-target rules as any other.
     const onIngress = await rawExchange(proxy.address, [`CONNECT ${hostOf(actorName(1))}:80 HTTP/1.1`, `Host: ${hostOf(actorName(1))}:80`]);
     assert.equal(onIngress.status, 400);

@@ -96,6 +96,27 @@ describe('HTTP/2 and HTTPS at the ingress', () => {
     }
   });
 
+  test('an expectation other than 100-continue is ignored on HTTP/2 too: the request is served, without Expect upstream', async () => {
+    const session = http2.connect(`${proxy.ingress}`);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/expect', ':authority': HOST, expect: 'foo' });
+      stream.end('abc');
+      const [headers, text] = await Promise.all([
+        new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve)),
+        (async () => {
+          let s = '';
+          for await (const c of stream) s += String(c);
+          return s;
+        })(),
+      ]);
+      assert.equal(headers[':status'], 200);
+      assert.deepEqual(JSON.parse(text), { path: '/expect', bodyLength: 3 });
+      assert.equal(up.upstream.requests.at(-1)?.headers.expect, undefined);
+    } finally {
+      session.close();
+    }
+  });
+
   test('HTTPS: curl --http2 negotiates h2 by ALPN, --http1.1 gets HTTP/1.1; x-forwarded-proto is https', async () => {
     const tlsPort = port(proxy.addresses.tls as string);
     const common = ['--cacert', ca.caFile, '--resolve', `localhost:${tlsPort}:127.0.0.1`, '-H', `host: ${HOST}`];

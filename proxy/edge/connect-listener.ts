@@ -15,7 +15,7 @@
  * ingress certificate, rotated from its files, offering HTTP/1.1 only (`--connect-tls-listen`, an HTTPS proxy).
  * A CONNECT head not received within `--headers-timeout-ms` is answered 408, as on the ingress.
  */
-import http, { type IncomingMessage } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -71,6 +71,8 @@ export class ConnectListener {
   /** Throws `TlsCertificateError` when the TLS variant's certificate files are missing or unusable. */
   constructor(private readonly deps: ConnectDeps) {
     const { config } = deps;
+    const onOther = (req: IncomingMessage, res: ServerResponse): void =>
+      deps.lifecycle.guard.run('connect', deps.lifecycle.ownerOf(res as Http1Exchange), () => this.#onOtherMethod(req, res as Http1Exchange));
     this.engine = http.createServer(
       {
         maxHeaderSize: MAX_HEADER_BYTES,
@@ -81,8 +83,11 @@ export class ConnectListener {
         noDelay: true,
         ServerResponse: Http1Exchange,
       },
-      (req, res) => deps.lifecycle.guard.run('connect', deps.lifecycle.ownerOf(res as Http1Exchange), () => this.#onOtherMethod(req, res as Http1Exchange)),
+      onOther,
     );
+    // A request with an expectation is refused as any other: no 100 Continue inviting a body that is never read.
+    this.engine.on('checkContinue', onOther);
+    this.engine.on('checkExpectation', onOther);
     this.engine.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#contained(req, socket as Socket, head));
     // node starts its head timeout checks when an HTTP server starts listening.
     this.engine.emit('listening');

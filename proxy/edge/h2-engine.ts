@@ -80,6 +80,8 @@ export class H2Engine extends ProtocolEngine<H2EngineConfig> {
     this.server.on('session', (session: ServerHttp2Session) => guard.run('connection', sessionOwner(session), () => this.#onSession(session)));
     // node's compatibility API hands CONNECT streams (RFC 8441's extended CONNECT among them) to 'connect' only.
     this.server.on('connect', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#contained(req, res as H2Exchange));
+    // An expectation other than 100-continue is ignored, as on HTTP/1.1 (node's default answers 417).
+    this.server.on('checkExpectation', (req: Http2ServerRequest, res: http2.Http2ServerResponse) => this.#contained(req, res as H2Exchange));
   }
 
   /** Serves a connection a listener accepted. */

@@ -96,6 +96,9 @@ export class Http1Engine extends ProtocolEngine<Http1EngineConfig> {
       this.#onRequestContained,
     );
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => onParseError(err, socket as Socket));
+    // An expectation other than 100-continue is ignored (Expect is never forwarded): the request is served as if it
+    // had none. node's default answers 417 before the body is read, and a body then cut short got a second answer.
+    this.server.on('checkExpectation', this.#onRequestContained);
     this.server.on('connection', (socket: Socket) => this.lifecycle.guard.run('connection', socketOwner(socket), () => this.#onConnection(socket)));
     const onHandover = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.#onHandover(req, socket as Socket, head);
     this.server.on('upgrade', onHandover);

@@ -1,7 +1,8 @@
 /**
  * Ingress header sanitisation, done once per client request before any filter runs:
  * - hop-by-hop headers (`hop-by-hop.ts`: the RFC 9110 list, Connection and every header it names) are removed,
- *   and so is `Expect` (the ingress answers `100 Continue` itself); a Connection header cannot name away the
+ *   and so is `Expect` (the ingress answers `100 Continue` itself, and ignores any other expectation:
+ *   `http1-engine.ts`, `h2-engine.ts`); a Connection header cannot name away the
  *   headers the proxy itself relies on or adds (`REQUEST_KEEP`);
  * - internal headers a client could forge to steer routing (`x-ate-target-port`, `ate-target-actor`, ...,
  *   plus `--strip-headers`) are removed;

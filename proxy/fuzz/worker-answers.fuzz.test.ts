@@ -51,7 +51,10 @@ test(
       }
       if (answer.status === 101 && !c.request.upgrade) problems.push('a client that did not ask to upgrade got 101');
       const first = wires[0];
-      if (first?.clean === true && !c.request.upgrade) {
+      if (first?.clean === true && !c.request.upgrade && c.request.protocol === 'h2' && first.repeatsSingleField) {
+        // A head HTTP/2 cannot carry: the proxy's 502, never the worker's answer cut down to one of its values.
+        if (answer.status !== 502) problems.push(`the worker answered ${first.status} repeating a field HTTP/2 carries once, the client on HTTP/2 got ${String(answer.status)} (not 502)`);
+      } else if (first?.clean === true && !c.request.upgrade) {
         if (answer.status === undefined) problems.push(`the worker answered ${first.status} (well-formed), the client got no answer`);
         else if (answer.status !== first.status) problems.push(`the worker answered ${first.status} (well-formed), the client got ${answer.status}`);
         else if (answer.bodyLength !== undefined && answer.bodyLength !== first.bodyLength) problems.push(`the worker sent ${first.bodyLength} body byte(s), the client got ${answer.bodyLength}`);

@@ -9,6 +9,11 @@ import type { WorkerReply } from './scripted-worker.js';
 
 export interface WorkerWire extends WorkerReply {
   readonly clean: boolean;
+  /**
+   * A field HTTP/2 carries once (RFC 9110 §5.3: a sender must not repeat it) is repeated: a client on HTTP/2 gets the
+   * proxy's 502 (node's HTTP/2 refuses such a head), a client on HTTP/1.1 the answer as it came.
+   */
+  readonly repeatsSingleField: boolean;
   readonly stale: boolean;
   readonly status: number;
   /** Body bytes a client of a clean answer receives (0 for HEAD, 204, 304). */
@@ -16,6 +21,8 @@ export interface WorkerWire extends WorkerReply {
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** The fields the generated answers may repeat that node's HTTP/2 sends only once (its list is longer). */
+const SINGLE_FIELDS = new Set(['content-type', 'content-length', 'location', 'etag', 'last-modified', 'age', 'expires', 'date']);
 const CLEAN_VALUE = /^[\x20-\x7e]{0,200}$/;
 
 function chunked(body: string, trailers: readonly Field[]): string {
@@ -91,5 +98,7 @@ export function workerWire(a: WorkerAnswer, method: string): WorkerWire {
     // A head the upstream client reads (it refuses one with both framings, or two lengths, as malformed).
     (a.framing === 'length' || a.framing === 'chunked' || a.framing === 'close-delimited') &&
     (cutAt === undefined || cutAt >= headEnd);
-  return { bytes, cutAt, close, clean, stale, status: a.status, bodyLength: Buffer.byteLength(body) };
+  const names = a.fields.map((f) => f.name.toLowerCase()).filter((n) => SINGLE_FIELDS.has(n));
+  const repeatsSingleField = new Set(names).size < names.length;
+  return { bytes, cutAt, close, clean, repeatsSingleField, stale, status: a.status, bodyLength: Buffer.byteLength(body) };
 }
