@@ -8,6 +8,7 @@
 // start their components in the test's process) share a process, several to a generated group file under
 // dist/.test-groups/ (the rule and the group sizes are in `test-groups.mjs`), which saves a process start-up per file;
 // each test still reports the file it is declared in. None of this changes what a test checks.
+import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { PassThrough } from 'node:stream';
@@ -21,6 +22,12 @@ import { GROUP_DIR, groupSource, groupsFor, mustRunAlone } from './test-groups.m
 
 const CONCURRENCY = Number(process.env.TEST_CONCURRENCY) || Math.max(2, Math.min(8, availableParallelism() * 2));
 const FILE_TIMEOUT_MS = 120_000;
+/**
+ * A run not over by then fails, naming the test files still running: on Node 24 a file whose tests are over never
+ * ends while something it started is still alive (a timer a failed test never cleared), and the run would wait for
+ * it for ever. (node's forceExit would end such a file, but also ends one before the tests it declares late.)
+ */
+const RUN_LIMIT_MS = 15 * 60_000;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
@@ -62,6 +69,19 @@ const toRun = [...files.filter((f) => !grouped.has(relativeOf(f))), ...groups.ke
 const order = longestFirst(toRun, dist, recorded, groups);
 
 const events = run({ files: order, concurrency: CONCURRENCY, timeout: FILE_TIMEOUT_MS });
+setTimeout(() => {
+  const children = childProcesses();
+  const names = children.map(({ file }) => `  ${path.relative(dist, file)}${file.includes(GROUP_DIR) ? ` (${(groups.get(file) ?? []).join(', ')})` : ''}`);
+  console.error(`run-tests: not over after ${RUN_LIMIT_MS / 60_000} min; still running:\n${names.join('\n') || '  (no test file found among the child processes)'}`);
+  for (const { pid } of children) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  process.exit(1);
+}, RUN_LIMIT_MS).unref();
 const toConsole = new PassThrough({ objectMode: true });
 const toTimes = new PassThrough({ objectMode: true });
 let failed = false;
@@ -81,3 +101,16 @@ const timed = new Promise((resolve) => toTimes.compose(testTimes).pipe(createWri
 await Promise.all([printed, timed]);
 rmSync(groupDir, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;
+
+/** This run's child processes that run a test file, with their files (Linux's ps; none where it cannot list them). */
+function childProcesses() {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .map((words) => ({ pid: Number(words[0]), file: words.find((w) => w.endsWith('.test.js')) }))
+      .filter((c) => c.pid > 0 && c.file !== undefined);
+  } catch {
+    return [];
+  }
+}

@@ -19,12 +19,13 @@ let proxy: InProcessTestProxy;
 /** Short TTL, refresh-ahead on (the default). */
 let refreshing: InProcessTestProxy;
 /**
- * Long enough that a request every few milliseconds always lands in the last 20 % (500 ms) of a binding's life, and
+ * Long enough that a request every few milliseconds always lands in the last 20 % (800 ms) of a binding's life, and
  * the refresh it starts through the real extproc and control plane is back well before the binding expires, also
- * while other test files load both cores (at 1000 ms, a 200 ms window was sometimes missed there). (The timing
- * itself, TTL after TTL, is the actor-cache filter's unit test, on a clock driven by hand.)
+ * while other test files load both cores (a 200 ms window at a 1000 ms TTL was sometimes missed there, and a 500 ms
+ * one at 2500 ms once). (The timing itself, TTL after TTL, is the actor-cache filter's unit test, on a clock driven
+ * by hand.)
  */
-const REFRESH_TTL_MS = 2500;
+const REFRESH_TTL_MS = 4000;
 
 describe('miss coalescing and resilience', () => {
   before(async () => {

@@ -41,6 +41,9 @@ describe('listener', () => {
 
   const lastLine = (rig: EgressRig): Record<string, unknown> => rig.lines.at(-1) ?? {};
 
+  /** Resolves once `socket` is closed, at once when it already is. */
+  const whenClosed = (socket: { readonly closed: boolean } & NodeJS.EventEmitter): Promise<unknown> => (socket.closed ? Promise.resolve() : once(socket, 'close'));
+
   test('HTTP/1.1: an allowed CONNECT opens a tunnel: bytes flow both ways, half-close passes through, one ext_proc stream with the wire contract', async () => {
     const rig = await startEgressRig();
     try {
@@ -252,10 +255,10 @@ describe('listener', () => {
     const rig = await startEgressRig({ config: { tunnelIdleTimeoutMs: 100 } });
     try {
       const answer = await h1Connect(rig.target, actor, echo.address);
-      assert.equal(answer.status, 200);
+      assert.equal(answer.status, 200, `the CONNECT was answered ${answer.status} ${answer.body}`);
       answer.socket.on('error', () => undefined);
       answer.socket.resume();
-      await once(answer.socket, 'close');
+      await whenClosed(answer.socket);
       await waitFor(() => rig.lines.length === 1, 5000, 'the line');
       assert.equal((lastLine(rig).tunnel as { closedBy: string }).closedBy, 'idle');
       assert.equal(rig.listener.stats.snapshot().closed.idle, 1);
@@ -268,10 +271,12 @@ describe('listener', () => {
     const rig = await startEgressRig({ config: { tunnelMaxLifetimeMs: 500 } });
     try {
       const answer = await h1Connect(rig.target, actor, echo.address);
+      // Any other answer has closed its connection already (waiting for its close would wait for ever).
+      assert.equal(answer.status, 200, `the CONNECT was answered ${answer.status} ${answer.body}`);
       answer.socket.on('error', () => undefined);
       answer.socket.resume();
       const timer = setInterval(() => answer.socket.write('x'), 20);
-      await once(answer.socket, 'close');
+      await whenClosed(answer.socket);
       clearInterval(timer);
       await waitFor(() => rig.lines.length === 1, 5000, 'the line');
       assert.equal((lastLine(rig).tunnel as { closedBy: string }).closedBy, 'lifetime');
