@@ -185,6 +185,24 @@ describe('listener', () => {
     }
   });
 
+  test('a head no parser reads gets its 400 over TLS, then the close; a refusal followed by such bytes keeps its answer', async () => {
+    const rig = await startEgressRig();
+    try {
+      for (const bytes of ['NOT A REQUEST\r\n\r\n', 'CONNECT 127.0.0.1:1 HTTP/1.1\r\nBad Field\r\n\r\n', `CONNECT ${echo.address} HTTP/1.1\r\nContent-Length: x\r\n\r\n`]) {
+        const answer = await h1Request(rig.target, actor, bytes);
+        assert.equal(answer.status, 400, JSON.stringify(bytes));
+        answer.socket.destroy();
+      }
+      // A 405 written at once, then bytes that are no request: the 405 is the one answer.
+      const refused = await h1Request(rig.target, actor, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n\x01\x02\r\n\r\n');
+      assert.equal(refused.status, 405);
+      refused.socket.destroy();
+      assert.equal(asked(rig), 0);
+    } finally {
+      await rig.close();
+    }
+  });
+
   test('HTTP/2: several CONNECT streams on one connection, each its own tunnel, one denied among them', async () => {
     const second = await startEcho();
     const rig = await startEgressRig({ script: (m) => (m.headers[':authority'] === '127.0.0.1:9' ? outcomeAnswer('denied') : allowAnswer()) });
