@@ -73,9 +73,11 @@ test(
       if (c.answers[0]?.kind === 'immediate' && received.length > 0) problems.push('ext_proc answered the request headers with an immediate response, and the worker was asked anyway');
       const setByExtProc = new Map<string, string[]>();
       for (const [name, value] of wires.flatMap((w) => w.sets)) setByExtProc.set(name, [...(setByExtProc.get(name) ?? []), value]);
+      const appendedByExtProc = new Map<string, number>();
+      for (const name of wires.flatMap((w) => w.appends)) appendedByExtProc.set(name, (appendedByExtProc.get(name) ?? 0) + 1);
       for (const r of received) {
         count('to the worker');
-        problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([worker]), setByExtProc }, stack.decoy.address));
+        problems.push(...forwardedProblems({ at: r.at, rawHeaders: r.request.rawHeaders }, { upstreams: new Set([worker]), setByExtProc, appendedByExtProc }, stack.decoy.address));
         const hosts = r.request.rawHeaders.filter((_, i, a) => i % 2 === 1 && (a[i - 1] as string).toLowerCase() === 'host');
         if (hosts.length !== 1 || hosts[0] !== AUTHORITY) problems.push(`the worker got Host ${JSON.stringify(hosts)}, the client asked for ${AUTHORITY}`);
       }

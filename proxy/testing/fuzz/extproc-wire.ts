@@ -15,6 +15,8 @@ export interface ExtProcWire {
   readonly route: string | undefined;
   /** Header values it sets (lower-case names). */
   readonly sets: readonly (readonly [string, string])[];
+  /** The names of the headers among them it appends (`append: true`): another value, not one in place of the last. */
+  readonly appends: readonly string[];
 }
 
 function address(choice: RouteChoice, worker: string): string | undefined {
@@ -35,12 +37,13 @@ function address(choice: RouteChoice, worker: string): string | undefined {
   }
 }
 
-function mutationOf(m: ExtProcMutation | undefined, sets: [string, string][]): Record<string, unknown> | undefined {
+function mutationOf(m: ExtProcMutation | undefined, sets: [string, string][], appends: string[]): Record<string, unknown> | undefined {
   if (m === undefined) return undefined;
   return {
     set_headers: m.set.map((h) => {
       const raw = h.raw === undefined ? undefined : expand(h.raw);
       sets.push([h.key.toLowerCase(), raw ?? '']);
+      if (h.append === true) appends.push(h.key.toLowerCase());
       return {
         header: { key: h.key, ...(raw === undefined ? {} : { raw_value: Buffer.from(raw, 'latin1') }), ...(h.value === undefined ? {} : { value: h.value }) },
         ...(h.append === undefined ? {} : { append: { value: h.append } }),
@@ -53,36 +56,37 @@ function mutationOf(m: ExtProcMutation | undefined, sets: [string, string][]): R
 /** `asked`: the kind of the message being answered (`request_headers`, `request_body`, `response_headers`). */
 export function extProcWire(a: ExtProcAnswer, worker: string, asked: string): ExtProcWire {
   const sets: [string, string][] = [];
+  const appends: string[] = [];
   switch (a.kind) {
     case 'ignore':
     case 'end-ok':
     case 'fail':
-      return { messages: a.kind, route: undefined, sets };
+      return { messages: a.kind, route: undefined, sets, appends };
     case 'empty':
-      return { messages: [{} as ProcessingResponse], route: undefined, sets };
+      return { messages: [{} as ProcessingResponse], route: undefined, sets, appends };
     case 'streamed-immediate': {
       const head = { streamed_immediate_response: { headers_response: { headers: { headers: [{ key: ':status', raw_value: Buffer.from(a.code) }] }, end_of_stream: a.body === '' } } };
       const body = { streamed_immediate_response: { body_response: { body: Buffer.from(a.body), end_of_stream: true } } };
-      return { messages: (a.body === '' ? [head] : [head, body]) as ProcessingResponse[], route: undefined, sets };
+      return { messages: (a.body === '' ? [head] : [head, body]) as ProcessingResponse[], route: undefined, sets, appends };
     }
     case 'immediate': {
       const immediate = {
         immediate_response: {
           ...(a.code === undefined ? {} : { status: { code: a.code } }),
-          ...(a.mutation === undefined ? {} : { headers: mutationOf(a.mutation, sets) }),
+          ...(a.mutation === undefined ? {} : { headers: mutationOf(a.mutation, sets, appends) }),
           body: Buffer.from(a.body),
           ...(a.grpcStatus === undefined ? {} : { grpc_status: { status: a.grpcStatus } }),
           details: 'fuzz',
         },
       };
-      return { messages: [immediate as ProcessingResponse], route: undefined, sets };
+      return { messages: [immediate as ProcessingResponse], route: undefined, sets, appends };
     }
     default: {
       const local = address(a.route, worker);
       const field = a.kind === 'match' ? asked : a.kind === 'headers' ? 'request_headers' : a.kind === 'body' ? 'request_body' : 'response_headers';
       const common = {
         status: a.status,
-        ...(a.mutation === undefined ? {} : { header_mutation: mutationOf(a.mutation, sets) }),
+        ...(a.mutation === undefined ? {} : { header_mutation: mutationOf(a.mutation, sets, appends) }),
         ...(a.bodyMutation === 'replace' ? { body_mutation: { body: Buffer.from('replaced by ext_proc') } } : a.bodyMutation === 'clear' ? { body_mutation: { clear_body: true } } : {}),
       };
       const value = a.metadataShape === 'number' ? { kind: 'numberValue', numberValue: 8080 } : { kind: 'stringValue', stringValue: local ?? '' };
@@ -94,7 +98,7 @@ export function extProcWire(a: ExtProcAnswer, worker: string, asked: string): Ex
       };
       const messages = a.timeoutOverride ? [{ override_message_timeout: { seconds: '1', nanos: 0 } }, message] : [message];
       const route = local !== undefined && a.metadataShape === 'string' ? local : undefined;
-      return { messages: messages as ProcessingResponse[], route, sets };
+      return { messages: messages as ProcessingResponse[], route, sets, appends };
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What a worker may receive from the proxy, checked on the header list the worker read: no internal header a
- * client sent (they all carry `FORGED` or the decoy's address), `x-ate-target-port` at most once and only as
- * the router's own (the port of the forwarded Host, 80 when it names none), none of the fields a client's
+ * client sent (they all carry `FORGED` or the decoy's address), `x-ate-target-port` at most once (more only as
+ * ext_proc appended them) and only as the router's own (the port of the forwarded Host, 80 when it names none), none of the fields a client's
  * Connection named (`x-fuzz-hop-*`), and only at an address the proxy was told to use.
  */
 import { FORGED } from './arbitraries.js';
@@ -18,6 +18,8 @@ export interface ForwardRules {
   readonly upstreams: ReadonlySet<string>;
   /** Internal headers an ext_proc server set in this case (name → values), which the worker may receive. */
   readonly setByExtProc?: ReadonlyMap<string, readonly string[]>;
+  /** How many times ext_proc appended each header (`append: true`): each is one more value it asked for. */
+  readonly appendedByExtProc?: ReadonlyMap<string, number>;
 }
 
 const INTERNAL = new Set(FORGEABLE_HEADERS);
@@ -44,7 +46,10 @@ export function forwardedProblems(head: ForwardedHead, rules: ForwardRules, deco
     else if (name === 'x-ate-target-port') targetPorts.push(value);
     else if (!fromExtProc) problems.push(`internal header ${name}: ${value} reached the worker`);
   }
-  if (targetPorts.length > 1) problems.push(`x-ate-target-port ${targetPorts.length} times: ${targetPorts.join(', ')}`);
+  // Once, unless ext_proc itself appended more (as Envoy would pass on), every one of them its own.
+  const allowed = 1 + (rules.appendedByExtProc?.get('x-ate-target-port') ?? 0);
+  const allFromExtProc = targetPorts.every((p) => rules.setByExtProc?.get('x-ate-target-port')?.includes(p) === true);
+  if (targetPorts.length > allowed || (targetPorts.length > 1 && !allFromExtProc)) problems.push(`x-ate-target-port ${targetPorts.length} times: ${targetPorts.join(', ')}`);
   const expected = portOf(host);
   for (const p of targetPorts) {
     const fromExtProc = rules.setByExtProc?.get('x-ate-target-port')?.includes(p) === true;

@@ -9,6 +9,7 @@ import { statusOf } from './h2-answers.js';
 import { RequestReader } from './http1-requests.js';
 import type { Http1Request } from './arbitraries.js';
 import { http1Wire } from './http1-wire.js';
+import { forwardedProblems } from './forwarded-checks.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -87,4 +88,20 @@ test('HTTP/1.1 wire: a body longer than its content-length that holds a whole re
   assert.deepEqual(http1Wire({ ...base, framing: { kind: 'long-body', body: '', extra: '\r\n' } }, 'w3', false).methods, ['PUT']);
   // An unreadable head (bare LF) is not read past: nothing after it counts.
   assert.deepEqual(http1Wire({ ...base, eol: '\n' }, 'w4', false).methods, ['PUT']);
+});
+
+test('forwarded heads: x-ate-target-port once, more only as ext_proc appended them, each of them its own', () => {
+  const at = '127.0.0.1:8443';
+  const head = (...ports: string[]): { at: string; rawHeaders: string[] } => ({ at, rawHeaders: ['Host', 'a.example', ...ports.flatMap((p) => ['x-ate-target-port', p])] });
+  const rules = (appended: number): Parameters<typeof forwardedProblems>[1] => ({
+    upstreams: new Set([at]),
+    setByExtProc: new Map([['x-ate-target-port', ['set-by-extproc']]]),
+    appendedByExtProc: new Map([['x-ate-target-port', appended]]),
+  });
+  const twice = /x-ate-target-port 2 times/;
+  assert.deepEqual(forwardedProblems(head('80'), rules(0), '127.0.0.9:1'), []);
+  assert.match(forwardedProblems(head('set-by-extproc', 'set-by-extproc'), rules(0), '127.0.0.9:1').join('; '), twice);
+  assert.deepEqual(forwardedProblems(head('set-by-extproc', 'set-by-extproc'), rules(1), '127.0.0.9:1'), []);
+  assert.match(forwardedProblems(head('set-by-extproc', '80'), rules(1), '127.0.0.9:1').join('; '), twice, 'one of them not ext_proc\'s');
+  assert.match(forwardedProblems(head('set-by-extproc', 'set-by-extproc', 'set-by-extproc'), rules(1), '127.0.0.9:1').join('; '), /3 times/);
 });
