@@ -74,11 +74,11 @@ describe('HTTP/2 and HTTPS at the ingress', () => {
     assert.equal(h1.status, 200);
   });
 
-  test('node http2 client: a POST body reaches the upstream; cookies split over fields are joined', async () => {
+  /** One request through node's http2 client on a connection of its own: the answer's head and body text. */
+  async function h2Exchange(head: http2.OutgoingHttpHeaders, body: Buffer | string): Promise<{ headers: http2.IncomingHttpHeaders; text: string }> {
     const session = http2.connect(`${proxy.ingress}`);
     try {
-      const body = Buffer.alloc(100_000, 7);
-      const stream = session.request({ ':method': 'POST', ':path': '/post', ':authority': HOST, cookie: ['a=1', 'b=2'] });
+      const stream = session.request(head);
       stream.end(body);
       const [headers, text] = await Promise.all([
         new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve)),
@@ -88,33 +88,25 @@ describe('HTTP/2 and HTTPS at the ingress', () => {
           return s;
         })(),
       ]);
-      assert.equal(headers[':status'], 200);
-      assert.deepEqual(JSON.parse(text), { path: '/post', bodyLength: body.length });
-      assert.equal(up.upstream.requests.at(-1)?.headers.cookie, 'a=1; b=2');
+      return { headers, text };
     } finally {
       session.close();
     }
+  }
+
+  test('node http2 client: a POST body reaches the upstream; cookies split over fields are joined', async () => {
+    const body = Buffer.alloc(100_000, 7);
+    const { headers, text } = await h2Exchange({ ':method': 'POST', ':path': '/post', ':authority': HOST, cookie: ['a=1', 'b=2'] }, body);
+    assert.equal(headers[':status'], 200);
+    assert.deepEqual(JSON.parse(text), { path: '/post', bodyLength: body.length });
+    assert.equal(up.upstream.requests.at(-1)?.headers.cookie, 'a=1; b=2');
   });
 
   test('an expectation other than 100-continue is ignored on HTTP/2 too: the request is served, without Expect upstream', async () => {
-    const session = http2.connect(`${proxy.ingress}`);
-    try {
-      const stream = session.request({ ':method': 'POST', ':path': '/expect', ':authority': HOST, expect: 'foo' });
-      stream.end('abc');
-      const [headers, text] = await Promise.all([
-        new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve)),
-        (async () => {
-          let s = '';
-          for await (const c of stream) s += String(c);
-          return s;
-        })(),
-      ]);
-      assert.equal(headers[':status'], 200);
-      assert.deepEqual(JSON.parse(text), { path: '/expect', bodyLength: 3 });
-      assert.equal(up.upstream.requests.at(-1)?.headers.expect, undefined);
-    } finally {
-      session.close();
-    }
+    const { headers, text } = await h2Exchange({ ':method': 'POST', ':path': '/expect', ':authority': HOST, expect: 'foo' }, 'abc');
+    assert.equal(headers[':status'], 200);
+    assert.deepEqual(JSON.parse(text), { path: '/expect', bodyLength: 3 });
+    assert.equal(up.upstream.requests.at(-1)?.headers.expect, undefined);
   });
 
   test('HTTPS: curl --http2 negotiates h2 by ALPN, --http1.1 gets HTTP/1.1; x-forwarded-proto is https', async () => {
