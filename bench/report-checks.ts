@@ -102,15 +102,6 @@ function expectStatus(p: Problems, t: TargetResult | undefined, met: boolean, wh
 const front = (arm: ArmResult): number | undefined => arm.components.find((c) => c.component === 'proxy' || c.component === 'floor')?.cpuMsPerRequest;
 
 /**
- * The cache's counts against the load's. A binding, once learned, serves its actor until its TTL ends, so an
- * actor misses only while its first lookup is still on its way (at most once per connection) in each TTL the
- * arm's run touches. Every request the load generator counted was looked up in the window; up to one per
- * connection may still have been in the proxy when the window closed (plus any the load generator gave up on).
- * Streams and ResumeActor calls are counted by other processes, a little after the proxy's miss: the same slack.
- * A miss opens its own ext_proc stream unless it waited for another connection's miss of the same actor
- * (coalesced), so streams follow the misses less the coalesced ones.
- */
-/**
  * How many lookups (and ext_proc streams) the window may count beyond the requests the load generator counted: the
  * load generator drops each connection's request in flight when a phase ends, so up to one per connection, sent in
  * the warm-up, may reach the proxy after the counters were reset, and up to one per connection, sent at the end of
@@ -122,6 +113,14 @@ export function windowSlack(report: BenchReport, arm: ArmResult): number {
   return connections * (warmupS > 0 ? 2 : 1) + arm.errors;
 }
 
+/**
+ * The cache's counts against the load's. A binding, once learned, serves its actor until its TTL ends, so an
+ * actor misses only while its first lookup is still on its way (at most once per connection) in each TTL the
+ * arm's run touches. Every request the load generator counted was looked up in the window, and up to
+ * `windowSlack` more may have been. Streams and ResumeActor calls are counted by other processes, a little after
+ * the proxy's miss: the same slack. A miss opens its own ext_proc stream unless it waited for another
+ * connection's miss of the same actor (coalesced), so streams follow the misses less the coalesced ones.
+ */
 function checkCache(arm: ArmResult, report: BenchReport, p: Problems): void {
   const c = arm.cache;
   if (!c) return;
@@ -159,7 +158,6 @@ function extprocRetriesOf(arm: ArmResult): number {
 export function checkSteadyReport(report: BenchReport): string[] {
   const p = new Problems();
   checkArmsRan(report, 'steady', p);
-  const connections = num(report.settings['connections']) ?? 0;
   for (const arm of report.arms) {
     checkAnswered(arm, p, { non2xx: true });
     if (arm.name.startsWith('C')) {

@@ -19,7 +19,7 @@ import { ClientConnection } from './client-connection.js';
 /** How long a connection that got a parse-error answer is read from before it is closed. */
 const LINGER_MS = 1000;
 /** How long an answer still being written when the parser failed may take before its connection is closed anyway. */
-export const FLUSH_MS = 10_000;
+const FLUSH_MS = 10_000;
 
 const ANSWERS: Readonly<Record<string, string>> = {
   HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
@@ -36,16 +36,16 @@ export function onParseError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (s[HANDLED] === true) return;
   s[HANDLED] = true;
   const last = ClientConnection.of(socket)?.lastExchange;
-  const current = s._httpMessage;
+  const current = s._httpMessage ?? undefined;
   // Bytes after a request's `Connection: close` (RFC 9112 §9.6: no further request is processed on it): that request
   // is served as any other, and node closes the connection after its answer. No 400 in its place.
-  if (err.code === 'HPE_CLOSED_CONNECTION' && current !== undefined && current !== null && !current.writableFinished && !current.destroyed) return;
+  if (err.code === 'HPE_CLOSED_CONNECTION' && stillWriting(current)) return;
   const answered = current?.headersSent === true || (last !== undefined && last.headersSent && !last.req.complete);
   if (answered || !socket.writable) {
     // An answer still on its way out (written behind an earlier write over TLS, or larger than the socket takes at
     // once) is let out first: destroying the socket now would drop it.
     const sending = current?.headersSent === true ? current : last;
-    if (answered && socket.writable && sending !== undefined && sending !== null && !sending.writableFinished && !sending.destroyed) {
+    if (answered && socket.writable && stillWriting(sending)) {
       closeOnceSent(socket, sending);
       return;
     }
@@ -55,6 +55,11 @@ export function onParseError(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.end(`HTTP/1.1 ${ANSWERS[err.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
   socket.resume();
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/** A response neither finished nor destroyed yet. */
+function stillWriting(response: ServerResponse | undefined): response is ServerResponse {
+  return response !== undefined && !response.writableFinished && !response.destroyed;
 }
 
 /** Closes the connection once `response` is written (or gone), and within `FLUSH_MS` whatever happens. */

@@ -3,7 +3,14 @@
  * an AbortSignal is made from it only when something needs one (the slow path's ext_proc stream), because making an
  * AbortSignal and listening on it costs a few per cent of a cached tunnel's CPU.
  */
-export class Departure {
+/** What the CONNECT's handler sees of it: it watches the departure, only the request's own protocol decides it. */
+export interface DepartureWatch {
+  readonly left: boolean;
+  onLeave(fn: () => void): () => void;
+  readonly signal: AbortSignal;
+}
+
+export class Departure implements DepartureWatch {
   #left = false;
   #waiting: (() => void)[] | undefined;
   #controller: AbortController | undefined;

@@ -3,14 +3,14 @@
  * up when the actor goes away first. Never throws.
  */
 import net, { type Socket } from 'node:net';
-import type { Departure } from './departure.js';
+import type { DepartureWatch } from './departure.js';
 
 export type DialResult =
   | { readonly kind: 'connected'; readonly socket: Socket }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'cancelled' };
 
-export function dial(to: { readonly ip: string; readonly port: number }, timeoutMs: number, gone: Pick<Departure, 'left' | 'onLeave'>): Promise<DialResult> {
+export function dial(to: { readonly ip: string; readonly port: number }, timeoutMs: number, gone: Pick<DepartureWatch, 'left' | 'onLeave'>): Promise<DialResult> {
   return new Promise((resolve) => {
     if (gone.left) return resolve({ kind: 'cancelled' });
     const socket = net.connect({ host: to.ip, port: to.port, allowHalfOpen: true, noDelay: true });

@@ -5,7 +5,7 @@
  * it — a refusal, or 200 and the tunnel.
  */
 import type { ActorCertificateCheck } from '../../lib/egress/actor-certificate.js';
-import type { Departure } from './departure.js';
+import type { DepartureWatch } from './departure.js';
 import type { ActorSide } from './tunnel.js';
 
 /** One TLS connection to the egress listener: what its client certificate is, checked once. */
@@ -28,7 +28,7 @@ export interface EgressRequest {
   readonly authority: string;
   readonly connection: EgressConnection;
   /** Left when the actor goes away before it is answered. */
-  readonly gone: Departure;
+  readonly gone: DepartureWatch;
   /** True once an answer (a refusal or the 200) was sent. */
   readonly answered: boolean;
   /** Answers `status` with a text body and ends the request (HTTP/1.1: the connection closes after it). */

@@ -1,8 +1,9 @@
 /**
  * What a worker may receive from the proxy, checked on the header list the worker read: no internal header a
  * client sent (they all carry `FORGED` or the decoy's address), `x-ate-target-port` at most once (more only as
- * ext_proc appended them) and only as the router's own (the port of the forwarded Host, 80 when it names none), none of the fields a client's
- * Connection named (`x-fuzz-hop-*`), and only at an address the proxy was told to use.
+ * ext_proc appended them) and only as the router's own (the port of the forwarded Host, 80 when it names none) or
+ * ext_proc's, none of the fields a client's Connection named (`x-fuzz-hop-*`), and only at an address the proxy
+ * was told to use.
  */
 import { FORGED } from './arbitraries.js';
 import { FORGEABLE_HEADERS } from '../forgeable-headers.js';
@@ -47,13 +48,13 @@ export function forwardedProblems(head: ForwardedHead, rules: ForwardRules, deco
     else if (!fromExtProc) problems.push(`internal header ${name}: ${value} reached the worker`);
   }
   // Once, unless ext_proc itself appended more (as Envoy would pass on), every one of them its own.
+  const extProcPorts = rules.setByExtProc?.get('x-ate-target-port') ?? [];
   const allowed = 1 + (rules.appendedByExtProc?.get('x-ate-target-port') ?? 0);
-  const allFromExtProc = targetPorts.every((p) => rules.setByExtProc?.get('x-ate-target-port')?.includes(p) === true);
+  const allFromExtProc = targetPorts.every((p) => extProcPorts.includes(p));
   if (targetPorts.length > allowed || (targetPorts.length > 1 && !allFromExtProc)) problems.push(`x-ate-target-port ${targetPorts.length} times: ${targetPorts.join(', ')}`);
   const expected = portOf(host);
   for (const p of targetPorts) {
-    const fromExtProc = rules.setByExtProc?.get('x-ate-target-port')?.includes(p) === true;
-    if (p !== expected && !fromExtProc) problems.push(`x-ate-target-port ${p}, but the forwarded Host ${JSON.stringify(host)} names port ${expected}`);
+    if (p !== expected && !extProcPorts.includes(p)) problems.push(`x-ate-target-port ${p}, but the forwarded Host ${JSON.stringify(host)} names port ${expected}`);
   }
   return problems;
 }
